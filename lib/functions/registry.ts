@@ -1,0 +1,181 @@
+/**
+ * The function registry: every built-in by lower-case name, with its kind, its parse-time
+ * validator (which looks only at argument syntax) and its body. Category files call
+ * `register(...)`; `index.ts` imports them all once.
+ */
+import type { Expr } from "../sql/ast.ts";
+import type { Value } from "../expr/values.ts";
+import type { Zone } from "../expr/time.ts";
+
+export type FuncKind =
+  | "scalar"
+  | "aggregate"
+  | "analytic"
+  | "srf"
+  | "multi"
+  | "window"
+  /** compiled by the expression compiler itself (meta, mqtt, window_start, ...). */
+  | "special";
+
+/** What a function may touch: the engine clock and settings, injected (no global clock, no I/O). */
+export interface FuncEnv {
+  /** Current epoch milliseconds of the engine clock (virtual in replay). */
+  now(): number;
+  /** The configured zone (`basic.timezone`). */
+  readonly zone: Zone;
+  readonly ruleId: string;
+  /** Epoch ms when the rule's current run started. */
+  readonly ruleStart: number;
+}
+
+/** One per call site; `state` belongs to that call site (compress, analytic functions, ...). */
+export interface CallCtx {
+  readonly name: string;
+  readonly env: FuncEnv;
+  state: unknown;
+}
+
+/**
+ * A function body. Arguments are already evaluated and the null policy applied. Failures throw
+ * RowError (prefixed `call func <name> error: ` by the call site) or ErrorValue (not prefixed).
+ */
+export type Exec = (args: Value[], ctx: CallCtx) => Value;
+
+/** Null / empty-argument policy applied before the body (functions.md §0.2). */
+export type NullPolicy = "N" | "F" | "Z";
+
+/** Returns the validator message, or undefined when the arguments are acceptable. */
+export type Validator = (args: Expr[]) => string | undefined;
+
+export interface FuncDef {
+  readonly name: string;
+  readonly kind: FuncKind;
+  readonly validate?: Validator;
+  readonly policy?: NullPolicy;
+  /**
+   * Scalar/srf/multi: the body. Aggregate: called with one array per argument holding that
+   * argument's per-row values for the group (functions §0.5). Analytic: see `analytic`.
+   */
+  readonly exec?: Exec;
+  /** Analytic functions: per call site and partition state, and the per-row step. */
+  readonly analytic?: {
+    init(): unknown;
+    step(args: Value[], valid: boolean, state: unknown, ctx: CallCtx): Value;
+  };
+  /** Aggregates computable incrementally (windows §9). */
+  readonly incremental?: boolean;
+}
+
+const registry = new Map<string, FuncDef>();
+
+/** Adds definitions; a name registered twice is a programming error. */
+export function register(...defs: FuncDef[]): void {
+  for (const d of defs) {
+    if (registry.has(d.name)) throw new Error(`function ${d.name} registered twice`);
+    registry.set(d.name, d);
+  }
+}
+
+/** Registers `alias` as another name of the definition `target`. */
+export function alias(aliasName: string, target: string): void {
+  const d = registry.get(target);
+  if (!d) throw new Error(`alias ${aliasName}: unknown function ${target}`);
+  register({ ...d, name: aliasName });
+}
+
+export function lookupFunction(name: string): FuncDef | undefined {
+  return registry.get(name.toLowerCase());
+}
+
+export function isAggregateName(name: string): boolean {
+  return registry.get(name.toLowerCase())?.kind === "aggregate";
+}
+
+export function allFunctionNames(): string[] {
+  return [...registry.keys()];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument classification for validators (functions.md §0.1): syntax only, never values.
+
+const BOOL_OPS = new Set(["AND", "OR", "=", "!=", "<", "<=", ">", ">="]);
+
+export function isNumericLit(e: Expr): boolean {
+  return e.kind === "integer" || e.kind === "number";
+}
+export function isIntegerLit(e: Expr): boolean {
+  return e.kind === "integer";
+}
+export function isFloatLit(e: Expr): boolean {
+  return e.kind === "number";
+}
+export function isStringLit(e: Expr): boolean {
+  return e.kind === "string";
+}
+export function isTimeLit(e: Expr): boolean {
+  return e.kind === "timeUnit";
+}
+export function isFieldRef(e: Expr): boolean {
+  return e.kind === "field";
+}
+/** `TRUE`/`FALSE`, or a binary expression with a boolean operator (incl. IN, BETWEEN, LIKE). */
+export function isBooleanish(e: Expr): boolean {
+  if (e.kind === "boolean" || e.kind === "in" || e.kind === "between" || e.kind === "like")
+    return true;
+  return e.kind === "binary" && BOOL_OPS.has(e.op);
+}
+
+// Shared validator messages.
+export const expectArgs = (n: number, m: number) => `Expect ${n} arguments but found ${m}.`;
+export const atLeastArgs = (n: number, m: number) => `At least has ${n} argument but found ${m}.`;
+export const expectType = (type: string, k: number) => `Expect ${type} type for parameter ${k}`;
+
+/** "Not a string/time/boolean-ish literal" — the number check. */
+export function notNumber(e: Expr): boolean {
+  return isStringLit(e) || isTimeLit(e) || isBooleanish(e);
+}
+/** "Not a numeric/time/boolean-ish literal" — the string check. */
+export function notString(e: Expr): boolean {
+  return isNumericLit(e) || isTimeLit(e) || isBooleanish(e);
+}
+/** "Not a float/string/time/boolean-ish literal" — the int check. */
+export function notInt(e: Expr): boolean {
+  return isFloatLit(e) || isStringLit(e) || isTimeLit(e) || isBooleanish(e);
+}
+/** "Not a numeric/time/string literal" — the bool check. */
+export function notBool(e: Expr): boolean {
+  return isNumericLit(e) || isTimeLit(e) || isStringLit(e);
+}
+/** "Not a numeric/string/boolean-ish literal" — the datetime check. */
+export function notDatetime(e: Expr): boolean {
+  return isNumericLit(e) || isStringLit(e) || isBooleanish(e);
+}
+
+/**
+ * Builds the common validator: exact arity, then per-parameter checks in order.
+ * `checks[i]` names the type reported for parameter i+1 and the predicate that rejects it.
+ */
+export function validateArgs(
+  arity: number,
+  checks: ReadonlyArray<readonly [type: string, reject: (e: Expr) => boolean] | undefined>,
+): Validator {
+  return (args) => {
+    if (args.length !== arity) return expectArgs(arity, args.length);
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i];
+      if (c && c[1](args[i]!)) return expectType(c[0], i + 1);
+    }
+    return undefined;
+  };
+}
+
+export const NUMBER = ["number - float or int", notNumber] as const;
+export const STRING = ["string", notString] as const;
+export const INT = ["int", notInt] as const;
+export const BOOL = ["bool", notBool] as const;
+export const DATETIME = ["datetime", notDatetime] as const;
+
+/** Exactly n arguments of any kind. */
+export function arity(n: number): Validator {
+  return (args) => (args.length !== n ? expectArgs(n, args.length) : undefined);
+}

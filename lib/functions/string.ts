@@ -1,0 +1,1 @@
+// (in progress) registers the string functions
