@@ -348,3 +348,23 @@ export function isNullish(v: Value): boolean {
   }
   return false;
 }
+
+/**
+ * Go's string order (byte-wise on UTF-8) for JS strings: UTF-16 order except that surrogate
+ * pairs (code points ≥ U+10000) sort after U+E000..U+FFFF.
+ */
+export function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}

@@ -7,6 +7,7 @@ import "./object.ts";
 import "./jsonpath.ts";
 import "./datetime.ts";
 import "./convert.ts";
+import "./misc.ts";
 import "./analytic.ts";
 import "./agg.ts";
 import "./special.ts";

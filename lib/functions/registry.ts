@@ -64,6 +64,18 @@ export interface FuncDef {
   };
   /** Aggregates computable incrementally (windows §9). */
   readonly incremental?: boolean;
+  /**
+   * Incremental aggregates: a fresh per-group accumulator. Feeding it the rows of a group in
+   * order yields exactly what `exec` returns over the same rows, errors included.
+   */
+  readonly accumulator?: () => Accumulator;
+}
+
+/** One group's running aggregate; `add` gets this row's argument values (one per argument). */
+export interface Accumulator {
+  add(args: Value[]): void;
+  /** The aggregate so far; throws the (unprefixed) RowError the buffered `exec` would throw. */
+  value(): Value;
 }
 
 const registry = new Map<string, FuncDef>();

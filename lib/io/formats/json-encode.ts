@@ -1,0 +1,105 @@
+/**
+ * Go `encoding/json` output (sql.md §0.5): the engine's sink encoder and `to_json`. Keys sorted by
+ * byte order, HTML characters escaped as Go does, floats in Go's shortest form, ints exact,
+ * bytes as base64, datetimes as RFC 3339 with trimmed nanoseconds, durations as integer ns.
+ */
+import { RowError } from "../../errors.ts";
+import { compareUtf8, type Value } from "../../expr/values.ts";
+import { DateTime, Duration, formatRfc3339Nano } from "../../expr/time.ts";
+
+/** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
+export function encodeGoJson(v: Value): string {
+  return enc(v);
+}
+
+function enc(v: Value | undefined): string {
+  if (v === null || v === undefined) return "null";
+  switch (typeof v) {
+    case "string":
+      return goJsonString(v);
+    case "number":
+      return goJsonFloat(v);
+    case "bigint":
+      return v.toString();
+    case "boolean":
+      return v ? "true" : "false";
+  }
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n === 0) return "[]";
+    let s = "[" + enc(v[0]);
+    for (let i = 1; i < n; i++) s += "," + enc(v[i]);
+    return s + "]";
+  }
+  if (v instanceof Uint8Array) return '"' + Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64") + '"';
+  if (v instanceof DateTime) return '"' + formatRfc3339Nano(v) + '"';
+  if (v instanceof Duration) return v.ns.toString();
+  const keys = Object.keys(v);
+  const n = keys.length;
+  if (n === 0) return "{}";
+  if (!isSorted(keys)) keys.sort(compareUtf8);
+  let s = "{";
+  for (let i = 0; i < n; i++) {
+    const k = keys[i]!;
+    s += (i ? "," : "") + goJsonString(k) + ":" + enc(v[k]);
+  }
+  return s + "}";
+}
+
+function isSorted(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return false;
+  return true;
+}
+
+/**
+ * Go's float encoding: 'f' form in [1e-6, 1e21), else 'e' with the exponent's leading zero
+ * dropped — which is exactly JavaScript's `String(x)`, except that Go keeps the sign of -0.
+ */
+export function goJsonFloat(x: number): string {
+  if (!Number.isFinite(x)) {
+    throw new RowError(`json: unsupported value: ${Number.isNaN(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"}`);
+  }
+  if (x === 0 && Object.is(x, -0)) return "-0";
+  return String(x);
+}
+
+// Everything Go escapes (controls, quote, backslash, <>&, U+2028/2029) plus surrogates, which
+// need the slow path (a lone one is invalid UTF-8 to Go and becomes U+FFFD).
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\<>&\u2028\u2029\ud800-\udfff]/;
+const HEX = "0123456789abcdef";
+
+/** A Go JSON string literal (HTML-safe escaping, as `json.Marshal` does). */
+export function goJsonString(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"';
+  let out = '"';
+  let start = 0;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    let rep: string | undefined;
+    if (c < 0x20) {
+      rep =
+        c === 0x0a ? "\\n" : c === 0x0d ? "\\r" : c === 0x09 ? "\\t" : c === 0x08 ? "\\b" : c === 0x0c ? "\\f"
+        : "\\u00" + HEX[c >> 4] + HEX[c & 15];
+    } else if (c === 0x22) rep = '\\"';
+    else if (c === 0x5c) rep = "\\\\";
+    else if (c === 0x3c) rep = "\\u003c";
+    else if (c === 0x3e) rep = "\\u003e";
+    else if (c === 0x26) rep = "\\u0026";
+    else if (c === 0x2028) rep = "\\u2028";
+    else if (c === 0x2029) rep = "\\u2029";
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      const next = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        i++; // a valid pair passes through
+        continue;
+      }
+      rep = "\ufffd";
+    }
+    if (rep !== undefined) {
+      out += s.slice(start, i) + rep;
+      start = i + 1;
+    }
+  }
+  return out + s.slice(start) + '"';
+}
