@@ -1,22 +1,19 @@
 /**
  * Go-compatible time values: an instant with nanosecond precision and a zone (Go `time.Time`),
- * and a duration (Go `time.Duration`). Formatting follows Go's `Time.String()` and RFC 3339.
+ * and a duration (Go `time.Duration`). Formatting follows Go's `Time.String()` and RFC 3339;
+ * parsing follows eKuiper's `cast.InterfaceToTime` (functions §0.6, §7.2).
  */
+import { RowError } from "../errors.ts";
+import { civilFromDays, weekdayOfDays, type Ymd } from "./civil.ts";
+import { compileLayout, formatLayout } from "./layout.ts";
+import { parseDateString } from "./parse-time.ts";
+import { patternToLayout } from "./pattern.ts";
+// values.ts imports this module too; fmtV is only used inside functions, so the cycle is safe.
+import { fmtV, type Value } from "./values.ts";
+import type { Zone } from "./zones.ts";
 
-/** A time zone: offset and abbreviation at an instant, as Go's `time.Location` reports them. */
-export interface Zone {
-  readonly name: string;
-  /** Seconds east of UTC at the instant `ms` (epoch milliseconds). */
-  offsetAt(ms: number): number;
-  /** Abbreviation at the instant, e.g. `UTC`, `CST`, `+0800`. */
-  abbrevAt(ms: number): string;
-}
-
-export const UTC: Zone = {
-  name: "UTC",
-  offsetAt: () => 0,
-  abbrevAt: () => "UTC",
-};
+export { UTC, zoneByName, localZone, loadLocation, FixedZone, type Zone } from "./zones.ts";
+export { parseGoDuration } from "./duration.ts";
 
 /** Go `time.Time`: `ms` epoch milliseconds (integer), `ns` extra nanoseconds 0..999999, a zone. */
 export class DateTime {
@@ -40,67 +37,6 @@ export class Duration {
   toString(): string {
     return formatGoDuration(this.ns);
   }
-}
-
-function pad(n: number, w: number): string {
-  return String(n).padStart(w, "0");
-}
-
-/** Calendar fields of `dt` in its own zone. */
-export function civil(dt: DateTime): {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  nanos: number;
-  weekday: number;
-  offset: number;
-} {
-  const offset = dt.zone.offsetAt(dt.ms);
-  const d = new Date(dt.ms + offset * 1000);
-  return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-    nanos: d.getUTCMilliseconds() * 1_000_000 + dt.ns,
-    weekday: d.getUTCDay(),
-    offset,
-  };
-}
-
-function offsetText(offset: number, colon: boolean): string {
-  const sign = offset < 0 ? "-" : "+";
-  const a = Math.abs(offset);
-  return sign + pad(Math.floor(a / 3600), 2) + (colon ? ":" : "") + pad(Math.floor((a % 3600) / 60), 2);
-}
-
-function fraction(nanos: number): string {
-  if (nanos === 0) return "";
-  return "." + pad(nanos, 9).replace(/0+$/, "");
-}
-
-/** Go `Time.String()`: `2006-01-02 15:04:05.999999999 -0700 MST`. */
-export function formatGoTimeString(dt: DateTime): string {
-  const c = civil(dt);
-  return (
-    `${pad(c.year, 4)}-${pad(c.month, 2)}-${pad(c.day, 2)} ${pad(c.hour, 2)}:${pad(c.minute, 2)}:${pad(c.second, 2)}` +
-    `${fraction(c.nanos)} ${offsetText(c.offset, false)} ${dt.zone.abbrevAt(dt.ms)}`
-  );
-}
-
-/** RFC 3339 with trimmed nanoseconds (Go's JSON encoding of a `time.Time`). */
-export function formatRfc3339Nano(dt: DateTime): string {
-  const c = civil(dt);
-  const zone = c.offset === 0 ? "Z" : offsetText(c.offset, true);
-  return (
-    `${pad(c.year, 4)}-${pad(c.month, 2)}-${pad(c.day, 2)}T${pad(c.hour, 2)}:${pad(c.minute, 2)}:${pad(c.second, 2)}` +
-    `${fraction(c.nanos)}${zone}`
-  );
 }
 
 /** Go `Duration.String()`. */
@@ -135,33 +71,123 @@ function fixedFrac(v: bigint, div: bigint): string {
   return `${whole}.${rest.toString().padStart(width, "0").replace(/0+$/, "")}`;
 }
 
+
 // ---------------------------------------------------------------------------------------------
-// Zones and parsing. (Filled in by the datetime work; signatures are the contract.)
+// Calendar fields and formatting
 
-import type { Value } from "./values.ts";
+const scratch: Ymd = { year: 0, month: 0, day: 0 };
 
-/** A zone by IANA name (`UTC`, `Local`, `Asia/Shanghai`); undefined when unknown. */
-export function zoneByName(name: string): Zone | undefined {
-  if (name === "" || name === "UTC") return UTC;
-  return undefined;
+/** Calendar fields of `dt` in its own zone. */
+export function civil(dt: DateTime): {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  nanos: number;
+  weekday: number;
+  offset: number;
+} {
+  const offset = dt.zone.offsetAt(dt.ms);
+  const sec = Math.floor(dt.ms / 1000);
+  const local = sec + offset;
+  const days = Math.floor(local / 86400);
+  const sod = local - days * 86400;
+  const { year, month, day } = civilFromDays(days, scratch);
+  return {
+    year,
+    month,
+    day,
+    hour: Math.floor(sod / 3600),
+    minute: Math.floor((sod % 3600) / 60),
+    second: sod % 60,
+    nanos: (dt.ms - sec * 1000) * 1_000_000 + dt.ns,
+    weekday: weekdayOfDays(days),
+    offset,
+  };
 }
 
-/** The process's local zone (TZ environment variable, else /etc/localtime). */
-export function localZone(): Zone {
-  return UTC;
+/** A DateTime from Unix seconds and nanoseconds within the second. */
+export function fromUnix(sec: number, nsec: number, zone: Zone): DateTime {
+  const msPart = Math.floor(nsec / 1_000_000);
+  return new DateTime(sec * 1000 + msPart, nsec - msPart * 1_000_000, zone);
+}
+
+/** Go `Time.Format` with a Go reference layout (`2006-01-02 15:04:05`). */
+export function formatGoLayout(dt: DateTime, layout: string): string {
+  return formatLayout(dt.ms, dt.ns, dt.zone, compileLayout(layout));
+}
+
+/** Formats with an eKuiper pattern (`yyyy-MM-dd HH:mm:ss`, functions §7.1); throws RowError if invalid. */
+export function formatPattern(dt: DateTime, pattern: string): string {
+  return formatGoLayout(dt, patternToLayout(pattern));
+}
+
+const STRING_LAYOUT = compileLayout("2006-01-02 15:04:05.999999999 -0700 MST");
+const RFC3339_NANO = compileLayout("2006-01-02T15:04:05.999999999Z07:00");
+
+/** Go `Time.String()`: `2006-01-02 15:04:05.999999999 -0700 MST`. */
+export function formatGoTimeString(dt: DateTime): string {
+  return formatLayout(dt.ms, dt.ns, dt.zone, STRING_LAYOUT);
+}
+
+/** RFC 3339 with trimmed nanoseconds (Go's JSON encoding of a `time.Time`). */
+export function formatRfc3339Nano(dt: DateTime): string {
+  return formatLayout(dt.ms, dt.ns, dt.zone, RFC3339_NANO);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing and conversion
+
+function tryParse(s: string, zone: Zone, format: string | undefined, nowMs: number): DateTime | undefined {
+  const first = format ? compileLayout(patternToLayout(format)) : undefined;
+  const p = parseDateString(s, zone, first, nowMs);
+  return p && fromUnix(p.sec, p.nsec, p.zone);
 }
 
 /**
  * Parses a date-time string (functions §7.2): `format` (an eKuiper pattern) first when given,
- * then the default layouts. Throws RowError `Can't parse string as time: <s>`.
+ * then the default layouts; missing date parts come from `nowMs` (default: the wall clock).
+ * Throws RowError `Can't parse string as time: <s>` (or the pattern's error).
  */
-export function parseTime(s: string, zone: Zone, format?: string): DateTime {
-  void s, zone, format;
-  throw new Error("parseTime: not implemented yet");
+export function parseTime(s: string, zone: Zone, format?: string, nowMs: number = Date.now()): DateTime {
+  const t = tryParse(s, zone, format, nowMs);
+  if (!t) throw new RowError(`Can't parse string as time: ${s}`);
+  return t;
 }
 
-/** functions §0.6 `toTime`: numbers are epoch ms, strings parsed, datetimes unchanged. */
-export function toTime(v: Value, zone: Zone): DateTime {
-  void v, zone;
-  throw new Error("toTime: not implemented yet");
+/** Go `int64(f)` of a float holding epoch milliseconds. */
+function msOfFloat(f: number): number {
+  return Number.isFinite(f) ? Math.trunc(f) : -9223372036854775808;
+}
+
+/**
+ * functions §0.6 `toTime`: ints/floats are epoch ms in `zone`, strings parsed (§7.2, with
+ * `format` first when given), datetimes unchanged; anything else (null too) is an error
+ * `unsupported type to convert to timestamp <v>`.
+ */
+export function toTime(v: Value, zone: Zone, format?: string, nowMs?: number): DateTime {
+  if (v instanceof DateTime) return v;
+  if (typeof v === "bigint") return new DateTime(Number(v), 0, zone);
+  if (typeof v === "number") return new DateTime(msOfFloat(v), 0, zone);
+  if (typeof v === "string") return parseTime(v, zone, format, nowMs);
+  throw new RowError(`unsupported type to convert to timestamp ${fmtV(v)}`);
+}
+
+/**
+ * The right operand of a comparison whose left operand is a datetime (sql §7.6): like `toTime`
+ * with the default layouts, but undefined instead of an error.
+ */
+export function toTimeForCompare(v: Value, zone: Zone, nowMs: number = Date.now()): DateTime | undefined {
+  if (v instanceof DateTime) return v;
+  if (typeof v === "bigint") return new DateTime(Number(v), 0, zone);
+  if (typeof v === "number") return new DateTime(msOfFloat(v), 0, zone);
+  if (typeof v === "string") return tryParse(v, zone, undefined, nowMs);
+  return undefined;
+}
+
+/** Orders two instants: negative, zero or positive. */
+export function compareTimes(a: DateTime, b: DateTime): number {
+  return a.ms !== b.ms ? a.ms - b.ms : a.ns - b.ns;
 }

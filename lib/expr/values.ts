@@ -253,7 +253,7 @@ const DIGITS_RE: Record<number, RegExp> = {
   16: /^[0-9a-fA-F]+$/,
 };
 
-/** Go `strconv.ParseInt(s, 0, 64)`: sign, 0x/0o/0b/leading-0 octal, `_` separators with a prefix. */
+/** Go `strconv.ParseInt(s, 0, 64)`: sign, 0x/0o/0b/leading-0 octal, `_` digit separators. */
 export function parseGoInt(s: string): bigint | undefined {
   let i = 0;
   let neg = false;
@@ -263,18 +263,15 @@ export function parseGoInt(s: string): bigint | undefined {
   }
   let body = s.slice(i);
   let base = 10;
-  let prefixed = false;
   if (body.length > 1 && body[0] === "0") {
     const p = body[1]!.toLowerCase();
-    if (p === "x") (base = 16), (body = body.slice(2)), (prefixed = true);
-    else if (p === "o") (base = 8), (body = body.slice(2)), (prefixed = true);
-    else if (p === "b") (base = 2), (body = body.slice(2)), (prefixed = true);
-    else (base = 8), (body = body.slice(1)), (prefixed = true);
+    if (p === "x") (base = 16), (body = body.slice(2));
+    else if (p === "o") (base = 8), (body = body.slice(2));
+    else if (p === "b") (base = 2), (body = body.slice(2));
+    else (base = 8), (body = body.slice(1));
   }
   if (body.includes("_")) {
-    // Go: underscores only with a base prefix, each between digits (or after the prefix).
-    if (!prefixed || /__|_$/.test(body) || (body[0] === "_" && base === 8 && s[i + 1] !== "o"))
-      return undefined;
+    if (!goUnderscoreOK(s)) return undefined;
     body = body.replace(/_/g, "");
   }
   if (!body || !DIGITS_RE[base]!.test(body)) return undefined;
@@ -282,6 +279,32 @@ export function parseGoInt(s: string): bigint | undefined {
   const n = BigInt(prefix + body) * (neg ? -1n : 1n);
   if (n > MAX_INT64 || n < MIN_INT64) return undefined;
   return n;
+}
+
+/** Go `strconv.underscoreOK`: each `_` sits between digits, or between a base prefix and a digit. */
+function goUnderscoreOK(s: string): boolean {
+  let saw = "^";
+  let i = 0;
+  if (s[0] === "-" || s[0] === "+") s = s.slice(1);
+  let hex = false;
+  const p = s[1]?.toLowerCase();
+  if (s.length >= 2 && s[0] === "0" && (p === "b" || p === "o" || p === "x")) {
+    i = 2;
+    saw = "0";
+    hex = p === "x";
+  }
+  for (; i < s.length; i++) {
+    const c = s[i]!;
+    if ((c >= "0" && c <= "9") || (hex && /[a-fA-F]/.test(c))) saw = "0";
+    else if (c === "_") {
+      if (saw !== "0") return false;
+      saw = "_";
+    } else {
+      if (saw === "_") return false;
+      saw = "!";
+    }
+  }
+  return saw !== "_";
 }
 
 const FLOAT_RE = /^[+-]?(?:(?:\d(?:_?\d)*)?\.?(?:\d(?:_?\d)*)?(?:[eE][+-]?\d(?:_?\d)*)?)$/;

@@ -173,7 +173,8 @@ export function localZone(): Zone {
 }
 
 function initLocal(): Zone {
-  let tz = process.env.TZ;
+  // Bun reports an empty TZ as present but undefined; Go treats TZ="" as UTC.
+  let tz = Object.keys(process.env).includes("TZ") ? (process.env.TZ ?? "") : undefined;
   if (tz === undefined) {
     const z = readTzif("Local", "/etc/localtime");
     if (z) return z;

@@ -74,7 +74,7 @@ export function castTo(x: Value, t: Value, ctx: CallCtx): Value {
         throw unsupported(e);
       }
     case "datetime":
-      return toTime(x, ctx.env.zone);
+      return toTime(x, ctx.env.zone, undefined, ctx.env.now());
     case "bytea":
       return toBytea(x);
   }

@@ -1,1 +1,181 @@
-// (in progress) registers the math functions
+/** Math functions (functions.md §6). */
+import { ErrorValue, RowError } from "../errors.ts";
+import { fmtV, int64, toFloatSame, toIntSame, toIntStrict, type Value } from "../expr/values.ts";
+import { goCot, goPow, goRound, roundDigits } from "./math-go.ts";
+import { conv } from "./math-conv.ts";
+import {
+  INT,
+  NUMBER,
+  alias,
+  arity,
+  expectArgs,
+  expectType,
+  notNumber,
+  register,
+  validateArgs,
+  type Exec,
+  type FuncDef,
+  type Validator,
+} from "./registry.ts";
+
+const ONE_N = validateArgs(1, [NUMBER]);
+const TWO_N = validateArgs(2, [NUMBER, NUMBER]);
+const TWO_I = validateArgs(2, [INT, INT]);
+
+/** `round`/`log`: one or two arguments, the listed ones number-checked. */
+function oneOrTwo(checkSecond: boolean): Validator {
+  return (args) => {
+    if (args.length < 1 || args.length > 2) return "Expect 1 or 2 arguments only";
+    if (notNumber(args[0]!)) return expectType(NUMBER[0], 1);
+    if (checkSecond && args.length === 2 && notNumber(args[1]!)) return expectType(NUMBER[0], 2);
+    return undefined;
+  };
+}
+
+/** A float function of one number; `nanNull`: a NaN result is returned as null. */
+function float1(name: string, f: (x: number) => number, nanNull = true): FuncDef {
+  const exec: Exec = (args) => {
+    const r = f(toFloatSame(args[0]!));
+    return nanNull && Number.isNaN(r) ? null : r;
+  };
+  return { name, kind: "scalar", validate: ONE_N, policy: "N", exec };
+}
+
+function float2(name: string, f: (x: number, y: number) => number, nanNull: boolean): FuncDef {
+  const exec: Exec = (args) => {
+    const r = f(toFloatSame(args[0]!), toFloatSame(args[1]!));
+    return nanNull && Number.isNaN(r) ? null : r;
+  };
+  return { name, kind: "scalar", validate: TWO_N, policy: "N", exec };
+}
+
+const OPERAND = ["first", "second"] as const;
+
+function bitwise(name: string, f: (a: bigint, b: bigint) => bigint): FuncDef {
+  const exec: Exec = (args) => {
+    const ops: bigint[] = [0n, 0n];
+    for (let i = 0; i < 2; i++) {
+      try {
+        ops[i] = toIntStrict(args[i]!);
+      } catch {
+        throw new RowError(`Expect int type for the ${OPERAND[i]} operand but got ${fmtV(args[i])}`);
+      }
+    }
+    return f(ops[0]!, ops[1]!);
+  };
+  return { name, kind: "scalar", validate: TWO_I, policy: "N", exec };
+}
+
+function abs(args: Value[]): Value {
+  const v = args[0]!;
+  if (typeof v === "bigint") return int64(v < 0n ? -v : v);
+  if (typeof v === "number") return Math.abs(v);
+  throw new RowError("only float64 & int type are supported");
+}
+
+/** ln/log/sqrt report a NaN as an error *value* (no `call func` prefix). */
+function positiveOnly(r: number, strictly: boolean, arg: Value): number {
+  if (Number.isNaN(r)) {
+    const what = strictly ? "a strictly positive" : "a positive";
+    throw new ErrorValue(`The argument must be ${what} number but got ${fmtV(arg)}`);
+  }
+  return r;
+}
+
+function log(args: Value[]): Value {
+  const a = toFloatSame(args[0]!);
+  if (args.length === 1) return positiveOnly(Math.log10(a), true, args[0]!);
+  // Two arguments: the first is the base.
+  const x = toFloatSame(args[1]!);
+  return positiveOnly(Math.log(x) / Math.log(a), true, args[0]!);
+}
+
+function round(args: Value[]): Value {
+  const x = toFloatSame(args[0]!);
+  if (args.length === 1) return goRound(x);
+  let d: bigint;
+  try {
+    d = toIntSame(args[1]!);
+  } catch (e) {
+    throw new RowError(`The second argument must be an integer: ${(e as RowError).message}`);
+  }
+  return roundDigits(x, d);
+}
+
+function cot(args: Value[]): Value {
+  const r = goCot(toFloatSame(args[0]!));
+  if (Number.isNaN(r)) return null;
+  if (!Number.isFinite(r)) throw new RowError("out-of-range error");
+  return r;
+}
+
+function sign(args: Value[]): Value {
+  const v = toFloatSame(args[0]!);
+  return v > 0 ? 1n : v < 0 ? -1n : 0n;
+}
+
+function bitnot(args: Value[]): Value {
+  let v: bigint;
+  try {
+    v = toIntStrict(args[0]!);
+  } catch {
+    throw new RowError(`Expect int type for operand but got ${fmtV(args[0])}`);
+  }
+  return ~v;
+}
+
+const convValidate: Validator = (args) => {
+  if (args.length !== 3) return expectArgs(3, args.length);
+  if (args[1]!.kind !== "integer") return expectType("integer", 2);
+  if (args[2]!.kind !== "integer") return expectType("integer", 3);
+  return undefined;
+};
+
+register(
+  { name: "abs", kind: "scalar", validate: ONE_N, policy: "N", exec: abs },
+  float1("acos", Math.acos),
+  float1("asin", Math.asin),
+  float1("atan", Math.atan),
+  float2("atan2", Math.atan2, true),
+  bitwise("bitand", (a, b) => a & b),
+  bitwise("bitor", (a, b) => a | b),
+  bitwise("bitxor", (a, b) => a ^ b),
+  { name: "bitnot", kind: "scalar", validate: validateArgs(1, [INT]), policy: "N", exec: bitnot },
+  float1("ceiling", Math.ceil),
+  float1("cos", Math.cos),
+  float1("cosh", Math.cosh),
+  float1("exp", Math.exp),
+  float1("floor", Math.floor),
+  {
+    name: "ln",
+    kind: "scalar",
+    validate: ONE_N,
+    policy: "N",
+    exec: (args) => positiveOnly(Math.log(toFloatSame(args[0]!)), true, args[0]!),
+  },
+  { name: "log", kind: "scalar", validate: oneOrTwo(false), policy: "N", exec: log },
+  // fmod keeps the sign of x; y = 0 gives NaN, returned as is.
+  float2("mod", (x, y) => x % y, false),
+  { name: "pi", kind: "scalar", validate: arity(0), exec: () => Math.PI },
+  float2("power", goPow, false),
+  { name: "rand", kind: "scalar", validate: arity(0), exec: () => Math.random() },
+  { name: "round", kind: "scalar", validate: oneOrTwo(true), policy: "N", exec: round },
+  { name: "sign", kind: "scalar", validate: ONE_N, policy: "N", exec: sign },
+  float1("sin", Math.sin),
+  float1("sinh", Math.sinh),
+  {
+    name: "sqrt",
+    kind: "scalar",
+    validate: ONE_N,
+    policy: "N",
+    exec: (args) => positiveOnly(Math.sqrt(toFloatSame(args[0]!)), false, args[0]!),
+  },
+  float1("tan", Math.tan),
+  float1("tanh", Math.tanh),
+  { name: "cot", kind: "scalar", validate: ONE_N, policy: "N", exec: cot },
+  float1("radians", (x) => (x * Math.PI) / 180),
+  float1("degrees", (x) => (x * 180) / Math.PI),
+  { name: "conv", kind: "scalar", validate: convValidate, policy: "N", exec: conv },
+);
+alias("ceil", "ceiling");
+alias("pow", "power");

@@ -3,13 +3,14 @@
  * delay, get_keyed_state, bypass, and the hit-state functions compiled by the engine.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, isNumericLit, toIntSame, type Value } from "../expr/values.ts";
+import { fmtV, toIntSame, type Value } from "../expr/values.ts";
 import { castTo } from "./convert.ts";
 import {
   arity,
   expectArgs,
   expectType,
   isBooleanish,
+  isNumericLit,
   isTimeLit,
   NUMBER,
   register,

@@ -5,8 +5,10 @@ import type { Expr, Field, SelectStatement } from "./ast.ts";
 export function children(e: Expr): Expr[] {
   switch (e.kind) {
     case "binary":
-    case "arrow":
       return [e.left, e.right];
+    case "arrow":
+      // The right side is a key name, not an expression of the row.
+      return [e.left];
     case "index":
       return [e.left, e.index];
     case "slice": {

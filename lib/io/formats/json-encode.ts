@@ -19,8 +19,11 @@ function enc(v: Value | undefined): string {
       return goJsonString(v);
     case "number":
       return goJsonFloat(v);
-    case "bigint":
-      return v.toString();
+    case "bigint": {
+      // BigInt#toString is several times slower than number formatting in JSC.
+      const n = Number(v);
+      return Number.isSafeInteger(n) ? "" + n : v.toString();
+    }
     case "boolean":
       return v ? "true" : "false";
   }
@@ -34,21 +37,70 @@ function enc(v: Value | undefined): string {
   if (v instanceof Uint8Array) return '"' + Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64") + '"';
   if (v instanceof DateTime) return '"' + formatRfc3339Nano(v) + '"';
   if (v instanceof Duration) return v.ns.toString();
-  const keys = Object.keys(v);
-  const n = keys.length;
+  const own = Object.keys(v);
+  const n = own.length;
   if (n === 0) return "{}";
-  if (!isSorted(keys)) keys.sort(compareUtf8);
-  let s = "{";
-  for (let i = 0; i < n; i++) {
+  const keys = isSorted(own) ? own : sortedKeys(own);
+  let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!]);
+  for (let i = 1; i < n; i++) {
     const k = keys[i]!;
-    s += (i ? "," : "") + goJsonString(k) + ":" + enc(v[k]);
+    s += "," + keyPrefix(k) + enc(v[k]);
   }
   return s + "}";
+}
+
+// Column names repeat on every row: their encoded `"key":` is cached (bounded).
+const KEY_CACHE_MAX = 4096;
+const keyCache = new Map<string, string>();
+
+function keyPrefix(k: string): string {
+  let p = keyCache.get(k);
+  if (p === undefined) {
+    p = goJsonString(k) + ":";
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+    keyCache.set(k, p);
+  }
+  return p;
 }
 
 function isSorted(keys: string[]): boolean {
   for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return false;
   return true;
+}
+
+// Rows of one rule share a few key orders: the sorted order of the last few unsorted shapes is
+// remembered (keys from Object.keys are atoms, so comparing them is cheap).
+const SHAPES = 8;
+const shapeIn: string[][] = [];
+const shapeOut: string[][] = [];
+let shapeNext = 0;
+
+function sortedKeys(keys: string[]): string[] {
+  const n = keys.length;
+  for (let s = 0; s < shapeIn.length; s++) {
+    const c = shapeIn[s]!;
+    if (c.length !== n) continue;
+    let i = 0;
+    while (i < n && c[i] === keys[i]) i++;
+    if (i === n) return shapeOut[s]!;
+  }
+  const out = keys.slice();
+  if (n <= 16) {
+    // Insertion sort: JSC's Array#sort is slow on the short arrays rows have.
+    for (let i = 1; i < n; i++) {
+      const x = out[i]!;
+      let j = i - 1;
+      while (j >= 0 && compareUtf8(out[j]!, x) > 0) {
+        out[j + 1] = out[j]!;
+        j--;
+      }
+      out[j + 1] = x;
+    }
+  } else out.sort(compareUtf8);
+  shapeIn[shapeNext] = keys;
+  shapeOut[shapeNext] = out;
+  shapeNext = (shapeNext + 1) % SHAPES;
+  return out;
 }
 
 /**

@@ -1,0 +1,148 @@
+/**
+ * AST → closures, once per rule (STYLE: compile once, run many). An `Evaluator` returns the
+ * value of an expression for one row and throws RowError on failure; the operator that runs it
+ * catches once per record. Binding information (stream, alias) comes from the analyzer.
+ */
+import type { FuncEnv } from "../functions/registry.ts";
+import type { Binary, Expr } from "../sql/ast.ts";
+import type { BoundField } from "../sql/render.ts";
+import { compileArrow, compileIndex, compileMeta, compileSlice } from "./compile-access.ts";
+import { compileCall } from "./compile-call.ts";
+import { compileBetween, compileCase, compileIn, compileLike } from "./compile-cond.ts";
+import { arith, checkLeft, compare, invalidOp, type ArithOp, type CmpOp } from "./ops.ts";
+import type { EvalCtx, Row } from "./row.ts";
+import type { Value } from "./values.ts";
+
+export type Evaluator = (row: Row, ctx: EvalCtx) => Value;
+
+/** What the compiler needs to know about where an expression runs. */
+export interface Scope {
+  readonly env: FuncEnv;
+  /** Aggregate context: aggregate calls iterate the group; failing scalar calls yield null. */
+  readonly aggregate: boolean;
+  /** Cache slot of each analytic / window-function call site, read from `Row.cached`. */
+  readonly cachedCalls: Map<Expr, number>;
+  /** Per-call-site state holders, keyed by AST node, shared by every compilation of that node. */
+  readonly callState: Map<Expr, { state: unknown }>;
+}
+
+export function compileExpr(e: Expr, scope: Scope): Evaluator {
+  switch (e.kind) {
+    case "integer":
+    case "number":
+    case "string":
+    case "boolean": {
+      const v = e.value;
+      return () => v;
+    }
+    case "timeUnit":
+      return () => null;
+    case "field":
+      return compileField(e as BoundField, scope);
+    case "wildcard": {
+      const stream = e.stream;
+      return (row) => row.all(stream);
+    }
+    case "meta":
+      return compileMeta(e);
+    case "paren":
+      return compileExpr(e.expr, scope);
+    case "binary":
+      return compileBinary(e, scope);
+    case "arrow":
+      return compileArrow(e, scope);
+    case "index":
+      return compileIndex(e, scope);
+    case "slice":
+      return compileSlice(e, scope);
+    case "case":
+      return compileCase(e, scope);
+    case "in":
+      return compileIn(e, scope);
+    case "between":
+      return compileBetween(e, scope);
+    case "like":
+      return compileLike(e, scope);
+    case "call":
+      return compileCall(e, scope);
+  }
+}
+
+function compileField(f: BoundField, scope: Scope): Evaluator {
+  if (f.aliasOf) return compileExpr(f.aliasOf, scope);
+  const name = f.name;
+  const stream = f.bound;
+  return (row) => row.value(name, stream);
+}
+
+function compileBinary(e: Binary, scope: Scope): Evaluator {
+  const left = compileExpr(e.left, scope);
+  const right = compileExpr(e.right, scope);
+  const op = e.op;
+  switch (op) {
+    case "AND":
+      return (row, ctx) => {
+        const l = left(row, ctx);
+        checkLeft(l, op);
+        if (l === false) return false;
+        const r = right(row, ctx);
+        if (l === null || r === null) return false;
+        if (typeof l !== "boolean" || typeof r !== "boolean") throw invalidOp(l, op, r);
+        return r;
+      };
+    case "OR":
+      return (row, ctx) => {
+        const l = left(row, ctx);
+        checkLeft(l, op);
+        if (l === true) return true;
+        const r = right(row, ctx);
+        if (l === null || r === null) return false;
+        if (typeof l !== "boolean" || typeof r !== "boolean") throw invalidOp(l, op, r);
+        return r;
+      };
+    case "=":
+    case "!=":
+    case "<":
+    case "<=":
+    case ">":
+    case ">=":
+      return compileCompare(op, left, right, e.right);
+    default:
+      return compileArith(op, left, right, e.right);
+  }
+}
+
+function compileCompare(op: CmpOp, left: Evaluator, right: Evaluator, rightAst: Expr): Evaluator {
+  // Fast path: a float column against a float literal (W1's `temp > 21.0`).
+  if (rightAst.kind === "number" && op === ">") {
+    const c = rightAst.value;
+    return (row, ctx) => {
+      const l = left(row, ctx);
+      if (typeof l === "number") return l > c;
+      checkLeft(l, op);
+      return compare(op, l, c);
+    };
+  }
+  return (row, ctx) => {
+    const l = left(row, ctx);
+    checkLeft(l, op);
+    return compare(op, l, right(row, ctx));
+  };
+}
+
+function compileArith(op: ArithOp, left: Evaluator, right: Evaluator, rightAst: Expr): Evaluator {
+  if (rightAst.kind === "number" && op === "*") {
+    const c = rightAst.value;
+    return (row, ctx) => {
+      const l = left(row, ctx);
+      if (typeof l === "number") return l * c;
+      checkLeft(l, op);
+      return arith(op, l, c);
+    };
+  }
+  return (row, ctx) => {
+    const l = left(row, ctx);
+    checkLeft(l, op);
+    return arith(op, l, right(row, ctx));
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Payload decoders of byte sources (rules-and-sinks.md §13): json (typed by the stream schema,
+ * sql §3.7), binary (`self`), delimited (`col0`, `col1`, … or the schema's names) and urlencoded.
+ */
+import { EngineError, ErrCode, RowError } from "../../errors.ts";
+import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import type { FieldType, StreamField } from "../../sql/ast.ts";
+import type { StreamDef } from "../../plan/streams.ts";
+
+/** Bytes → rows. Throws RowError (a decode error: counted, the rule goes on). */
+export type Decoder = (payload: Uint8Array) => Obj[];
+
+const utf8 = new TextDecoder();
+
+export function createDecoder(def: StreamDef, props: { useInt64ForWholeNumber?: boolean } = {}): Decoder {
+  const format = (def.options.FORMAT ?? "json").toLowerCase();
+  switch (format) {
+    case "json":
+      return jsonDecoder(def.fields, !!props.useInt64ForWholeNumber);
+    case "binary": {
+      const key = def.fields?.[0]?.name ?? "self";
+      return (p) => [{ [key]: p }];
+    }
+    case "delimited":
+      return delimitedDecoder(def);
+    case "urlencoded":
+      return (p) => [Object.fromEntries(new URLSearchParams(utf8.decode(p))) as Obj];
+    default:
+      throw new EngineError(`format type ${def.options.FORMAT} not supported`, ErrCode.converter);
+  }
+}
+
+function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
+  return (p) => {
+    const text = utf8.decode(p);
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (e) {
+      throw new RowError(`invalid character in JSON payload: ${(e as Error).message}`);
+    }
+    const rows = Array.isArray(v) ? v : [v];
+    const out: Obj[] = [];
+    for (const r of rows) {
+      if (!isObj(r as Value)) throw new RowError(`only map[string]interface{} and []map[string]interface{} is supported`);
+      out.push(fields ? typedRow(r as Obj, fields) : int64 ? wholeToInt(r as Obj) : (r as Obj));
+    }
+    return out;
+  };
+}
+
+function wholeToInt(o: Obj): Obj {
+  for (const k in o) {
+    const v = o[k];
+    if (typeof v === "number" && Number.isInteger(v)) o[k] = BigInt(v);
+  }
+  return o;
+}
+
+function typedRow(data: Obj, fields: StreamField[]): Obj {
+  const out: Obj = {};
+  for (const f of fields) {
+    const v = data[f.name];
+    if (v === undefined) continue;
+    out[f.name] = typedValue(v, f.type, f.name);
+  }
+  return out;
+}
+
+function wrongType(key: string, v: Value, t: FieldType): RowError {
+  const kind = v === true || v === false ? String(v) : Array.isArray(v) ? "array" : isObj(v) ? "object" : typeof v;
+  return new RowError(`${key} has wrong type:${kind}, expect:${typeof t === "string" ? t : "array" in t ? "array" : "struct"}`);
+}
+
+/** JSON value → declared type (sql §3.7). */
+function typedValue(v: Value, t: FieldType, key: string): Value {
+  if (v === null) return null;
+  if (typeof t === "string") {
+    switch (t) {
+      case "bigint":
+        if (typeof v === "number") {
+          if (!Number.isInteger(v)) throw new RowError(`cannot parse int64 from "${v}"`);
+          return BigInt(v);
+        }
+        throw wrongType(key, v, t);
+      case "float":
+        if (typeof v === "number") return v;
+        throw wrongType(key, v, t);
+      case "string":
+        if (typeof v === "string") return v;
+        if (typeof v === "number") return String(v);
+        throw wrongType(key, v, t);
+      case "boolean":
+        if (typeof v === "boolean") return v;
+        if (typeof v === "number") return v !== 0;
+        if (typeof v === "string") return v === "true" || v === "1" || v === "t" || v === "T" || v === "TRUE" || v === "True";
+        throw wrongType(key, v, t);
+      case "datetime":
+        if (typeof v === "number" || typeof v === "string") return v;
+        throw wrongType(key, v, t);
+      case "bytea":
+        if (typeof v === "string") return new Uint8Array(Buffer.from(v, "base64"));
+        throw wrongType(key, v, t);
+    }
+  }
+  if ("array" in t) {
+    if (!Array.isArray(v)) throw wrongType(key, v, t);
+    return v.map((x) => typedValue(x, t.array, key));
+  }
+  if (!isObj(v)) throw wrongType(key, v, t);
+  return typedRow(v, t.struct);
+}
+
+function delimitedDecoder(def: StreamDef): Decoder {
+  const sep = def.options.DELIMITER ?? ",";
+  const names = def.fields?.map((f) => f.name);
+  return (p) => {
+    const parts = utf8.decode(p).split(sep);
+    const row: Obj = {};
+    parts.forEach((v, i) => (row[names?.[i] ?? `col${i}`] = v));
+    return [row];
+  };
+}

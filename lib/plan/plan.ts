@@ -1,0 +1,222 @@
+/**
+ * The planner: analysis → physical plan (sql §13). Builds the operator list in eKuiper's plan
+ * order, names each node with eKuiper's index arithmetic, applies the predicate push-down that
+ * changes node order, and compiles every expression once into closures.
+ */
+import { PlanError } from "../errors.ts";
+import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
+import type { Zone } from "../expr/time.ts";
+import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
+import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
+import { renderExpr, type BoundField } from "../sql/render.ts";
+import { analyze, type Analysis } from "./analyze.ts";
+import { callCtx } from "../expr/compile-call.ts";
+import type { AnalyticSite, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
+import type { StreamDef } from "./streams.ts";
+
+/** Rule options that shape the plan (rules-and-sinks.md §2, sql §18). */
+export interface PlanOptions {
+  readonly env: FuncEnv;
+  readonly zone: Zone;
+  readonly sendMetaToSink?: boolean;
+  readonly sendNil?: boolean;
+  readonly isEventTime?: boolean;
+}
+
+export interface PlannedRule {
+  readonly plan: RulePlan;
+  readonly analysis: Analysis;
+}
+
+export function planRule(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: PlanOptions): PlannedRule {
+  const analysis = analyze(stmt, streams, { sendMetaToSink: opts.sendMetaToSink });
+  return { plan: new Planner(analysis, opts).build(), analysis };
+}
+
+class Planner {
+  private idx = 0;
+  private readonly cachedCalls = new Map<Expr, number>();
+  private readonly scope: Scope;
+  private readonly aggScope: Scope;
+
+  constructor(
+    private readonly a: Analysis,
+    private readonly opts: PlanOptions,
+  ) {
+    const callState = new Map<Expr, { state: unknown }>();
+    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState };
+    this.aggScope = { ...this.scope, aggregate: true };
+    let slot = 0;
+    for (const c of [...a.analytic, ...a.windowFuncs, ...a.whereAggregates]) this.cachedCalls.set(c, slot++);
+  }
+
+  private name(kind: string): string {
+    return `${++this.idx}_${kind}`;
+  }
+
+  private compile(e: Expr, aggregate = false): Evaluator {
+    return compileExpr(e, aggregate ? this.aggScope : this.scope);
+  }
+
+  build(): RulePlan {
+    const a = this.a;
+    const s = a.stmt;
+    const sources = this.planSources();
+    const ops: OpSpec[] = [];
+    const single = a.sources.length === 1;
+    const w = a.window;
+    const analyticStops = a.analytic.length > 0;
+    // Predicate push-down (sql §13.2): a single stream's WHERE runs right after the source unless
+    // an analytic node, a count/sliding window or event time keeps it after them.
+    const pushBelowWindow = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !this.opts.isEventTime;
+    const whereHasAgg = a.whereAggregates.length > 0;
+    let whereDone = !s.where;
+    if (s.where && single && !analyticStops && !whereHasAgg && (!w || pushBelowWindow)) {
+      sources[0]!.helpers.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+      whereDone = true;
+    }
+    if (a.analytic.length) ops.push(this.analyticOp());
+    if (!whereDone && s.where && !whereHasAgg && w && pushBelowWindow) {
+      ops.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+      whereDone = true;
+    }
+    if (w) ops.push(...this.windowOps());
+    if (s.joins.length) throw new PlanError("joins are not supported yet");
+    if (whereHasAgg) {
+      const calls = a.whereAggregates.map((c) => ({ slot: this.cachedCalls.get(c)!, eval: this.compileAggregate(c) }));
+      ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
+    }
+    if (!whereDone && s.where) ops.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+    if (a.dimensions.length && w?.type !== "state")
+      ops.push({ kind: "aggregate", name: this.name("aggregate"), dims: a.dimensions.map((d) => this.compile(d)) });
+    if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true) });
+    for (const c of a.windowFuncs) ops.push(this.windowFuncOp(c));
+    if (s.orderBy.length) ops.push({ kind: "order", name: this.name("order"), keys: this.sortKeys(s.orderBy, a.aggregate) });
+    ops.push({ kind: "project", name: this.name("project"), spec: this.projectSpec() });
+    const srf = s.fields.find((f) => f.expr.kind === "call" && lookupFunction(f.expr.name)?.kind === "srf");
+    if (srf) ops.push({ kind: "projectset", name: this.name("projectset"), column: srf.name, single: !w && !s.joins.length });
+    return { sources, ops, slots: this.cachedCalls.size };
+  }
+
+  private planSources(): (SourcePlan & { helpers: OpSpec[] })[] {
+    const ordered = [...this.a.sources.filter((s) => s.def.kind === "stream"), ...this.a.sources.filter((s) => s.def.kind === "table")];
+    return ordered.map((src) => {
+      this.idx++;
+      const helpers: OpSpec[] = [];
+      const def = src.def;
+      const strict = def.fields && def.options.STRICT_VALIDATION ? def.fields : null;
+      const eventTime = this.opts.isEventTime && def.kind === "stream";
+      if (eventTime && !def.options.TIMESTAMP)
+        throw new PlanError("preprocessor is set to be event time but stream option TIMESTAMP not found");
+      if (strict || eventTime) {
+        helpers.push({
+          kind: "preprocessor",
+          name: this.name("preprocessor"),
+          spec: {
+            strict,
+            timestampField: eventTime ? def.options.TIMESTAMP : undefined,
+            timestampFormat: def.options.TIMESTAMP_FORMAT,
+            zone: this.opts.zone,
+          },
+        });
+      }
+      return { def, name: def.name, helpers };
+    });
+  }
+
+  private analyticOp(): OpSpec {
+    const sites: AnalyticSite[] = this.a.analytic.map((c) => ({
+      slot: this.cachedCalls.get(c)!,
+      def: lookupFunction(c.name)!,
+      ctx: callCtx(c, c.name, this.scope),
+      // The call's own slot must not be read while computing it: compile args without it.
+      args: c.args.map((x) => this.compile(x)),
+      partition: (c.over?.partition ?? []).map((p) => this.compile(p)),
+      when: c.over?.when ? this.compile(c.over.when) : undefined,
+      states: new Map(),
+    }));
+    return { kind: "analytic", name: this.name("analytic"), sites, slots: this.cachedCalls.size };
+  }
+
+  private windowOps(): OpSpec[] {
+    const w = this.a.window!;
+    const n = ++this.idx;
+    const out: OpSpec[] = [];
+    if (w.filter) out.push({ kind: "windowFilter", name: `${n}_windowFilter`, cond: this.compile(w.filter) });
+    out.push({
+      kind: "window",
+      name: `${n}_window`,
+      window: w,
+      trigger: w.trigger ? this.compile(w.trigger) : undefined,
+      begin: w.begin ? this.compile(w.begin) : undefined,
+      emit: w.emit ? this.compile(w.emit) : undefined,
+      partition: w.partition.map((p) => this.compile(p)),
+    });
+    return out;
+  }
+
+  private compileAggregate(c: Call): Evaluator {
+    // An aggregate in WHERE is computed over the whole collection, outside the cache.
+    const saved = this.cachedCalls.get(c)!;
+    this.cachedCalls.delete(c);
+    const ev = this.compile(c, true);
+    this.cachedCalls.set(c, saved);
+    return ev;
+  }
+
+  private windowFuncOp(c: Call): OpSpec {
+    return {
+      kind: "windowFunc",
+      name: this.name("windowFunc"),
+      site: {
+        slot: this.cachedCalls.get(c)!,
+        partition: (c.over?.partition ?? []).map((p) => this.compile(p, this.a.aggregate)),
+        orderBy: this.sortKeys(c.over?.orderBy ?? [], this.a.aggregate),
+      },
+      slots: this.cachedCalls.size,
+    };
+  }
+
+  private sortKeys(list: SelectStatement["orderBy"], aggregate: boolean): SortKey[] {
+    return list.map((o) => ({ eval: this.compile(o.expr, aggregate), ascending: o.ascending }));
+  }
+
+  private projectSpec(): ProjectSpec {
+    const s = this.a.stmt;
+    const aggregate = this.a.aggregate;
+    const field = (name: string, expr: Expr, alias: string | undefined, invisible: boolean): ProjectField => ({
+      name,
+      eval: this.compile(expr, aggregate),
+      invisible,
+      multi: alias === undefined && expr.kind === "call" && expr.name === "changed_cols",
+      errorContext: alias !== undefined ? `alias: ${alias} expr: ${renderExpr(expr)}` : `expr: ${renderExpr(expr)}`,
+    });
+    let wildcard: ProjectSpec["wildcard"];
+    const columns: ProjectSpec["columns"] = [];
+    const exprs: ProjectField[] = [];
+    const aliases: ProjectField[] = [];
+    for (const f of s.fields) {
+      const e = f.expr;
+      if (e.kind === "wildcard") {
+        wildcard = { stream: e.stream, except: new Set(e.except) };
+        for (const r of e.replace) aliases.push(field(r.name, r.expr, r.alias ?? r.name, false));
+      } else if (f.alias !== undefined) {
+        aliases.push(field(f.name, e, f.alias, f.invisible));
+      } else if (e.kind === "field" && !(e as BoundField).aliasOf) {
+        if (!f.invisible) columns.push({ name: f.name, column: e.name, stream: (e as BoundField).bound });
+      } else {
+        exprs.push(field(f.name, e, undefined, f.invisible));
+      }
+    }
+    return {
+      wildcard,
+      columns,
+      exprs,
+      aliases,
+      aggregate,
+      sendNil: !!this.opts.sendNil,
+      sendMeta: !!this.opts.sendMetaToSink,
+      limit: s.limit,
+    };
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Per-node metrics with eKuiper's keys and order (rest-api.md §6.2). Counters are plain fields
+ * on a fixed-shape object: the hot path increments them directly.
+ */
+
+export type NodeKind = "source" | "op" | "sink";
+
+export class NodeMetrics {
+  readonly kind: NodeKind;
+  readonly name: string;
+  recordsIn = 0;
+  recordsOut = 0;
+  messagesProcessed = 0;
+  processLatencyUs = 0;
+  bufferLength = 0;
+  lastInvocation = 0;
+  exceptions = 0;
+  lastException = "";
+  lastExceptionTime = 0;
+  /** Connection metrics (sources and sinks only). */
+  connectionStatus = 0;
+  lastConnectedTime = 0;
+  lastDisconnectedTime = 0;
+  lastDisconnectedMessage = "";
+  lastTryTime = 0;
+  constructor(kind: NodeKind, name: string) {
+    this.kind = kind;
+    this.name = name;
+  }
+
+  exception(message: string, at: number): void {
+    this.exceptions++;
+    this.lastException = message;
+    this.lastExceptionTime = at;
+  }
+
+  /** Metric entries in eKuiper's order, keyed `<kind>_<name>_0_<metric>`. */
+  entries(): [string, number | string][] {
+    const p = `${this.kind}_${this.name}_0_`;
+    const out: [string, number | string][] = [
+      [p + "records_in_total", this.recordsIn],
+      [p + "records_out_total", this.recordsOut],
+      [p + "messages_processed_total", this.messagesProcessed],
+      [p + "process_latency_us", this.processLatencyUs],
+      [p + "buffer_length", this.bufferLength],
+      [p + "last_invocation", this.lastInvocation],
+      [p + "exceptions_total", this.exceptions],
+      [p + "last_exception", this.lastException],
+      [p + "last_exception_time", this.lastExceptionTime],
+    ];
+    if (this.kind !== "op") {
+      out.push(
+        [p + "connection_status", this.connectionStatus],
+        [p + "connection_last_connected_time", this.lastConnectedTime],
+        [p + "connection_last_disconnected_time", this.lastDisconnectedTime],
+        [p + "connection_last_disconnected_message", this.lastDisconnectedMessage],
+        [p + "connection_last_try_time", this.lastTryTime],
+      );
+    }
+    return out;
+  }
+}
+
+/** The status object of a rule: state fields, then every node's metrics in topology order. */
+export function statusObject(
+  state: { status: string; message: string; lastStartTimestamp: number; lastStopTimestamp: number; nextStartTimestamp: number },
+  nodes: readonly NodeMetrics[],
+): Record<string, number | string> {
+  const out: Record<string, number | string> = { ...state };
+  for (const n of nodes) for (const [k, v] of n.entries()) out[k] = v;
+  return out;
+}

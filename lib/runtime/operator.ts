@@ -1,0 +1,69 @@
+/**
+ * The operator contract (STYLE: most.js-like `push`): every plan node is an Operator with the
+ * same shape. Failures are caught once per item here, counted in the node's metrics, and
+ * forwarded downstream as an error item when the rule has `sendError`.
+ */
+import { RowError } from "../errors.ts";
+import type { Consumer, Item } from "./item.ts";
+import { NodeMetrics } from "./metrics.ts";
+
+/** Shared per-rule runtime facts operators read (the clock's current time, options). */
+export interface OpEnv {
+  now(): number;
+  readonly sendError: boolean;
+}
+
+export abstract class Operator implements Consumer {
+  readonly metrics: NodeMetrics;
+  next: Consumer;
+  protected readonly env: OpEnv;
+  /** eKuiper's error prefix of this operator, e.g. `run Where error: `. */
+  protected readonly errorPrefix: string;
+
+  constructor(name: string, env: OpEnv, errorPrefix: string) {
+    this.metrics = new NodeMetrics("op", name);
+    this.env = env;
+    this.errorPrefix = errorPrefix;
+    this.next = DISCARD;
+  }
+
+  push(item: Item): void {
+    // Errors from upstream pass through untouched and uncounted (sql §9.2).
+    if (item instanceof RowError) {
+      this.next.push(item);
+      return;
+    }
+    const m = this.metrics;
+    m.recordsIn++;
+    m.lastInvocation = this.env.now();
+    try {
+      this.process(item);
+    } catch (e) {
+      if (!(e instanceof RowError)) throw e;
+      this.fail(e);
+    }
+  }
+
+  /** Handles one item; calls `emit` for results. Throws RowError to fail the item. */
+  protected abstract process(item: Item): void;
+
+  protected emit(item: Item): void {
+    this.metrics.recordsOut++;
+    this.next.push(item);
+  }
+
+  /** Counts a failure; with sendError the (prefixed) error continues downstream. */
+  protected fail(e: RowError, prefixed = false): void {
+    const err = prefixed ? e : new RowError(this.errorPrefix + e.message);
+    this.metrics.exception(err.message, this.env.now());
+    if (this.env.sendError) this.next.push(err);
+  }
+
+  /** End of input: flush anything held (windows) and pass the end on. */
+  end(): void {
+    const n = this.next as Partial<Operator>;
+    n.end?.call(n);
+  }
+}
+
+const DISCARD: Consumer = { push() {} };

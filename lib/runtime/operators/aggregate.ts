@@ -1,0 +1,37 @@
+/**
+ * GROUP BY (`<n>_aggregate`, sql §11.2): splits a collection into groups keyed by the `%v` of
+ * each dimension plus a comma; groups keep first-appearance order. An empty input emits nothing.
+ */
+import type { Evaluator } from "../../expr/compile.ts";
+import { GroupRow, type EvalCtx, type Row } from "../../expr/row.ts";
+import { fmtV } from "../../expr/values.ts";
+import { Collection, type Item } from "../item.ts";
+import { Operator, type OpEnv } from "../operator.ts";
+
+export class AggregateOp extends Operator {
+  private readonly dims: Evaluator[];
+  private readonly ctx: EvalCtx = { window: null };
+  constructor(name: string, env: OpEnv, dims: Evaluator[]) {
+    super(name, env, "run Group By error: ");
+    this.dims = dims;
+  }
+
+  protected process(item: Item): void {
+    if (!(item instanceof Collection)) return;
+    this.ctx.window = item.window;
+    this.metrics.messagesProcessed += item.rows.length;
+    if (item.rows.length === 0) return;
+    const groups = new Map<string, Row[]>();
+    for (const r of item.rows) {
+      let key = "";
+      for (const d of this.dims) key += fmtV(d(r, this.ctx)) + ",";
+      const g = groups.get(key);
+      if (g) g.push(r);
+      else groups.set(key, [r]);
+    }
+    const out = new Collection(item.rows, item.window);
+    const ts = item.window ? item.window.trigger : 0;
+    out.groups = [...groups.values()].map((rows) => new GroupRow(rows, ts));
+    this.emit(out);
+  }
+}

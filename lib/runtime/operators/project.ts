@@ -1,0 +1,88 @@
+/**
+ * SELECT (`<n>_project`, sql §10.1): builds one output object per row (or per group in an
+ * aggregate query) and emits one Emission per input item. LIMIT truncates collections.
+ */
+import { RowError } from "../../errors.ts";
+import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
+import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import { Collection, Emission, type Item } from "../item.ts";
+import { Operator, type OpEnv } from "../operator.ts";
+import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
+
+export class ProjectOp extends Operator {
+  private readonly spec: ProjectSpec;
+  private readonly ctx: EvalCtx = { window: null };
+  constructor(name: string, env: OpEnv, spec: ProjectSpec) {
+    super(name, env, "run Select error: ");
+    this.spec = spec;
+  }
+
+  protected process(item: Item): void {
+    const spec = this.spec;
+    if (item instanceof Tuple) {
+      this.ctx.window = null;
+      this.metrics.messagesProcessed++;
+      if (spec.limit === 0) return;
+      this.emit(new Emission([this.projectRow(item)], item.meta));
+      return;
+    }
+    if (!(item instanceof Collection)) return;
+    this.ctx.window = item.window;
+    let rows: Row[] = item.groups ?? (spec.aggregate ? [new GroupRow(item.rows, item.window ? item.window.trigger : 0)] : item.rows);
+    this.metrics.messagesProcessed += item.rows.length;
+    if (spec.limit !== undefined && spec.limit >= 0) {
+      if (spec.limit === 0) return;
+      rows = rows.slice(0, spec.limit);
+    }
+    const out: Obj[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = this.projectRow(rows[i]!);
+    this.emit(new Emission(out, rows.length ? rows[0]!.metadata(undefined) : null));
+  }
+
+  private projectRow(row: Row): Obj {
+    const spec = this.spec;
+    const ctx = this.ctx;
+    const out: Obj = {};
+    if (spec.wildcard) {
+      const cols = row.columns(spec.wildcard.stream);
+      const except = spec.wildcard.except;
+      for (const k in cols) if (!except.has(k) && k.charCodeAt(0) !== 36) out[k] = cols[k]!;
+    }
+    for (const c of spec.columns) {
+      const v = row.value(c.column, c.stream);
+      if (v !== null || spec.sendNil || hasKey(row, c.column, c.stream)) out[c.name] = v;
+    }
+    let f: ProjectField | undefined;
+    try {
+      for (f of spec.exprs) {
+        if (f.invisible) continue;
+        const v = f.eval(row, ctx);
+        if (v === null) continue;
+        if (f.multi && isObj(v)) Object.assign(out, v);
+        else out[f.name] = v;
+      }
+      for (f of spec.aliases) {
+        const v: Value = f.eval(row, ctx);
+        if (f.invisible) continue;
+        if (v !== null || spec.sendNil) out[f.name] = v;
+      }
+    } catch (e) {
+      if (e instanceof RowError && f) throw new RowError(`run Select error: ${f.errorContext} meet error, err:${e.message}`);
+      throw e;
+    }
+    if (spec.sendMeta) out.__meta = row.metadata(undefined);
+    return out;
+  }
+
+  protected override fail(e: RowError): void {
+    // Field errors arrive already prefixed with their field context.
+    super.fail(e.message.startsWith("run Select error: ") ? e : new RowError("run Select error: " + e.message), true);
+  }
+}
+
+/** Whether the row has the key at all (a present null is copied, sql §10.1 step 3). */
+function hasKey(row: Row, column: string, stream: string | undefined): boolean {
+  if (row instanceof Tuple) return (stream === undefined || stream === row.emitter) && column in row.data;
+  const all = row.columns(stream);
+  return column in all;
+}

@@ -1,0 +1,152 @@
+/**
+ * A rule's topology: source nodes → their helper operators → the plan's operators → sinks, wired
+ * as a synchronous push chain. Built from the plan's specs; the source side is fed by whoever
+ * runs the rule (pipe mode or the daemon's bus).
+ */
+import type { Tuple } from "../expr/row.ts";
+import type { OpSpec, RulePlan } from "../plan/specs.ts";
+import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
+import type { Consumer, Item } from "./item.ts";
+import { NodeMetrics } from "./metrics.ts";
+import { Operator } from "./operator.ts";
+import { AggregateOp } from "./operators/aggregate.ts";
+import { AggFuncOp } from "./operators/agg-func.ts";
+import { AnalyticOp } from "./operators/analytic.ts";
+import { FilterOp } from "./operators/filter.ts";
+import { HavingOp } from "./operators/having.ts";
+import { JoinAlignerOp, JoinOp } from "./operators/join.ts";
+import { OrderOp } from "./operators/order.ts";
+import { PreprocessorOp } from "./operators/preprocessor.ts";
+import { ProjectOp } from "./operators/project.ts";
+import { ProjectSetOp } from "./operators/project-set.ts";
+import { WindowFuncOp } from "./operators/window-func.ts";
+
+/** A sink as the topology sees it: a consumer with metrics and an end. */
+export interface SinkNode extends Consumer {
+  readonly metrics: NodeMetrics[];
+  end(): void;
+}
+
+export type RuleEnv = WindowEnv;
+
+function createOperator(spec: OpSpec, env: RuleEnv): Operator {
+  switch (spec.kind) {
+    case "preprocessor":
+      return new PreprocessorOp(spec.name, env, spec.spec);
+    case "analytic":
+      return new AnalyticOp(spec.name, env, spec.sites, spec.slots);
+    case "filter":
+    case "windowFilter":
+      return new FilterOp(spec.name, env, spec.cond);
+    case "window":
+      return createWindowOp(spec, env);
+    case "join_aligner":
+      return new JoinAlignerOp(spec.name, env, spec.tables);
+    case "join":
+      return new JoinOp(spec.name, env, spec.joins);
+    case "agg_func":
+      return new AggFuncOp(spec.name, env, spec.calls, spec.slots);
+    case "aggregate":
+      return new AggregateOp(spec.name, env, spec.dims);
+    case "having":
+      return new HavingOp(spec.name, env, spec.cond);
+    case "windowFunc":
+      return new WindowFuncOp(spec.name, env, spec.site, spec.slots);
+    case "order":
+      return new OrderOp(spec.name, env, spec.keys);
+    case "project":
+      return new ProjectOp(spec.name, env, spec.spec);
+    case "projectset":
+      return new ProjectSetOp(spec.name, env, spec.column, spec.single);
+  }
+}
+
+interface SourceNode {
+  readonly metrics: NodeMetrics;
+  readonly head: Consumer;
+  readonly helpers: Operator[];
+}
+
+class FanOut implements Consumer {
+  constructor(private readonly sinks: SinkNode[]) {}
+  push(item: Item): void {
+    for (const s of this.sinks) s.push(item);
+  }
+}
+
+export class Topology {
+  private readonly sources = new Map<string, SourceNode>();
+  private readonly operators: Operator[];
+  private readonly sinks: SinkNode[];
+  private readonly env: RuleEnv;
+
+  constructor(plan: RulePlan, env: RuleEnv, sinks: SinkNode[]) {
+    this.env = env;
+    this.sinks = sinks;
+    this.operators = plan.ops.map((s) => createOperator(s, env));
+    const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);
+    for (let i = 0; i < this.operators.length; i++) this.operators[i]!.next = this.operators[i + 1] ?? out;
+    const first: Consumer = this.operators[0] ?? out;
+    for (const src of plan.sources) {
+      const helpers = src.helpers.map((s) => createOperator(s, env));
+      for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? first;
+      const metrics = new NodeMetrics("source", src.name);
+      metrics.connectionStatus = 1;
+      this.sources.set(src.name, { metrics, head: helpers[0] ?? first, helpers });
+    }
+  }
+
+  /** Delivers one record of `stream` into the rule. */
+  ingest(stream: string, t: Tuple, rows = 1): void {
+    const src = this.sources.get(stream);
+    if (!src) return;
+    const m = src.metrics;
+    m.recordsIn++;
+    m.recordsOut++;
+    m.messagesProcessed += rows;
+    m.lastInvocation = this.env.now();
+    src.head.push(t);
+  }
+
+  /** Counts a record the source could not decode. */
+  sourceError(stream: string, message: string): void {
+    const src = this.sources.get(stream);
+    if (!src) return;
+    src.metrics.recordsIn++;
+    src.metrics.exception(message, this.env.now());
+  }
+
+  /** The window operators (for `--on-eof flush`). */
+  windowOps(): WindowOp[] {
+    return this.operators.filter((o): o is WindowOp => o instanceof WindowOp);
+  }
+
+  /** Rows dropped inside the rule (late events), for the lost count. */
+  dropped(): number {
+    return 0;
+  }
+
+  hasSource(stream: string): boolean {
+    return this.sources.has(stream);
+  }
+
+  sourceNames(): string[] {
+    return [...this.sources.keys()];
+  }
+
+  /** End of input: operators holding state (windows) flush, then sinks end. */
+  end(): void {
+    for (const op of this.operators) (op as Operator & { close?(): void }).close?.();
+    for (const s of this.sinks) s.end();
+  }
+
+  /** Every node's metrics in topology order: sources (with helpers), operators, sinks. */
+  nodes(): NodeMetrics[] {
+    const out: NodeMetrics[] = [];
+    for (const s of this.sources.values()) out.push(s.metrics);
+    for (const s of this.sources.values()) for (const h of s.helpers) out.push(h.metrics);
+    for (const op of this.operators) out.push(op.metrics);
+    for (const s of this.sinks) out.push(...s.metrics);
+    return out;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * SESSIONWINDOW(unit, M, O) (windows §4.4): a session closes after O without rows, and is cut at
+ * aligned ticks every M once it has lasted M.
+ */
+import type { Tuple } from "../expr/row.ts";
+import type { WindowSpec } from "../plan/window-spec.ts";
+import type { Timer } from "./clock.ts";
+import { Ticker } from "./ticker.ts";
+import { unitMs } from "./tumbling.ts";
+import { WindowOp, type WindowEnv } from "./window-op.ts";
+
+export class SessionWindowOp extends WindowOp {
+  private buffer: Tuple[] = [];
+  private start = 0;
+  private timeoutTimer: Timer | undefined;
+  private timeoutAt = 0;
+  private readonly maxDuration: number;
+  private readonly timeout: number;
+  private readonly ticker: Ticker;
+
+  constructor(name: string, env: WindowEnv, spec: WindowSpec) {
+    super(name, env);
+    this.maxDuration = spec.length;
+    this.timeout = spec.interval;
+    this.ticker = new Ticker(this.clock, this.zone, spec.length / unitMs(spec), spec.unit!, spec.length, (t) => this.tick(t));
+    this.ticker.start();
+  }
+
+  protected onRow(t: Tuple): void {
+    this.buffer.push(t);
+    if (!this.timeoutTimer) this.start = t.ts;
+    else this.timeoutTimer.cancel();
+    this.armTimeout(t.ts + this.timeout);
+  }
+
+  private armTimeout(at: number): void {
+    this.timeoutAt = at;
+    this.timeoutTimer = this.clock.schedule(at, () => {
+      if (!this.buffer.length) return; // [quirk] stays "active": the next row keeps the start
+      const now = this.clock.now();
+      const rows = this.buffer.filter((r) => r.ts < now);
+      this.buffer = this.buffer.filter((r) => r.ts >= now);
+      this.timeoutTimer = undefined;
+      this.emitWindow(rows, { start: this.start, end: now, trigger: now });
+    });
+  }
+
+  private tick(T: number): void {
+    if (!this.buffer.length || T - this.buffer[0]!.ts < this.maxDuration) return;
+    const rows = this.buffer.filter((r) => r.ts < T);
+    this.buffer = this.buffer.filter((r) => r.ts >= T);
+    const start = this.start;
+    this.start = T;
+    this.emitWindow(rows, { start, end: T, trigger: T });
+  }
+
+  flushTime(): number | undefined {
+    return this.buffer.length ? this.timeoutAt : undefined;
+  }
+}

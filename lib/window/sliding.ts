@@ -1,0 +1,72 @@
+/**
+ * SLIDINGWINDOW(unit, L[, D]) (windows §4.3): each triggering row emits the rows of the L before
+ * it (closed range), or with a delay D the rows of [T−L, T+D) at T+D.
+ */
+import type { Evaluator } from "../expr/compile.ts";
+import type { Tuple } from "../expr/row.ts";
+import type { WindowSpec } from "../plan/window-spec.ts";
+import type { Timer } from "./clock.ts";
+import { WindowOp, type WindowEnv } from "./window-op.ts";
+
+export class SlidingWindowOp extends WindowOp {
+  private buffer: Tuple[] = [];
+  private readonly length: number;
+  private readonly delay: number;
+  private readonly trigger: Evaluator | undefined;
+  private readonly pending = new Set<Timer>();
+  private lastDue = 0;
+
+  constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined) {
+    super(name, env);
+    this.length = spec.length;
+    this.delay = spec.interval;
+    this.trigger = trigger;
+  }
+
+  private triggers(t: Tuple): boolean {
+    if (!this.trigger) return true;
+    try {
+      return this.trigger(t, { window: null }) === true;
+    } catch {
+      return false; // trigger errors count as "not matched" (sql §9.1)
+    }
+  }
+
+  protected onRow(t: Tuple): void {
+    this.buffer.push(t);
+    const T = t.ts;
+    if (!this.triggers(t)) {
+      this.gc(T - this.length - this.delay);
+      return;
+    }
+    if (this.delay === 0) {
+      this.scan(T - this.length, T, true, T);
+      return;
+    }
+    const due = T + this.delay;
+    this.lastDue = Math.max(this.lastDue, due);
+    const timer = this.clock.schedule(due, () => {
+      this.pending.delete(timer);
+      this.scan(T - this.length, due, false, due);
+    });
+    this.pending.add(timer);
+  }
+
+  private gc(before: number): void {
+    let i = 0;
+    while (i < this.buffer.length && this.buffer[i]!.ts <= before) i++;
+    if (i) this.buffer = this.buffer.slice(i);
+  }
+
+  private scan(left: number, end: number, closed: boolean, trigger: number): void {
+    let i = 0;
+    while (i < this.buffer.length && this.buffer[i]!.ts < left) i++;
+    if (i) this.buffer = this.buffer.slice(i);
+    const rows = this.buffer.filter((t) => (closed ? t.ts <= end : t.ts < end));
+    this.emitWindow(rows, { start: left, end, trigger });
+  }
+
+  flushTime(): number | undefined {
+    return this.pending.size ? this.lastDue : undefined;
+  }
+}

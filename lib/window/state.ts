@@ -1,0 +1,74 @@
+/**
+ * STATEWINDOW(begin[, emit]) OVER (PARTITION BY …) (windows §4.6): condition-driven windows, one
+ * state machine per partition. Partial windows are never emitted.
+ */
+import type { Evaluator } from "../expr/compile.ts";
+import type { Tuple } from "../expr/row.ts";
+import { fmtV } from "../expr/values.ts";
+import { WindowOp, type WindowEnv } from "./window-op.ts";
+
+interface State {
+  started: boolean;
+  start: number;
+  rows: Tuple[];
+}
+
+export class StateWindowOp extends WindowOp {
+  private readonly states = new Map<string, State>();
+  constructor(
+    name: string,
+    env: WindowEnv,
+    private readonly begin: Evaluator,
+    private readonly emitCond: Evaluator,
+    private readonly single: boolean,
+    private readonly partition: Evaluator[],
+  ) {
+    super(name, env);
+  }
+
+  private holds(cond: Evaluator, t: Tuple): boolean {
+    try {
+      return cond(t, { window: null }) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  protected onRow(t: Tuple): void {
+    let key = "parKey_";
+    for (const p of this.partition) {
+      try {
+        key += fmtV(p(t, { window: null })) + ",";
+      } catch {
+        // a failing partition expression is skipped (windows §4.6)
+      }
+    }
+    let s = this.states.get(key);
+    if (!s) this.states.set(key, (s = { started: false, start: 0, rows: [] }));
+    if (!s.started) {
+      if (this.holds(this.begin, t)) Object.assign(s, { started: true, start: t.ts, rows: [t] });
+      return;
+    }
+    if (this.single) {
+      if (this.holds(this.begin, t)) {
+        const rows = s.rows;
+        const start = s.start;
+        s.rows = [t];
+        s.start = t.ts;
+        this.emitWindow(rows, { start, end: t.ts, trigger: t.ts });
+      } else s.rows.push(t);
+      return;
+    }
+    s.rows.push(t);
+    if (this.holds(this.emitCond, t)) {
+      const rows = s.rows;
+      s.rows = [];
+      s.started = false;
+      this.emitWindow(rows, { start: s.start, end: t.ts, trigger: t.ts });
+    }
+  }
+
+  flushTime(): undefined {
+    return undefined;
+  }
+}

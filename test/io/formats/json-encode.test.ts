@@ -1,0 +1,68 @@
+import { describe, expect, test } from "bun:test";
+import { RowError } from "../../../lib/errors.ts";
+import { DateTime, Duration, UTC } from "../../../lib/expr/time.ts";
+import type { Value } from "../../../lib/expr/values.ts";
+import { encodeGoJson } from "../../../lib/io/formats/json-encode.ts";
+
+const cases: [label: string, v: Value, want: string][] = [
+  ["null", null, "null"],
+  ["bools", [true, false], "[true,false]"],
+  ["int64 beyond 2^53 stays exact", 9007199254740993n, "9007199254740993"],
+  ["min int64", -9223372036854775808n, "-9223372036854775808"],
+  ["integral float has no fraction", 2, "2"],
+  ["float", 25.5, "25.5"],
+  ["negative zero keeps its sign", -0, "-0"],
+  ["1e20 is plain", 1e20, "100000000000000000000"],
+  ["1e21 switches to exponent", 1e21, "1e+21"],
+  ["1e-6 is plain", 0.000001, "0.000001"],
+  ["below 1e-6 drops the exponent's leading zero", 1e-7, "1e-7"],
+  ["two-digit negative exponent", 1.5e-10, "1.5e-10"],
+  ["three-digit exponent", 1e100, "1e+100"],
+  ["smallest subnormal", 5e-324, "5e-324"],
+  ["html characters", "<a&b>", '"\\u003ca\\u0026b\\u003e"'],
+  ["line and paragraph separators", "\u2028\u2029", '"\\u2028\\u2029"'],
+  ["short escapes", '"\\\n\r\t\b\f', '"\\"\\\\\\n\\r\\t\\b\\f"'],
+  ["other controls", "\u0001\u001f", '"\\u0001\\u001f"'],
+  ["DEL and non-ASCII pass through", "\u007fé日😀", '"\u007fé日😀"'],
+  ["a lone surrogate is invalid UTF-8", "a\ud800b", '"a\ufffdb"'],
+  ["bytes are base64", new TextEncoder().encode("hello"), '"aGVsbG8="'],
+  ["empty bytes", new Uint8Array(0), '""'],
+  ["duration is nanoseconds", new Duration(1500000000n), "1500000000"],
+  ["datetime is RFC 3339 with trimmed nanos", new DateTime(1704164645600, 0, UTC), '"2024-01-02T03:04:05.6Z"'],
+  ["keys sorted", { b: 1n, a: [1n, 2n], c: { z: null, y: "x" } }, '{"a":[1,2],"b":1,"c":{"y":"x","z":null}}'],
+  ["keys sorted byte-wise", { "\u{1F600}": 1n, "\uff01": 2n, B: 3n, a: 4n }, '{"B":3,"a":4,"！":2,"😀":1}'],
+  ["keys escaped", { "<k>": 1n }, '{"\\u003ck\\u003e":1}'],
+  ["empty containers", { a: [], o: {} }, '{"a":[],"o":{}}'],
+];
+
+describe("encodeGoJson", () => {
+  test.each(cases)("%s", (_label, v, want) => {
+    expect(encodeGoJson(v)).toBe(want);
+  });
+
+  test.each([
+    [NaN, "json: unsupported value: NaN"],
+    [Infinity, "json: unsupported value: +Inf"],
+    [[1n, { a: -Infinity }], "json: unsupported value: -Inf"],
+  ] as [Value, string][])("%p cannot be encoded", (v, msg) => {
+    let thrown: unknown;
+    try {
+      encodeGoJson(v);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(RowError);
+    expect((thrown as RowError).message).toBe(msg);
+  });
+
+  test("finite floats match JavaScript's shortest form", () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let i = 0; i < 2000; i++) {
+      const x = (rnd() - 0.5) * Math.pow(10, Math.floor(rnd() * 60) - 30);
+      const s = encodeGoJson(x);
+      expect(Number(s)).toBe(x);
+      expect(s).toBe(Object.is(x, -0) ? "-0" : String(x));
+    }
+  });
+});
