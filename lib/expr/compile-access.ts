@@ -3,7 +3,7 @@ import { RowError } from "../errors.ts";
 import type { Arrow, Index, MetaRef, Slice } from "../sql/ast.ts";
 import { renderExpr } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
-import { checkLeft, invalidOp } from "./ops.ts";
+import { invalidOp } from "./ops.ts";
 import { isObj, toIntSame, typeValue, type Value } from "./values.ts";
 
 export function compileMeta(e: MetaRef): Evaluator {
@@ -57,7 +57,7 @@ export function compileIndex(e: Index, scope: Scope): Evaluator {
   const index = bound(compileExpr(e.index, scope), "index", renderExpr(e.index));
   return (row, ctx) => {
     const l = left(row, ctx);
-    checkLeft(l, "[]");
+    if (isObj(l)) throw new RowError("[] is an invalid operation for map[string]interface {}");
     const i = index(row, ctx) as bigint;
     if (l === null) return null;
     if (!Array.isArray(l)) throw scalarBracket(l, i, i);
@@ -86,7 +86,7 @@ export function compileSlice(e: Slice, scope: Scope): Evaluator {
   const end = e.end ? bound(compileExpr(e.end, scope), "colon end", renderExpr(e.end)) : undefined;
   return (row, ctx) => {
     const l = left(row, ctx);
-    checkLeft(l, "[]");
+    if (isObj(l)) throw new RowError("[] is an invalid operation for map[string]interface {}");
     const s = start(row, ctx) as bigint;
     const en = end ? (end(row, ctx) as bigint) : undefined;
     if (l === null) return null;

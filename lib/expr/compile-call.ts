@@ -7,6 +7,7 @@ import { RowError } from "../errors.ts";
 import { invoke } from "../functions/invoke.ts";
 import { lookupFunction, type CallCtx, type FuncDef } from "../functions/registry.ts";
 import type { Call, Expr } from "../sql/ast.ts";
+import { colFuncFieldName } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { GroupRow, type Row } from "./row.ts";
 import { fmtV, isObj, strictEqual, type Obj, type Value } from "./values.ts";
@@ -150,7 +151,7 @@ function compileChangedCols(e: Call, scope: Scope): Evaluator {
   const prefix = compileExpr(prefixArg, scope);
   const ignore = compileExpr(ignoreArg, scope);
   const columns = cols.map((c) => ({
-    name: c.kind === "field" ? c.name : c.kind === "call" ? c.name : "",
+    name: colFuncFieldName(c),
     wildcard: c.kind === "wildcard" ? c : undefined,
     value: compileExpr(c, scope),
   }));

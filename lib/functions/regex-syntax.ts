@@ -475,17 +475,15 @@ class Parser {
       this.i = p;
       return cp;
     };
+    // Octal: \0 and up to two more digits; \1–\7 only when another octal digit follows (a single
+    // non-zero digit would be a back-reference, which Go does not support).
+    if (c === 0x30 || (c >= 0x31 && c <= 0x37 && p < s.length && isOctal(s.charCodeAt(p)))) {
+      let r = c - 0x30;
+      for (let k = 1; k < 3 && p < s.length && isOctal(s.charCodeAt(p)); k++, p++)
+        r = r * 8 + s.charCodeAt(p) - 0x30;
+      return done(r);
+    }
     escape: switch (c) {
-      case 0x31: case 0x32: case 0x33: case 0x34: case 0x35: case 0x36: case 0x37:
-        // A single non-zero digit is a back-reference, which Go does not support.
-        if (p >= s.length || !isOctal(s.charCodeAt(p))) break;
-      // falls through
-      case 0x30: {
-        let r = c - 0x30;
-        for (let k = 1; k < 3 && p < s.length && isOctal(s.charCodeAt(p)); k++, p++)
-          r = r * 8 + s.charCodeAt(p) - 0x30;
-        return done(r);
-      }
       case 0x78: {
         // \x
         if (p >= s.length) break;

@@ -49,7 +49,7 @@ register(
   { name: "window_end", kind: "special", validate: arity(0) },
   { name: "window_trigger", kind: "special", validate: arity(0) },
   { name: "event_time", kind: "special", validate: arity(0) },
-  { name: "unnest", kind: "srf", validate: arity(1), policy: "N" },
+  { name: "unnest", kind: "srf", validate: arity(1), policy: "N", exec: ([v]) => v! },
   { name: "extract", kind: "srf", validate: arity(1), policy: "N" },
   { name: "changed_cols", kind: "multi", validate: changedColsValidator },
   { name: "row_number", kind: "window", validate: arity(0) },

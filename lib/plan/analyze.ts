@@ -62,8 +62,9 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
 
   const binder = new Binder(sources, aliases);
   stmt.fields.forEach((f, i) => {
-    binder.bind(f.expr, i, f.alias);
+    // REPLACE items first: inside its own definition an alias name is the column.
     if (f.expr.kind === "wildcard") for (const r of f.expr.replace) binder.bind(r.expr, i, r.alias);
+    binder.bind(f.expr, i, f.alias);
   });
   for (const e of clauseExprs(stmt)) binder.bind(e, Infinity, undefined);
 

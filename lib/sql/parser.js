@@ -542,27 +542,29 @@ function peg$parse(input, options) {
   function peg$f91(r) {    return (l) => ({ kind: "arrow", left: l, right: r });  }
   function peg$f92(name) {    return (l) => ({ kind: "arrow", left: l, right: { kind: "field", name } });  }
   function peg$f93(b) {    return b;  }
-  function peg$f94() {    return "*";  }
-  function peg$f95() {    return "/";  }
-  function peg$f96() {    return "%";  }
-  function peg$f97() {    return "&";  }
-  function peg$f98() {    return (l) => ({ kind: "slice", left: l });  }
-  function peg$f99() {    return (l) => ({ kind: "slice", left: l });  }
-  function peg$f100(end) {    return (l) => ({ kind: "slice", left: l, end });  }
-  function peg$f101(start) {    return (l) => ({ kind: "slice", left: l, start });  }
-  function peg$f102(start, end) {    return (l) => ({ kind: "slice", left: l, start, end });  }
-  function peg$f103(index) {    return (l) => ({ kind: "index", left: l, index });  }
-  function peg$f104(t) {    fail(`Unexpected token ${found(t)}. when parsing bracket expressions.`, t);  }
-  function peg$f105(t) {    fail(`Found ${found(t)}, expected right bracket.`, t);  }
-  function peg$f106(e, t) {    fail(`found ${found(t)}, expected right paren.`, t);  }
-  function peg$f107(e) {    return { kind: "paren", expr: e };  }
-  function peg$f108(s) {    return { kind: "string", value: s };  }
-  function peg$f109() {    return { kind: "boolean", value: true };  }
-  function peg$f110() {    return { kind: "boolean", value: false };  }
-  function peg$f111(u) {    return { kind: "timeUnit", unit: u };  }
-  function peg$f112(w) {    return w;  }
-  function peg$f113(t) {    fail(`found ${found(t)}, expected expression.`, t);  }
-  function peg$f114(neg, n) {
+  function peg$f94(head, t) {    return t;  }
+  function peg$f95(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f96() {    return "*";  }
+  function peg$f97() {    return "/";  }
+  function peg$f98() {    return "%";  }
+  function peg$f99() {    return "&";  }
+  function peg$f100() {    return (l) => ({ kind: "slice", left: l });  }
+  function peg$f101() {    return (l) => ({ kind: "slice", left: l });  }
+  function peg$f102(end) {    return (l) => ({ kind: "slice", left: l, end });  }
+  function peg$f103(start) {    return (l) => ({ kind: "slice", left: l, start });  }
+  function peg$f104(start, end) {    return (l) => ({ kind: "slice", left: l, start, end });  }
+  function peg$f105(index) {    return (l) => ({ kind: "index", left: l, index });  }
+  function peg$f106(t) {    fail(`Unexpected token ${found(t)}. when parsing bracket expressions.`, t);  }
+  function peg$f107(t) {    fail(`Found ${found(t)}, expected right bracket.`, t);  }
+  function peg$f108(e, t) {    fail(`found ${found(t)}, expected right paren.`, t);  }
+  function peg$f109(e) {    return { kind: "paren", expr: e };  }
+  function peg$f110(s) {    return { kind: "string", value: s };  }
+  function peg$f111() {    return { kind: "boolean", value: true };  }
+  function peg$f112() {    return { kind: "boolean", value: false };  }
+  function peg$f113(u) {    return { kind: "timeUnit", unit: u };  }
+  function peg$f114(w) {    return w;  }
+  function peg$f115(t) {    fail(`found ${found(t)}, expected expression.`, t);  }
+  function peg$f116(neg, n) {
     if (n.bad) fail(`found ${goQuote((neg ? "-" : "") + n.text)}, invalid number value.`);
     if (n.float) {
       const v = Number(n.text.replace(/\s+/g, ""));
@@ -570,20 +572,20 @@ function peg$parse(input, options) {
     }
     return { kind: "integer", value: intLiteral(n.text, !!neg) };
   }
-  function peg$f115(t) {    return { text: t, float: t.includes("."), bad: (t.match(/\./g) || []).length > 1 };  }
-  function peg$f116(t) {    const c = t.replace(/\s+/g, ""); return { text: c, float: true, bad: (c.match(/\./g) || []).length > 1 };  }
-  function peg$f117(first, s) {    return s;  }
-  function peg$f118(first, second) {
+  function peg$f117(t) {    return { text: t, float: t.includes("."), bad: (t.match(/\./g) || []).length > 1 };  }
+  function peg$f118(t) {    const c = t.replace(/\s+/g, ""); return { text: c, float: true, bad: (c.match(/\./g) || []).length > 1 };  }
+  function peg$f119(first, s) {    return s;  }
+  function peg$f120(first, second) {
     if (second === "*") return { kind: "wildcard", stream: first, except: [], replace: [] };
     if (second !== null) return { kind: "field", name: second, stream: first };
     return { kind: "field", name: first };
   }
-  function peg$f119(name) {    if (options.isFunction && !options.isFunction(name)) fail(`function ${name} not found`); return true;  }
-  function peg$f120(name, args, t) {    fail(`found function call ${goQuote(name.toLowerCase())}, expected ), but with ${found(t)}.`, t);  }
-  function peg$f121(name, args, close) {    return WINDOWS.has(name.toLowerCase());  }
-  function peg$f122(name, args, close, f) {    return f;  }
-  function peg$f123(name, args, close, filter, o) {    return o;  }
-  function peg$f124(name, args, close, filter, over) {
+  function peg$f121(name) {    if (options.isFunction && !options.isFunction(name)) fail(`function ${name} not found`); return true;  }
+  function peg$f122(name, args, t) {    fail(`found function call ${goQuote(name.toLowerCase())}, expected ), but with ${found(t)}.`, t);  }
+  function peg$f123(name, args, close) {    return WINDOWS.has(name.toLowerCase());  }
+  function peg$f124(name, args, close, f) {    return f;  }
+  function peg$f125(name, args, close, filter, o) {    return o;  }
+  function peg$f126(name, args, close, filter, over) {
     const lower = name.toLowerCase();
     const call = { kind: "call", name: lower, args: lower === "meta" || lower === "mqtt" ? args.map(metaArg) : args };
     const invalid = options.validate?.(lower, call.args);
@@ -596,15 +598,15 @@ function peg$parse(input, options) {
     }
     return call;
   }
-  function peg$f125(w) {    return KEYWORDS.has(w.toUpperCase());  }
-  function peg$f126(w) {    return w;  }
-  function peg$f127() {    return [];  }
-  function peg$f128(e, t) {    fail(`Found ${found(t)} after FILTER, expect right parentheses.`, t);  }
-  function peg$f129(e) {    return e;  }
-  function peg$f130(t) {    fail(`Found ${found(t)} after FILTER(, expect WHERE.`, t);  }
-  function peg$f131(t) {    fail(`Found ${found(t)} after FILTER, expect parentheses.`, t);  }
-  function peg$f132(items, t) {    fail(`Found "${t.name}", expect right parentheses after OVER `, t);  }
-  function peg$f133(items) {
+  function peg$f127(w) {    return KEYWORDS.has(w.toUpperCase());  }
+  function peg$f128(w) {    return w;  }
+  function peg$f129() {    return [];  }
+  function peg$f130(e, t) {    fail(`Found ${found(t)} after FILTER, expect right parentheses.`, t);  }
+  function peg$f131(e) {    return e;  }
+  function peg$f132(t) {    fail(`Found ${found(t)} after FILTER(, expect WHERE.`, t);  }
+  function peg$f133(t) {    fail(`Found ${found(t)} after FILTER, expect parentheses.`, t);  }
+  function peg$f134(items, t) {    fail(`Found "${t.name}", expect right parentheses after OVER `, t);  }
+  function peg$f135(items) {
     const get = (k) => items.find((i) => i.k === k);
     return {
       analytic: (rowNumber) => ({
@@ -615,19 +617,19 @@ function peg$parse(input, options) {
       window: () => ({ partition: get("partition")?.v ?? [], when: get("when")?.v, orderBy: [] }),
     };
   }
-  function peg$f134(t) {    fail(`Found "${t.name}" after OVER, expect parentheses.`, t);  }
-  function peg$f135(head, i) {    return i;  }
-  function peg$f136(head, tail) {    return [head, ...tail];  }
-  function peg$f137(t) {    fail(`Found "${t.name}" after OVER (, expect partition by or when.`, t);  }
-  function peg$f138(list) {    return { k: "partition", v: list };  }
-  function peg$f139(t) {    fail(`found ${found(t)}, expected by after partition.`, t);  }
-  function peg$f140(e) {    return { k: "when", v: e };  }
-  function peg$f141(head, s) {    return s;  }
-  function peg$f142(head, tail) {    return { k: "order", v: [head, ...tail] };  }
-  function peg$f143(v) {    return v;  }
-  function peg$f144(value, w) {    return w;  }
-  function peg$f145(value, whens, e) {    return e;  }
-  function peg$f146(value, whens, els) {
+  function peg$f136(t) {    fail(`Found "${t.name}" after OVER, expect parentheses.`, t);  }
+  function peg$f137(head, i) {    return i;  }
+  function peg$f138(head, tail) {    return [head, ...tail];  }
+  function peg$f139(t) {    fail(`Found "${t.name}" after OVER (, expect partition by or when.`, t);  }
+  function peg$f140(list) {    return { k: "partition", v: list };  }
+  function peg$f141(t) {    fail(`found ${found(t)}, expected by after partition.`, t);  }
+  function peg$f142(e) {    return { k: "when", v: e };  }
+  function peg$f143(head, s) {    return s;  }
+  function peg$f144(head, tail) {    return { k: "order", v: [head, ...tail] };  }
+  function peg$f145(v) {    return v;  }
+  function peg$f146(value, w) {    return w;  }
+  function peg$f147(value, whens, e) {    return e;  }
+  function peg$f148(value, whens, els) {
     if (whens.length === 0) fail(els ? "invalid CASE expression, WHEN expected before ELSE" : "invalid CASE expression, WHEN expected before END");
     if (!value) for (const w of whens) if (!isBoolExpr(w.cond)) fail("invalid CASE expression, WHEN expression must be a bool condition");
     const c = { kind: "case", whens };
@@ -635,97 +637,97 @@ function peg$parse(input, options) {
     if (els) c.else = els;
     return c;
   }
-  function peg$f147(cond) {    fail("invalid CASE expression, THEN expected after WHEN");  }
-  function peg$f148(cond, result) {    return { cond, result };  }
-  function peg$f149() {    fail("invalid CASE expression, END expected");  }
-  function peg$f150(k) {    return k.toUpperCase();  }
-  function peg$f151(kind, name, fields, opts) {    return { kind: "create", streamKind: kind, name, fields, options: opts };  }
-  function peg$f152(w) {    return /^(stream|table)$/i.test(w);  }
-  function peg$f153(w) {    return w.toLowerCase();  }
-  function peg$f154(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword stream or table.`, t);  }
-  function peg$f155(t) {    fail(`found ${found(t)}, expected stream name.`, t);  }
-  function peg$f156() {    return null;  }
-  function peg$f157(head, f) {    return f;  }
-  function peg$f158(head, tail) {    return [head, ...tail];  }
-  function peg$f159(t) {    fail(`found ${found(t)}, expected lparen after stream name.`, t);  }
-  function peg$f160(t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
-  function peg$f161(name, type, d) {    return d;  }
-  function peg$f162(name, type, def) {    const f = { name, type }; if (def) f.defaultLit = def; return f;  }
-  function peg$f163(t) {    fail(`found ${found(t)}, expect stream field name.`, t);  }
-  function peg$f164(w) {    return /^array$/i.test(w);  }
-  function peg$f165(w, t, t2) {    fail(`found ${found(t2)}, expect rparen in array type definition.`, t2);  }
-  function peg$f166(w, t) {    return { array: t };  }
-  function peg$f167(w) {    return /^struct$/i.test(w);  }
-  function peg$f168(w, head, f) {    return f;  }
-  function peg$f169(w, head, tail, t2) {    fail(`found ${found(t2)}, expect comma in create stream record statement.`, t2);  }
-  function peg$f170(w, head, tail) {    return { struct: [head, ...tail] };  }
-  function peg$f171(w) {    return /^(bigint|float|string|datetime|boolean|bytea)$/i.test(w);  }
-  function peg$f172(w) {    return w.toLowerCase();  }
-  function peg$f173(t) {    fail(`found ${found(t)}, expect valid stream field types(BIGINT | FLOAT | STRING | DATETIME | BOOLEAN | BYTEA | ARRAY | STRUCT).`, t);  }
-  function peg$f174(n) {    return { text: "-" + n.text };  }
-  function peg$f175(n) {    return { text: n.text };  }
-  function peg$f176(s) {    return { text: s, string: true };  }
-  function peg$f177() {    return { text: "true" };  }
-  function peg$f178() {    return { text: "false" };  }
-  function peg$f179(t) {    fail(`found ${found(t)}, expect default constraint value.`, t);  }
-  function peg$f180(w) {    return /^with$/i.test(w);  }
-  function peg$f181(w) {    fail(`found ${goQuote(w.toUpperCase())}, expected is with.`);  }
-  function peg$f182(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f183() {    return [];  }
-  function peg$f184(head, o) {    return o;  }
-  function peg$f185(head, tail, t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
-  function peg$f186(head, tail) {    return [head, ...tail];  }
-  function peg$f187(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f188(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
-  function peg$f189(name, value) {    return { name, value };  }
-  function peg$f190(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
-  function peg$f191(w) {    return w.toUpperCase();  }
-  function peg$f192(t) {    fail(`found ${found(t)}, unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).`, t);  }
-  function peg$f193(body) {
+  function peg$f149(cond) {    fail("invalid CASE expression, THEN expected after WHEN");  }
+  function peg$f150(cond, result) {    return { cond, result };  }
+  function peg$f151() {    fail("invalid CASE expression, END expected");  }
+  function peg$f152(k) {    return k.toUpperCase();  }
+  function peg$f153(kind, name, fields, opts) {    return { kind: "create", streamKind: kind, name, fields, options: opts };  }
+  function peg$f154(w) {    return /^(stream|table)$/i.test(w);  }
+  function peg$f155(w) {    return w.toLowerCase();  }
+  function peg$f156(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword stream or table.`, t);  }
+  function peg$f157(t) {    fail(`found ${found(t)}, expected stream name.`, t);  }
+  function peg$f158() {    return null;  }
+  function peg$f159(head, f) {    return f;  }
+  function peg$f160(head, tail) {    return [head, ...tail];  }
+  function peg$f161(t) {    fail(`found ${found(t)}, expected lparen after stream name.`, t);  }
+  function peg$f162(t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
+  function peg$f163(name, type, d) {    return d;  }
+  function peg$f164(name, type, def) {    const f = { name, type }; if (def) f.defaultLit = def; return f;  }
+  function peg$f165(t) {    fail(`found ${found(t)}, expect stream field name.`, t);  }
+  function peg$f166(w) {    return /^array$/i.test(w);  }
+  function peg$f167(w, t, t2) {    fail(`found ${found(t2)}, expect rparen in array type definition.`, t2);  }
+  function peg$f168(w, t) {    return { array: t };  }
+  function peg$f169(w) {    return /^struct$/i.test(w);  }
+  function peg$f170(w, head, f) {    return f;  }
+  function peg$f171(w, head, tail, t2) {    fail(`found ${found(t2)}, expect comma in create stream record statement.`, t2);  }
+  function peg$f172(w, head, tail) {    return { struct: [head, ...tail] };  }
+  function peg$f173(w) {    return /^(bigint|float|string|datetime|boolean|bytea)$/i.test(w);  }
+  function peg$f174(w) {    return w.toLowerCase();  }
+  function peg$f175(t) {    fail(`found ${found(t)}, expect valid stream field types(BIGINT | FLOAT | STRING | DATETIME | BOOLEAN | BYTEA | ARRAY | STRUCT).`, t);  }
+  function peg$f176(n) {    return { text: "-" + n.text };  }
+  function peg$f177(n) {    return { text: n.text };  }
+  function peg$f178(s) {    return { text: s, string: true };  }
+  function peg$f179() {    return { text: "true" };  }
+  function peg$f180() {    return { text: "false" };  }
+  function peg$f181(t) {    fail(`found ${found(t)}, expect default constraint value.`, t);  }
+  function peg$f182(w) {    return /^with$/i.test(w);  }
+  function peg$f183(w) {    fail(`found ${goQuote(w.toUpperCase())}, expected is with.`);  }
+  function peg$f184(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
+  function peg$f185() {    return [];  }
+  function peg$f186(head, o) {    return o;  }
+  function peg$f187(head, tail, t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
+  function peg$f188(head, tail) {    return [head, ...tail];  }
+  function peg$f189(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
+  function peg$f190(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
+  function peg$f191(name, value) {    return { name, value };  }
+  function peg$f192(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
+  function peg$f193(w) {    return w.toUpperCase();  }
+  function peg$f194(t) {    fail(`found ${found(t)}, unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).`, t);  }
+  function peg$f195(body) {
     const v = unquote(body, '"');
     if (v === undefined) fail(`found ${goQuote("invalid string: \"" + body + "\"")}, expect string or boolean value in option.`);
     return v;
   }
-  function peg$f194() {    return "TRUE";  }
-  function peg$f195() {    return "FALSE";  }
-  function peg$f196(t) {    fail(`found ${found(t)}, expect string or boolean value in option.`, t);  }
-  function peg$f197(t) {    fail(`found ${found(t)}, expected semicolon or EOF.`, t);  }
-  function peg$f198(w) {    return /^show$/i.test(w);  }
-  function peg$f199(w, what, t) {    fail(`found ${found(t)}, expected semecolon or EOF.`, t);  }
-  function peg$f200(w, what) {    return { kind: "show", what };  }
-  function peg$f201(w) {    return /^(streams|tables)$/i.test(w);  }
-  function peg$f202(w) {    return w.toLowerCase();  }
-  function peg$f203(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword streams or tables.`, t);  }
-  function peg$f204(w) {    return /^(describe|explain|drop)$/i.test(w);  }
-  function peg$f205(w, kind, t) {    fail(`found ${found(t)}, expected ${kind} name.`, t);  }
-  function peg$f206(w, kind, name) {    return { kind: w.toLowerCase(), streamKind: kind, name };  }
-  function peg$f207(w) {    return KEYWORDS.has(w.toUpperCase());  }
-  function peg$f208(w) {    return w.toUpperCase();  }
+  function peg$f196() {    return "TRUE";  }
+  function peg$f197() {    return "FALSE";  }
+  function peg$f198(t) {    fail(`found ${found(t)}, expect string or boolean value in option.`, t);  }
+  function peg$f199(t) {    fail(`found ${found(t)}, expected semicolon or EOF.`, t);  }
+  function peg$f200(w) {    return /^show$/i.test(w);  }
+  function peg$f201(w, what, t) {    fail(`found ${found(t)}, expected semecolon or EOF.`, t);  }
+  function peg$f202(w, what) {    return { kind: "show", what };  }
+  function peg$f203(w) {    return /^(streams|tables)$/i.test(w);  }
+  function peg$f204(w) {    return w.toLowerCase();  }
+  function peg$f205(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword streams or tables.`, t);  }
+  function peg$f206(w) {    return /^(describe|explain|drop)$/i.test(w);  }
+  function peg$f207(w, kind, t) {    fail(`found ${found(t)}, expected ${kind} name.`, t);  }
+  function peg$f208(w, kind, name) {    return { kind: w.toLowerCase(), streamKind: kind, name };  }
   function peg$f209(w) {    return KEYWORDS.has(w.toUpperCase());  }
-  function peg$f210(w) {    return w;  }
-  function peg$f211(s) {    return s;  }
-  function peg$f212(body) {
+  function peg$f210(w) {    return w.toUpperCase();  }
+  function peg$f211(w) {    return KEYWORDS.has(w.toUpperCase());  }
+  function peg$f212(w) {    return w;  }
+  function peg$f213(s) {    return s;  }
+  function peg$f214(body) {
     const v = unquote(body, '"');
     if (v === undefined) fail(`found ${goQuote("invalid string: \"" + body + "\"")}, expected expression.`);
     return v;
   }
-  function peg$f213(body) {
+  function peg$f215(body) {
     const v = unquote(body.replace(/\\'/g, "'").replace(/"/g, '\\"'), '"');
     if (v === undefined) fail(`found ${goQuote("invalid string: \"" + body + "\"")}, expected expression.`);
     return v;
   }
-  function peg$f214() {    return { text: "EOF", name: "EOF", location: location() };  }
-  function peg$f215(k) {    return { text: k, name: k, location: location() };  }
-  function peg$f216(w) {    return { text: w, name: "IDENT", location: location() };  }
-  function peg$f217(s) {    return { text: s, name: "IDENT", location: location() };  }
-  function peg$f218(n) {    return { text: n.text, name: n.float ? "NUMBER" : "INTEGER", location: location() };  }
-  function peg$f219(body) {    return { text: unquote(body, '"') ?? `invalid string: "${body}"`, name: "STRING", location: location() };  }
-  function peg$f220(body) {    return { text: body, name: "STRING", location: location() };  }
-  function peg$f221(q, rest) {    return { text: q + rest, name: "BADSTRING", location: location() };  }
-  function peg$f222(op) {    return { text: op, name: op, location: location() };  }
-  function peg$f223(c) {    return { text: c, name: c, location: location() };  }
-  function peg$f224() {    return "DESC";  }
-  function peg$f225() {    return "ASC";  }
+  function peg$f216() {    return { text: "EOF", name: "EOF", location: location() };  }
+  function peg$f217(k) {    return { text: k, name: k, location: location() };  }
+  function peg$f218(w) {    return { text: w, name: "IDENT", location: location() };  }
+  function peg$f219(s) {    return { text: s, name: "IDENT", location: location() };  }
+  function peg$f220(n) {    return { text: n.text, name: n.float ? "NUMBER" : "INTEGER", location: location() };  }
+  function peg$f221(body) {    return { text: unquote(body, '"') ?? `invalid string: "${body}"`, name: "STRING", location: location() };  }
+  function peg$f222(body) {    return { text: body, name: "STRING", location: location() };  }
+  function peg$f223(q, rest) {    return { text: q + rest, name: "BADSTRING", location: location() };  }
+  function peg$f224(op) {    return { text: op, name: op, location: location() };  }
+  function peg$f225(c) {    return { text: c, name: c, location: location() };  }
+  function peg$f226() {    return "DESC";  }
+  function peg$f227() {    return "ASC";  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -2851,7 +2853,7 @@ function peg$parse(input, options) {
       }
       if (s0 === peg$FAILED) {
         s0 = peg$currPos;
-        s1 = peg$parseOperand();
+        s1 = peg$parsePostfixExpr();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
           s1 = peg$f74(s1);
@@ -3249,14 +3251,46 @@ function peg$parse(input, options) {
       s0 = peg$FAILED;
     }
     if (s0 === peg$FAILED) {
+      s0 = peg$parseAccess();
+    }
+
+    return s0;
+  }
+
+  function peg$parseAccess() {
+    let s0, s1, s2, s3;
+
+    s0 = peg$currPos;
+    s1 = peg$parseArrow();
+    if (s1 !== peg$FAILED) {
+      s2 = peg$parse_();
+      s3 = peg$parseOperand();
+      if (s3 !== peg$FAILED) {
+        peg$savedPos = s0;
+        s0 = peg$f91(s3);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+    if (s0 === peg$FAILED) {
       s0 = peg$currPos;
-      s1 = peg$parseArrow();
+      if (input.charCodeAt(peg$currPos) === 46) {
+        s1 = peg$c13;
+        peg$currPos++;
+      } else {
+        s1 = peg$FAILED;
+        if (peg$silentFails === 0) { peg$fail(peg$e16); }
+      }
       if (s1 !== peg$FAILED) {
         s2 = peg$parse_();
-        s3 = peg$parseOperand();
+        s3 = peg$parseIdent();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f91(s3);
+          s0 = peg$f92(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3267,37 +3301,53 @@ function peg$parse(input, options) {
       }
       if (s0 === peg$FAILED) {
         s0 = peg$currPos;
-        if (input.charCodeAt(peg$currPos) === 46) {
-          s1 = peg$c13;
-          peg$currPos++;
-        } else {
-          s1 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e16); }
-        }
+        s1 = peg$parseBracket();
         if (s1 !== peg$FAILED) {
-          s2 = peg$parse_();
-          s3 = peg$parseIdent();
-          if (s3 !== peg$FAILED) {
-            peg$savedPos = s0;
-            s0 = peg$f92(s3);
-          } else {
-            peg$currPos = s0;
-            s0 = peg$FAILED;
-          }
-        } else {
-          peg$currPos = s0;
-          s0 = peg$FAILED;
+          peg$savedPos = s0;
+          s1 = peg$f93(s1);
         }
-        if (s0 === peg$FAILED) {
-          s0 = peg$currPos;
-          s1 = peg$parseBracket();
-          if (s1 !== peg$FAILED) {
-            peg$savedPos = s0;
-            s1 = peg$f93(s1);
-          }
-          s0 = s1;
+        s0 = s1;
+      }
+    }
+
+    return s0;
+  }
+
+  function peg$parsePostfixExpr() {
+    let s0, s1, s2, s3, s4, s5;
+
+    s0 = peg$currPos;
+    s1 = peg$parseOperand();
+    if (s1 !== peg$FAILED) {
+      s2 = [];
+      s3 = peg$currPos;
+      s4 = peg$parse_();
+      s5 = peg$parseAccess();
+      if (s5 !== peg$FAILED) {
+        peg$savedPos = s3;
+        s3 = peg$f94(s1, s5);
+      } else {
+        peg$currPos = s3;
+        s3 = peg$FAILED;
+      }
+      while (s3 !== peg$FAILED) {
+        s2.push(s3);
+        s3 = peg$currPos;
+        s4 = peg$parse_();
+        s5 = peg$parseAccess();
+        if (s5 !== peg$FAILED) {
+          peg$savedPos = s3;
+          s3 = peg$f94(s1, s5);
+        } else {
+          peg$currPos = s3;
+          s3 = peg$FAILED;
         }
       }
+      peg$savedPos = s0;
+      s0 = peg$f95(s1, s2);
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
     }
 
     return s0;
@@ -3316,7 +3366,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f94();
+      s1 = peg$f96();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3330,7 +3380,7 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f95();
+        s1 = peg$f97();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -3344,7 +3394,7 @@ function peg$parse(input, options) {
         }
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f96();
+          s1 = peg$f98();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3358,7 +3408,7 @@ function peg$parse(input, options) {
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f97();
+            s1 = peg$f99();
           }
           s0 = s1;
         }
@@ -3430,7 +3480,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f98();
+        s0 = peg$f100();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3468,7 +3518,7 @@ function peg$parse(input, options) {
           }
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f99();
+            s0 = peg$f101();
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -3507,7 +3557,7 @@ function peg$parse(input, options) {
               s7 = peg$parseBracketClose();
               if (s7 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f100(s5);
+                s0 = peg$f102(s5);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -3556,7 +3606,7 @@ function peg$parse(input, options) {
                 }
                 if (s7 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f101(s3);
+                  s0 = peg$f103(s3);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -3602,7 +3652,7 @@ function peg$parse(input, options) {
                     s9 = peg$parseBracketClose();
                     if (s9 !== peg$FAILED) {
                       peg$savedPos = s0;
-                      s0 = peg$f102(s3, s7);
+                      s0 = peg$f104(s3, s7);
                     } else {
                       peg$currPos = s0;
                       s0 = peg$FAILED;
@@ -3640,7 +3690,7 @@ function peg$parse(input, options) {
                   s5 = peg$parseBracketClose();
                   if (s5 !== peg$FAILED) {
                     peg$savedPos = s0;
-                    s0 = peg$f103(s3);
+                    s0 = peg$f105(s3);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -3667,7 +3717,7 @@ function peg$parse(input, options) {
                   s3 = peg$parseFoundTok();
                   if (s3 !== peg$FAILED) {
                     peg$savedPos = s0;
-                    s0 = peg$f104(s3);
+                    s0 = peg$f106(s3);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -3701,7 +3751,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f105(s1);
+        s1 = peg$f107(s1);
       }
       s0 = s1;
     }
@@ -3737,13 +3787,13 @@ function peg$parse(input, options) {
           s6 = peg$parseFoundTok();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s5;
-            s6 = peg$f106(s3, s6);
+            s6 = peg$f108(s3, s6);
           }
           s5 = s6;
         }
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f107(s3);
+          s0 = peg$f109(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3763,7 +3813,7 @@ function peg$parse(input, options) {
         s1 = peg$parseStringLiteral();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f108(s1);
+          s1 = peg$f110(s1);
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3771,7 +3821,7 @@ function peg$parse(input, options) {
           s1 = peg$parseTRUE();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f109();
+            s1 = peg$f111();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -3779,7 +3829,7 @@ function peg$parse(input, options) {
             s1 = peg$parseFALSE();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f110();
+              s1 = peg$f112();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -3789,7 +3839,7 @@ function peg$parse(input, options) {
                 s1 = peg$parseTimeUnitKw();
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s1 = peg$f111(s1);
+                  s1 = peg$f113(s1);
                 }
                 s0 = s1;
                 if (s0 === peg$FAILED) {
@@ -3799,7 +3849,7 @@ function peg$parse(input, options) {
                     s1 = peg$parseWildcard();
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
-                      s1 = peg$f112(s1);
+                      s1 = peg$f114(s1);
                     }
                     s0 = s1;
                     if (s0 === peg$FAILED) {
@@ -3809,7 +3859,7 @@ function peg$parse(input, options) {
                         s1 = peg$parseFoundTok();
                         if (s1 !== peg$FAILED) {
                           peg$savedPos = s0;
-                          s1 = peg$f113(s1);
+                          s1 = peg$f115(s1);
                         }
                         s0 = s1;
                       }
@@ -3857,7 +3907,7 @@ function peg$parse(input, options) {
     s2 = peg$parseNumberTok();
     if (s2 !== peg$FAILED) {
       peg$savedPos = s0;
-      s0 = peg$f114(s1, s2);
+      s0 = peg$f116(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -3944,7 +3994,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f115(s1);
+      s1 = peg$f117(s1);
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -4008,7 +4058,7 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f116(s1);
+        s1 = peg$f118(s1);
       }
       s0 = s1;
     }
@@ -4045,7 +4095,7 @@ function peg$parse(input, options) {
         }
         if (s6 !== peg$FAILED) {
           peg$savedPos = s2;
-          s2 = peg$f117(s1, s6);
+          s2 = peg$f119(s1, s6);
         } else {
           peg$currPos = s2;
           s2 = peg$FAILED;
@@ -4058,7 +4108,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f118(s1, s2);
+      s0 = peg$f120(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -4074,7 +4124,7 @@ function peg$parse(input, options) {
     s1 = peg$parseCallName();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f119(s1);
+      s2 = peg$f121(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -4106,14 +4156,14 @@ function peg$parse(input, options) {
               s9 = peg$parseFoundTok();
               if (s9 !== peg$FAILED) {
                 peg$savedPos = s8;
-                s9 = peg$f120(s1, s6, s9);
+                s9 = peg$f122(s1, s6, s9);
               }
               s8 = s9;
             }
             if (s8 !== peg$FAILED) {
               s9 = peg$currPos;
               peg$savedPos = peg$currPos;
-              s10 = peg$f121(s1, s6, s8);
+              s10 = peg$f123(s1, s6, s8);
               if (s10) {
                 s10 = undefined;
               } else {
@@ -4124,7 +4174,7 @@ function peg$parse(input, options) {
                 s12 = peg$parseWindowFilter();
                 if (s12 !== peg$FAILED) {
                   peg$savedPos = s9;
-                  s9 = peg$f122(s1, s6, s8, s12);
+                  s9 = peg$f124(s1, s6, s8, s12);
                 } else {
                   peg$currPos = s9;
                   s9 = peg$FAILED;
@@ -4141,7 +4191,7 @@ function peg$parse(input, options) {
               s12 = peg$parseOverClause();
               if (s12 !== peg$FAILED) {
                 peg$savedPos = s10;
-                s10 = peg$f123(s1, s6, s8, s9, s12);
+                s10 = peg$f125(s1, s6, s8, s9, s12);
               } else {
                 peg$currPos = s10;
                 s10 = peg$FAILED;
@@ -4150,7 +4200,7 @@ function peg$parse(input, options) {
                 s10 = null;
               }
               peg$savedPos = s0;
-              s0 = peg$f124(s1, s6, s8, s9, s10);
+              s0 = peg$f126(s1, s6, s8, s9, s10);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4182,7 +4232,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f125(s1);
+      s2 = peg$f127(s1);
       if (s2) {
         s2 = peg$FAILED;
       } else {
@@ -4216,7 +4266,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f126(s1);
+          s0 = peg$f128(s1);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4255,7 +4305,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f127();
+      s1 = peg$f129();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -4299,13 +4349,13 @@ function peg$parse(input, options) {
               s10 = peg$parseFoundTok();
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s9;
-                s10 = peg$f128(s7, s10);
+                s10 = peg$f130(s7, s10);
               }
               s9 = s10;
             }
             if (s9 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f129(s7);
+              s0 = peg$f131(s7);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4343,7 +4393,7 @@ function peg$parse(input, options) {
           s5 = peg$parseFoundTok();
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f130(s5);
+            s0 = peg$f132(s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4364,7 +4414,7 @@ function peg$parse(input, options) {
           s3 = peg$parseFoundTok();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f131(s3);
+            s0 = peg$f133(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4410,13 +4460,13 @@ function peg$parse(input, options) {
             s8 = peg$parseFoundTok();
             if (s8 !== peg$FAILED) {
               peg$savedPos = s7;
-              s8 = peg$f132(s5, s8);
+              s8 = peg$f134(s5, s8);
             }
             s7 = s8;
           }
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f133(s5);
+            s0 = peg$f135(s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4441,7 +4491,7 @@ function peg$parse(input, options) {
         s3 = peg$parseFoundTok();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f134(s3);
+          s0 = peg$f136(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4467,7 +4517,7 @@ function peg$parse(input, options) {
       s5 = peg$parseOverItem();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f135(s1, s5);
+        s3 = peg$f137(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -4479,14 +4529,14 @@ function peg$parse(input, options) {
         s5 = peg$parseOverItem();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f135(s1, s5);
+          s3 = peg$f137(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f136(s1, s2);
+      s0 = peg$f138(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -4496,7 +4546,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f137(s1);
+        s1 = peg$f139(s1);
       }
       s0 = s1;
     }
@@ -4517,7 +4567,7 @@ function peg$parse(input, options) {
         s5 = peg$parseExprList();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f138(s5);
+          s0 = peg$f140(s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4538,7 +4588,7 @@ function peg$parse(input, options) {
         s3 = peg$parseFoundTok();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f139(s3);
+          s0 = peg$f141(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4555,7 +4605,7 @@ function peg$parse(input, options) {
           s3 = peg$parseOrExpr();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f140(s3);
+            s0 = peg$f142(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4589,7 +4639,7 @@ function peg$parse(input, options) {
                   s11 = peg$parseSortField();
                   if (s11 !== peg$FAILED) {
                     peg$savedPos = s7;
-                    s7 = peg$f141(s5, s11);
+                    s7 = peg$f143(s5, s11);
                   } else {
                     peg$currPos = s7;
                     s7 = peg$FAILED;
@@ -4614,7 +4664,7 @@ function peg$parse(input, options) {
                     s11 = peg$parseSortField();
                     if (s11 !== peg$FAILED) {
                       peg$savedPos = s7;
-                      s7 = peg$f141(s5, s11);
+                      s7 = peg$f143(s5, s11);
                     } else {
                       peg$currPos = s7;
                       s7 = peg$FAILED;
@@ -4625,7 +4675,7 @@ function peg$parse(input, options) {
                   }
                 }
                 peg$savedPos = s0;
-                s0 = peg$f142(s5, s6);
+                s0 = peg$f144(s5, s6);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -4689,7 +4739,7 @@ function peg$parse(input, options) {
             s7 = peg$parseOrExpr();
             if (s7 !== peg$FAILED) {
               peg$savedPos = s2;
-              s2 = peg$f143(s7);
+              s2 = peg$f145(s7);
             } else {
               peg$currPos = s2;
               s2 = peg$FAILED;
@@ -4715,7 +4765,7 @@ function peg$parse(input, options) {
       s6 = peg$parseWhenClause();
       if (s6 !== peg$FAILED) {
         peg$savedPos = s4;
-        s4 = peg$f144(s2, s6);
+        s4 = peg$f146(s2, s6);
       } else {
         peg$currPos = s4;
         s4 = peg$FAILED;
@@ -4727,7 +4777,7 @@ function peg$parse(input, options) {
         s6 = peg$parseWhenClause();
         if (s6 !== peg$FAILED) {
           peg$savedPos = s4;
-          s4 = peg$f144(s2, s6);
+          s4 = peg$f146(s2, s6);
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -4741,7 +4791,7 @@ function peg$parse(input, options) {
         s8 = peg$parseOrExpr();
         if (s8 !== peg$FAILED) {
           peg$savedPos = s4;
-          s4 = peg$f145(s2, s3, s8);
+          s4 = peg$f147(s2, s3, s8);
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -4757,7 +4807,7 @@ function peg$parse(input, options) {
       s6 = peg$parseCaseEnd();
       if (s6 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f146(s2, s3, s4);
+        s0 = peg$f148(s2, s3, s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4786,7 +4836,7 @@ function peg$parse(input, options) {
           s6 = peg$parseFoundTok();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s5;
-            s6 = peg$f147(s3);
+            s6 = peg$f149(s3);
           }
           s5 = s6;
         }
@@ -4795,7 +4845,7 @@ function peg$parse(input, options) {
           s7 = peg$parseOrExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f148(s3, s7);
+            s0 = peg$f150(s3, s7);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4825,7 +4875,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f149();
+        s1 = peg$f151();
       }
       s0 = s1;
     }
@@ -4999,7 +5049,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f150(s1);
+        s0 = peg$f152(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5037,7 +5087,7 @@ function peg$parse(input, options) {
                 s13 = peg$parseCreateEnd();
                 if (s13 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f151(s3, s5, s7, s11);
+                  s0 = peg$f153(s3, s5, s7, s11);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -5077,7 +5127,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f152(s1);
+      s2 = peg$f154(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5085,7 +5135,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f153(s1);
+        s0 = peg$f155(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5099,7 +5149,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f154(s1);
+        s1 = peg$f156(s1);
       }
       s0 = s1;
     }
@@ -5116,7 +5166,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f155(s1);
+        s1 = peg$f157(s1);
       }
       s0 = s1;
     }
@@ -5146,7 +5196,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f156();
+        s0 = peg$f158();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5200,7 +5250,7 @@ function peg$parse(input, options) {
               s10 = peg$parseStreamField();
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s5;
-                s5 = peg$f157(s3, s10);
+                s5 = peg$f159(s3, s10);
               } else {
                 peg$currPos = s5;
                 s5 = peg$FAILED;
@@ -5246,7 +5296,7 @@ function peg$parse(input, options) {
                 s10 = peg$parseStreamField();
                 if (s10 !== peg$FAILED) {
                   peg$savedPos = s5;
-                  s5 = peg$f157(s3, s10);
+                  s5 = peg$f159(s3, s10);
                 } else {
                   peg$currPos = s5;
                   s5 = peg$FAILED;
@@ -5283,7 +5333,7 @@ function peg$parse(input, options) {
           s7 = peg$parseFieldListClose();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f158(s3, s4);
+            s0 = peg$f160(s3, s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -5301,7 +5351,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f159(s1);
+          s1 = peg$f161(s1);
         }
         s0 = s1;
       }
@@ -5325,7 +5375,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f160(s1);
+        s1 = peg$f162(s1);
       }
       s0 = s1;
     }
@@ -5350,7 +5400,7 @@ function peg$parse(input, options) {
           s8 = peg$parseDefaultLit();
           if (s8 !== peg$FAILED) {
             peg$savedPos = s4;
-            s4 = peg$f161(s1, s3, s8);
+            s4 = peg$f163(s1, s3, s8);
           } else {
             peg$currPos = s4;
             s4 = peg$FAILED;
@@ -5363,7 +5413,7 @@ function peg$parse(input, options) {
           s4 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f162(s1, s3, s4);
+        s0 = peg$f164(s1, s3, s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5377,7 +5427,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f163(s1);
+        s1 = peg$f165(s1);
       }
       s0 = s1;
     }
@@ -5392,7 +5442,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f164(s1);
+      s2 = peg$f166(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5424,13 +5474,13 @@ function peg$parse(input, options) {
               s9 = peg$parseFoundTok();
               if (s9 !== peg$FAILED) {
                 peg$savedPos = s8;
-                s9 = peg$f165(s1, s6, s9);
+                s9 = peg$f167(s1, s6, s9);
               }
               s8 = s9;
             }
             if (s8 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f166(s1, s6);
+              s0 = peg$f168(s1, s6);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -5456,7 +5506,7 @@ function peg$parse(input, options) {
       s1 = peg$parseWord();
       if (s1 !== peg$FAILED) {
         peg$savedPos = peg$currPos;
-        s2 = peg$f167(s1);
+        s2 = peg$f169(s1);
         if (s2) {
           s2 = undefined;
         } else {
@@ -5507,7 +5557,7 @@ function peg$parse(input, options) {
                   s13 = peg$parseStreamField();
                   if (s13 !== peg$FAILED) {
                     peg$savedPos = s8;
-                    s8 = peg$f168(s1, s6, s13);
+                    s8 = peg$f170(s1, s6, s13);
                   } else {
                     peg$currPos = s8;
                     s8 = peg$FAILED;
@@ -5553,7 +5603,7 @@ function peg$parse(input, options) {
                     s13 = peg$parseStreamField();
                     if (s13 !== peg$FAILED) {
                       peg$savedPos = s8;
-                      s8 = peg$f168(s1, s6, s13);
+                      s8 = peg$f170(s1, s6, s13);
                     } else {
                       peg$currPos = s8;
                       s8 = peg$FAILED;
@@ -5599,13 +5649,13 @@ function peg$parse(input, options) {
                 s11 = peg$parseFoundTok();
                 if (s11 !== peg$FAILED) {
                   peg$savedPos = s10;
-                  s11 = peg$f169(s1, s6, s7, s11);
+                  s11 = peg$f171(s1, s6, s7, s11);
                 }
                 s10 = s11;
               }
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f170(s1, s6, s7);
+                s0 = peg$f172(s1, s6, s7);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -5631,7 +5681,7 @@ function peg$parse(input, options) {
         s1 = peg$parseWord();
         if (s1 !== peg$FAILED) {
           peg$savedPos = peg$currPos;
-          s2 = peg$f171(s1);
+          s2 = peg$f173(s1);
           if (s2) {
             s2 = undefined;
           } else {
@@ -5639,7 +5689,7 @@ function peg$parse(input, options) {
           }
           if (s2 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f172(s1);
+            s0 = peg$f174(s1);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -5653,7 +5703,7 @@ function peg$parse(input, options) {
           s1 = peg$parseFoundTok();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f173(s1);
+            s1 = peg$f175(s1);
           }
           s0 = s1;
         }
@@ -5684,7 +5734,7 @@ function peg$parse(input, options) {
       s3 = peg$parseNumberTok();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f174(s3);
+        s0 = peg$f176(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5698,7 +5748,7 @@ function peg$parse(input, options) {
       s1 = peg$parseNumberTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f175(s1);
+        s1 = peg$f177(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -5706,7 +5756,7 @@ function peg$parse(input, options) {
         s1 = peg$parseStringLiteral();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f176(s1);
+          s1 = peg$f178(s1);
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -5714,7 +5764,7 @@ function peg$parse(input, options) {
           s1 = peg$parseTRUE();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f177();
+            s1 = peg$f179();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -5722,7 +5772,7 @@ function peg$parse(input, options) {
             s1 = peg$parseFALSE();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f178();
+              s1 = peg$f180();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -5730,7 +5780,7 @@ function peg$parse(input, options) {
               s1 = peg$parseFoundTok();
               if (s1 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s1 = peg$f179(s1);
+                s1 = peg$f181(s1);
               }
               s0 = s1;
             }
@@ -5749,7 +5799,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f180(s1);
+      s2 = peg$f182(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5771,7 +5821,7 @@ function peg$parse(input, options) {
       s1 = peg$parseWord();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f181(s1);
+        s1 = peg$f183(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -5779,7 +5829,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f182(s1);
+          s1 = peg$f184(s1);
         }
         s0 = s1;
       }
@@ -5810,7 +5860,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f183();
+        s0 = peg$f185();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5847,7 +5897,7 @@ function peg$parse(input, options) {
             s9 = peg$parseOption();
             if (s9 !== peg$FAILED) {
               peg$savedPos = s5;
-              s5 = peg$f184(s3, s9);
+              s5 = peg$f186(s3, s9);
             } else {
               peg$currPos = s5;
               s5 = peg$FAILED;
@@ -5872,7 +5922,7 @@ function peg$parse(input, options) {
               s9 = peg$parseOption();
               if (s9 !== peg$FAILED) {
                 peg$savedPos = s5;
-                s5 = peg$f184(s3, s9);
+                s5 = peg$f186(s3, s9);
               } else {
                 peg$currPos = s5;
                 s5 = peg$FAILED;
@@ -5895,13 +5945,13 @@ function peg$parse(input, options) {
             s7 = peg$parseFoundTok();
             if (s7 !== peg$FAILED) {
               peg$savedPos = s6;
-              s7 = peg$f185(s3, s4, s7);
+              s7 = peg$f187(s3, s4, s7);
             }
             s6 = s7;
           }
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f186(s3, s4);
+            s0 = peg$f188(s3, s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -5919,7 +5969,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f187(s1);
+          s1 = peg$f189(s1);
         }
         s0 = s1;
       }
@@ -5947,7 +5997,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s3;
-          s4 = peg$f188(s1, s4);
+          s4 = peg$f190(s1, s4);
         }
         s3 = s4;
       }
@@ -5956,7 +6006,7 @@ function peg$parse(input, options) {
         s5 = peg$parseOptionValue();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f189(s1, s5);
+          s0 = peg$f191(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -5980,7 +6030,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f190(s1);
+      s2 = peg$f192(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5988,7 +6038,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f191(s1);
+        s0 = peg$f193(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6002,7 +6052,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f192(s1);
+        s1 = peg$f194(s1);
       }
       s0 = s1;
     }
@@ -6039,7 +6089,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f193(s2);
+        s0 = peg$f195(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6053,7 +6103,7 @@ function peg$parse(input, options) {
       s1 = peg$parseTRUE();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f194();
+        s1 = peg$f196();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -6061,7 +6111,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFALSE();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f195();
+          s1 = peg$f197();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -6069,7 +6119,7 @@ function peg$parse(input, options) {
           s1 = peg$parseFoundTok();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f196(s1);
+            s1 = peg$f198(s1);
           }
           s0 = s1;
         }
@@ -6096,7 +6146,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f197(s1);
+          s1 = peg$f199(s1);
         }
         s0 = s1;
       }
@@ -6112,7 +6162,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f198(s1);
+      s2 = peg$f200(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6137,14 +6187,14 @@ function peg$parse(input, options) {
               s7 = peg$parseFoundTok();
               if (s7 !== peg$FAILED) {
                 peg$savedPos = s6;
-                s7 = peg$f199(s1, s4, s7);
+                s7 = peg$f201(s1, s4, s7);
               }
               s6 = s7;
             }
           }
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f200(s1, s4);
+            s0 = peg$f202(s1, s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -6172,7 +6222,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f201(s1);
+      s2 = peg$f203(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6180,7 +6230,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f202(s1);
+        s0 = peg$f204(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6194,7 +6244,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f203(s1);
+        s1 = peg$f205(s1);
       }
       s0 = s1;
     }
@@ -6209,7 +6259,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f204(s1);
+      s2 = peg$f206(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6226,7 +6276,7 @@ function peg$parse(input, options) {
             s7 = peg$parseFoundTok();
             if (s7 !== peg$FAILED) {
               peg$savedPos = s6;
-              s7 = peg$f205(s1, s4, s7);
+              s7 = peg$f207(s1, s4, s7);
             }
             s6 = s7;
           }
@@ -6250,7 +6300,7 @@ function peg$parse(input, options) {
               }
             }
             peg$savedPos = s0;
-            s0 = peg$f206(s1, s4, s6);
+            s0 = peg$f208(s1, s4, s6);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -6590,7 +6640,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f207(s1);
+      s2 = peg$f209(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6598,7 +6648,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f208(s1);
+        s0 = peg$f210(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6618,7 +6668,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f209(s1);
+      s2 = peg$f211(s1);
       if (s2) {
         s2 = peg$FAILED;
       } else {
@@ -6626,7 +6676,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f210(s1);
+        s0 = peg$f212(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6677,7 +6727,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f211(s2);
+          s0 = peg$f213(s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -6720,7 +6770,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f212(s2);
+        s0 = peg$f214(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6756,7 +6806,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f213(s2);
+          s0 = peg$f215(s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -6863,7 +6913,7 @@ function peg$parse(input, options) {
     s1 = peg$parseEOF();
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f214();
+      s1 = peg$f216();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -6871,7 +6921,7 @@ function peg$parse(input, options) {
       s1 = peg$parseKeyword();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f215(s1);
+        s1 = peg$f217(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -6879,7 +6929,7 @@ function peg$parse(input, options) {
         s1 = peg$parseWord();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f216(s1);
+          s1 = peg$f218(s1);
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -6923,7 +6973,7 @@ function peg$parse(input, options) {
               s3 = null;
             }
             peg$savedPos = s0;
-            s0 = peg$f217(s2);
+            s0 = peg$f219(s2);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -6933,7 +6983,7 @@ function peg$parse(input, options) {
             s1 = peg$parseNumberTok();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f218(s1);
+              s1 = peg$f220(s1);
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -6963,7 +7013,7 @@ function peg$parse(input, options) {
                 }
                 if (s3 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f219(s2);
+                  s0 = peg$f221(s2);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -6999,7 +7049,7 @@ function peg$parse(input, options) {
                   }
                   if (s3 !== peg$FAILED) {
                     peg$savedPos = s0;
-                    s0 = peg$f220(s2);
+                    s0 = peg$f222(s2);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -7039,7 +7089,7 @@ function peg$parse(input, options) {
                     }
                     s2 = input.substring(s2, peg$currPos);
                     peg$savedPos = s0;
-                    s0 = peg$f221(s1, s2);
+                    s0 = peg$f223(s1, s2);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -7088,7 +7138,7 @@ function peg$parse(input, options) {
                     }
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
-                      s1 = peg$f222(s1);
+                      s1 = peg$f224(s1);
                     }
                     s0 = s1;
                     if (s0 === peg$FAILED) {
@@ -7102,7 +7152,7 @@ function peg$parse(input, options) {
                       }
                       if (s1 !== peg$FAILED) {
                         peg$savedPos = s0;
-                        s1 = peg$f223(s1);
+                        s1 = peg$f225(s1);
                       }
                       s0 = s1;
                     }
@@ -7512,7 +7562,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f224();
+        s0 = peg$f226();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -7549,7 +7599,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f225();
+        s0 = peg$f227();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;

@@ -52,7 +52,8 @@ export function renderExpr(e: Expr): string {
       return `parenExpr:{ ${renderExpr(e.expr)} }`;
     case "call": {
       let s = `Call:{ name:${e.name}`;
-      if (e.args.length) s += `, args:[${e.args.map(renderExpr).join(", ")}]`;
+      const args = e.name === "changed_cols" ? e.args.map(renderColFuncField) : e.args.map(renderExpr);
+      if (args.length) s += `, args:[${args.join(", ")}]`;
       if (e.over?.when) s += `, when:{ ${renderExpr(e.over.when)} }`;
       return s + " }";
     }
@@ -75,4 +76,14 @@ export function renderExpr(e: Expr): string {
       return `binaryExpr:{ ${renderExpr(e.left)} ${e.not ? "NOT LIKE" : "LIKE"} ${p} }`;
     }
   }
+}
+
+/** The column name a changed_cols argument contributes (functions §5.1). */
+export function colFuncFieldName(e: Expr): string {
+  return e.kind === "field" ? e.name : e.kind === "call" ? e.name : "";
+}
+
+/** changed_cols arguments render as eKuiper's ColFuncField. */
+function renderColFuncField(e: Expr): string {
+  return `colFuncField:{ name: ${colFuncFieldName(e)}, expr:{ ${renderExpr(e)} } }`;
 }

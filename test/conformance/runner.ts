@@ -5,7 +5,7 @@
 import "../../lib/functions/index.ts";
 import { loadLocation, UTC } from "../../lib/expr/time.ts";
 import { runPipe } from "../../lib/runtime/pipe.ts";
-import { parseStatement } from "../../lib/sql/parse.ts";
+import { parseStatement, splitStatements } from "../../lib/sql/parse.ts";
 
 export interface Vector {
   name: string;
@@ -61,9 +61,9 @@ export async function runVector(v: Vector): Promise<string | undefined> {
 
 function checkParse(v: Vector): string | undefined {
   try {
-    const parts = /several statements/.test(v.note ?? "") ? v.sql.split(/;\s*\n/).filter((p) => p.trim()) : [v.sql];
+    const parts = /several statements/.test(v.note ?? "") ? splitStatements(v.sql) : [{ text: v.sql }];
     for (const p of parts) {
-      const s = parseStatement(p);
+      const s = parseStatement(p.text);
       if (v.stream !== undefined && s.kind === "create") {
         const got = neutralStream(s);
         if (!deepEqual(got, v.stream, undefined)) return `stream want ${JSON.stringify(v.stream)}\n got  ${JSON.stringify(got)}`;

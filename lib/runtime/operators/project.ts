@@ -28,7 +28,10 @@ export class ProjectOp extends Operator {
     }
     if (!(item instanceof Collection)) return;
     this.ctx.window = item.window;
-    let rows: Row[] = item.groups ?? (spec.aggregate ? [new GroupRow(item.rows, item.window ? item.window.trigger : 0)] : item.rows);
+    let rows: Row[];
+    if (spec.aggregate) rows = item.groups ?? [new GroupRow(item.rows, item.window ? item.window.trigger : 0)];
+    // Groups that survived HAVING in a non-aggregate query are projected row by row (sql §11.1).
+    else rows = item.groups ? item.groups.flatMap((g) => g.rows) : item.rows;
     this.metrics.messagesProcessed += item.rows.length;
     if (spec.limit !== undefined && spec.limit >= 0) {
       if (spec.limit === 0) return;
