@@ -129,12 +129,13 @@ class Binder {
     });
   }
 
-  /** Resolves a qualifier: a source name, or (in the select list only) a source alias. */
-  private streamOf(q: string, at: number): string {
-    for (const s of this.sources) {
-      if (s.name === q) return s.name;
-      if (at !== Infinity && s.alias === q) return s.name;
-    }
+  /**
+   * Resolves a qualifier: a source name or a source alias. eKuiper accepts aliases only in the
+   * select list (elsewhere `stream <alias> not found`); floe resolves them in every clause, a
+   * documented deviation (README, "Differences from eKuiper").
+   */
+  private streamOf(q: string, _at: number): string {
+    for (const s of this.sources) if (s.name === q || s.alias === q) return s.name;
     throw new PlanError(`stream ${q} not found`);
   }
 

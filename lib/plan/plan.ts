@@ -9,10 +9,11 @@ import type { Zone } from "../expr/time.ts";
 import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
+import { walk } from "../sql/walk.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
-import type { AnalyticSite, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
-import type { StreamDef } from "./streams.ts";
+import type { AnalyticSite, JoinSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
+import { retainSize, type StreamDef } from "./streams.ts";
 
 /** Rule options that shape the plan (rules-and-sinks.md §2, sql §18). */
 export interface PlanOptions {
@@ -81,7 +82,18 @@ class Planner {
       whereDone = true;
     }
     if (w) ops.push(...this.windowOps());
-    if (s.joins.length) throw new PlanError("joins are not supported yet");
+    if (s.joins.length) {
+      const tables = a.sources.filter((x) => x.def.kind === "table");
+      if (tables.length)
+        ops.push({ kind: "join_aligner", name: this.name("join_aligner"), tables: tables.map((t) => ({ name: t.name, retain: retainSize(t.def) })) });
+      // An INNER join absorbs WHERE into its ON condition (sql §12.3).
+      let where: Expr | undefined;
+      if (!whereDone && s.where && !whereHasAgg && s.joins.length === 1 && s.joins[0]!.type === "INNER") {
+        where = s.where;
+        whereDone = true;
+      }
+      ops.push({ kind: "join", name: this.name("join"), joins: this.joinSpecs(where) });
+    }
     if (whereHasAgg) {
       const calls = a.whereAggregates.map((c) => ({ slot: this.cachedCalls.get(c)!, eval: this.compileAggregate(c) }));
       ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
@@ -155,6 +167,26 @@ class Planner {
     return out;
   }
 
+  /** Left/right sides (sql §12.2): the first join's sides come from the streams its ON names. */
+  private joinSpecs(where: Expr | undefined): JoinSpec[] {
+    const s = this.a.stmt;
+    return s.joins.map((j, i) => {
+      let left = s.from.name;
+      const right = j.source.name;
+      if (i === 0 && j.type !== "CROSS" && j.on) {
+        const named: string[] = [];
+        walk(j.on, (n) => {
+          const b = n.kind === "field" ? (n as BoundField).bound : undefined;
+          if (b && !named.includes(b)) named.push(b);
+        });
+        if (named.length === 2) return { type: j.type, left: named[0]!, right: named[1]!, on: this.compile(merge(j.on, where)) };
+      }
+      if (i > 0) left = "";
+      const on = j.on ?? where;
+      return { type: j.type, left, right, on: on ? this.compile(merge(j.on, where)) : undefined };
+    });
+  }
+
   private compileAggregate(c: Call): Evaluator {
     // An aggregate in WHERE is computed over the whole collection, outside the cache.
     const saved = this.cachedCalls.get(c)!;
@@ -219,4 +251,10 @@ class Planner {
       limit: s.limit,
     };
   }
+}
+
+function merge(on: Expr | undefined, where: Expr | undefined): Expr {
+  if (!on) return where!;
+  if (!where) return on;
+  return { kind: "binary", op: "AND", left: on, right: where };
 }

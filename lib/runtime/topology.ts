@@ -87,12 +87,15 @@ export class Topology {
     const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);
     for (let i = 0; i < this.operators.length; i++) this.operators[i]!.next = this.operators[i + 1] ?? out;
     const first: Consumer = this.operators[0] ?? out;
+    const aligner = this.operators.find((o): o is JoinAlignerOp => o instanceof JoinAlignerOp);
     for (const src of plan.sources) {
       const helpers = src.helpers.map((s) => createOperator(s, env));
-      for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? first;
+      // Scan tables feed the join aligner's table side, not the main chain (sql §12.4).
+      const target = src.def.kind === "table" && aligner ? aligner.tableInput(src.name) : first;
+      for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? target;
       const metrics = new NodeMetrics("source", src.name);
       metrics.connectionStatus = 1;
-      this.sources.set(src.name, { metrics, head: helpers[0] ?? first, helpers });
+      this.sources.set(src.name, { metrics, head: helpers[0] ?? target, helpers });
     }
   }
 

@@ -86,7 +86,7 @@ function neutralField(f: { name: string; type: unknown; default?: unknown }): un
   if (f.default !== undefined) out.default = typeof f.default === "bigint" ? Number(f.default) : f.default;
   return out;
 }
-function neutralStream(s: { name: string; streamKind: string; fields: unknown[] | null; options: Record<string, unknown> }): unknown {
+function neutralStream(s: { name: string; streamKind: string; fields: unknown[] | null; options: object }): unknown {
   return { name: s.name, kind: s.streamKind, fields: s.fields ? s.fields.map((f) => neutralField(f as never)) : null, options: s.options };
 }
 

@@ -39,8 +39,8 @@ export class JoinOp extends Operator {
     const tuples = item.rows as Tuple[];
     let left: Row[] = [];
     this.joins.forEach((spec, i) => {
-      if (i === 0) left = tuples.filter((t) => t.emitter === spec.left);
-      const right = tuples.filter((t) => t.emitter === spec.right);
+      if (i === 0) left = tuples.filter((t) => t instanceof Tuple && t.emitter === spec.left);
+      const right = tuples.filter((t) => t instanceof Tuple && t.emitter === spec.right);
       left = this.joinOne(spec, left, right);
     });
     if (left.length > 0) this.emit(new Collection(left, item.window));
