@@ -29,24 +29,19 @@ import {
   type Builder,
   type Ev,
 } from "./jsonpath-ops.ts";
-import {
-  PathBuilder,
-  currentElement,
-  directSelector,
-  filterSelector,
-  mapperSelector,
-  multiSelector,
-  rangeSelector,
-  scriptSelector,
-  starSelector,
-} from "./jsonpath-path.ts";
+import { parseCurrentPath, parseRootPath } from "./jsonpath-grammar.ts";
 import { goUnquote } from "./jsonpath-unquote.ts";
 
-const MAX_INT32 = 2147483647;
 const C = (s: string) => s.codePointAt(0)!;
-const [DOT, LBRACK, RBRACK, LPAREN, RPAREN, STAR, QUEST, COLON, COMMA, LBRACE, RBRACE] = [
-  ".", "[", "]", "(", ")", "*", "?", ":", ",", "{", "}",
-].map(C) as [number, number, number, number, number, number, number, number, number, number, number];
+const DOT = C(".");
+const LBRACK = C("[");
+const RBRACK = C("]");
+const LPAREN = C("(");
+const RPAREN = C(")");
+const COLON = C(":");
+const COMMA = C(",");
+const LBRACE = C("{");
+const RBRACE = C("}");
 
 const SYMBOLS = new Set<number>();
 for (const op of OPERATOR_NAMES) if (!/^[a-z]/.test(op)) for (const ch of op) SYMBOLS.add(C(ch));
@@ -97,7 +92,8 @@ function variable(keys: Ev[]): Ev {
   };
 }
 
-class Parser {
+/** gval's parser: operands via prefix extensions, binary operators by precedence. */
+export class GvalParser {
   readonly sc: GoScanner;
   lastScan = 0;
   /** The pending "unexpected token" error of a camouflaged token. */
@@ -209,12 +205,9 @@ class Parser {
       case LBRACE:
         return this.parseJsonObject();
       case 36: // $
-        return this.parsePathFrom(new PathBuilder());
-      case 64: { // @
-        const b = new PathBuilder();
-        b.plain(currentElement);
-        return this.parsePathFrom(b);
-      }
+        return parseRootPath(this);
+      case 64: // @
+        return parseCurrentPath(this);
       case 45: // -
       case 33: // !
       case 126: { // ~
@@ -302,105 +295,11 @@ class Parser {
       if (s !== COMMA) throw this.expected("arguments", RPAREN, COMMA);
     }
   }
-
-  // ---- jsonpath grammar
-
-  private parsePathFrom(b: PathBuilder): Ev {
-    this.parsePath(b);
-    return b.build();
-  }
-
-  private parsePath(b: PathBuilder): void {
-    for (;;) {
-      const s = this.scan();
-      if (s === DOT) {
-        this.parseSelect(b);
-      } else if (s === LBRACK) {
-        const { keys, sep } = this.parseBracket();
-        if (sep === COLON) {
-          if (keys.length > 3) throw new RowError("range query has at least the parameter [min:max:step]");
-          const defaults = [constant(0), constant(MAX_INT32), constant(1)];
-          while (keys.length < 3) keys.push(defaults[keys.length]!);
-          b.ambiguous(rangeSelector(keys[0]!, keys[1]!, keys[2]!));
-        } else if (sep === QUEST) {
-          if (keys.length !== 1) throw new RowError("filter needs exactly one key");
-          b.ambiguous(filterSelector(keys[0]!));
-        } else if (keys.length === 1) b.plain(directSelector(keys[0]!));
-        else b.ambiguous(multiSelector(keys));
-      } else if (s === LPAREN) {
-        this.parseScript(b);
-      } else {
-        this.camo("jsonpath", DOT, LBRACK, LPAREN);
-        return;
-      }
-    }
-  }
-
-  private parseSelect(b: PathBuilder): void {
-    const s = this.scan();
-    if (s === IDENT) b.plain(directSelector(constant(this.sc.tokenText())));
-    else if (s === DOT) {
-      b.ambiguous(mapperSelector);
-      this.parseMapper(b);
-    } else if (s === STAR) b.ambiguous(starSelector);
-    else throw this.expected("JSON select", IDENT, DOT, STAR);
-  }
-
-  private parseMapper(b: PathBuilder): void {
-    const s = this.scan();
-    if (s === IDENT) b.plain(directSelector(constant(this.sc.tokenText())));
-    else if (s === LBRACK) {
-      const { keys, sep } = this.parseBracket();
-      if (sep === COLON) throw new RowError("mapper can not be combined with range query");
-      if (sep === QUEST) {
-        if (keys.length !== 1) throw new RowError("filter needs exactly one key");
-        b.ambiguous(filterSelector(keys[0]!));
-      } else b.ambiguous(multiSelector(keys));
-    } else if (s === STAR) b.ambiguous(starSelector);
-    else if (s === LPAREN) this.parseScript(b);
-    else throw this.expected("JSON mapper", LBRACK, IDENT, STAR);
-  }
-
-  private parseScript(b: PathBuilder): void {
-    const script = this.parseExpression();
-    if (this.scan() !== RPAREN) throw this.expected("jsonpath script", RPAREN);
-    b.plain(scriptSelector(script));
-  }
-
-  private parseBracket(): { keys: Ev[]; sep: number } {
-    const keys: Ev[] = [];
-    let sep = 0;
-    for (;;) {
-      let scan = this.scan();
-      let skipScan = false;
-      if (scan === QUEST) skipScan = true;
-      else if (scan === COLON) {
-        keys.push(constant(keys.length === 1 ? MAX_INT32 : 0));
-        skipScan = true;
-      } else if (scan === STAR) {
-        if (this.scan() !== RBRACK) throw this.expected("JSON bracket star", RBRACK);
-        return { keys: [], sep: 0 };
-      } else if (scan === RBRACK && sep === COLON) skipScan = true;
-      else {
-        this.camo("jsonpath brackets");
-        keys.push(this.parseExpression());
-      }
-      if (!skipScan) scan = this.scan();
-      if (sep === 0) sep = scan;
-      if (scan === RBRACK) return { keys, sep };
-      if (scan === QUEST) {
-        if (keys.length !== 0) throw this.expected("JSON filter", RBRACK);
-      } else if (scan !== COLON && scan !== COMMA) {
-        throw this.expected("JSON bracket separator", COLON, COMMA);
-      }
-      if (sep !== scan) throw new RowError(`mixed ${sep} and ${scan} in JSON bracket`);
-    }
-  }
 }
 
 /** Compiles a JSON path (or any gval expression); throws RowError `parsing error: …`. */
 export function compileJsonPath(text: string): Ev {
-  const p = new Parser(text);
+  const p = new GvalParser(text);
   let reason: string;
   try {
     const ev = p.parseExpression();

@@ -11,14 +11,14 @@ import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeTupleJson } from "../io/formats/json-tuple.ts";
 import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
 import { planRule } from "../plan/plan.ts";
+import type { RulePlan } from "../plan/specs.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
-import { parseRuleFile } from "../sql/parse.ts";
 import type { CreateStatement } from "../sql/ast.ts";
-import { RealClock, VirtualClock, type Clock } from "../window/clock.ts";
-import { WindowOp } from "../window/index.ts";
+import { parseRuleFile } from "../sql/parse.ts";
+import { VirtualClock, WallClock } from "../window/clock.ts";
 import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
-import { Topology, type RuleEnv } from "./topology.ts";
+import { Topology } from "./topology.ts";
 
 export interface PipeRequest {
   /** Rule file text: CREATE statements then one SELECT. */
@@ -28,7 +28,8 @@ export interface PipeRequest {
   readonly ruleId?: string;
   /** Rule options (`-o KEY=VALUE`). */
   readonly options: Readonly<Record<string, unknown>>;
-  readonly lines: AsyncIterable<string>;
+  /** Input lines, in batches (one batch per read). */
+  readonly input: AsyncIterable<string[]>;
   readonly replay: boolean;
   readonly emit: EmitMode;
   readonly onEof: "flush" | "drop";
@@ -40,157 +41,12 @@ export interface PipeRequest {
 }
 
 export interface PipeResult {
-  /** 0 done, 1 the rule failed. (3 is decided by the caller from `lost` with --strict.) */
+  /** 0 done, 1 the rule failed. (3 is the caller's, from `lost` with --strict.) */
   readonly exitCode: 0 | 1;
   /** Records lost or rejected: decode errors, late rows, sink failures. */
   readonly lost: number;
+  /** Rule status with eKuiper's keys; null when the rule never ran. */
   readonly status: Record<string, number | string> | null;
-}
-
-/** Schemaless stdin streams are implied for a rule file with no CREATE statement. */
-function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string, StreamDef> {
-  const defs = new Map<string, StreamDef>();
-  for (const c of creates) defs.set(c.name, streamDef(c));
-  if (creates.length === 0) {
-    for (const n of fromNames) defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
-  }
-  return defs;
-}
-
-function isStdin(def: StreamDef): boolean {
-  const t = (def.options.TYPE ?? "").toLowerCase();
-  return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
-}
-
-export async function runPipe(req: PipeRequest): Promise<PipeResult> {
-  const fail = (e: unknown): PipeResult => {
-    const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
-    req.warn(`floe: ${pos}${errorText(e)}\n`);
-    return { exitCode: 1, lost: 0, status: null };
-  };
-  let rule;
-  try {
-    const file = parseRuleFile(req.sql);
-    const extra = req.streamsSql ? parseRuleFile(req.streamsSql + "\nSELECT * FROM x").creates : [];
-    const creates = [...extra, ...file.creates];
-    const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
-    rule = { select: file.select, defs: streamDefs(creates, names) };
-  } catch (e) {
-    if (e instanceof EngineError) return fail(e);
-    throw e;
-  }
-
-  const iterator = req.lines[Symbol.asyncIterator]();
-  let lineNo = 0;
-  const read = (): Promise<Next> => (req.replay ? nextEnvelope : nextTuple)(iterator, () => ++lineNo);
-  // The virtual clock starts at the first envelope's time, so read ahead to it.
-  const early: Next[] = [];
-  if (req.replay) {
-    for (;;) {
-      const n = await read();
-      early.push(n);
-      if (!n || !("error" in n)) break;
-    }
-  }
-  const first = early.find((n) => n !== undefined && "env" in n);
-  const firstTs = first && "env" in first ? first.env.ts : undefined;
-  const lost = { decode: 0 };
-  const clock: Clock = req.replay ? new VirtualClock(firstTs ?? 0) : new RealClock();
-  const env: FuncEnv = { now: () => clock.now(), zone: req.zone, ruleId: req.ruleId ?? "rule", ruleStart: clock.now() };
-  const o = req.options;
-
-  let topo: Topology;
-  let sink: StdoutSink;
-  try {
-    const { plan } = planRule(rule.select, rule.defs, {
-      env,
-      zone: req.zone,
-      sendMetaToSink: o.sendMetaToSink === true,
-      sendNil: o.sendNilField === true || o.sendNil === true,
-      isEventTime: o.isEventTime === true,
-    });
-    const renv: RuleEnv = { now: () => clock.now(), sendError: o.sendError === true, clock, zone: req.zone };
-    sink = new StdoutSink(req.emit, req.write, () => clock.now());
-    topo = new Topology(plan, renv, [sink]);
-  } catch (e) {
-    if (e instanceof EngineError || e instanceof RowError) return fail(e);
-    throw e;
-  }
-
-  const stdinStreams = [...rule.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
-  const defaultStream = stdinStreams.length === 1 ? stdinStreams[0]!.name : undefined;
-  const decoders = new Map<string, Decoder>();
-  let lastTs = -Infinity;
-
-  const deliver = (no: number, e: Envelope): boolean => {
-    if (e.ts !== undefined) {
-      if (e.ts < lastTs) {
-        req.warn(`floe: line ${no}: ts ${e.ts} goes backwards (previous ${lastTs})\n`);
-        return false;
-      }
-      lastTs = e.ts;
-      (clock as VirtualClock).advance(e.ts);
-    }
-    if (e.data === undefined && e.raw === undefined) return true;
-    const stream = e.stream ?? defaultStream;
-    const def = stream !== undefined ? rule.defs.get(stream) : undefined;
-    if (!def || !topo.hasSource(def.name)) {
-      lost.decode++;
-      req.warn(`floe: line ${no}: ${stream === undefined ? "no stream named and the rule reads several" : `unknown stream ${stream}`}\n`);
-      return true;
-    }
-    let rows: Obj[];
-    try {
-      if (e.raw !== undefined) {
-        let dec = decoders.get(def.name);
-        if (!dec) decoders.set(def.name, (dec = createDecoder(def)));
-        rows = dec(Buffer.from(e.raw, "base64"));
-      } else {
-        const list = Array.isArray(e.data) ? e.data : [e.data];
-        rows = list.map((r) => {
-          if (!isObj(r!)) throw new RowError(`only map[string]interface{} and []map[string]interface{} is supported`);
-          return def.fields ? coerceToSchema(r, def.fields) : r;
-        });
-      }
-    } catch (err) {
-      if (!(err instanceof RowError || err instanceof EngineError)) throw err;
-      lost.decode++;
-      topo.sourceError(def.name, err.message);
-      req.warn(`floe: line ${no}: ${err.message}\n`);
-      return true;
-    }
-    const now = clock.now();
-    const meta = isObj(e.meta ?? null) ? (e.meta as Obj) : null;
-    for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name), 1);
-    return true;
-  };
-
-  const decodeError = (no: number, message: string) => {
-    lost.decode++;
-    if (defaultStream !== undefined) topo.sourceError(defaultStream, message);
-    req.warn(`floe: line ${no}: ${message}\n`);
-  };
-  let failed = false;
-  for (;;) {
-    const next = early.length ? early.shift() : await read();
-    if (!next) break;
-    if ("error" in next) decodeError(next.no, next.error);
-    else if (!deliver(next.no, next.env)) {
-      failed = true;
-      break;
-    }
-  }
-
-  if (!failed && req.onEof === "flush" && clock instanceof VirtualClock) {
-    const until = topo.windowOps().map((w: WindowOp) => w.flushTime()).filter((t): t is number => t !== undefined);
-    if (until.length) clock.advance(Math.max(...until));
-  }
-  topo.end();
-  const status = statusObject(
-    { status: failed ? "stopped by error" : "stopped", message: failed ? "" : "done", lastStartTimestamp: env.ruleStart, lastStopTimestamp: clock.now(), nextStartTimestamp: 0 },
-    topo.nodes(),
-  );
-  return { exitCode: failed ? 1 : 0, lost: lost.decode + sink.lost() + topo.dropped(), status };
 }
 
 interface Envelope {
@@ -201,45 +57,215 @@ interface Envelope {
   meta?: Value;
 }
 
-type Next = { no: number; env: Envelope } | { no: number; error: string } | undefined;
-
-async function nextLine(it: AsyncIterator<string>, count: () => number): Promise<{ no: number; text: string } | undefined> {
-  for (;;) {
-    const r = await it.next();
-    if (r.done) return undefined;
-    const no = count();
-    if (r.value.trim()) return { no, text: r.value };
+/** A rule file with no CREATE statement reads schemaless streams from the input. */
+function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string, StreamDef> {
+  const defs = new Map<string, StreamDef>();
+  for (const c of creates) defs.set(c.name, streamDef(c));
+  if (creates.length === 0) {
+    for (const n of fromNames) defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
   }
+  return defs;
 }
 
-/** Reads one replay envelope (pipe-mode.md §Input). */
-async function nextEnvelope(it: AsyncIterator<string>, count: () => number): Promise<Next> {
-  const line = await nextLine(it, count);
-  if (!line) return undefined;
+/** Streams fed from --input: no connector TYPE, or TYPE="stdin" (tables: a file table without DATASOURCE). */
+function isStdin(def: StreamDef): boolean {
+  const t = (def.options.TYPE ?? "").toLowerCase();
+  return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
+}
+
+function failure(req: PipeRequest, e: unknown): PipeResult {
+  const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
+  req.warn(`floe: ${pos}${errorText(e)}\n`);
+  return { exitCode: 1, lost: 0, status: null };
+}
+
+export async function runPipe(req: PipeRequest): Promise<PipeResult> {
+  let run: PipeRun;
   try {
-    const v = decodeTupleJson(line.text);
-    if (!isObj(v)) return { no: line.no, error: "a replay line must be a JSON object" };
-    const ts = v.ts;
-    const env: Envelope = {
-      ts: typeof ts === "bigint" || typeof ts === "number" ? Number(ts) : undefined,
-      stream: typeof v.stream === "string" ? v.stream : undefined,
-      data: v.data === undefined ? undefined : v.data,
-      raw: typeof v.raw === "string" ? v.raw : undefined,
-      meta: v.meta,
+    const file = parseRuleFile(req.sql);
+    const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
+    const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
+    const defs = streamDefs([...extra, ...file.creates], names);
+    run = new PipeRun(req, defs, (env) =>
+      planRule(file.select, defs, {
+        env,
+        zone: req.zone,
+        sendMetaToSink: req.options.sendMetaToSink === true,
+        sendNil: req.options.sendNilField === true || req.options.sendNil === true,
+        isEventTime: req.options.isEventTime === true,
+      }).plan,
+    );
+  } catch (e) {
+    if (e instanceof EngineError || e instanceof RowError) return failure(req, e);
+    throw e;
+  }
+  for await (const batch of req.input) if (!run.lines(batch)) break;
+  return run.finish();
+}
+
+class PipeRun {
+  private readonly clock: VirtualClock;
+  private readonly plan: RulePlan;
+  private readonly sink: StdoutSink;
+  private topo: Topology | undefined;
+  private lineNo = 0;
+  private lastTs = -Infinity;
+  private failed = false;
+  private decodeErrors = 0;
+  private readonly decoders = new Map<string, Decoder>();
+  private readonly earlyErrors: string[] = [];
+  private defaultStream: string | undefined;
+
+  constructor(
+    private readonly req: PipeRequest,
+    private readonly defs: Map<string, StreamDef>,
+    plan: (env: FuncEnv) => RulePlan,
+  ) {
+    this.clock = req.replay ? new VirtualClock(0) : new WallClock();
+    const clock = this.clock;
+    let ruleStart = 0;
+    const env: FuncEnv = {
+      now: () => clock.now(),
+      zone: req.zone,
+      ruleId: req.ruleId ?? "rule",
+      get ruleStart() {
+        return ruleStart;
+      },
     };
-    return { no: line.no, env };
-  } catch (e) {
-    return { no: line.no, error: errorText(e) };
+    this.plan = plan(env);
+    this.sink = new StdoutSink(req.emit, req.write, () => clock.now());
+    this.start = (at: number) => {
+      ruleStart = at;
+      return this.startAt(at);
+    };
+  }
+
+  private readonly start: (at: number) => Topology;
+
+  /** Builds the topology when the first record arrives: the rule starts at that instant. */
+  private startAt(at: number): Topology {
+    this.clock.advance(at);
+    const topo = new Topology(this.plan, { now: () => this.clock.now(), sendError: this.req.options.sendError === true, clock: this.clock, zone: this.req.zone }, [this.sink]);
+    const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
+    this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
+    for (const m of this.earlyErrors) if (this.defaultStream) topo.sourceError(this.defaultStream, m);
+    this.topo = topo;
+    return topo;
+  }
+
+  private warn(no: number, message: string): void {
+    this.req.warn(`floe: line ${no}: ${message}\n`);
+  }
+
+  private decodeError(no: number, message: string): void {
+    this.decodeErrors++;
+    this.warn(no, message);
+    if (!this.topo) this.earlyErrors.push(message);
+    else if (this.defaultStream) this.topo.sourceError(this.defaultStream, message);
+  }
+
+  /** Handles a batch of lines; false once the run has failed. */
+  lines(batch: string[]): boolean {
+    for (const text of batch) {
+      const no = ++this.lineNo;
+      if (!text.trim()) continue;
+      let env: Envelope;
+      try {
+        env = this.req.replay ? envelope(text) : { data: decodeTupleJson(text) };
+      } catch (e) {
+        this.decodeError(no, errorText(e));
+        continue;
+      }
+      if (!this.deliver(no, env)) {
+        this.failed = true;
+        return false;
+      }
+    }
+    this.sink.flush();
+    return true;
+  }
+
+  private deliver(no: number, e: Envelope): boolean {
+    const replay = this.req.replay;
+    if (replay && e.ts !== undefined) {
+      if (e.ts < this.lastTs) {
+        this.warn(no, `ts ${e.ts} goes backwards (previous line had ${this.lastTs})`);
+        return false;
+      }
+      this.lastTs = e.ts;
+    }
+    const topo = this.topo ?? this.start(replay ? (e.ts ?? 0) : Date.now());
+    if (replay && e.ts !== undefined) this.clock.advance(e.ts);
+    if (e.data === undefined && e.raw === undefined) return true;
+    const stream = e.stream ?? this.defaultStream;
+    const def = stream !== undefined ? this.defs.get(stream) : undefined;
+    if (!def || !topo.hasSource(def.name)) {
+      this.decodeError(no, stream === undefined ? "the line names no stream and the rule reads several" : `unknown stream ${stream}`);
+      return true;
+    }
+    let rows: Obj[];
+    try {
+      rows = this.rows(def, e);
+    } catch (err) {
+      if (!(err instanceof RowError || err instanceof EngineError)) throw err;
+      this.decodeErrors++;
+      topo.sourceError(def.name, err.message);
+      this.warn(no, err.message);
+      return true;
+    }
+    const now = this.clock.now();
+    const meta = e.meta !== undefined && isObj(e.meta) ? e.meta : null;
+    for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name));
+    return true;
+  }
+
+  private rows(def: StreamDef, e: Envelope): Obj[] {
+    if (e.raw !== undefined) {
+      let dec = this.decoders.get(def.name);
+      if (!dec) this.decoders.set(def.name, (dec = createDecoder(def)));
+      return dec(Buffer.from(e.raw, "base64"));
+    }
+    const list = Array.isArray(e.data) ? e.data : [e.data!];
+    return list.map((r) => {
+      if (!isObj(r)) throw new RowError("only map[string]interface{} and []map[string]interface{} is supported");
+      return def.fields ? coerceToSchema(r, def.fields) : r;
+    });
+  }
+
+  finish(): PipeResult {
+    const clock = this.clock;
+    // A rule whose input was empty still starts (and stops) once.
+    const topo = this.topo ?? this.start(this.req.replay ? 0 : Date.now());
+    if (!this.failed && this.req.onEof === "flush") {
+      const until = topo.windowOps().map((w) => w.flushTime()).filter((t): t is number => t !== undefined);
+      if (until.length) clock.advance(Math.max(...until));
+    }
+    topo.end();
+    if (clock instanceof WallClock) clock.stop();
+    const status = statusObject(
+      {
+        status: this.failed ? "stopped by error" : "stopped",
+        message: this.failed ? "" : "done",
+        lastStartTimestamp: topo.startedAt,
+        lastStopTimestamp: clock.now(),
+        nextStartTimestamp: 0,
+      },
+      topo.nodes(),
+    );
+    return { exitCode: this.failed ? 1 : 0, lost: this.decodeErrors + this.sink.lost() + topo.dropped(), status };
   }
 }
 
-/** Reads one plain record line (no --replay). */
-async function nextTuple(it: AsyncIterator<string>, count: () => number): Promise<Next> {
-  const line = await nextLine(it, count);
-  if (!line) return undefined;
-  try {
-    return { no: line.no, env: { data: decodeTupleJson(line.text) } };
-  } catch (e) {
-    return { no: line.no, error: errorText(e) };
-  }
+/** A replay line (pipe-mode.md §Input): `{"stream", "ts", "data" | "raw", "meta"}`. */
+function envelope(text: string): Envelope {
+  const v = decodeTupleJson(text);
+  if (!isObj(v)) throw new RowError("a replay line must be a JSON object");
+  const ts = v.ts;
+  return {
+    ts: typeof ts === "bigint" || typeof ts === "number" ? Number(ts) : undefined,
+    stream: typeof v.stream === "string" ? v.stream : undefined,
+    data: v.data,
+    raw: typeof v.raw === "string" ? v.raw : undefined,
+    meta: v.meta,
+  };
 }

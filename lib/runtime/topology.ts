@@ -79,9 +79,12 @@ export class Topology {
   private readonly operators: Operator[];
   private readonly sinks: SinkNode[];
   private readonly env: RuleEnv;
+  /** Epoch ms at which the topology (the rule's run) started. */
+  readonly startedAt: number;
 
   constructor(plan: RulePlan, env: RuleEnv, sinks: SinkNode[]) {
     this.env = env;
+    this.startedAt = env.now();
     this.sinks = sinks;
     this.operators = plan.ops.map((s) => createOperator(s, env));
     const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);

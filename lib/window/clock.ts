@@ -95,13 +95,49 @@ export class VirtualClock implements Clock {
   }
 }
 
-/** Wall-clock time with setTimeout timers. */
-export class RealClock implements Clock {
-  now(): number {
-    return Date.now();
+/**
+ * Wall-clock time for live rules: timers run from one setTimeout armed for the earliest. At the
+ * end of a pipe-mode input, `advance` fast-forwards so open windows close without waiting.
+ */
+export class WallClock extends VirtualClock {
+  private handle: ReturnType<typeof setTimeout> | undefined;
+  private armedAt = Infinity;
+
+  constructor() {
+    super(Date.now());
   }
-  schedule(at: number, fn: () => void): Timer {
-    const h = setTimeout(fn, Math.max(0, at - Date.now()));
-    return { cancel: () => clearTimeout(h) };
+
+  override now(): number {
+    return Math.max(Date.now(), super.now());
+  }
+
+  override schedule(at: number, fn: () => void): Timer {
+    const t = super.schedule(at, fn);
+    this.arm();
+    return t;
+  }
+
+  override advance(t: number): void {
+    super.advance(t);
+    this.arm();
+  }
+
+  private arm(): void {
+    const next = this.nextTimer();
+    if (next === undefined || next >= this.armedAt) return;
+    if (this.handle) clearTimeout(this.handle);
+    this.armedAt = next;
+    this.handle = setTimeout(() => {
+      this.handle = undefined;
+      this.armedAt = Infinity;
+      this.advance(Date.now());
+    }, Math.max(0, next - Date.now()));
+  }
+
+  /** Stops the pending setTimeout (so the process can exit). */
+  stop(): void {
+    if (this.handle) clearTimeout(this.handle);
+    this.handle = undefined;
+    this.armedAt = Infinity;
   }
 }

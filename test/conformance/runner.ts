@@ -23,8 +23,8 @@ export interface Vector {
   note?: string;
 }
 
-async function* linesOf(input: unknown[]): AsyncIterable<string> {
-  for (const x of input) yield JSON.stringify(x);
+async function* linesOf(input: unknown[]): AsyncIterable<string[]> {
+  yield input.map((x) => JSON.stringify(x));
 }
 
 /** Runs a vector; returns undefined on success or a description of the mismatch. */
@@ -36,7 +36,7 @@ export async function runVector(v: Vector): Promise<string | undefined> {
   const res = await runPipe({
     sql: v.sql,
     options: v.options ?? {},
-    lines: linesOf(input),
+    input: linesOf(input),
     replay: true,
     emit: "array",
     onEof: v.onEof ?? "flush",
