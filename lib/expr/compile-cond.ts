@@ -1,8 +1,7 @@
 /** CASE, IN, BETWEEN and LIKE (sql §7.7–7.10), with eKuiper's error wrapping. */
 import { RowError } from "../errors.ts";
-import { compileGoRegex } from "../functions/regex.ts";
+import { compileLikePattern } from "../functions/regex.ts";
 import type { Between, Case, In, Like } from "../sql/ast.ts";
-import { compileLikeSource } from "../sql/like.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { checkLeft, compare, equals } from "./ops.ts";
 import { fmtV, typeValue } from "./values.ts";
@@ -105,29 +104,20 @@ export function compileBetween(e: Between, scope: Scope): Evaluator {
   };
 }
 
-/** Compiles a LIKE pattern; a bad pattern is `invalid LIKE pattern: <Go regexp error>`. */
-export function likeRegex(pattern: string): RegExp {
-  try {
-    return compileGoRegex(compileLikeSource(pattern));
-  } catch (err) {
-    throw new RowError(`invalid LIKE pattern: ${(err as RowError).message}`);
-  }
-}
-
 export function compileLike(e: Like, scope: Scope): Evaluator {
   const left = compileExpr(e.left, scope);
   const op = e.not ? "NOT LIKE" : "LIKE";
   const not = e.not;
   let pattern: (row: Parameters<Evaluator>[0], ctx: Parameters<Evaluator>[1]) => RegExp;
   if (e.pattern.kind === "string") {
-    const re = likeRegex(e.pattern.value);
+    const re = compileLikePattern(e.pattern.value);
     pattern = () => re;
   } else {
     const p = compileExpr(e.pattern, scope);
     pattern = (row, ctx) => {
       const v = p(row, ctx);
       if (typeof v !== "string") throw new RowError(`invalid LIKE pattern, must be a string but got ${fmtV(v)}`);
-      return likeRegex(v);
+      return compileLikePattern(v);
     };
   }
   return (row, ctx) => {

@@ -100,12 +100,10 @@ function extreme(args: Value[], max: boolean): Value {
     }
     let c: bigint | number | string;
     if (mode === "int") {
-      if (typeof v !== "bigint" && typeof v !== "number") throw requires("int64", v);
-      try {
-        c = toIntSame(v);
-      } catch {
+      if (typeof v !== "bigint" && !(typeof v === "number" && Number.isFinite(v))) {
         throw requires("int64", v);
       }
+      c = toIntSame(v);
     } else if (mode === "float") {
       if (typeof v !== "number") throw requires("float64", v);
       c = v;

@@ -19,7 +19,7 @@ function digest(name: Algorithm): FuncDef {
     kind: "scalar",
     validate: S1,
     policy: "N",
-    exec: (args) => new Bun.CryptoHasher(name).update(toStr(args[0])).digest("hex"),
+    exec: (args) => Bun.CryptoHasher.hash(name, toStr(args[0]), "hex"),
   };
 }
 

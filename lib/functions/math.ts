@@ -1,6 +1,14 @@
 /** Math functions (functions.md §6). */
 import { ErrorValue, RowError } from "../errors.ts";
-import { fmtV, int64, toFloatSame, toIntSame, toIntStrict, type Value } from "../expr/values.ts";
+import {
+  floatToInt64,
+  fmtV,
+  int64,
+  toFloatSame,
+  toIntSame,
+  typeValue,
+  type Value,
+} from "../expr/values.ts";
 import { goCot, goPow, goRound, roundDigits } from "./math-go.ts";
 import { conv } from "./math-conv.ts";
 import {
@@ -32,11 +40,11 @@ function oneOrTwo(checkSecond: boolean): Validator {
   };
 }
 
-/** A float function of one number; `nanNull`: a NaN result is returned as null. */
-function float1(name: string, f: (x: number) => number, nanNull = true): FuncDef {
+/** A float function of one number; a NaN result is returned as null. */
+function float1(name: string, f: (x: number) => number): FuncDef {
   const exec: Exec = (args) => {
     const r = f(toFloatSame(args[0]!));
-    return nanNull && Number.isNaN(r) ? null : r;
+    return Number.isNaN(r) ? null : r;
   };
   return { name, kind: "scalar", validate: ONE_N, policy: "N", exec };
 }
@@ -51,17 +59,24 @@ function float2(name: string, f: (x: number, y: number) => number, nanNull: bool
 
 const OPERAND = ["first", "second"] as const;
 
+/** `toIntStrict` without the throw: ints, and floats holding an integer (Go `int(f)`). */
+function strictInt(v: Value): bigint | undefined {
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number" && Number.isInteger(v)) return floatToInt64(v);
+  return undefined;
+}
+
+function operandError(which: string, v: Value): RowError {
+  return new RowError(`Expect int type for the ${which} operand but got ${fmtV(v)}`);
+}
+
 function bitwise(name: string, f: (a: bigint, b: bigint) => bigint): FuncDef {
   const exec: Exec = (args) => {
-    const ops: bigint[] = [0n, 0n];
-    for (let i = 0; i < 2; i++) {
-      try {
-        ops[i] = toIntStrict(args[i]!);
-      } catch {
-        throw new RowError(`Expect int type for the ${OPERAND[i]} operand but got ${fmtV(args[i])}`);
-      }
-    }
-    return f(ops[0]!, ops[1]!);
+    const a = strictInt(args[0]!);
+    if (a === undefined) throw operandError(OPERAND[0], args[0]!);
+    const b = strictInt(args[1]!);
+    if (b === undefined) throw operandError(OPERAND[1], args[1]!);
+    return f(a, b);
   };
   return { name, kind: "scalar", validate: TWO_I, policy: "N", exec };
 }
@@ -93,13 +108,11 @@ function log(args: Value[]): Value {
 function round(args: Value[]): Value {
   const x = toFloatSame(args[0]!);
   if (args.length === 1) return goRound(x);
-  let d: bigint;
-  try {
-    d = toIntSame(args[1]!);
-  } catch (e) {
-    throw new RowError(`The second argument must be an integer: ${(e as RowError).message}`);
+  const d = args[1]!;
+  if (typeof d !== "bigint" && !(typeof d === "number" && Number.isFinite(d))) {
+    throw new RowError(`The second argument must be an integer: cannot convert ${typeValue(d)} to int`);
   }
-  return roundDigits(x, d);
+  return roundDigits(x, toIntSame(d));
 }
 
 function cot(args: Value[]): Value {
@@ -115,12 +128,8 @@ function sign(args: Value[]): Value {
 }
 
 function bitnot(args: Value[]): Value {
-  let v: bigint;
-  try {
-    v = toIntStrict(args[0]!);
-  } catch {
-    throw new RowError(`Expect int type for operand but got ${fmtV(args[0])}`);
-  }
+  const v = strictInt(args[0]!);
+  if (v === undefined) throw new RowError(`Expect int type for operand but got ${fmtV(args[0])}`);
   return ~v;
 }
 

@@ -3,10 +3,11 @@
  * RE2 dialect), matched with Go's semantics: `ReplaceAllString` with Go's empty-match rule and
  * `$name` templates (functions §8.3, §8.4), and the LIKE pattern translation (sql §5.7).
  */
+import { compileLikeSource } from "../sql/like.ts";
 import { RowError } from "../errors.ts";
 import { GoRegexpError, translateGoRegex } from "./regex-syntax.ts";
 
-/** A compiled Go regexp: a sticky-free JS RegExp for tests and a global twin for scanning. */
+/** A compiled Go regexp: a stateless JS RegExp (flag `u`) and a `g` twin for scanning with lastIndex. */
 export class GoRegex {
   readonly re: RegExp;
   readonly global: RegExp;
@@ -53,21 +54,6 @@ export function compileGoRegex(pattern: string): RegExp {
   return goRegex(pattern).re;
 }
 
-/** sql §5.7 steps 1–2: `\%` `\_` kept, `%` → `.*`, `_` → `.`, then every `\` doubled. */
-export function likeToGoPattern(like: string): string {
-  let out = "";
-  for (let i = 0; i < like.length; i++) {
-    const c = like[i]!;
-    if (c === "\\" && (like[i + 1] === "%" || like[i + 1] === "_")) {
-      out += "\\\\" + like[++i];
-    } else if (c === "%") out += ".*";
-    else if (c === "_") out += ".";
-    else if (c === "\\") out += "\\\\";
-    else out += c;
-  }
-  return "^" + out + "$";
-}
-
 const likeCache = new Map<string, RegExp | RowError>();
 
 /** The full-match RegExp of a LIKE pattern; throws RowError `invalid LIKE pattern: <Go error>`. */
@@ -75,7 +61,7 @@ export function compileLikePattern(pattern: string): RegExp {
   let r = likeCache.get(pattern);
   if (r === undefined) {
     try {
-      r = goRegex(likeToGoPattern(pattern)).re;
+      r = goRegex(compileLikeSource(pattern)).re;
     } catch (e) {
       r = new RowError(`invalid LIKE pattern: ${(e as RowError).message}`);
     }

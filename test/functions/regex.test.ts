@@ -7,8 +7,8 @@ import {
   goMatchString,
   goRegex,
   goReplaceAllString,
-  likeToGoPattern,
 } from "../../lib/functions/regex.ts";
+import { compileLikeSource } from "../../lib/sql/like.ts";
 import goCases from "../../fixtures/functions/regex-go.json";
 import go125Cases from "../../fixtures/functions/regex-go125.json";
 import likeCases from "../../fixtures/functions/like.json";
@@ -71,7 +71,7 @@ describe("LIKE patterns (sql §5.7)", () => {
   });
 
   test("translation keeps \\% and \\_ and doubles backslashes", () => {
-    expect(likeToGoPattern("a\\%b%c_\\d")).toBe("^a\\\\%b.*c.\\\\d$");
+    expect(compileLikeSource("a\\%b%c_\\d")).toBe("^a\\\\%b.*c.\\\\d$");
   });
 });
 

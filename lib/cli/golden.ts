@@ -1,0 +1,159 @@
+/**
+ * Golden cases for `floe test` (pipe-mode.md §floe test). The case format is that of the
+ * conformance vectors (../shared/conformance/README.md), plus `rule`/`inputFile` paths and an
+ * optional `status` subset, so `floe test` runs both floe's fixtures and the vectors.
+ */
+import { resolve } from "node:path";
+import { loadLocation, UTC } from "../expr/time.ts";
+import { runPipe } from "../runtime/pipe.ts";
+import { parseStatement, splitStatements } from "../sql/parse.ts";
+import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
+
+export interface GoldenCase {
+  name: string;
+  source?: string;
+  /** Rule file text, or `rule`: a path to a .sql rule file (relative to the case file). */
+  sql?: string;
+  rule?: string;
+  options?: Record<string, unknown>;
+  timezone?: string;
+  /** Replay envelopes inline, or `inputFile`: a path to an NDJSON file of envelopes. */
+  input?: unknown[];
+  inputFile?: string;
+  onEof?: "flush" | "drop";
+  want?: unknown[][];
+  err?: string;
+  parses?: boolean;
+  stream?: unknown;
+  match?: "unordered-rows" | "unordered-arrays";
+  /** Expected values of some status metrics. */
+  status?: Record<string, number | string>;
+  note?: string;
+}
+
+/** Loads the cases of a file: one case object or an array of them. */
+export async function loadCases(path: string): Promise<{ file: string; cases: GoldenCase[] }> {
+  const v = JSON.parse(await Bun.file(path).text()) as GoldenCase | GoldenCase[];
+  return { file: path, cases: Array.isArray(v) ? v : [v] };
+}
+
+async function* batch(lines: string[]): AsyncIterable<string[]> {
+  yield lines;
+}
+
+/** Runs a case; returns undefined when it passes, else what differed. */
+export async function runCase(c: GoldenCase, baseDir = "."): Promise<string | undefined> {
+  if (c.parses) return checkParse(c);
+  const sql = c.sql ?? (c.rule ? await Bun.file(resolve(baseDir, c.rule)).text() : undefined);
+  if (sql === undefined) return "the case names no rule (sql or rule)";
+  const lines = c.inputFile
+    ? (await Bun.file(resolve(baseDir, c.inputFile)).text()).split("\n")
+    : (c.input ?? []).map((x) => JSON.stringify(x));
+  let out = "";
+  let err = "";
+  const res = await runPipe({
+    sql,
+    options: c.options ?? {},
+    input: batch(lines),
+    replay: true,
+    emit: "array",
+    onEof: c.onEof ?? "flush",
+    zone: c.timezone ? loadLocation(c.timezone) : UTC,
+    write: (t) => void (out += t),
+    warn: (t) => void (err += t),
+  });
+  if (c.err !== undefined) {
+    if (res.exitCode !== 1) return `expected the rule to fail with "${c.err}", it exited ${res.exitCode}`;
+    if (!err.includes(c.err.trimEnd())) return `stderr ${JSON.stringify(err.trim())} lacks ${JSON.stringify(c.err.trimEnd())}`;
+    return undefined;
+  }
+  if (res.exitCode !== 0) return `exit ${res.exitCode}: ${err.trim()}`;
+  const got = out.split("\n").filter((l) => l).map((l) => JSON.parse(l) as unknown[]);
+  const want = c.want ?? [];
+  for (let i = 0; i < Math.max(got.length, want.length); i++) {
+    if (i >= want.length || i >= got.length || !emissionEqual(got[i]!, want[i]!, c.match))
+      return `emission ${i}:\n  want ${JSON.stringify(want[i] ?? "(none)")}\n  got  ${JSON.stringify(got[i] ?? "(none)")}`;
+  }
+  for (const [k, v] of Object.entries(c.status ?? {})) {
+    const g = res.status?.[k];
+    if (g !== v) return `status ${k}: want ${JSON.stringify(v)}, got ${JSON.stringify(g)}`;
+  }
+  return undefined;
+}
+
+function checkParse(c: GoldenCase): string | undefined {
+  try {
+    const parts = /several statements/.test(c.note ?? "") ? splitStatements(c.sql!) : [{ text: c.sql! }];
+    for (const p of parts) {
+      const s = parseStatement(p.text);
+      if (c.stream !== undefined && s.kind === "create") {
+        const got = neutralStream(s);
+        if (!deepEqual(got, c.stream, undefined)) return `stream:\n  want ${JSON.stringify(c.stream)}\n  got  ${JSON.stringify(got)}`;
+      }
+    }
+    return undefined;
+  } catch (e) {
+    return `parse failed: ${(e as Error).message}`;
+  }
+}
+
+/** The neutral form of a CREATE's parse result used by parser-create-stream.json. */
+function neutralStream(s: CreateStatement): unknown {
+  const type = (t: FieldType): unknown =>
+    typeof t === "string" ? t : "array" in t ? { array: type(t.array) } : { struct: t.struct.map(field) };
+  const field = (f: StreamField): unknown => {
+    const out: Record<string, unknown> = { name: f.name, type: type(f.type) };
+    if (f.default !== undefined) out.default = typeof f.default === "bigint" ? Number(f.default) : f.default;
+    return out;
+  };
+  return { name: s.name, kind: s.streamKind, fields: s.fields ? s.fields.map(field) : null, options: s.options };
+}
+
+function numEq(a: number, b: number): boolean {
+  return a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/** Value comparison of the conformance rules: numbers by value (~1e-9 relative), keys unordered. */
+export function deepEqual(a: unknown, b: unknown, match: GoldenCase["match"]): boolean {
+  if (typeof a === "number" && typeof b === "number") return numEq(a, b);
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    if (match === "unordered-arrays") return multisetEqual(a, b, match);
+    return a.every((x, i) => deepEqual(x, b[i], match));
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => k in b && deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], match));
+}
+
+function multisetEqual(a: unknown[], b: unknown[], match: GoldenCase["match"]): boolean {
+  const used = new Array<boolean>(b.length).fill(false);
+  return a.every((x) => {
+    const j = b.findIndex((y, k) => !used[k] && deepEqual(x, y, match));
+    if (j < 0) return false;
+    used[j] = true;
+    return true;
+  });
+}
+
+function emissionEqual(got: unknown[], want: unknown[], match: GoldenCase["match"]): boolean {
+  if (match === "unordered-rows") return got.length === want.length && multisetEqual(got, want, undefined);
+  return deepEqual(got, want, match);
+}
+
+/** Case files under the given paths (directories are searched for *.json, sorted). */
+export async function caseFiles(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const st = await Bun.file(p).stat().catch(() => undefined);
+    if (st?.isDirectory()) {
+      const found = await Array.fromAsync(new Bun.Glob("**/*.json").scan({ cwd: p }));
+      out.push(...found.sort().map((f) => resolve(p, f)));
+    } else out.push(resolve(p));
+  }
+  return out;
+}
+
+

@@ -1,0 +1,82 @@
+/** `floe run RULE`: one rule as a Unix filter (pipe-mode.md). */
+import { defineCommand } from "citty";
+import { extname } from "node:path";
+import { loadBasicConfig } from "../runtime/config.ts";
+import { runPipe } from "../runtime/pipe.ts";
+import { lineBatches, openInput } from "./input.ts";
+import { ruleOptions, UsageError } from "./options.ts";
+
+/** An eKuiper rule .json: its SQL, options, and whether it has actions. */
+async function readRule(path: string): Promise<{ sql: string; id?: string; options: Record<string, unknown>; actions: unknown[] }> {
+  const text = await Bun.file(path).text();
+  if (extname(path).toLowerCase() !== ".json") return { sql: text, options: {}, actions: [] };
+  let rule: { id?: unknown; sql?: unknown; options?: unknown; actions?: unknown };
+  try {
+    rule = JSON.parse(text) as typeof rule;
+  } catch (e) {
+    throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
+  }
+  if (typeof rule.sql !== "string") throw new UsageError(`${path}: the rule has no "sql" string`);
+  return {
+    sql: rule.sql,
+    id: typeof rule.id === "string" ? rule.id : undefined,
+    options: rule.options && typeof rule.options === "object" ? (rule.options as Record<string, unknown>) : {},
+    actions: Array.isArray(rule.actions) ? rule.actions : [],
+  };
+}
+
+export default defineCommand({
+  meta: {
+    name: "run",
+    description:
+      "Run one eKuiper rule over JSON lines and print the results as JSON lines.\n\n" +
+      "  floe run rules/demo.sql --input fixtures/demo.jsonl\n" +
+      "  tail -f events.jsonl | floe run hot.sql -o sendError=true\n" +
+      "  floe run rule.sql --input case.ndjson --replay --emit array --on-eof drop\n\n" +
+      "RULE is a .sql file (CREATE STREAM/TABLE statements, then one SELECT; with no CREATE, the\n" +
+      "streams it reads are schemaless) or an eKuiper rule .json (streams from --streams).\n" +
+      "Exit status: 0 done, 1 the rule failed, 2 bad usage, 3 records were lost (with --strict).",
+  },
+  args: {
+    rule: { type: "positional", required: true, description: "rule file: .sql or eKuiper rule .json" },
+    input: { type: "string", description: "input file of JSON lines ('-' or absent: standard input)", valueHint: "FILE" },
+    replay: { type: "boolean", description: "lines are envelopes {stream, ts, data|raw, meta} on a virtual clock" },
+    emit: { type: "enum", options: ["rows", "array"], default: "rows", description: "one JSON object per row, or one JSON array per emission" },
+    "on-eof": { type: "enum", options: ["flush", "drop"], default: "flush", description: "at end of input: close and emit open windows, or stop at once" },
+    option: { type: "string", alias: "o", description: "rule option KEY=VALUE, repeatable (VALUE is JSON if it parses)", valueHint: "KEY=VALUE" },
+    streams: { type: "string", description: "a .sql file of CREATE statements (for .json rules)", valueHint: "FILE" },
+    status: { type: "string", description: "write the rule status (eKuiper's keys) to FILE at the end", valueHint: "FILE" },
+    etc: { type: "string", description: "configuration directory holding kuiper.yaml (basic.timezone ...)", valueHint: "DIR" },
+    strict: { type: "boolean", description: "exit 3 when records were lost or rejected" },
+    actions: { type: "boolean", default: true, description: "run a .json rule's actions as well as stdout", negativeDescription: "print results only; skip a .json rule's actions" },
+  },
+  async run({ args, rawArgs }) {
+    const rule = await readRule(args.rule).catch((e: unknown) => {
+      if (e instanceof UsageError) throw e;
+      throw new UsageError(`cannot read rule ${args.rule}: ${(e as Error).message}`);
+    });
+    if (rule.actions.length && args.actions)
+      throw new UsageError(`${args.rule} has actions; floe run does not run sinks yet (issue 4): pass --no-actions to print results only`);
+    const streamsSql = args.streams ? await Bun.file(args.streams).text() : undefined;
+    const config = await loadBasicConfig(args.etc);
+    const stdout = Bun.stdout.writer();
+    const res = await runPipe({
+      sql: rule.sql,
+      streamsSql,
+      ruleId: rule.id,
+      options: { ...rule.options, ...ruleOptions(rawArgs) },
+      input: lineBatches(openInput(args.input)),
+      replay: !!args.replay,
+      emit: args.emit as "rows" | "array",
+      onEof: args["on-eof"] as "flush" | "drop",
+      zone: config.timezone,
+      write: (t) => void stdout.write(t),
+      warn: (t) => void process.stderr.write(t),
+    });
+    await stdout.flush();
+    if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
+    if (res.lost > 0) process.stderr.write(`floe: ${res.lost} record(s) lost or rejected\n`);
+    if (res.exitCode !== 0) return res.exitCode;
+    return args.strict && res.lost > 0 ? 3 : 0;
+  },
+});
