@@ -5,41 +5,35 @@
  */
 import pkg from "./package.json" with { type: "json" };
 
-const argv = process.argv.slice(2);
-// Fast path: `--version` answers before any module of the engine loads.
-if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
-  process.stdout.write(`floe ${pkg.version}\n`);
-  process.exit(0);
-}
-
-const { defineCommand, runCommand, showUsage } = await import("citty");
-await import("./lib/functions/index.ts");
-const { UsageError } = await import("./lib/cli/options.ts");
-
-const main = defineCommand({
-  meta: { name: "floe", version: pkg.version, description: "Edge stream processing with eKuiper's SQL, rules and API" },
-  subCommands: {
+async function exitCode(argv: string[]): Promise<number> {
+  const { defineCommand, runCommand, showUsage } = await import("citty");
+  await import("./lib/functions/index.ts");
+  const { UsageError } = await import("./lib/cli/options.ts");
+  const subCommands = {
     run: () => import("./lib/cli/run.ts").then((m) => m.default),
     test: () => import("./lib/cli/test.ts").then((m) => m.default),
     check: () => import("./lib/cli/check.ts").then((m) => m.default),
-  },
-});
-
-async function exitCode(): Promise<number> {
+  };
+  const main = defineCommand({
+    meta: { name: "floe", version: pkg.version, description: "Edge stream processing with eKuiper's SQL, rules and API" },
+    subCommands,
+  });
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
     await showUsage(main);
     return argv.length === 0 ? 2 : 0;
   }
   try {
+    const name = argv[0] as keyof typeof subCommands;
     if (argv.includes("--help") || argv.includes("-h")) {
-      const sub = await (main.subCommands as Record<string, () => Promise<never>>)[argv[0]!]?.();
-      await showUsage(sub ?? main, main);
+      await showUsage(subCommands[name] ? await subCommands[name]() : main, main);
       return 0;
     }
-    const { result } = await runCommand(main, { rawArgs: argv });
+    if (!subCommands[name]) throw new UsageError(`unknown command ${JSON.stringify(argv[0])} (floe --help lists them)`);
+    // The subcommand runs directly: citty drops a subcommand's result, which carries the exit code.
+    const { result } = await runCommand(await subCommands[name](), { rawArgs: argv.slice(1) });
     return typeof result === "number" ? result : 0;
   } catch (e) {
-    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith?.("E_")) {
+    if (e instanceof UsageError || String((e as { code?: unknown }).code ?? "").startsWith("E_")) {
       process.stderr.write(`floe: ${(e as Error).message}\n`);
       return 2;
     }
@@ -48,4 +42,10 @@ async function exitCode(): Promise<number> {
   }
 }
 
-process.exit(await exitCode());
+const argv = process.argv.slice(2);
+// Fast path: `--version` answers before any module of the engine loads.
+if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
+  process.stdout.write(`floe ${pkg.version}\n`);
+  process.exit(0);
+}
+exitCode(argv).then((code) => process.exit(code));

@@ -1,0 +1,47 @@
+# floe — make targets. Everything runs with the Bun that `npm install` puts in node_modules.
+BUN    := node_modules/.bin/bun
+PEGGY  := node_modules/.bin/peggy
+PARSER_RULES := Statement,SelectStatement,CreateStatement
+
+.PHONY: install run test build check parser bench clean
+
+install: node_modules/.installed
+
+node_modules/.installed: package.json
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The bundled demo: a rule from rules/ over a fixture from fixtures/ (no broker, no network).
+run: install
+	$(BUN) cli.ts run rules/demo.sql --input fixtures/demo.jsonl
+
+# The whole suite: unit tests, the conformance vectors, golden cases, the compiled binary.
+test: install build
+	$(BUN) test
+
+# Compiled executables (bun build --compile): linux x64 and arm64.
+build: dist/floe dist/floe-linux-arm64
+
+SOURCES := cli.ts package.json $(shell find lib -name '*.ts' -o -name '*.js' 2>/dev/null)
+
+dist/floe: install $(SOURCES)
+	$(BUN) build --compile --minify --bytecode --target=bun-linux-x64 cli.ts --outfile $@
+
+dist/floe-linux-arm64: install $(SOURCES)
+	$(BUN) build --compile --minify --bytecode --target=bun-linux-arm64 cli.ts --outfile $@
+
+# Regenerates the SQL parser from the grammar (committed; a test fails when it is stale).
+parser: install
+	$(PEGGY) --format es --allowed-start-rules $(PARSER_RULES) -o lib/sql/parser.js lib/sql/grammar.peggy
+
+# Static checks: types, the bundled rules, golden cases.
+check: install
+	node_modules/.bin/tsc -p .
+	$(BUN) cli.ts check rules/*.sql
+	$(BUN) cli.ts test --quiet fixtures/golden
+
+bench: install build
+	$(BUN) bench/replay.ts
+
+clean:
+	rm -rf dist
