@@ -9,10 +9,12 @@ async function exitCode(argv: string[]): Promise<number> {
   const { defineCommand, runCommand, showUsage } = await import("citty");
   await import("./lib/functions/index.ts");
   const { UsageError } = await import("./lib/cli/options.ts");
-  const subCommands = {
-    run: () => import("./lib/cli/run.ts").then((m) => m.default),
-    test: () => import("./lib/cli/test.ts").then((m) => m.default),
-    check: () => import("./lib/cli/check.ts").then((m) => m.default),
+  type Command = import("citty").CommandDef<import("citty").ArgsDef>;
+  const load = (p: Promise<{ default: unknown }>) => p.then((m) => m.default as Command);
+  const subCommands: Record<string, () => Promise<Command>> = {
+    run: () => load(import("./lib/cli/run.ts")),
+    test: () => load(import("./lib/cli/test.ts")),
+    check: () => load(import("./lib/cli/check.ts")),
   };
   const main = defineCommand({
     meta: { name: "floe", version: pkg.version, description: "Edge stream processing with eKuiper's SQL, rules and API" },
@@ -23,14 +25,16 @@ async function exitCode(argv: string[]): Promise<number> {
     return argv.length === 0 ? 2 : 0;
   }
   try {
-    const name = argv[0] as keyof typeof subCommands;
+    const name = argv[0]!;
     if (argv.includes("--help") || argv.includes("-h")) {
-      await showUsage(subCommands[name] ? await subCommands[name]() : main, main);
+      const sub = subCommands[name];
+      await showUsage(sub ? await sub() : main, main);
       return 0;
     }
-    if (!subCommands[name]) throw new UsageError(`unknown command ${JSON.stringify(argv[0])} (floe --help lists them)`);
+    const sub = subCommands[name];
+    if (!sub) throw new UsageError(`unknown command ${JSON.stringify(name)} (floe --help lists them)`);
     // The subcommand runs directly: citty drops a subcommand's result, which carries the exit code.
-    const { result } = await runCommand(await subCommands[name](), { rawArgs: argv.slice(1) });
+    const { result } = await runCommand(await sub(), { rawArgs: argv.slice(1) });
     return typeof result === "number" ? result : 0;
   } catch (e) {
     if (e instanceof UsageError || String((e as { code?: unknown }).code ?? "").startsWith("E_")) {
