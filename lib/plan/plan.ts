@@ -9,7 +9,7 @@ import type { Zone } from "../expr/time.ts";
 import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
-import { walk } from "../sql/walk.ts";
+import { clauseExprs, walk } from "../sql/walk.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
 import type { AnalyticSite, JoinSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
@@ -132,8 +132,30 @@ class Planner {
           },
         });
       }
-      return { def, name: def.name, helpers };
+      return { def, name: def.name, helpers, columns: this.usedColumns(def) };
     });
+  }
+
+  /** The columns of `def` any expression reads; null when a wildcard (or deduplicate's hidden `*`) needs them all. */
+  private usedColumns(def: StreamDef): ReadonlySet<string> | null {
+    const s = this.a.stmt;
+    const cols = new Set<string>();
+    let all = false;
+    const exprs = [...s.fields.map((f) => f.expr), ...clauseExprs(s)];
+    for (const e of exprs) {
+      walk(e, (n) => {
+        if (n.kind === "wildcard" && (n.stream === undefined || n.stream === def.name)) all = true;
+        else if (n.kind === "call" && n.name === "deduplicate") all = true;
+        else if (n.kind === "field") {
+          const b = (n as BoundField).bound;
+          if (!(n as BoundField).aliasOf && (b === undefined || b === def.name)) cols.add(n.name);
+        }
+      });
+    }
+    if (all) return null;
+    for (const f of def.fields ?? []) cols.add(f.name);
+    if (def.options.TIMESTAMP) cols.add(def.options.TIMESTAMP);
+    return cols;
   }
 
   private analyticOp(): OpSpec {

@@ -97,6 +97,8 @@ export interface SourcePlan {
   /** Node name: the stream name (metric keys `source_<name>_0_...`). */
   readonly name: string;
   readonly helpers: OpSpec[];
+  /** Columns the rule reads from this source (column pruning); null = all (`*`). */
+  readonly columns: ReadonlySet<string> | null;
 }
 
 export interface RulePlan {

@@ -8,7 +8,7 @@ import type { Zone } from "../expr/time.ts";
 import { isObj, type Obj, type Value } from "../expr/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
-import { decodeTupleJson } from "../io/formats/json-tuple.ts";
+import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
 import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
 import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
@@ -115,6 +115,8 @@ class PipeRun {
   private readonly decoders = new Map<string, Decoder>();
   private readonly earlyErrors: string[] = [];
   private defaultStream: string | undefined;
+  /** The time of the current batch (replay: of the current line), for metrics. */
+  private readonly stamp = { ms: 0 };
 
   constructor(
     private readonly req: PipeRequest,
@@ -133,7 +135,8 @@ class PipeRun {
       },
     };
     this.plan = plan(env);
-    this.sink = new StdoutSink(req.emit, req.write, () => clock.now());
+    const stamp = this.stamp;
+    this.sink = new StdoutSink(req.emit, req.write, () => stamp.ms);
     this.start = (at: number) => {
       ruleStart = at;
       return this.startAt(at);
@@ -145,7 +148,11 @@ class PipeRun {
   /** Builds the topology when the first record arrives: the rule starts at that instant. */
   private startAt(at: number): Topology {
     this.clock.advance(at);
-    const topo = new Topology(this.plan, { now: () => this.clock.now(), sendError: this.req.options.sendError === true, clock: this.clock, zone: this.req.zone }, [this.sink]);
+    this.stamp.ms = this.clock.now();
+    const stamp = this.stamp;
+    // Metric timestamps read the batch's time: reading the clock per operator per row costs more than the rule.
+    const env = { now: () => stamp.ms, sendError: this.req.options.sendError === true, clock: this.clock, zone: this.req.zone };
+    const topo = new Topology(this.plan, env, [this.sink]);
     const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
     this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
     for (const m of this.earlyErrors) if (this.defaultStream) topo.sourceError(this.defaultStream, m);
@@ -164,14 +171,21 @@ class PipeRun {
     else if (this.defaultStream) this.topo.sourceError(this.defaultStream, message);
   }
 
+  /** Column pruning of the stream a record belongs to (undefined: the default stdin stream). */
+  private readonly keepFor = (stream: string | undefined): ReadonlySet<string> | null => {
+    const name = stream ?? this.defaultStream ?? this.plan.sources[0]?.name;
+    return this.plan.sources.find((s) => s.name === name)?.columns ?? null;
+  };
+
   /** Handles a batch of lines; false once the run has failed. */
   lines(batch: string[]): boolean {
+    if (!this.req.replay) this.stamp.ms = this.clock.now();
     for (const text of batch) {
       const no = ++this.lineNo;
       if (!text.trim()) continue;
       let env: Envelope;
       try {
-        env = this.req.replay ? envelope(text) : { data: decodeTupleJson(text) };
+        env = this.req.replay ? envelope(text, this.keepFor) : { data: decodeTupleJson(text, this.keepFor(undefined)) };
       } catch (e) {
         this.decodeError(no, errorText(e));
         continue;
@@ -195,7 +209,10 @@ class PipeRun {
       this.lastTs = e.ts;
     }
     const topo = this.topo ?? this.start(replay ? (e.ts ?? 0) : Date.now());
-    if (replay && e.ts !== undefined) this.clock.advance(e.ts);
+    if (replay && e.ts !== undefined) {
+      this.stamp.ms = e.ts;
+      this.clock.advance(e.ts);
+    }
     if (e.data === undefined && e.raw === undefined) return true;
     const stream = e.stream ?? this.defaultStream;
     const def = stream !== undefined ? this.defs.get(stream) : undefined;
@@ -213,7 +230,7 @@ class PipeRun {
       this.warn(no, err.message);
       return true;
     }
-    const now = this.clock.now();
+    const now = replay ? this.clock.now() : this.stamp.ms;
     const meta = e.meta !== undefined && isObj(e.meta) ? e.meta : null;
     for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name));
     return true;
@@ -257,8 +274,8 @@ class PipeRun {
 }
 
 /** A replay line (pipe-mode.md §Input): `{"stream", "ts", "data" | "raw", "meta"}`. */
-function envelope(text: string): Envelope {
-  const v = decodeTupleJson(text);
+function envelope(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): Envelope {
+  const v = decodeEnvelopeJson(text, keepFor);
   if (!isObj(v)) throw new RowError("a replay line must be a JSON object");
   const ts = v.ts;
   return {

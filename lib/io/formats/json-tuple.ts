@@ -13,16 +13,50 @@ import type { Obj, Value } from "../../expr/values.ts";
 // A number literal with a zero-only fraction or an exponent: its value may be whole but it is a float.
 const WHOLE_FLOAT_TEXT = /\d\.0*(?![0-9])|\d[eE][+-]?\d/;
 
-/** Decodes one JSON text; throws SyntaxError/RowError when it is not JSON. */
-export function decodeTupleJson(text: string): Value {
+/**
+ * Decodes one JSON text; throws SyntaxError/RowError when it is not JSON. With `keep`, only those
+ * top-level keys get the int conversion (column pruning: the rule reads no other column, so the
+ * others are never observed).
+ */
+export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null): Value {
   if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
   const v = JSON.parse(text) as Value;
   try {
-    return intify(v);
+    return keep && v !== null && typeof v === "object" && !Array.isArray(v) ? intifyKept(v as Obj, keep) : intify(v);
   } catch (e) {
     if (e instanceof NeedExact) return new ExactParser(text).parseDocument();
     throw e;
   }
+}
+
+/**
+ * A replay envelope (`{"ts", "stream", "data", ...}`): like decodeTupleJson, with the pruning of
+ * the stream the envelope names (`keepFor(stream)`; undefined stream = the default one).
+ */
+export function decodeEnvelopeJson(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): Value {
+  if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
+  const v = JSON.parse(text) as Value;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+  const env = v as Obj;
+  try {
+    const ts = env.ts;
+    if (typeof ts === "number") env.ts = intify(ts);
+    const data = env.data;
+    if (data !== undefined && data !== null && typeof data === "object") {
+      const keep = keepFor(typeof env.stream === "string" ? env.stream : undefined);
+      env.data = keep && !Array.isArray(data) ? intifyKept(data as Obj, keep) : intify(data);
+    }
+    if (env.meta !== undefined) env.meta = intify(env.meta);
+    return env;
+  } catch (e) {
+    if (e instanceof NeedExact) return new ExactParser(text).parseDocument();
+    throw e;
+  }
+}
+
+function intifyKept(o: Obj, keep: ReadonlySet<string>): Obj {
+  for (const k in o) if (keep.has(k)) o[k] = intify(o[k]!);
+  return o;
 }
 
 function intify(v: Value): Value {
