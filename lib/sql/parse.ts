@@ -79,21 +79,28 @@ function runParser(text: string, startRule: "Statement" | "SelectStatement" | "C
   }
 }
 
-function finish(raw: unknown): Statement {
+/** Post-processing; its errors are parse errors at the statement's start. */
+function finish(raw: unknown, base = 0, full = ""): Statement {
   const s = raw as Statement | RawCreate;
-  if (s.kind === "select") return finishSelect(s);
-  if (s.kind === "create") return finishCreate(s as RawCreate);
-  return s;
+  try {
+    if (s.kind === "select") return finishSelect(s);
+    if (s.kind === "create") return finishCreate(s as RawCreate);
+    return s;
+  } catch (e) {
+    if (!(e instanceof EngineError) || e instanceof ParseError || e.code !== ErrCode.parser) throw e;
+    const { line, column } = position(full, base);
+    throw new ParseError(e.message, line, column);
+  }
 }
 
 /** Parses one statement (a trailing `;` and anything after it are ignored, as eKuiper does). */
 export function parseStatement(text: string, base = 0, full = text): Statement {
-  return finish(runParser(cutAtSemicolon(text), "Statement", base, full));
+  return finish(runParser(cutAtSemicolon(text), "Statement", base, full), base, full);
 }
 
 /** Parses rule SQL: one SELECT. Errors are eKuiper's parser messages (without the rule wrapper). */
 export function parseSelect(text: string): SelectStatement {
-  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement"));
+  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement"), 0, text);
   return s as SelectStatement;
 }
 
@@ -114,8 +121,8 @@ export function parseRuleFile(text: string): RuleFile {
     }
     const first = /^\s*(?:(?:--[^\n]*|\/\*[\s\S]*?\*\/)\s*)*([A-Za-z]*)/.exec(p.text)?.[1]?.toUpperCase();
     const s = first === "CREATE"
-      ? finish(runParser(p.text, "CreateStatement", p.offset, text))
-      : finish(runParser(p.text, "SelectStatement", p.offset, text));
+      ? finish(runParser(p.text, "CreateStatement", p.offset, text), p.offset, text)
+      : finish(runParser(p.text, "SelectStatement", p.offset, text), p.offset, text);
     if (s.kind === "create") creates.push(s);
     else select = s as SelectStatement;
   }

@@ -31,7 +31,7 @@ export function renderExpr(e: Expr): string {
     case "field": {
       const f = e as BoundField;
       if (f.aliasOf) return `$$alias.${f.name},aliasRef:${renderExpr(f.aliasOf)}`;
-      return `${f.bound ?? "$$default"}.${f.name}`;
+      return `${f.bound ?? f.stream ?? "$$default"}.${f.name}`;
     }
     case "meta":
       return `metaRef:{ streamName:${e.stream ?? "$$default"}, fieldName:${e.name} }`;

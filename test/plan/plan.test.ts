@@ -1,0 +1,66 @@
+/** The planner: eKuiper's operator order and node names (sql.md §13.3), and plan-time errors (§6). */
+import { describe, expect, test } from "bun:test";
+import "../../lib/functions/index.ts";
+import { UTC } from "../../lib/expr/time.ts";
+import { planRule } from "../../lib/plan/plan.ts";
+import { streamDef } from "../../lib/plan/streams.ts";
+import { parseRuleFile } from "../../lib/sql/parse.ts";
+
+const STREAMS = `
+CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="demo", FORMAT="JSON", TYPE="memory");
+CREATE STREAM demo1 (temp FLOAT, hum BIGINT, ts BIGINT) WITH (DATASOURCE="demo1", FORMAT="JSON", TYPE="memory");
+CREATE TABLE table1 (name STRING, size BIGINT, id BIGINT) WITH (DATASOURCE="lookup.json", FORMAT="json", STRICT_VALIDATION="true");
+`;
+
+function nodes(select: string, options: { isEventTime?: boolean } = {}): string[] {
+  const file = parseRuleFile(STREAMS + select);
+  const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
+  const { plan } = planRule(file.select, defs, { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
+  const out: string[] = [];
+  for (const s of plan.sources) out.push(`source_${s.name}`, ...s.helpers.map((h) => h.name));
+  out.push(...plan.ops.map((o) => o.name));
+  return out;
+}
+
+describe("node names follow eKuiper's index arithmetic", () => {
+  test.each([
+    ["SELECT * FROM demo", ["source_demo", "2_project"]],
+    ["SELECT * FROM demo WHERE size > 3", ["source_demo", "2_filter", "3_project"]],
+    ["SELECT count(*) AS c FROM demo WHERE size > 2 GROUP BY tumblingwindow(ss, 1) HAVING c > 1", ["source_demo", "2_filter", "3_window", "4_having", "5_project"]],
+    ["SELECT * FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1)", ["source_demo", "2_window", "3_project"]],
+    ['SELECT color, count(*) FROM demo GROUP BY SlidingWindow(ss, 2) OVER (WHEN size > 1), color ORDER BY color', ["source_demo", "2_window", "3_aggregate", "4_order", "5_project"]],
+    ["SELECT * FROM demo INNER JOIN demo1 ON demo.ts = demo1.ts GROUP BY SlidingWindow(ss, 1) HAVING count(*) > 1", ["source_demo", "source_demo1", "3_window", "4_join", "5_having", "6_project"]],
+    ["SELECT * FROM demo WHERE size > 2 GROUP BY COUNTWINDOW(5)", ["source_demo", "2_window", "3_filter", "4_project"]],
+    ["SELECT lag(size) AS l FROM demo WHERE size > 2", ["source_demo", "2_analytic", "3_filter", "4_project"]],
+    ["SELECT unnest(color) FROM demo", ["source_demo", "2_project", "3_projectset"]],
+    ["SELECT *, row_number() FROM demo GROUP BY COUNTWINDOW(2)", ["source_demo", "2_window", "3_windowFunc", "4_project"]],
+    ["SELECT * FROM demo WHERE size > avg(size) GROUP BY COUNTWINDOW(2)", ["source_demo", "2_window", "3_agg_func", "4_filter", "5_project"]],
+    ["SELECT * FROM demo GROUP BY COUNTWINDOW(2) FILTER (WHERE size > 1)", ["source_demo", "2_windowFilter", "2_window", "3_project"]],
+    ["SELECT name FROM demo INNER JOIN table1 ON demo.size = table1.size", ["source_demo", "source_table1", "3_preprocessor", "4_join_aligner", "5_join", "6_project"]],
+  ])("%s", (sql, want) => {
+    expect(nodes(sql as string)).toEqual(want as string[]);
+  });
+});
+
+describe("plan-time errors", () => {
+  test.each([
+    ["SELECT * FROM nope", "fail to get stream nope, please check if stream is created"],
+    ["SELECT nope FROM demo", "unknown field nope"],
+    ["SELECT ts FROM demo INNER JOIN demo1 ON demo.ts = demo1.ts GROUP BY COUNTWINDOW(2)", "ambiguous field ts"],
+    ["SELECT a + 1 AS b, b + 1 AS a FROM demo", "select fields have cycled alias"],
+    ["SELECT color FROM demo GROUP BY color", "select stmt group by should be used with window"],
+    ["SELECT * FROM demo INNER JOIN demo1 ON demo.ts = demo1.ts", "a time window or count window is required to join multiple streams"],
+    ["SELECT * FROM table1 GROUP BY COUNTWINDOW(2)", "cannot run window for TABLE sources"],
+    ["SELECT color, color FROM demo", "duplicate field definition color"],
+    ["SELECT sum(avg(size)) FROM demo GROUP BY COUNTWINDOW(2)", "invalid argument for func sum: aggregate argument is not allowed"],
+    ["SELECT color FROM demo GROUP BY COUNTWINDOW(2) HAVING size > 1", "Not allowed to call non-aggregate functions in HAVING clause: binaryExpr:{ demo.size > 1 }."],
+    ["SELECT last_hit_count() FROM demo GROUP BY COUNTWINDOW(2)", "function last_hit_count is not allowed in an aggregate query"],
+    ["SELECT color[3:1] FROM demo", "colon start value can't be greater than end value"],
+  ])("%s", (sql, err) => {
+    expect(() => nodes(sql as string)).toThrow(err as string);
+  });
+
+  test("event time needs TIMESTAMP", () => {
+    expect(() => nodes("SELECT * FROM demo", { isEventTime: true })).toThrow("preprocessor is set to be event time but stream option TIMESTAMP not found");
+  });
+});
