@@ -9,6 +9,7 @@ import { lookupFunction, type CallCtx, type FuncDef } from "../functions/registr
 import type { Call, Expr } from "../sql/ast.ts";
 import { colFuncFieldName } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
+import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS } from "./hits.ts";
 import { GroupRow, type Row } from "./row.ts";
 import { fmtV, isObj, strictEqual, type Obj, type Value } from "./values.ts";
 
@@ -20,6 +21,7 @@ export function compileCall(e: Call, scope: Scope): Evaluator {
       return v === undefined ? null : v;
     };
   }
+  if (ROW_HIT_FUNCS.has(e.name) || AGG_HIT_FUNCS.has(e.name)) return compileHit(e.name, scope);
   const def = lookupFunction(e.name);
   if (!def) throw new RowError(`function ${e.name} not found`);
   switch (def.kind) {
@@ -182,3 +184,20 @@ function compileChangedCols(e: Call, scope: Scope): Evaluator {
   };
 }
 
+/**
+ * last_hit_count/time and last_agg_hit_count/time (functions §2). In clause mode every call reads
+ * the shared state, which the WHERE/HAVING operator advances (SELECT still sees the values from
+ * before the pass); otherwise the call site's own state advances on every evaluation.
+ */
+function compileHit(name: string, scope: Scope): Evaluator {
+  const agg = AGG_HIT_FUNCS.has(name);
+  const wantCount = name.endsWith("count");
+  const shared = agg ? scope.hits.agg : scope.hits.row;
+  if (shared) return () => BigInt(wantCount ? shared.readCount() : shared.readTime());
+  const own = new HitState();
+  return (row, ctx) => {
+    const v = BigInt(wantCount ? own.count : own.time);
+    own.advance(agg && ctx.window ? ctx.window.trigger : row.ts);
+    return v;
+  };
+}

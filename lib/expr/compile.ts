@@ -10,6 +10,7 @@ import { compileArrow, compileIndex, compileMeta, compileSlice } from "./compile
 import { compileCall } from "./compile-call.ts";
 import { compileBetween, compileCase, compileIn, compileLike } from "./compile-cond.ts";
 import { arith, checkLeft, compare, invalidOp, type ArithOp, type CmpOp } from "./ops.ts";
+import type { Hits } from "./hits.ts";
 import type { EvalCtx, Row } from "./row.ts";
 import type { Value } from "./values.ts";
 
@@ -24,6 +25,8 @@ export interface Scope {
   readonly cachedCalls: Map<Expr, number>;
   /** Per-call-site state holders, keyed by AST node, shared by every compilation of that node. */
   readonly callState: Map<Expr, { state: unknown }>;
+  /** Clause-mode state of the hit functions (functions §2). */
+  readonly hits: Hits;
 }
 
 export function compileExpr(e: Expr, scope: Scope): Evaluator {

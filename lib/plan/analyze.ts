@@ -4,6 +4,7 @@
  * Binding annotates the AST in place (`BoundField.bound` / `aliasOf`).
  */
 import { PlanError } from "../errors.ts";
+import { AGG_HIT_FUNCS } from "../expr/hits.ts";
 import { lookupFunction } from "../functions/registry.ts";
 import type { Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
@@ -38,7 +39,9 @@ const ANALYTIC = new Set(["lag", "latest", "changed_col", "had_changed", "acc_su
 function funcKind(e: Expr): string | undefined {
   return e.kind === "call" ? lookupFunction(e.name)?.kind : undefined;
 }
-export const isAggregateCall = (e: Expr): e is Call => funcKind(e) === "aggregate";
+/** Aggregate functions, including last_agg_hit_* (functions §2: kind A). */
+export const isAggregateCall = (e: Expr): e is Call =>
+  funcKind(e) === "aggregate" || (e.kind === "call" && AGG_HIT_FUNCS.has(e.name));
 export const isAnalyticCall = (e: Expr): e is Call => e.kind === "call" && ANALYTIC.has(e.name);
 
 /** True if `e` contains an aggregate call, looking through alias references. */

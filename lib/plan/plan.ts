@@ -9,7 +9,8 @@ import type { Zone } from "../expr/time.ts";
 import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
-import { clauseExprs, walk } from "../sql/walk.ts";
+import { clauseExprs, some, walk } from "../sql/walk.ts";
+import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS, type Hits } from "../expr/hits.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
 import type { AnalyticSite, JoinSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
@@ -39,13 +40,20 @@ class Planner {
   private readonly cachedCalls = new Map<Expr, number>();
   private readonly scope: Scope;
   private readonly aggScope: Scope;
+  private readonly hits: Hits;
 
   constructor(
     private readonly a: Analysis,
     private readonly opts: PlanOptions,
   ) {
     const callState = new Map<Expr, { state: unknown }>();
-    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState };
+    const s = a.stmt;
+    const holds = (e: Expr | undefined, names: Set<string>) => !!e && hasCall(e, names);
+    this.hits = {
+      row: holds(s.where, ROW_HIT_FUNCS) ? new HitState() : undefined,
+      agg: holds(s.having, AGG_HIT_FUNCS) ? new HitState() : undefined,
+    };
+    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits };
     this.aggScope = { ...this.scope, aggregate: true };
     let slot = 0;
     for (const c of [...a.analytic, ...a.windowFuncs, ...a.whereAggregates]) this.cachedCalls.set(c, slot++);
@@ -73,12 +81,12 @@ class Planner {
     const whereHasAgg = a.whereAggregates.length > 0;
     let whereDone = !s.where;
     if (s.where && single && !analyticStops && !whereHasAgg && (!w || pushBelowWindow)) {
-      sources[0]!.helpers.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+      sources[0]!.helpers.push(this.filterOp(s.where));
       whereDone = true;
     }
     if (a.analytic.length) ops.push(this.analyticOp());
     if (!whereDone && s.where && !whereHasAgg && w && pushBelowWindow) {
-      ops.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+      ops.push(this.filterOp(s.where));
       whereDone = true;
     }
     if (w) ops.push(...this.windowOps());
@@ -98,10 +106,10 @@ class Planner {
       const calls = a.whereAggregates.map((c) => ({ slot: this.cachedCalls.get(c)!, eval: this.compileAggregate(c) }));
       ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
     }
-    if (!whereDone && s.where) ops.push({ kind: "filter", name: this.name("filter"), cond: this.compile(s.where) });
+    if (!whereDone && s.where) ops.push(this.filterOp(s.where));
     if (a.dimensions.length && w?.type !== "state")
       ops.push({ kind: "aggregate", name: this.name("aggregate"), dims: a.dimensions.map((d) => this.compile(d)) });
-    if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true) });
+    if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true), hits: this.hits.agg });
     for (const c of a.windowFuncs) ops.push(this.windowFuncOp(c));
     if (s.orderBy.length) ops.push({ kind: "order", name: this.name("order"), keys: this.sortKeys(s.orderBy, a.aggregate) });
     ops.push({ kind: "project", name: this.name("project"), spec: this.projectSpec() });
@@ -156,6 +164,10 @@ class Planner {
     for (const f of def.fields ?? []) cols.add(f.name);
     if (def.options.TIMESTAMP) cols.add(def.options.TIMESTAMP);
     return cols;
+  }
+
+  private filterOp(where: Expr): OpSpec {
+    return { kind: "filter", name: this.name("filter"), cond: this.compile(where), hits: this.hits.row };
   }
 
   private analyticOp(): OpSpec {
@@ -279,4 +291,9 @@ function merge(on: Expr | undefined, where: Expr | undefined): Expr {
   if (!on) return where!;
   if (!where) return on;
   return { kind: "binary", op: "AND", left: on, right: where };
+}
+
+/** True if `e` calls one of `names`, directly or through an alias. */
+function hasCall(e: Expr, names: Set<string>): boolean {
+  return some(e, (n) => (n.kind === "call" && names.has(n.name)) || (n.kind === "field" && !!(n as BoundField).aliasOf && hasCall((n as BoundField).aliasOf!, names)));
 }

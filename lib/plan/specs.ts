@@ -3,6 +3,7 @@
  * closures it runs. The runtime turns specs into operators (runtime/topology.ts).
  */
 import type { Evaluator } from "../expr/compile.ts";
+import type { HitState } from "../expr/hits.ts";
 import type { Zone } from "../expr/time.ts";
 import type { CallCtx, FuncDef } from "../functions/registry.ts";
 import type { FieldType, JoinType, StreamField } from "../sql/ast.ts";
@@ -79,13 +80,13 @@ export interface JoinSpec {
 export type OpSpec =
   | { kind: "preprocessor"; name: string; spec: PreprocessorSpec }
   | { kind: "analytic"; name: string; sites: AnalyticSite[]; slots: number }
-  | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator }
+  | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator; hits?: HitState }
   | { kind: "window"; name: string; window: WindowSpec; trigger?: Evaluator; begin?: Evaluator; emit?: Evaluator; partition: Evaluator[] }
   | { kind: "join_aligner"; name: string; tables: { name: string; retain: number }[] }
   | { kind: "join"; name: string; joins: JoinSpec[] }
   | { kind: "agg_func"; name: string; calls: { slot: number; eval: Evaluator }[]; slots: number }
   | { kind: "aggregate"; name: string; dims: Evaluator[] }
-  | { kind: "having"; name: string; cond: Evaluator }
+  | { kind: "having"; name: string; cond: Evaluator; hits?: HitState }
   | { kind: "windowFunc"; name: string; site: RowNumberSite; slots: number }
   | { kind: "order"; name: string; keys: SortKey[] }
   | { kind: "project"; name: string; spec: ProjectSpec }

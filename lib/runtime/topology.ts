@@ -37,7 +37,7 @@ function createOperator(spec: OpSpec, env: RuleEnv): Operator {
       return new AnalyticOp(spec.name, env, spec.sites, spec.slots);
     case "filter":
     case "windowFilter":
-      return new FilterOp(spec.name, env, spec.cond);
+      return new FilterOp(spec.name, env, spec.cond, spec.hits);
     case "window":
       return createWindowOp(spec, env);
     case "join_aligner":
@@ -49,7 +49,7 @@ function createOperator(spec: OpSpec, env: RuleEnv): Operator {
     case "aggregate":
       return new AggregateOp(spec.name, env, spec.dims);
     case "having":
-      return new HavingOp(spec.name, env, spec.cond);
+      return new HavingOp(spec.name, env, spec.cond, spec.hits);
     case "windowFunc":
       return new WindowFuncOp(spec.name, env, spec.site, spec.slots);
     case "order":

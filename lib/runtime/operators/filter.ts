@@ -1,24 +1,32 @@
 /** WHERE (`<n>_filter`) and window FILTER (`<n>_windowFilter`): keeps rows whose condition is true. */
 import { RowError } from "../../errors.ts";
 import type { Evaluator } from "../../expr/compile.ts";
+import type { HitState } from "../../expr/hits.ts";
 import { Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { typeValue } from "../../expr/values.ts";
+import { typeValue, type Value } from "../../expr/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 
+export function nonBool(v: Value): RowError {
+  return new RowError(`invalid condition that returns non-bool value ${typeValue(v)}`);
+}
+
 /** WHERE truthiness (sql §9.4): true keeps, false/null drop, anything else is an error. */
-export function truthy(v: unknown): boolean {
+export function truthy(v: Value): boolean {
   if (v === true) return true;
   if (v === false || v === null) return false;
-  throw new RowError(`invalid condition that returns non-bool value ${typeValue(v as never)}`);
+  throw nonBool(v);
 }
 
 export class FilterOp extends Operator {
   private readonly cond: Evaluator;
+  /** last_hit_* state advanced by each passing row (functions §2), when WHERE holds one. */
+  private readonly hits: HitState | undefined;
   private readonly ctx: EvalCtx = { window: null };
-  constructor(name: string, env: OpEnv, cond: Evaluator) {
+  constructor(name: string, env: OpEnv, cond: Evaluator, hits?: HitState) {
     super(name, env, "run Where error: ");
     this.cond = cond;
+    this.hits = hits;
   }
 
   protected process(item: Item): void {
@@ -26,7 +34,9 @@ export class FilterOp extends Operator {
     if (item instanceof Tuple) {
       ctx.window = null;
       this.metrics.messagesProcessed++;
-      if (truthy(this.cond(item, ctx))) this.emit(item);
+      if (!truthy(this.cond(item, ctx))) return;
+      if (this.hits) this.hits.pass(1, item.ts, () => this.emit(item));
+      else this.emit(item);
       return;
     }
     if (item instanceof Collection) {
@@ -35,7 +45,10 @@ export class FilterOp extends Operator {
       for (const r of item.rows) if (truthy(this.cond(r, ctx))) kept.push(r);
       this.metrics.messagesProcessed += item.rows.length;
       // A window whose rows all fail WHERE emits nothing (windows §2.3).
-      if (kept.length > 0) this.emit(new Collection(kept, item.window));
+      if (kept.length === 0) return;
+      const out = new Collection(kept, item.window);
+      if (this.hits) this.hits.pass(kept.length, kept[kept.length - 1]!.ts, () => this.emit(out));
+      else this.emit(out);
     }
   }
 }

@@ -1,22 +1,27 @@
 /** HAVING (`<n>_having`, sql §11.3): keeps the groups (or the whole window) whose condition is true. */
-import { RowError } from "../../errors.ts";
 import type { Evaluator } from "../../expr/compile.ts";
+import type { HitState } from "../../expr/hits.ts";
 import { GroupRow, Tuple, type EvalCtx } from "../../expr/row.ts";
-import { typeValue } from "../../expr/values.ts";
+import type { Value } from "../../expr/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
+import { nonBool } from "./filter.ts";
 
-function passes(v: unknown): boolean {
+/** HAVING accepts only booleans: null is an error too (sql §9.4). */
+function passes(v: Value): boolean {
   if (typeof v === "boolean") return v;
-  throw new RowError(`invalid condition that returns non-bool value ${typeValue(v as never)}`);
+  throw nonBool(v);
 }
 
 export class HavingOp extends Operator {
   private readonly cond: Evaluator;
+  /** last_agg_hit_* state advanced once per emission with a passing group (functions §2). */
+  private readonly hits: HitState | undefined;
   private readonly ctx: EvalCtx = { window: null };
-  constructor(name: string, env: OpEnv, cond: Evaluator) {
+  constructor(name: string, env: OpEnv, cond: Evaluator, hits?: HitState) {
     super(name, env, "run Having error: ");
     this.cond = cond;
+    this.hits = hits;
   }
 
   protected process(item: Item): void {
@@ -24,17 +29,21 @@ export class HavingOp extends Operator {
     if (item instanceof Tuple) {
       ctx.window = null;
       this.metrics.messagesProcessed++;
-      if (passes(this.cond(item, ctx))) this.emit(item);
+      if (!passes(this.cond(item, ctx))) return;
+      if (this.hits) this.hits.pass(1, item.ts, () => this.emit(item));
+      else this.emit(item);
       return;
     }
     if (!(item instanceof Collection)) return;
     ctx.window = item.window;
     this.metrics.messagesProcessed += item.rows.length;
-    const groups = item.groups ?? [new GroupRow(item.rows, item.window ? item.window.trigger : 0)];
+    const trigger = item.window ? item.window.trigger : 0;
+    const groups = item.groups ?? [new GroupRow(item.rows, trigger)];
     const kept = groups.filter((g) => passes(this.cond(g, ctx)));
     if (kept.length === 0) return;
     const out = new Collection(item.rows, item.window);
     out.groups = kept;
-    this.emit(out);
+    if (this.hits) this.hits.pass(1, trigger, () => this.emit(out));
+    else this.emit(out);
   }
 }
