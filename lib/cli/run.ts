@@ -70,6 +70,7 @@ export default defineCommand({
       emit: args.emit as "rows" | "array",
       onEof: args["on-eof"] as "flush" | "drop",
       zone: config.timezone,
+      ignoreCase: config.ignoreCase,
       write: (t) => void stdout.write(t),
       warn: (t) => void process.stderr.write(t),
     });

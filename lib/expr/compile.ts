@@ -27,6 +27,8 @@ export interface Scope {
   readonly callState: Map<Expr, { state: unknown }>;
   /** Clause-mode state of the hit functions (functions §2). */
   readonly hits: Hits;
+  /** `basic.ignoreCase`: column lookups fall back to a case-insensitive match. */
+  readonly ignoreCase?: boolean;
 }
 
 export function compileExpr(e: Expr, scope: Scope): Evaluator {
@@ -75,6 +77,7 @@ function compileField(f: BoundField, scope: Scope): Evaluator {
   if (f.aliasOf) return compileExpr(f.aliasOf, scope);
   const name = f.name;
   const stream = f.bound;
+  if (scope.ignoreCase) return (row) => row.valueFold(name, stream);
   return (row) => row.value(name, stream);
 }
 

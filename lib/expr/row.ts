@@ -14,6 +14,8 @@ export interface WindowRange {
 export interface Row {
   /** Column `name` of stream `stream` (any stream when undefined); null when absent. */
   value(name: string, stream: string | undefined): Value;
+  /** Like `value`, matching the column name case-insensitively (`basic.ignoreCase`, sql §6.3). */
+  valueFold(name: string, stream: string | undefined): Value;
   /** All columns (`*` as a value; `s.*` with a stream). Joined rows merge later members over earlier ones. */
   all(stream: string | undefined): Obj;
   /** Columns for emission of `*`: joined rows keep the earliest member's value for a shared key. */
@@ -27,6 +29,15 @@ export interface Row {
 }
 
 const EMPTY: Obj = Object.freeze({}) as Obj;
+
+/** Case-insensitive key lookup: the exact spelling first. */
+function getFold(data: Obj, name: string): Value {
+  const v = data[name];
+  if (v !== undefined) return v;
+  const lower = name.toLowerCase();
+  for (const k in data) if (k.toLowerCase() === lower) return data[k]!;
+  return null;
+}
 
 /** One record from a source (eKuiper's Tuple). Fixed shape: every field set in the constructor. */
 export class Tuple implements Row {
@@ -47,6 +58,10 @@ export class Tuple implements Row {
     if (stream !== undefined && stream !== this.emitter) return null;
     const v = this.data[name];
     return v === undefined ? null : v;
+  }
+  valueFold(name: string, stream: string | undefined): Value {
+    if (stream !== undefined && stream !== this.emitter) return null;
+    return getFold(this.data, name);
   }
   all(stream: string | undefined): Obj {
     return stream !== undefined && stream !== this.emitter ? {} : this.data;
@@ -76,6 +91,14 @@ export class JoinedRow implements Row {
       const v = t.data[name];
       // A null value in a member is "not found": the search goes on.
       if (v !== undefined && v !== null) return v;
+    }
+    return null;
+  }
+  valueFold(name: string, stream: string | undefined): Value {
+    for (const t of this.tuples) {
+      if (stream !== undefined && t.emitter !== stream) continue;
+      const v = getFold(t.data, name);
+      if (v !== null) return v;
     }
     return null;
   }
@@ -118,6 +141,9 @@ export class GroupRow implements Row {
   }
   value(name: string, stream: string | undefined): Value {
     return this.rows.length ? this.rows[0]!.value(name, stream) : null;
+  }
+  valueFold(name: string, stream: string | undefined): Value {
+    return this.rows.length ? this.rows[0]!.valueFold(name, stream) : null;
   }
   all(stream: string | undefined): Obj {
     return this.rows.length ? this.rows[0]!.all(stream) : {};

@@ -23,6 +23,8 @@ export interface PlanOptions {
   readonly sendMetaToSink?: boolean;
   readonly sendNil?: boolean;
   readonly isEventTime?: boolean;
+  /** `basic.ignoreCase` (sql §6.3). */
+  readonly ignoreCase?: boolean;
 }
 
 export interface PlannedRule {
@@ -53,7 +55,7 @@ class Planner {
       row: holds(s.where, ROW_HIT_FUNCS) ? new HitState() : undefined,
       agg: holds(s.having, AGG_HIT_FUNCS) ? new HitState() : undefined,
     };
-    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits };
+    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits, ignoreCase: opts.ignoreCase };
     this.aggScope = { ...this.scope, aggregate: true };
     let slot = 0;
     for (const c of [...a.analytic, ...a.windowFuncs, ...a.whereAggregates]) this.cachedCalls.set(c, slot++);
@@ -282,6 +284,7 @@ class Planner {
       aggregate,
       sendNil: !!this.opts.sendNil,
       sendMeta: !!this.opts.sendMetaToSink,
+      ignoreCase: !!this.opts.ignoreCase,
       limit: s.limit,
     };
   }

@@ -43,6 +43,8 @@ export interface ProjectSpec {
   readonly aggregate: boolean;
   readonly sendNil: boolean;
   readonly sendMeta: boolean;
+  /** `basic.ignoreCase`: plain columns match case-insensitively. */
+  readonly ignoreCase: boolean;
   /** undefined or negative = no limit. */
   readonly limit?: number;
 }

@@ -34,6 +34,8 @@ export interface PipeRequest {
   readonly emit: EmitMode;
   readonly onEof: "flush" | "drop";
   readonly zone: Zone;
+  /** `basic.ignoreCase`: case-insensitive column lookup. */
+  readonly ignoreCase?: boolean;
   /** Standard output. */
   write(text: string): void;
   /** Diagnostics (standard error). */
@@ -93,6 +95,7 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
         sendMetaToSink: req.options.sendMetaToSink === true,
         sendNil: req.options.sendNilField === true || req.options.sendNil === true,
         isEventTime: req.options.isEventTime === true,
+        ignoreCase: req.ignoreCase,
       }).plan,
     );
   } catch (e) {

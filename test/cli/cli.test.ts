@@ -89,6 +89,15 @@ describe("floe run", () => {
     expect(r.err).toContain("line 2:");
   });
 
+  test("basic.ignoreCase from --etc kuiper.yaml or KUIPER__BASIC__IGNORECASE makes lookups case-insensitive", () => {
+    const rule = file("upper.sql", "SELECT A FROM test");
+    expect(floe(["run", rule], '{"a":"x"}\n').out).toBe("{}\n");
+    const etc = join(tmp, "etc");
+    Bun.spawnSync(["mkdir", "-p", etc]);
+    writeFileSync(join(etc, "kuiper.yaml"), "basic:\n  ignoreCase: true\n");
+    expect(floe(["run", rule, "--etc", etc], '{"a":"x"}\n').out).toBe('{"A":"x"}\n');
+  });
+
   test("--help teaches with examples", () => {
     const r = floe(["run", "--help"]);
     expect(r.code).toBe(0);

@@ -52,7 +52,7 @@ export class ProjectOp extends Operator {
       for (const k in cols) if (!except.has(k) && k.charCodeAt(0) !== 36) out[k] = cols[k]!;
     }
     for (const c of spec.columns) {
-      const v = row.value(c.column, c.stream);
+      const v = spec.ignoreCase ? row.valueFold(c.column, c.stream) : row.value(c.column, c.stream);
       if (v !== null || spec.sendNil || hasKey(row, c.column, c.stream)) out[c.name] = v;
     }
     let f: ProjectField | undefined;
