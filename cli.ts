@@ -15,7 +15,10 @@ async function exitCode(argv: string[]): Promise<number> {
     run: () => load(import("./lib/cli/run.ts")),
     test: () => load(import("./lib/cli/test.ts")),
     check: () => load(import("./lib/cli/check.ts")),
+    serve: () => load(import("./lib/cli/serve.ts")),
   };
+  const kuiper = await import("./lib/cli/kuiper.ts");
+  for (const v of kuiper.KUIPER_VERBS) subCommands[v] = async () => kuiper.verbCommand(v) as Command;
   const main = defineCommand({
     meta: { name: "floe", version: pkg.version, description: "Edge stream processing with eKuiper's SQL, rules and API" },
     subCommands,
@@ -47,9 +50,14 @@ async function exitCode(argv: string[]): Promise<number> {
 }
 
 const argv = process.argv.slice(2);
-// Fast path: `--version` answers before any module of the engine loads.
-if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
-  process.stdout.write(`floe ${pkg.version}\n`);
-  process.exit(0);
+// Installed (or symlinked) as `kuiper`: the whole command line is the kuiper grammar.
+if ([process.argv0, process.argv[1] ?? ""].some((p) => /(^|\/)kuiper$/.test(p))) {
+  import("./lib/cli/kuiper.ts").then((m) => m.kuiperMain(argv)).then((code) => process.exit(code));
+} else {
+  // Fast path: `--version` answers before any module of the engine loads.
+  if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
+    process.stdout.write(`floe ${pkg.version}\n`);
+    process.exit(0);
+  }
+  exitCode(argv).then((code) => process.exit(code));
 }
-exitCode(argv).then((code) => process.exit(code));

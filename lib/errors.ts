@@ -78,3 +78,14 @@ export function errorText(e: unknown): string {
   if (e instanceof RowError || e instanceof Error) return e.message;
   return String(e);
 }
+
+/**
+ * A connection-type failure of a connector (not connected, transport error, timeout): the kind of
+ * error a sink retries when `resendInterval` or the cache is on (rules-and-sinks.md §3.4).
+ */
+export class IoError extends EngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, ErrCode.io, options);
+    this.name = "IoError";
+  }
+}

@@ -55,8 +55,6 @@ export default defineCommand({
       if (e instanceof UsageError) throw e;
       throw new UsageError(`cannot read rule ${args.rule}: ${(e as Error).message}`);
     });
-    if (rule.actions.length && args.actions)
-      throw new UsageError(`${args.rule} has actions; floe run does not run sinks yet (issue 4): pass --no-actions to print results only`);
     const streamsSql = args.streams ? await Bun.file(args.streams).text() : undefined;
     const config = await loadBasicConfig(args.etc);
     const stdout = Bun.stdout.writer();
@@ -66,6 +64,8 @@ export default defineCommand({
       ruleId: rule.id,
       options: { ...rule.options, ...ruleOptions(rawArgs) },
       input: lineBatches(openInput(args.input)),
+      actions: args.actions ? rule.actions : [],
+      etcDir: args.etc,
       replay: !!args.replay,
       emit: args.emit as "rows" | "array",
       onEof: args["on-eof"] as "flush" | "drop",

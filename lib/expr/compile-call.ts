@@ -4,8 +4,8 @@
  * functions (meta, mqtt, window ranges, set-returning, changed_cols).
  */
 import { RowError } from "../errors.ts";
-import { invoke } from "../functions/invoke.ts";
-import { lookupFunction, type CallCtx, type FuncDef } from "../functions/registry.ts";
+import { callFailure, invoke } from "../functions/invoke.ts";
+import { lookupFunction, type Accumulator, type CallCtx, type FuncDef } from "../functions/registry.ts";
 import type { Call, Expr } from "../sql/ast.ts";
 import { colFuncFieldName } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
@@ -87,13 +87,34 @@ export function groupRows(row: Row): readonly Row[] {
   return row instanceof GroupRow ? row.rows : [row];
 }
 
+/**
+ * A group aggregated row by row by an incremental window (windows §9): aggregate call `slot`
+ * reads its accumulator, which yields exactly what the buffered `exec` over the group's rows would.
+ */
+export interface IncrementalGroup {
+  /** The accumulator of `slot`; throws (unprefixed) the first argument error recorded for it. */
+  aggregate(slot: number): Accumulator;
+}
+
 function compileAggregate(e: Call, def: FuncDef, scope: Scope): Evaluator {
   const rowScope: Scope = { ...scope, aggregate: false };
   const args = e.args.map((a) => compileExpr(a, rowScope));
   const cc = callCtx(e, e.name, scope);
   // deduplicate also receives the group's row objects (eKuiper appends a hidden `*`).
   const withRows = e.name === "deduplicate";
+  const slot = scope.aggSlots?.get(e);
   return (row, ctx) => {
+    if (slot !== undefined) {
+      const inc = (row as Partial<IncrementalGroup>).aggregate;
+      if (inc !== undefined) {
+        const acc = inc.call(row, slot);
+        try {
+          return acc.value();
+        } catch (err) {
+          throw callFailure(cc, err);
+        }
+      }
+    }
     const rows = groupRows(row);
     const arrays: Value[] = new Array(args.length + (withRows ? 1 : 0));
     for (let i = 0; i < args.length; i++) {

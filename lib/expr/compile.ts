@@ -29,6 +29,8 @@ export interface Scope {
   readonly hits: Hits;
   /** `basic.ignoreCase`: column lookups fall back to a case-insensitive match. */
   readonly ignoreCase?: boolean;
+  /** Incremental windows: aggregate call → its accumulator slot in an IncrementalGroup (windows §9). */
+  readonly aggSlots?: ReadonlyMap<Expr, number>;
 }
 
 export function compileExpr(e: Expr, scope: Scope): Evaluator {

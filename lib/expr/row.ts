@@ -134,7 +134,8 @@ export class JoinedRow implements Row {
  */
 export class GroupRow implements Row {
   readonly rows: Row[];
-  readonly ts: number;
+  /** The window trigger (set at emission by incremental windows). */
+  ts: number;
   constructor(rows: Row[], ts: number) {
     this.rows = rows;
     this.ts = ts;

@@ -69,6 +69,8 @@ export interface FuncDef {
    * order yields exactly what `exec` returns over the same rows, errors included.
    */
   readonly accumulator?: () => Accumulator;
+  /** Set for functions registered at run time by a plugin (JavaScript UDFs): the plugin kind. */
+  readonly plugin?: string;
 }
 
 /** One group's running aggregate; `add` gets this row's argument values (one per argument). */
@@ -93,6 +95,24 @@ export function alias(aliasName: string, target: string): void {
   const d = registry.get(target);
   if (!d) throw new Error(`alias ${aliasName}: unknown function ${target}`);
   register({ ...d, name: aliasName });
+}
+
+/**
+ * Registers or replaces a plugin function (a JavaScript UDF). Built-in names cannot be taken;
+ * returns false then. Rules already planned keep the definition they compiled.
+ */
+export function registerPlugin(def: FuncDef & { readonly plugin: string }): boolean {
+  const old = registry.get(def.name);
+  if (old && !old.plugin) return false;
+  registry.set(def.name, def);
+  return true;
+}
+
+/** Removes a plugin function; built-ins are never removed. */
+export function unregisterPlugin(name: string): boolean {
+  const d = registry.get(name.toLowerCase());
+  if (!d?.plugin) return false;
+  return registry.delete(name.toLowerCase());
 }
 
 export function lookupFunction(name: string): FuncDef | undefined {

@@ -10,7 +10,7 @@ import type { Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
 import { findField, type StreamDef } from "./streams.ts";
-import { extractWindow, type WindowSpec } from "./window-spec.ts";
+import { extractWindow, isWindowCall, type WindowSpec } from "./window-spec.ts";
 
 export interface SourceRef {
   readonly name: string;
@@ -184,6 +184,8 @@ function checkAggregates(stmt: SelectStatement, dimensions: Expr[], window: Wind
   const aggregateQuery = dimensions.length > 0 || !!window || stmt.joins.length > 0;
   if (aggregateQuery) {
     for (const e of all) {
+      // A window's own conditions may use them: its trigger advances them (functions §2).
+      if (isWindowCall(e)) continue;
       walk(e, (n) => {
         if (n.kind === "call" && (n.name === "last_hit_count" || n.name === "last_hit_time"))
           throw new PlanError(`function ${n.name} is not allowed in an aggregate query`);

@@ -15,6 +15,9 @@ import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
 import type { AnalyticSite, JoinSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
 import { retainSize, type StreamDef } from "./streams.ts";
+import { aggregateCalls, chooseEvaluator, ekuiperIncremental, type WindowEvaluator } from "./plan-window.ts";
+import { ekuiperAccumulator } from "../window/inc-ekuiper.ts";
+import type { IncSpec } from "./window-spec.ts";
 
 /** Rule options that shape the plan (rules-and-sinks.md §2, sql §18). */
 export interface PlanOptions {
@@ -25,6 +28,14 @@ export interface PlanOptions {
   readonly isEventTime?: boolean;
   /** `basic.ignoreCase` (sql §6.3). */
   readonly ignoreCase?: boolean;
+  /** Streams whose source yields bytes get a `<i>_decoder` node (rest-api.md §6.3); set by the runtime. */
+  readonly decoder?: (def: StreamDef) => boolean;
+  /** Event time: `lateTolerance` in ms (default 1000, windows §6.2). */
+  readonly lateTolerance?: number;
+  /** `planOptimizeStrategy.enableIncrementalWindow`: eKuiper's `inc_agg_window` (windows §9). */
+  readonly incrementalWindow?: boolean;
+  /** floe's `windowEvaluator` option: "buffered" turns off incremental evaluation (plan-window.ts). */
+  readonly windowEvaluator?: WindowEvaluator | "auto";
 }
 
 export interface PlannedRule {
@@ -43,6 +54,11 @@ class Planner {
   private readonly scope: Scope;
   private readonly aggScope: Scope;
   private readonly hits: Hits;
+  /** Aggregate call → accumulator slot, filled when the window is incremental (windows §9). */
+  private readonly aggSlots = new Map<Expr, number>();
+  /** The window's evaluator; `ekuiper`: eKuiper's fused `inc_agg_window` (windows §9). */
+  private readonly evaluator: WindowEvaluator;
+  private readonly ekuiperInc: boolean;
 
   constructor(
     private readonly a: Analysis,
@@ -55,10 +71,19 @@ class Planner {
       row: holds(s.where, ROW_HIT_FUNCS) ? new HitState() : undefined,
       agg: holds(s.having, AGG_HIT_FUNCS) ? new HitState() : undefined,
     };
-    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits, ignoreCase: opts.ignoreCase };
+    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits, ignoreCase: opts.ignoreCase, aggSlots: this.aggSlots };
     this.aggScope = { ...this.scope, aggregate: true };
     let slot = 0;
     for (const c of [...a.analytic, ...a.windowFuncs, ...a.whereAggregates]) this.cachedCalls.set(c, slot++);
+    const calls = aggregateCalls(a);
+    const eventTime = !!opts.isEventTime;
+    this.ekuiperInc = !!opts.incrementalWindow && ekuiperIncremental(a, calls);
+    const whereAfter = eventTime || a.window?.type === "count" || a.window?.type === "sliding";
+    this.evaluator =
+      this.ekuiperInc || (opts.windowEvaluator !== "buffered" && chooseEvaluator(a, calls, eventTime, whereAfter) === "incremental")
+        ? "incremental"
+        : "buffered";
+    if (this.evaluator === "incremental") calls.forEach((c, i) => this.aggSlots.set(c, i));
   }
 
   private name(kind: string): string {
@@ -79,10 +104,14 @@ class Planner {
     const analyticStops = a.analytic.length > 0;
     // Predicate push-down (sql §13.2): a single stream's WHERE runs right after the source unless
     // an analytic node, a count/sliding window or event time keeps it after them.
-    const pushBelowWindow = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !this.opts.isEventTime;
+    const eventTime = !!this.opts.isEventTime;
+    // eKuiper's inc_agg_window filters the aggregated rows: WHERE stays after it (windows §9).
+    const pushBelowWindow = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !eventTime && !this.ekuiperInc;
     const whereHasAgg = a.whereAggregates.length > 0;
     let whereDone = !s.where;
-    if (s.where && single && !analyticStops && !whereHasAgg && (!w || pushBelowWindow)) {
+    // Event time: a watermark operator follows the sources and stops the push-down (sql §13.2).
+    if (eventTime) ops.push(this.watermarkOp());
+    if (s.where && single && !analyticStops && !whereHasAgg && !eventTime && (!w || pushBelowWindow)) {
       sources[0]!.helpers.push(this.filterOp(s.where));
       whereDone = true;
     }
@@ -109,7 +138,7 @@ class Planner {
       ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
     }
     if (!whereDone && s.where) ops.push(this.filterOp(s.where));
-    if (a.dimensions.length && w?.type !== "state")
+    if (a.dimensions.length && w?.type !== "state" && !this.ekuiperInc)
       ops.push({ kind: "aggregate", name: this.name("aggregate"), dims: a.dimensions.map((d) => this.compile(d)) });
     if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true), hits: this.hits.agg });
     for (const c of a.windowFuncs) ops.push(this.windowFuncOp(c));
@@ -126,6 +155,7 @@ class Planner {
       this.idx++;
       const helpers: OpSpec[] = [];
       const def = src.def;
+      if (this.opts.decoder?.(def)) helpers.push({ kind: "decoder", name: this.name("decoder") });
       const strict = def.fields && def.options.STRICT_VALIDATION ? def.fields : null;
       const eventTime = this.opts.isEventTime && def.kind === "stream";
       if (eventTime && !def.options.TIMESTAMP)
@@ -186,21 +216,63 @@ class Planner {
     return { kind: "analytic", name: this.name("analytic"), sites, slots: this.cachedCalls.size };
   }
 
+  private watermarkOp(): OpSpec {
+    const streams = this.a.sources.filter((x) => x.def.kind === "stream").map((x) => x.name);
+    return { kind: "watermark", name: this.name("watermark"), streams, lateTolerance: this.opts.lateTolerance ?? 1000, markers: !!this.a.window };
+  }
+
   private windowOps(): OpSpec[] {
     const w = this.a.window!;
+    const eventTime = !!this.opts.isEventTime;
+    if (eventTime && w.type === "count" && !this.ekuiperInc) throw new PlanError("unsupported window type 5");
     const n = ++this.idx;
     const out: OpSpec[] = [];
     if (w.filter) out.push({ kind: "windowFilter", name: `${n}_windowFilter`, cond: this.compile(w.filter) });
+    // last_hit_* in a window condition read the state its trigger advances (functions §2).
+    const conds = [w.trigger, w.begin, w.emit].filter((e): e is Expr => !!e);
+    const hits = conds.some((e) => hasCall(e, ROW_HIT_FUNCS)) ? new HitState() : undefined;
+    const condScope: Scope = hits ? { ...this.scope, hits: { row: hits } } : this.scope;
+    const cond = (e: Expr | undefined) => (e ? compileExpr(e, condScope) : undefined);
     out.push({
       kind: "window",
-      name: `${n}_window`,
+      name: `${n}_${this.ekuiperInc ? "inc_agg_window" : "window"}`,
       window: w,
-      trigger: w.trigger ? this.compile(w.trigger) : undefined,
-      begin: w.begin ? this.compile(w.begin) : undefined,
-      emit: w.emit ? this.compile(w.emit) : undefined,
+      trigger: cond(w.trigger),
+      begin: cond(w.begin),
+      emit: cond(w.emit),
       partition: w.partition.map((p) => this.compile(p)),
+      eventTime,
+      hits,
+      inc: this.evaluator === "incremental" ? this.incSpec() : undefined,
     });
     return out;
+  }
+
+  /** What an incremental window evaluates per row (windows §9; plan-window.ts). */
+  private incSpec(): IncSpec {
+    const a = this.a;
+    const ekuiper = this.ekuiperInc;
+    const rowScope: Scope = { ...this.scope, aggregate: false };
+    const aggs = [...this.aggSlots.keys()].map((e) => {
+      const c = e as Call;
+      const def = lookupFunction(c.name)!;
+      return {
+        def,
+        args: c.args.map((x) => compileExpr(x, rowScope)),
+        ctx: callCtx(c, c.name, this.aggScope),
+        accumulator: ekuiper ? ekuiperAccumulator(c.name) : def.accumulator!,
+      };
+    });
+    // WHERE runs inside the window when it would run on the window's rows (count windows, event
+    // time); eKuiper's inc_agg_window filters the aggregated rows instead.
+    const w = a.window!;
+    const whereInside = !ekuiper && !!a.stmt.where && (!!this.opts.isEventTime || w.type === "count");
+    return {
+      aggs,
+      dims: a.dimensions.map((d) => this.compile(d)),
+      where: whereInside ? this.compile(a.stmt.where!) : undefined,
+      ekuiper,
+    };
   }
 
   /** Left/right sides (sql §12.2): the first join's sides come from the streams its ON names. */

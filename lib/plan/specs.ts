@@ -8,7 +8,7 @@ import type { Zone } from "../expr/time.ts";
 import type { CallCtx, FuncDef } from "../functions/registry.ts";
 import type { FieldType, JoinType, StreamField } from "../sql/ast.ts";
 import type { StreamDef } from "./streams.ts";
-import type { WindowSpec } from "./window-spec.ts";
+import type { IncSpec, WindowSpec } from "./window-spec.ts";
 
 export interface PreprocessorSpec {
   /** Declared fields to validate (STRICT_VALIDATION), or null. */
@@ -81,9 +81,11 @@ export interface JoinSpec {
 
 export type OpSpec =
   | { kind: "preprocessor"; name: string; spec: PreprocessorSpec }
+  | { kind: "decoder"; name: string }
   | { kind: "analytic"; name: string; sites: AnalyticSite[]; slots: number }
   | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator; hits?: HitState }
-  | { kind: "window"; name: string; window: WindowSpec; trigger?: Evaluator; begin?: Evaluator; emit?: Evaluator; partition: Evaluator[] }
+  | { kind: "watermark"; name: string; streams: string[]; lateTolerance: number; markers: boolean }
+  | { kind: "window"; name: string; window: WindowSpec; trigger?: Evaluator; begin?: Evaluator; emit?: Evaluator; partition: Evaluator[]; eventTime: boolean; hits?: HitState; inc?: IncSpec }
   | { kind: "join_aligner"; name: string; tables: { name: string; retain: number }[] }
   | { kind: "join"; name: string; joins: JoinSpec[] }
   | { kind: "agg_func"; name: string; calls: { slot: number; eval: Evaluator }[]; slots: number }

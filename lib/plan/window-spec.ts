@@ -1,5 +1,8 @@
 /** The window of a statement, extracted from GROUP BY (windows.md §1). Durations in ms. */
-import { PlanError } from "../errors.ts";
+import { EngineError, ErrCode, PlanError, RowError } from "../errors.ts";
+import type { Evaluator } from "../expr/compile.ts";
+import { parseGoDuration } from "../expr/duration.ts";
+import type { Accumulator, CallCtx, FuncDef } from "../functions/registry.ts";
 import type { Call, Expr, TimeUnit } from "../sql/ast.ts";
 
 export type WindowType = "tumbling" | "hopping" | "sliding" | "session" | "count" | "state";
@@ -67,4 +70,51 @@ export function extractWindow(groupBy: Expr[]): { window?: WindowSpec; dimension
       throw new PlanError(`invalid ${call.name} interval ${int(a[2])}: it must be positive`);
   }
   return { window: spec, dimensions };
+}
+
+/** One aggregate call of an incremental window: its function, compiled arguments and call site. */
+export interface IncAggSite {
+  readonly def: FuncDef;
+  /** Argument evaluators in row context. */
+  readonly args: readonly Evaluator[];
+  readonly ctx: CallCtx;
+  /** eKuiper's `inc_*` rewrite (windows §9): a different accumulator (float sum/avg). */
+  readonly accumulator: () => Accumulator;
+}
+
+/**
+ * How an incremental window aggregates (windows §9): per row it evaluates WHERE (when WHERE runs
+ * after the window), the GROUP BY key and every aggregate's arguments, and folds the row into
+ * one accumulator per group per aggregate call; rows are never kept.
+ */
+export interface IncSpec {
+  /** Aggregate calls by slot (the planner's `aggSlots`). */
+  readonly aggs: readonly IncAggSite[];
+  /** GROUP BY expressions other than the window; none: the whole window is one group. */
+  readonly dims: readonly Evaluator[];
+  /** WHERE evaluated per row inside the window (count windows, event time), if any. */
+  readonly where: Evaluator | undefined;
+  /**
+   * eKuiper's opt-in `inc_agg_window` (windows §9): non-aggregated columns from the last row,
+   * WHERE filters the aggregated rows, windows without rows emit nothing.
+   */
+  readonly ekuiper: boolean;
+}
+
+/** `lateTolerance` (rules-and-sinks §2): integral ms as a number, or a Go duration string; default 1 s. */
+export function parseLateTolerance(v: unknown, ruleId: string): number {
+  if (v === undefined || v === null) return 1000;
+  let ms: number;
+  if (typeof v === "number") {
+    if (!Number.isInteger(v)) throw new EngineError(`duration ${v} is not an integer`, ErrCode.rule);
+    ms = v;
+  } else if (typeof v === "string") {
+    try {
+      ms = Number(parseGoDuration(v) / 1_000_000n);
+    } catch (e) {
+      throw new EngineError(e instanceof RowError ? e.message : String(e), ErrCode.rule);
+    }
+  } else throw new EngineError(`invalid lateTolerance ${JSON.stringify(v)}`, ErrCode.rule);
+  if (ms < 0) throw new EngineError(`Rule ${ruleId} has invalid options: invalidLateTol:lateTol must be greater than 0.`, ErrCode.rule);
+  return ms;
 }

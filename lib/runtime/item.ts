@@ -11,11 +11,27 @@ export class Collection {
   readonly window: WindowRange | null;
   /** Set by the aggregate operator: one GroupRow per group, in first-appearance order. */
   groups: GroupRow[] | null;
+  /** Set by an incremental window: its groups are already filtered and keyed (`rows` is empty). */
+  inc: IncInfo | null;
   constructor(rows: Row[], window: WindowRange | null) {
     this.rows = rows;
     this.window = window;
     this.groups = null;
+    this.inc = null;
   }
+}
+
+/**
+ * What an incremental window (windows §9) did row by row in place of the WHERE and GROUP BY
+ * operators that follow it: those operators report these outcomes as if they had done the work.
+ */
+export interface IncInfo {
+  /** Rows that passed WHERE (0: the WHERE operator emits nothing). */
+  readonly passed: number;
+  /** The first WHERE failure in row order (the WHERE operator fails the window with it). */
+  readonly whereError: RowError | null;
+  /** The first GROUP BY key failure among the passing rows. */
+  readonly groupError: RowError | null;
 }
 
 /** One emission: the rows a sink receives together (`sendSingle: false`). */
@@ -29,7 +45,18 @@ export class Emission {
   }
 }
 
-export type Item = Tuple | Collection | Emission | RowError;
+/**
+ * An event-time watermark (windows §6.2): every row with a smaller timestamp has been released.
+ * Passed through uncounted by operators between the watermark operator and the window.
+ */
+export class Watermark {
+  readonly ts: number;
+  constructor(ts: number) {
+    this.ts = ts;
+  }
+}
+
+export type Item = Tuple | Collection | Emission | RowError | Watermark;
 
 /** Anything that accepts items: an operator or a sink. */
 export interface Consumer {

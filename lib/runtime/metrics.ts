@@ -23,6 +23,8 @@ export class NodeMetrics {
   lastDisconnectedTime = 0;
   lastDisconnectedMessage = "";
   lastTryTime = 0;
+  /** floe: redelivered messages a source admitted (MQTT DUP flag); not an eKuiper status key. */
+  duplicates = 0;
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;

@@ -4,7 +4,7 @@
  * forwarded downstream as an error item when the rule has `sendError`.
  */
 import { RowError } from "../errors.ts";
-import type { Consumer, Item } from "./item.ts";
+import { Watermark, type Consumer, type Item } from "./item.ts";
 import { NodeMetrics } from "./metrics.ts";
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
@@ -33,6 +33,10 @@ export abstract class Operator implements Consumer {
       this.next.push(item);
       return;
     }
+    if (item instanceof Watermark) {
+      this.onWatermark(item);
+      return;
+    }
     const m = this.metrics;
     m.recordsIn++;
     m.lastInvocation = this.env.now();
@@ -42,6 +46,11 @@ export abstract class Operator implements Consumer {
       if (!(e instanceof RowError)) throw e;
       this.fail(e);
     }
+  }
+
+  /** An event-time watermark: passed on untouched and uncounted; windows consume it. */
+  protected onWatermark(w: Watermark): void {
+    this.next.push(w);
   }
 
   /** Handles one item; calls `emit` for results. Throws RowError to fail the item. */

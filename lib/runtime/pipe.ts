@@ -10,7 +10,8 @@ import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
 import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
-import { planRule } from "../plan/plan.ts";
+import { planRule, type PlanOptions } from "../plan/plan.ts";
+import { parseLateTolerance } from "../plan/window-spec.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
@@ -19,6 +20,7 @@ import { VirtualClock, WallClock } from "../window/clock.ts";
 import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
+import { runLive } from "./pipe-live.ts";
 
 export interface PipeRequest {
   /** Rule file text: CREATE statements then one SELECT. */
@@ -36,6 +38,12 @@ export interface PipeRequest {
   readonly zone: Zone;
   /** `basic.ignoreCase`: case-insensitive column lookup. */
   readonly ignoreCase?: boolean;
+  /** A `.json` rule's actions, run as well as stdout (pipe-live.ts). */
+  readonly actions?: readonly unknown[];
+  /** etc directory for connector confKeys (`mqtt_source.yaml`). */
+  readonly etcDir?: string;
+  /** Ends a live run like SIGINT. */
+  readonly signal?: AbortSignal;
   /** Standard output. */
   write(text: string): void;
   /** Diagnostics (standard error). */
@@ -88,6 +96,8 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
+    // Connector streams, or a .json rule's actions, run on the streaming runtime (issue 4).
+    if (names.some((n) => defs.has(n) && !isStdin(defs.get(n)!)) || req.actions?.length) return await runLive(req, file.select, defs);
     run = new PipeRun(req, defs, (env) =>
       planRule(file.select, defs, {
         env,
@@ -96,6 +106,7 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
         sendNil: req.options.sendNilField === true || req.options.sendNil === true,
         isEventTime: req.options.isEventTime === true,
         ignoreCase: req.ignoreCase,
+        ...windowOptions(req.options, req.ruleId ?? "rule"),
       }).plan,
     );
   } catch (e) {
@@ -245,11 +256,17 @@ class PipeRun {
       if (!dec) this.decoders.set(def.name, (dec = createDecoder(def)));
       return dec(Buffer.from(e.raw, "base64"));
     }
-    const list = Array.isArray(e.data) ? e.data : [e.data!];
-    return list.map((r) => {
-      if (!isObj(r)) throw new RowError("only map[string]interface{} and []map[string]interface{} is supported");
-      return def.fields ? coerceToSchema(r, def.fields) : r;
-    });
+    const data = e.data!;
+    // One object per line is the common case: no intermediate arrays on the hot path.
+    if (!Array.isArray(data)) return [this.row(def, data)];
+    const out = new Array<Obj>(data.length);
+    for (let i = 0; i < data.length; i++) out[i] = this.row(def, data[i]!);
+    return out;
+  }
+
+  private row(def: StreamDef, r: Value): Obj {
+    if (!isObj(r)) throw new RowError("only map[string]interface{} and []map[string]interface{} is supported");
+    return def.fields ? coerceToSchema(r, def.fields) : r;
   }
 
   finish(): PipeResult {
@@ -274,6 +291,16 @@ class PipeRun {
     );
     return { exitCode: this.failed ? 1 : 0, lost: this.decodeErrors + this.sink.lost() + topo.dropped(), status };
   }
+}
+
+/** The rule options of windows and event time (windows §6, §9; plan-window.ts). */
+function windowOptions(o: Readonly<Record<string, unknown>>, ruleId: string): Pick<PlanOptions, "lateTolerance" | "incrementalWindow" | "windowEvaluator"> {
+  const strategy = o.planOptimizeStrategy as { enableIncrementalWindow?: unknown } | undefined;
+  return {
+    lateTolerance: parseLateTolerance(o.lateTolerance, ruleId),
+    incrementalWindow: strategy?.enableIncrementalWindow === true,
+    windowEvaluator: o.windowEvaluator === "buffered" ? "buffered" : "auto",
+  };
 }
 
 /** A replay line (pipe-mode.md §Input): `{"stream", "ts", "data" | "raw", "meta"}`. */

@@ -16,9 +16,11 @@ import { FilterOp } from "./operators/filter.ts";
 import { HavingOp } from "./operators/having.ts";
 import { JoinAlignerOp, JoinOp } from "./operators/join.ts";
 import { OrderOp } from "./operators/order.ts";
+import { DecoderOp } from "./operators/decoder.ts";
 import { PreprocessorOp } from "./operators/preprocessor.ts";
 import { ProjectOp } from "./operators/project.ts";
 import { ProjectSetOp } from "./operators/project-set.ts";
+import { WatermarkOp } from "./operators/watermark.ts";
 import { WindowFuncOp } from "./operators/window-func.ts";
 
 /** A sink as the topology sees it: a consumer with metrics and an end. */
@@ -31,6 +33,8 @@ export type RuleEnv = WindowEnv;
 
 function createOperator(spec: OpSpec, env: RuleEnv): Operator {
   switch (spec.kind) {
+    case "decoder":
+      return new DecoderOp(spec.name, env);
     case "preprocessor":
       return new PreprocessorOp(spec.name, env, spec.spec);
     case "analytic":
@@ -38,6 +42,8 @@ function createOperator(spec: OpSpec, env: RuleEnv): Operator {
     case "filter":
     case "windowFilter":
       return new FilterOp(spec.name, env, spec.cond, spec.hits);
+    case "watermark":
+      return new WatermarkOp(spec.name, env, spec.streams, spec.lateTolerance, spec.markers);
     case "window":
       return createWindowOp(spec, env);
     case "join_aligner":
@@ -119,7 +125,18 @@ export class Topology {
     const src = this.sources.get(stream);
     if (!src) return;
     src.metrics.recordsIn++;
-    src.metrics.exception(message, this.env.now());
+    // A byte source's decode failure belongs to its decoder node (the source did emit the message).
+    const dec = src.helpers.find((h) => h instanceof DecoderOp);
+    if (dec) {
+      src.metrics.recordsOut++;
+      dec.metrics.recordsIn++;
+      dec.metrics.exception(message, this.env.now());
+    } else src.metrics.exception(message, this.env.now());
+  }
+
+  /** The source node of `stream` (connection metrics live there). */
+  sourceMetrics(stream: string): NodeMetrics | undefined {
+    return this.sources.get(stream)?.metrics;
   }
 
   /** The window operators (for `--on-eof flush`). */
@@ -129,7 +146,9 @@ export class Topology {
 
   /** Rows dropped inside the rule (late events), for the lost count. */
   dropped(): number {
-    return 0;
+    let n = 0;
+    for (const op of this.operators) if (op instanceof WatermarkOp) n += op.dropped;
+    return n;
   }
 
   hasSource(stream: string): boolean {

@@ -3,9 +3,11 @@
  * it (closed range), or with a delay D the rows of [T−L, T+D) at T+D.
  */
 import type { Evaluator } from "../expr/compile.ts";
+import type { HitState } from "../expr/hits.ts";
 import type { Tuple } from "../expr/row.ts";
 import type { WindowSpec } from "../plan/window-spec.ts";
 import type { Timer } from "./clock.ts";
+import { triggers } from "./condition.ts";
 import { WindowOp, type WindowEnv } from "./window-op.ts";
 
 export class SlidingWindowOp extends WindowOp {
@@ -13,29 +15,22 @@ export class SlidingWindowOp extends WindowOp {
   private readonly length: number;
   private readonly delay: number;
   private readonly trigger: Evaluator | undefined;
+  private readonly hits: HitState | undefined;
   private readonly pending = new Set<Timer>();
   private lastDue = 0;
 
-  constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined) {
+  constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined, hits: HitState | undefined) {
     super(name, env);
     this.length = spec.length;
     this.delay = spec.interval;
     this.trigger = trigger;
-  }
-
-  private triggers(t: Tuple): boolean {
-    if (!this.trigger) return true;
-    try {
-      return this.trigger(t, { window: null }) === true;
-    } catch {
-      return false; // trigger errors count as "not matched" (sql §9.1)
-    }
+    this.hits = hits;
   }
 
   protected onRow(t: Tuple): void {
     this.buffer.push(t);
     const T = t.ts;
-    if (!this.triggers(t)) {
+    if (!triggers(this.trigger, this.hits, t)) {
       this.gc(T - this.length - this.delay);
       return;
     }

@@ -3,8 +3,10 @@
  * state machine per partition. Partial windows are never emitted.
  */
 import type { Evaluator } from "../expr/compile.ts";
+import type { HitState } from "../expr/hits.ts";
 import type { Tuple } from "../expr/row.ts";
 import { fmtV } from "../expr/values.ts";
+import { triggers } from "./condition.ts";
 import { WindowOp, type WindowEnv } from "./window-op.ts";
 
 interface State {
@@ -22,16 +24,14 @@ export class StateWindowOp extends WindowOp {
     private readonly emitCond: Evaluator,
     private readonly single: boolean,
     private readonly partition: Evaluator[],
+    private readonly hits: HitState | undefined,
   ) {
     super(name, env);
   }
 
+  /** Only boolean true counts; errors count as false (windows §4.6). */
   private holds(cond: Evaluator, t: Tuple): boolean {
-    try {
-      return cond(t, { window: null }) === true;
-    } catch {
-      return false;
-    }
+    return triggers(cond, this.hits, t);
   }
 
   protected onRow(t: Tuple): void {

@@ -1,9 +1,9 @@
 /** Common shape of the window operators (`<n>_window`): a clock, emission of collections. */
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { Zone } from "../expr/time.ts";
-import { Collection, type Item } from "../runtime/item.ts";
+import { Collection, type Item, type Watermark } from "../runtime/item.ts";
 import { Operator, type OpEnv } from "../runtime/operator.ts";
-import type { Clock } from "./clock.ts";
+import { WallClock, type Clock } from "./clock.ts";
 
 export interface WindowEnv extends OpEnv {
   readonly clock: Clock;
@@ -13,21 +13,38 @@ export interface WindowEnv extends OpEnv {
 export abstract class WindowOp extends Operator {
   protected readonly clock: Clock;
   protected readonly zone: Zone;
-  constructor(name: string, env: WindowEnv) {
+  /** Event-time windows take rows in timestamp order and are driven by watermarks only. */
+  protected readonly eventTime: boolean;
+  /** A processing-time window on the wall clock (which needs the catch-up below). */
+  private readonly wall: WallClock | undefined;
+  constructor(name: string, env: WindowEnv, eventTime = false) {
     super(name, env, "");
     this.clock = env.clock;
     this.zone = env.zone;
+    this.eventTime = eventTime;
+    this.wall = !eventTime && env.clock instanceof WallClock ? env.clock : undefined;
   }
 
   protected process(item: Item): void {
     if ((item as Tuple).data === undefined) return;
     this.metrics.messagesProcessed++;
-    this.onRow(item as Tuple);
+    const t = item as Tuple;
+    // Timers due at or before this row fire first (windows §3.1), even when a wall clock's
+    // timeout is late: a row never lands in a window that should already have closed. (Replay
+    // advances its virtual clock before each record.)
+    if (this.wall) {
+      const due = this.wall.nextTimer();
+      if (due !== undefined && due <= t.ts) this.wall.advance(t.ts);
+    }
+    this.onRow(t);
   }
 
   protected abstract onRow(t: Tuple): void;
 
-  protected emitWindow(rows: Tuple[], range: WindowRange): void {
+  /** Watermarks end at the window; event-time windows override this to trigger. */
+  protected override onWatermark(_w: Watermark): void {}
+
+  protected emitWindow(rows: Tuple[], range: WindowRange | null): void {
     this.emit(new Collection(rows, range));
   }
 

@@ -39,8 +39,7 @@ export function decodeEnvelopeJson(text: string, keepFor: (stream: string | unde
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
   const env = v as Obj;
   try {
-    const ts = env.ts;
-    if (typeof ts === "number") env.ts = intify(ts);
+    // The envelope's ts is only ever read as a number (pipe.ts): no bigint for it.
     const data = env.data;
     if (data !== undefined && data !== null && typeof data === "object") {
       const keep = keepFor(typeof env.stream === "string" ? env.stream : undefined);

@@ -18,6 +18,13 @@ export class AggregateOp extends Operator {
 
   protected process(item: Item): void {
     if (!(item instanceof Collection)) return;
+    const inc = item.inc;
+    if (inc !== null) {
+      // An incremental window grouped the rows as they arrived.
+      if (inc.groupError !== null) throw inc.groupError;
+      if (inc.passed > 0) this.emit(item);
+      return;
+    }
     this.ctx.window = item.window;
     this.metrics.messagesProcessed += item.rows.length;
     if (item.rows.length === 0) return;

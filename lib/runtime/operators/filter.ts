@@ -40,7 +40,24 @@ export class FilterOp extends Operator {
       return;
     }
     if (item instanceof Collection) {
+      const inc = item.inc;
+      if (inc !== null) {
+        // WHERE already ran row by row inside an incremental window.
+        if (inc.whereError !== null) throw inc.whereError;
+        if (inc.passed > 0) this.emit(item);
+        return;
+      }
       ctx.window = item.window;
+      if (item.groups !== null) {
+        // eKuiper's inc_agg_window: WHERE filters the aggregated rows (windows §9).
+        const groups = item.groups.filter((g) => truthy(this.cond(g, ctx)));
+        this.metrics.messagesProcessed += item.groups.length;
+        if (groups.length === 0) return;
+        const out = new Collection([], item.window);
+        out.groups = groups;
+        this.emit(out);
+        return;
+      }
       const kept: Row[] = [];
       for (const r of item.rows) if (truthy(this.cond(r, ctx))) kept.push(r);
       this.metrics.messagesProcessed += item.rows.length;

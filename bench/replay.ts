@@ -1,0 +1,156 @@
+/**
+ * Replay throughput and memory of the window workloads (bench.md "Also measured"; issue 3):
+ * `floe run --replay` over 100,000 and 1,000,000 records of W2, W4 and W5, against the floor of
+ * reading and JSON.parse-ing the same file in Bun. Reports records/s (wall and CPU), peak RSS
+ * (VmHWM sampled from /proc/<pid>/status, cross-checked with getrusage), and proves the output:
+ * Σ n over every emitted window equals the records sent, every device present.
+ *   make build && node_modules/.bin/bun bench/replay.ts [w2 w4 w5] [--runs N] [--rate R] [--bin PATH]
+ * Writes bench/results/<date>-replay.json.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_RATE, replayPath, WORKLOADS, writeReplay, type Workload } from "./replay-gen.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const args = process.argv.slice(2);
+const opt = (name: string, def: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args.splice(i, 2)[1]! : def;
+};
+const runs = Number(opt("--runs", "3"));
+const rate = Number(opt("--rate", String(DEFAULT_RATE)));
+const bin = opt("--bin", join(ROOT, "dist/floe"));
+const extra = opt("--options", "");
+const workloads = (args.length ? args : ["w2", "w4", "w5"]) as Workload[];
+const SIZES = [100_000, 1_000_000];
+if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
+
+interface Run {
+  wallMs: number;
+  cpuMs: number;
+  /** Peak RSS: the last VmHWM read from /proc while the process ran, and getrusage's maxRSS. */
+  vmHwmKb: number;
+  maxRssKb: number;
+  rows: number;
+  sumN: number;
+  devices: number;
+}
+
+function status(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const line of readFileSync(`/proc/${pid}/status`, "utf8").split("\n")) {
+      const m = /^(VmHWM|VmRSS|RssAnon):\s+(\d+) kB/.exec(line);
+      if (m) out[m[1]!] = Number(m[2]);
+    }
+  } catch {
+    // the process has exited between two samples
+  }
+  return out;
+}
+
+async function engine(w: Workload, file: string): Promise<Run> {
+  const cmd = [bin, "run", join(ROOT, WORKLOADS[w].rule), "--input", file, "--replay", "--on-eof", "flush"];
+  if (extra) cmd.push("-o", extra);
+  const t0 = performance.now();
+  const p = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
+  let hwm = 0;
+  const sampler = setInterval(() => {
+    const s = status(p.pid);
+    if (s.VmHWM && s.VmHWM > hwm) hwm = s.VmHWM;
+  }, 20);
+  let rows = 0;
+  let sumN = 0;
+  const devices = new Set<string>();
+  const decoder = new TextDecoder();
+  let rest = "";
+  for await (const chunk of p.stdout) {
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+    rest = lines.pop()!;
+    for (const l of lines) {
+      const r = JSON.parse(l) as { n: number; device: string };
+      rows++;
+      sumN += r.n;
+      devices.add(r.device);
+    }
+  }
+  const code = await p.exited;
+  const wallMs = performance.now() - t0;
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}: ${await new Response(p.stderr).text()}`);
+  const ru = p.resourceUsage()!;
+  const cpuMs = Number(ru.cpuTime.total) / 1000;
+  return { wallMs, cpuMs, vmHwmKb: hwm, maxRssKb: Math.round(ru.maxRSS / 1024), rows, sumN, devices: devices.size };
+}
+
+/** The floor: read the file and JSON.parse every line, in this Bun process. */
+async function floor(file: string, records: number): Promise<number> {
+  const t0 = performance.now();
+  const decoder = new TextDecoder();
+  let rest = "";
+  let n = 0;
+  for await (const chunk of Bun.file(file).stream()) {
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
+    rest = lines.pop()!;
+    for (const l of lines) if (JSON.parse(l)) n++;
+  }
+  if (n !== records) throw new Error(`floor read ${n} records of ${records}`);
+  return performance.now() - t0;
+}
+
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+
+const results: unknown[] = [];
+for (const w of workloads) {
+  for (const records of SIZES) {
+    const file = replayPath(ROOT, w, records, rate);
+    if (!existsSync(file)) await writeReplay(file, w, records, rate);
+    const engines: Run[] = [];
+    const floors: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      floors.push(await floor(file, records));
+      engines.push(await engine(w, file));
+    }
+    const last = engines[engines.length - 1]!;
+    const proof = last.sumN === records && last.devices === WORKLOADS[w].devices;
+    const wall = median(engines.map((r) => r.wallMs));
+    const cpu = median(engines.map((r) => r.cpuMs));
+    const f = median(floors);
+    const hwm = Math.max(...engines.map((r) => r.vmHwmKb));
+    const maxRss = Math.max(...engines.map((r) => r.maxRssKb));
+    const row = {
+      workload: w,
+      records,
+      rate,
+      runs,
+      recordsPerSecWall: Math.round(records / (wall / 1000)),
+      recordsPerSecCpu: Math.round(records / (cpu / 1000)),
+      wallMs: Math.round(wall),
+      cpuMs: Math.round(cpu),
+      floorRecordsPerSec: Math.round(records / (f / 1000)),
+      floorRatio: Number((f / wall).toFixed(3)),
+      peakRssKb: hwm,
+      maxRssKb: maxRss,
+      rowsOut: last.rows,
+      sumN: last.sumN,
+      devices: last.devices,
+      proof,
+      command: `${bin} run ${WORKLOADS[w].rule} --input ${file} --replay --on-eof flush${extra ? ` -o ${extra}` : ""}`,
+    };
+    results.push(row);
+    console.log(
+      `${w} ${fmt(records).padStart(9)} records: ${fmt(row.recordsPerSecWall).padStart(9)} rec/s wall (${fmt(wall)} ms), ` +
+        `${fmt(row.recordsPerSecCpu)} rec/s CPU; floor ${fmt(row.floorRecordsPerSec)} rec/s (ratio ${row.floorRatio}); ` +
+        `peak RSS ${fmt(hwm / 1024)} MiB (getrusage ${fmt(maxRss / 1024)} MiB); out ${fmt(last.rows)} rows, Σn ${fmt(last.sumN)}, ` +
+        `${last.devices} devices ${proof ? "ok" : "MISMATCH"}`,
+    );
+  }
+  const [small, big] = results.slice(-2) as { peakRssKb: number }[];
+  console.log(`${w} peak RSS 1M / 100k: ${((big!.peakRssKb / small!.peakRssKb - 1) * 100).toFixed(1)} %`);
+}
+const dir = join(ROOT, "bench/results");
+if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay.json`);
+await Bun.write(out, JSON.stringify({ machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, results }, null, 2) + "\n");
+console.log(`wrote ${out}`);

@@ -1,0 +1,133 @@
+/** Plugin, service, schema and script verbs (config-and-cli.md §8.5); only scripts are supported by floe. */
+import { errorMessage, indentJson, ok, type Client } from "./client.ts";
+
+const PLUGIN_TYPES: Record<string, string> = { source: "sources", sink: "sinks", function: "functions", portable: "portables", wasm: "wasm" };
+
+export async function pluginCommand(c: Client, verb: string, args: string[]): Promise<void> {
+  const [type, name, json] = args;
+  if (verb === "show" && type === undefined) {
+    c.print("Expect plugin type.\n");
+    return;
+  }
+  const t = type === undefined ? undefined : PLUGIN_TYPES[type];
+  if (!t) {
+    c.print(`Invalid plugin type ${type ?? ""}, should be "source", "sink", "function" or "portable" or "wasm".\n\n`);
+    return;
+  }
+  if (verb === "show") {
+    const r = await c.call("GET", `/plugins/${t}`);
+    const list = ok(r) ? (JSON.parse(r.text) as string[]) : [];
+    c.print(list.length ? (t === "portables" ? indentJson(r.text) + "\n" : list.join("\n") + "\n") : "No plugin is found.\n");
+    return;
+  }
+  if (name === undefined) {
+    c.print(verb === "create" ? "Expect plugin type and name.\n" : "Expect plugin name.\n");
+    return;
+  }
+  if (verb === "create") {
+    const r = await c.call("POST", `/plugins/${t}`, json ?? "{}");
+    c.print(ok(r) ? `Plugin ${name} is created.\n` : `Create plugin error: ${errorMessage(r)}\n`);
+  } else if (verb === "describe") {
+    const r = await c.call("GET", `/plugins/${t}/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? indentJson(r.text) + "\n" : "Describe plugin error: not found\n");
+  } else if (verb === "drop") {
+    const r = await c.call("DELETE", `/plugins/${t}/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? `Plugin ${name} is dropped and Kuiper must restart for the change to take effect.\n` : `Drop plugin error: ${errorMessage(r)}\n`);
+  }
+}
+
+export async function serviceCommand(c: Client, verb: string, kind: string, args: string[]): Promise<void> {
+  if (verb === "show") {
+    const r = await c.call("GET", kind === "service_funcs" ? "/services/functions" : "/services");
+    const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
+    c.print(list.length ? indentJson(r.text) + "\n" : "No service definitions are found.\n");
+    return;
+  }
+  const name = args[0] ?? "";
+  if (verb === "create") {
+    if (args.length !== 2) {
+      c.print("Expect service name and json.\n");
+      return;
+    }
+    const r = await c.call("POST", "/services", args[1]);
+    c.print(ok(r) ? `Service ${name} is created.\n` : `Create service error: ${errorMessage(r)}\n`);
+  } else if (verb === "describe") {
+    const r = await c.call("GET", kind === "service_func" ? `/services/functions/${encodeURIComponent(name)}` : `/services/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? indentJson(r.text) + "\n" : `Desc service error : ${errorMessage(r)}.\n`);
+  } else if (verb === "drop") {
+    const r = await c.call("DELETE", `/services/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? `Service ${name} is dropped\n` : `Drop service error : ${errorMessage(r)}.\n`);
+  }
+}
+
+export async function schemaCommand(c: Client, verb: string, args: string[]): Promise<void> {
+  const [type, name, json] = args;
+  if (verb === "show") {
+    if (type === undefined) {
+      c.print("Expect schema type.\n");
+      return;
+    }
+    const r = await c.call("GET", `/schemas/${encodeURIComponent(type)}`);
+    const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
+    c.print(list.length ? indentJson(r.text) + "\n" : "No schema definitions are found.\n");
+    return;
+  }
+  if (type === undefined || name === undefined) {
+    c.print(verb === "create" ? "Expect plugin type, name and json.\n" : "Expect schema type and name.\n");
+    return;
+  }
+  if (verb === "create") {
+    const r = await c.call("POST", `/schemas/${encodeURIComponent(type)}`, json ?? "{}");
+    c.print(ok(r) ? `Schema ${name} is created.\n` : `Create schema error: ${errorMessage(r)}\n`);
+  } else if (verb === "describe") {
+    const r = await c.call("GET", `/schemas/${encodeURIComponent(type)}/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? indentJson(r.text) + "\n" : "Desc schema error : not found.\n");
+  } else if (verb === "drop") {
+    const r = await c.call("DELETE", `/schemas/${encodeURIComponent(type)}/${encodeURIComponent(name)}`);
+    c.print(ok(r) ? `Schema ${name} is dropped\n` : `Drop schema error : ${errorMessage(r)}.\n`);
+  }
+}
+
+export async function scriptCommand(c: Client, verb: string, args: string[]): Promise<void> {
+  if (verb === "show") {
+    const r = await c.call("GET", "/udf/javascript");
+    const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
+    c.print(list.length ? indentJson(r.text) + "\n" : "No JavaScript functions are found.\n");
+    return;
+  }
+  if (verb === "create") {
+    const json = args[0];
+    if (json === undefined) {
+      c.print("Expect JavaScript function definition JSON.\n");
+      return;
+    }
+    let id = "";
+    try {
+      id = String((JSON.parse(json) as { id?: unknown }).id ?? "");
+    } catch {
+      // the server reports the JSON error
+    }
+    const r = await c.call("POST", "/udf/javascript", json);
+    c.print(ok(r) ? `JavaScript function ${id} is created.\n` : errorMessage(r) + "\n");
+    return;
+  }
+  const id = args[0] ?? "";
+  if (verb === "describe") {
+    const r = await c.call("GET", `/udf/javascript/${encodeURIComponent(id)}`);
+    c.print((ok(r) ? indentJson(r.text) : errorMessage(r)) + "\n");
+  } else if (verb === "drop") {
+    const r = await c.call("DELETE", `/udf/javascript/${encodeURIComponent(id)}`);
+    c.print(ok(r) ? `JavaScript function ${id} is dropped\n` : errorMessage(r) + "\n");
+  }
+}
+
+export async function udfCommand(c: Client, verb: string, args: string[]): Promise<void> {
+  if (verb === "show") {
+    const r = await c.call("GET", "/plugins/udfs");
+    const list = JSON.parse(r.text) as { name: string }[];
+    c.print(list.map((x) => x.name + "\n").join(""));
+    return;
+  }
+  const r = await c.call("GET", `/plugins/udfs/${encodeURIComponent(args[0] ?? "")}`);
+  c.print(ok(r) ? indentJson(r.text) + "\n" : "Describe udf error: not found\n");
+}

@@ -1,0 +1,97 @@
+/**
+ * Connector confKey files (config-and-cli.md §3, §4): `etc/mqtt_source.yaml`,
+ * `etc/sources/<type>.yaml` and `etc/connections/connection.yaml`, each with its env prefix.
+ * When etc has no file for a connector, the content eKuiper ships is used (embedded below), so a
+ * bare binary behaves like a fresh install.
+ */
+import { YAML } from "bun";
+import { readdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import { applyEnv, isDoc, lowerKeys, type Doc } from "./env.ts";
+
+/** The shipped `default` confKeys per source type (config-and-cli.md §3.1). */
+export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
+  mqtt: { default: { qos: 1, server: "tcp://127.0.0.1:1883", protocolVersion: "3.1.1", insecureSkipVerify: false } },
+  file: {
+    default: { fileType: "json", path: "data", interval: 0, sendInterval: 0, parallel: false, actionAfterRead: 0, moveTo: "data/moved", hasHeader: false, ignoreStartLines: 0, ignoreEndLines: 0 },
+  },
+  httppull: {
+    default: { url: "http://localhost", method: "post", interval: "10s", timeout: "5s", incremental: false, bodyType: "json", insecureSkipVerify: true, headers: { Accept: "application/json" }, responseType: "code" },
+  },
+  httppush: { default: { method: "POST" } },
+  memory: {},
+  neuron: { default: { url: "tcp://127.0.0.1:7081" } },
+  redis: { default: { addr: "127.0.0.1:6379", datatype: "string" } },
+  redisSub: { default: { address: "127.0.0.1:6379", db: 0 } },
+  simulator: { default: { data: [{ temperature: 22.5, humidity: 50 }], interval: "1s", loop: true } },
+  websocket: { default: { addr: "" } },
+};
+
+/** Property names whose camelCase eKuiper restores after lower-casing (from the metadata files). */
+const CAMEL = new Map<string, string>();
+for (const t of Object.values(SHIPPED_SOURCES)) for (const ck of Object.values(t)) if (isDoc(ck)) for (const k of Object.keys(ck)) CAMEL.set(k.toLowerCase(), k);
+for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType"])
+  CAMEL.set(k.toLowerCase(), k);
+
+/** The env prefix of a source type's file: `MQTT_SOURCE` for mqtt, else the upper-cased type. */
+export function sourceEnvPrefix(type: string): string {
+  return type.toLowerCase() === "mqtt" ? "MQTT_SOURCE" : type.toUpperCase();
+}
+
+/** confKey → props for one source type: file (or shipped) content, env, keys restored. */
+export async function loadSourceYaml(etcDir: string | undefined, type: string, env: Record<string, string | undefined> = process.env): Promise<Doc | undefined> {
+  const lower = type.toLowerCase();
+  const path = etcDir ? (lower === "mqtt" ? join(etcDir, "mqtt_source.yaml") : join(etcDir, "sources", `${type}.yaml`)) : undefined;
+  let doc: Doc | undefined;
+  if (path && (await Bun.file(path).exists())) {
+    const parsed = YAML.parse(await Bun.file(path).text());
+    doc = isDoc(parsed) ? parsed : {};
+  } else {
+    const shipped = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === lower)?.[1];
+    if (!shipped) return undefined;
+    doc = structuredClone(shipped);
+  }
+  const lowered = lowerKeys(doc) as Doc;
+  applyEnv(lowered, sourceEnvPrefix(type), env);
+  const out: Doc = {};
+  for (const [ck, props] of Object.entries(lowered)) out[ck] = isDoc(props) ? restoreCase(props) : props;
+  return out;
+}
+
+function restoreCase(props: Doc): Doc {
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(props)) out[CAMEL.get(k) ?? k] = v;
+  return out;
+}
+
+/** Every source type with a yaml file in etc or a shipped default. */
+export function sourceTypes(etcDir: string | undefined): string[] {
+  const types = new Set(Object.keys(SHIPPED_SOURCES));
+  if (etcDir) {
+    try {
+      for (const f of readdirSync(join(etcDir, "sources"))) if (f.endsWith(".yaml")) types.add(basename(f, ".yaml"));
+    } catch {
+      // no etc/sources: the shipped set
+    }
+  }
+  return [...types].sort();
+}
+
+/** `etc/connections/connection.yaml` after env (`CONNECTION__…`): type → id → props; and its text for hashing. */
+export async function loadConnectionYaml(etcDir: string | undefined, env: Record<string, string | undefined> = process.env): Promise<Doc> {
+  let doc: Doc = {};
+  if (etcDir) {
+    const f = Bun.file(join(etcDir, "connections", "connection.yaml"));
+    if (await f.exists()) {
+      const parsed = YAML.parse(await f.text());
+      if (isDoc(parsed)) doc = lowerKeys(parsed) as Doc;
+    }
+  }
+  applyEnv(doc, "CONNECTION", env);
+  for (const [t, ids] of Object.entries(doc)) {
+    if (!isDoc(ids)) continue;
+    for (const [id, props] of Object.entries(ids)) if (isDoc(props)) ids[id] = restoreCase(props);
+    doc[t] = ids;
+  }
+  return doc;
+}

@@ -1,0 +1,174 @@
+/**
+ * `etc/kuiper.yaml` (config-and-cli.md §2): YAML → keys lower-cased → `KUIPER__…` environment
+ * overrides → typed settings with eKuiper's defaults. floe's one deliberate difference: the REST
+ * and CLI listeners bind 127.0.0.1 unless an address is configured (secure default).
+ */
+import { YAML } from "bun";
+import { join } from "node:path";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { localZone, loadLocation, parseGoDuration, type Zone } from "../expr/time.ts";
+import { applyEnv, isDoc, lowerKeys, pick, type Doc } from "./env.ts";
+
+export interface KuiperConfig {
+  readonly basic: BasicSettings;
+  /** Default rule options (the `rule:` section, rules-and-sinks.md §1.1), keys as in rule JSON. */
+  readonly rule: Readonly<Record<string, unknown>>;
+  /** Default sink cache settings (the `sink:` section). */
+  readonly sink: Readonly<Record<string, unknown>>;
+  readonly source: { readonly httpServerIp: string; readonly httpServerPort: number };
+  readonly store: { readonly sqliteName: string };
+  /** The raw lower-cased document (after env), for whatever a connector needs. */
+  readonly doc: Doc;
+}
+
+export interface BasicSettings {
+  readonly logLevel: string;
+  readonly debug: boolean;
+  readonly consoleLog: boolean;
+  readonly fileLog: boolean;
+  readonly ip: string;
+  readonly port: number;
+  readonly restIp: string;
+  readonly restPort: number;
+  readonly restTls: { certfile: string; keyfile: string } | undefined;
+  readonly timezoneName: string;
+  readonly timezone: Zone;
+  readonly authentication: boolean;
+  readonly prometheus: boolean;
+  readonly prometheusPort: number;
+  readonly ignoreCase: boolean;
+  readonly rulePatrolIntervalMs: number;
+  readonly gracefulShutdownTimeoutMs: number;
+  readonly resourceProfile: boolean;
+  readonly metricsDump: boolean;
+  readonly enableRestAuditLog: boolean;
+  readonly enablePrivateNet: boolean;
+  readonly allowExternalFileAccess: boolean;
+  /** floe: largest accepted request body in bytes (`basic.maxBodySize`, default 10 MiB). */
+  readonly maxBodySize: number;
+  readonly pluginHosts: string;
+}
+
+/** Loads the file (absent file or dir → defaults) and applies `env`. */
+export async function loadKuiperConfig(etcDir: string | undefined, env: Record<string, string | undefined> = process.env): Promise<KuiperConfig> {
+  let doc: Doc = {};
+  if (etcDir) {
+    const file = Bun.file(join(etcDir, "kuiper.yaml"));
+    if (await file.exists()) {
+      let parsed: unknown;
+      try {
+        parsed = YAML.parse(await file.text());
+      } catch (e) {
+        throw new EngineError(`fail to load kuiper.yaml: ${errorText(e)}`, ErrCode.general, { cause: e });
+      }
+      if (isDoc(parsed)) doc = lowerKeys(parsed) as Doc;
+    }
+  }
+  applyEnv(doc, "KUIPER", env);
+  return fromDoc(doc);
+}
+
+/** Builds the typed settings from a lower-cased document. */
+export function fromDoc(doc: Doc): KuiperConfig {
+  const b = (k: string) => pick(doc, "basic", k);
+  const tzName = str(b("timezone"), "Local");
+  let timezone: Zone;
+  try {
+    timezone = tzName === "Local" || tzName === "" ? localZone() : loadLocation(tzName);
+  } catch (e) {
+    throw new EngineError(`invalid basic.timezone ${JSON.stringify(tzName)}: ${errorText(e)}`, ErrCode.confKey);
+  }
+  const tls = pick(doc, "basic", "resttls");
+  const certfile = str(pick(tls, "certfile"), "");
+  const keyfile = str(pick(tls, "keyfile"), "");
+  const prometheus = bool(b("prometheus"), false);
+  const prometheusPort = int(b("prometheusport"), 0);
+  if (prometheus && prometheusPort === 0) throw new EngineError("Miss configuration prometheusPort", ErrCode.general);
+  let patrol = durationMs(b("rulepatrolinterval"), 10_000);
+  if (patrol < 1000) patrol = 10_000;
+  let grace = durationMs(b("gracefulshutdowntimeout"), 3_000);
+  if (grace < 1) grace = 3_000;
+  const rule: Record<string, unknown> = {};
+  const r = pick(doc, "rule");
+  const ruleKeys = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval"];
+  for (const k of ruleKeys) {
+    const v = pick(r, k);
+    if (v !== undefined && v !== null) rule[k] = v;
+  }
+  const attempts = pick(r, "restartStrategy", "attempts");
+  if (typeof attempts === "number") rule.restartStrategy = { attempts };
+  const sink: Record<string, unknown> = {};
+  const s = pick(doc, "sink");
+  for (const k of ["enableCache", "memoryCacheThreshold", "maxDiskCache", "bufferPageSize", "resendInterval", "cleanCacheAtStop", "resendAlterQueue", "resendPriority", "resendIndicatorField", "resendDestination"]) {
+    const v = pick(s, k);
+    if (v !== undefined && v !== null) sink[k] = v;
+  }
+  let httpPort = int(pick(doc, "source", "httpserverport"), 10081);
+  // floe: 0 asks for a free port (tests); eKuiper corrects it to 10081.
+  if (httpPort < 0 || httpPort > 65535) httpPort = 10081;
+  return {
+    basic: {
+      logLevel: str(b("loglevel"), "info"),
+      debug: bool(b("debug"), false),
+      consoleLog: bool(b("consolelog"), false),
+      fileLog: bool(b("filelog"), false),
+      ip: str(b("ip"), "127.0.0.1"),
+      port: int(b("port"), 20498),
+      restIp: str(b("restip"), "127.0.0.1"),
+      restPort: int(b("restport"), 9081),
+      restTls: certfile && keyfile ? { certfile, keyfile } : undefined,
+      timezoneName: tzName,
+      timezone,
+      authentication: bool(b("authentication"), false),
+      prometheus,
+      prometheusPort,
+      ignoreCase: bool(b("ignorecase"), false),
+      rulePatrolIntervalMs: patrol,
+      gracefulShutdownTimeoutMs: grace,
+      resourceProfile: bool(pick(doc, "basic", "resourceprofileconfig", "enable"), false),
+      metricsDump: bool(pick(doc, "basic", "metricsdumpconfig", "enable"), false),
+      enableRestAuditLog: bool(b("enablerestauditlog"), false),
+      enablePrivateNet: bool(b("enableprivatenet"), false),
+      allowExternalFileAccess: bool(b("allowexternalfileaccess"), false),
+      maxBodySize: int(b("maxbodysize"), 10 * 1024 * 1024),
+      pluginHosts: str(b("pluginhosts"), "https://packages.emqx.io"),
+    },
+    rule,
+    sink,
+    source: { httpServerIp: str(pick(doc, "source", "httpserverip"), "127.0.0.1"), httpServerPort: httpPort },
+    store: { sqliteName: str(pick(doc, "store", "sqlite", "name"), "") || "sqliteKV.db" },
+    doc,
+  };
+}
+
+function str(v: unknown, dflt: string): string {
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return dflt;
+}
+
+function bool(v: unknown, dflt: boolean): boolean {
+  if (typeof v === "boolean") return v;
+  if (typeof v === "string") return v === "true" || v === "TRUE" || v === "True" || v === "1" || v === "t";
+  if (typeof v === "number") return v !== 0;
+  return dflt;
+}
+
+function int(v: unknown, dflt: number): number {
+  if (typeof v === "number" && Number.isFinite(v)) return Math.trunc(v);
+  if (typeof v === "string" && /^\s*[+-]?\d+\s*$/.test(v)) return Number(v);
+  return dflt;
+}
+
+/** A Go duration string, or a bare number of milliseconds (floe treats env numbers as ms too). */
+export function durationMs(v: unknown, dflt: number): number {
+  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "string" && v.trim() !== "") {
+    try {
+      return Number(parseGoDuration(v.trim()) / 1_000_000n);
+    } catch {
+      return dflt;
+    }
+  }
+  return dflt;
+}

@@ -1,0 +1,163 @@
+/**
+ * The lean MQTT read path (bench.md, last section): splits what one socket read delivered into
+ * frames, decodes QoS 0/1 PUBLISH frames in a tight loop (topic, packet id, v5 user properties,
+ * payload as a view of the read buffer), and hands every other frame back untouched for MQTT.js.
+ * PUBACKs for a whole batch are built into one buffer.
+ */
+import type { Obj } from "../../expr/values.ts";
+
+export class Publish {
+  topic: string;
+  payload: Uint8Array;
+  qos: number;
+  id: number;
+  dup: boolean;
+  retain: boolean;
+  /** v5 user properties, or null. */
+  userProps: Obj | null;
+  constructor(topic: string, payload: Uint8Array, qos: number, id: number, dup: boolean, retain: boolean, userProps: Obj | null) {
+    this.topic = topic;
+    this.payload = payload;
+    this.qos = qos;
+    this.id = id;
+    this.dup = dup;
+    this.retain = retain;
+    this.userProps = userProps;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class FrameReader {
+  private rest: Buffer = EMPTY;
+  private readonly aliases = new Map<number, string>();
+  constructor(private readonly v5: boolean) {}
+
+  /**
+   * Consumes `chunk`: QoS 0/1 PUBLISH frames are appended to `pubs`; all other frames (CONNACK,
+   * SUBACK, PINGRESP, QoS 2 PUBLISH, …) are returned as one buffer for MQTT.js, or null.
+   */
+  read(chunk: Buffer, pubs: Publish[]): Buffer | null {
+    const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
+    const n = buf.length;
+    let i = 0;
+    let otherStart = -1;
+    let others: Buffer[] | null = null;
+    while (i + 2 <= n) {
+      const b0 = buf[i]!;
+      // Remaining length: 1–4 bytes, 7 bits each.
+      let len = 0;
+      let mul = 1;
+      let j = i + 1;
+      let done = false;
+      for (let k = 0; k < 4 && j < n; k++) {
+        const b = buf[j++]!;
+        len += (b & 127) * mul;
+        mul *= 128;
+        if ((b & 128) === 0) {
+          done = true;
+          break;
+        }
+      }
+      if (!done || j + len > n) break;
+      const end = j + len;
+      const qos = (b0 >> 1) & 3;
+      if (b0 >> 4 === 3 && qos < 2) {
+        if (otherStart >= 0) {
+          (others ??= []).push(buf.subarray(otherStart, i));
+          otherStart = -1;
+        }
+        pubs.push(this.publish(buf, b0, qos, j, end));
+      } else if (otherStart < 0) otherStart = i;
+      i = end;
+    }
+    if (otherStart >= 0) (others ??= []).push(buf.subarray(otherStart, i));
+    this.rest = i < n ? Buffer.from(buf.subarray(i)) : EMPTY;
+    if (!others) return null;
+    return others.length === 1 ? others[0]! : Buffer.concat(others);
+  }
+
+  private publish(buf: Buffer, b0: number, qos: number, p: number, end: number): Publish {
+    const tlen = (buf[p]! << 8) | buf[p + 1]!;
+    let topic = buf.toString("utf8", p + 2, p + 2 + tlen);
+    p += 2 + tlen;
+    let id = 0;
+    if (qos > 0) {
+      id = (buf[p]! << 8) | buf[p + 1]!;
+      p += 2;
+    }
+    let userProps: Obj | null = null;
+    if (this.v5) {
+      let plen = 0;
+      let mul = 1;
+      for (;;) {
+        const b = buf[p++]!;
+        plen += (b & 127) * mul;
+        mul *= 128;
+        if ((b & 128) === 0) break;
+      }
+      const pend = p + plen;
+      let alias = 0;
+      while (p < pend) {
+        const idp = buf[p++]!;
+        switch (idp) {
+          case 0x01: // payload format indicator
+            p += 1;
+            break;
+          case 0x02: // message expiry
+            p += 4;
+            break;
+          case 0x23: // topic alias
+            alias = (buf[p]! << 8) | buf[p + 1]!;
+            p += 2;
+            break;
+          case 0x08: // response topic
+          case 0x03: // content type
+          case 0x09: // correlation data
+            p += 2 + ((buf[p]! << 8) | buf[p + 1]!);
+            break;
+          case 0x0b: // subscription identifier (varint)
+            while (buf[p++]! & 128);
+            break;
+          case 0x26: {
+            const kl = (buf[p]! << 8) | buf[p + 1]!;
+            const k = buf.toString("utf8", p + 2, p + 2 + kl);
+            p += 2 + kl;
+            const vl = (buf[p]! << 8) | buf[p + 1]!;
+            const v = buf.toString("utf8", p + 2, p + 2 + vl);
+            p += 2 + vl;
+            (userProps ??= {})[k] = v;
+            break;
+          }
+          default:
+            p = pend;
+        }
+      }
+      p = pend;
+      if (alias) {
+        if (tlen > 0) this.aliases.set(alias, topic);
+        else topic = this.aliases.get(alias) ?? "";
+      }
+    }
+    return new Publish(topic, buf.subarray(p, end), qos, id, (b0 & 8) !== 0, (b0 & 1) !== 0, userProps);
+  }
+}
+
+/** PUBACK frames for the QoS 1 publishes of `pubs[from..to)`, as one buffer (null when none). */
+export function pubacks(pubs: readonly Publish[], from: number, to: number): Buffer | null {
+  let count = 0;
+  for (let i = from; i < to; i++) if (pubs[i]!.qos === 1) count++;
+  if (count === 0) return null;
+  const out = Buffer.allocUnsafe(count * 4);
+  let o = 0;
+  for (let i = from; i < to; i++) {
+    const p = pubs[i]!;
+    if (p.qos !== 1) continue;
+    out[o] = 0x40;
+    out[o + 1] = 2;
+    out[o + 2] = p.id >> 8;
+    out[o + 3] = p.id & 255;
+    o += 4;
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+/**
+ * The contract between a sink pipeline and its connector. The pipeline transforms and encodes
+ * results into SinkItems and queues them; its worker hands them to `send` one at a time, in
+ * order. `send` returns nothing when done synchronously, or a promise; it throws IoError for a
+ * connection-type failure (retried when retry is on) and any other error for a failure that
+ * drops the item (rules-and-sinks.md §3.4).
+ */
+import type { Obj } from "../../expr/values.ts";
+import type { NodeMetrics } from "../../runtime/metrics.ts";
+
+/** One payload for the connector. */
+export class SinkItem {
+  /** Bytes sinks: the encoded payload. Tuple sinks: a row or a list of rows. */
+  payload: string | Uint8Array | Obj | Obj[];
+  /** The action's properties with templated values rendered for this item, or null (static). */
+  props: Record<string, unknown> | null;
+  /** Rows carried (for messages_processed_total). */
+  rows: number;
+  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number) {
+    this.payload = payload;
+    this.props = props;
+    this.rows = rows;
+  }
+}
+
+/** Connection state changes, reported into a node's connection metrics (rest-api.md §6.2). */
+export class ConnectionReporter {
+  private readonly nodes: NodeMetrics[] = [];
+  status: -1 | 0 | 1 = 0;
+
+  attach(m: NodeMetrics): void {
+    this.nodes.push(m);
+    m.connectionStatus = this.status;
+  }
+
+  detach(m: NodeMetrics): void {
+    const i = this.nodes.indexOf(m);
+    if (i >= 0) this.nodes.splice(i, 1);
+  }
+
+  connecting(): void {
+    const now = Date.now();
+    this.status = 0;
+    for (const m of this.nodes) {
+      m.connectionStatus = 0;
+      m.lastTryTime = now;
+    }
+  }
+
+  connected(): void {
+    const now = Date.now();
+    this.status = 1;
+    for (const m of this.nodes) {
+      m.connectionStatus = 1;
+      m.lastConnectedTime = now;
+      m.lastTryTime = now;
+    }
+  }
+
+  /** A lost connection counts one exception on the node (rules-and-sinks.md §9). */
+  disconnected(message: string): void {
+    const now = Date.now();
+    const was = this.status;
+    this.status = -1;
+    for (const m of this.nodes) {
+      m.connectionStatus = -1;
+      m.lastDisconnectedTime = now;
+      m.lastDisconnectedMessage = message;
+      if (was === 1) m.exception(message, now);
+    }
+  }
+}
+
+export interface SinkContext {
+  readonly ruleId: string;
+  /** Sink node name, e.g. `mqtt_0`. */
+  readonly name: string;
+  readonly status: ConnectionReporter;
+  /** Info-level log line (the log sink writes here). */
+  log(line: string): void;
+}
+
+export interface SinkConnector {
+  /** Bytes sinks get encoded payloads; tuple sinks (memory, redis) get rows. */
+  readonly bytes: boolean;
+  /** Starts connecting; resolves at the first successful connection (the worker waits for it). */
+  open(ctx: SinkContext): Promise<void> | void;
+  send(item: SinkItem): Promise<void> | void;
+  close(): Promise<void> | void;
+}

@@ -1,0 +1,171 @@
+/**
+ * The sink `transform` step (rules-and-sinks.md §3.1–§3.3): a result becomes the data a sink
+ * sends — the list of rows (or one row per output with `sendSingle`), an error as
+ * `{"error": …}`, empty results dropped with `omitIfEmpty`; then `dataTemplate`, then
+ * `dataField` / `fields` / `excludeFields`. Templated sink properties are rendered here too.
+ */
+import { RowError } from "../../errors.ts";
+import { fmtV, isObj, type Obj, type Value } from "../../expr/values.ts";
+import { Emission, type Item } from "../../runtime/item.ts";
+import { parseGoJson } from "../../functions/go-json.ts";
+import { compileTemplate, isTemplate, type CompiledTemplate } from "../templates/index.ts";
+import type { SinkCommon } from "./common.ts";
+
+/** One transformed output: data to encode, or (after a template) text sent as is. */
+export class Output {
+  data: Value;
+  /** Template text to send verbatim (bytes sinks with json format), else null. */
+  text: string | null;
+  props: Record<string, unknown> | null;
+  rows: number;
+  constructor(data: Value, text: string | null, props: Record<string, unknown> | null, rows: number) {
+    this.data = data;
+    this.text = text;
+    this.props = props;
+    this.rows = rows;
+  }
+}
+
+type Renderer = (data: Value) => unknown;
+
+/** Compiles every string property holding `{{…}}`, at any depth; null when none does. */
+function dynamicProps(props: Record<string, unknown>): Renderer | null {
+  let any = false;
+  const build = (v: unknown): Renderer => {
+    if (typeof v === "string" && isTemplate(v)) {
+      any = true;
+      const t = compileTemplate(v);
+      return (d) => t(d);
+    }
+    if (Array.isArray(v)) {
+      const parts = v.map(build);
+      return (d) => parts.map((p) => p(d));
+    }
+    if (v && typeof v === "object") {
+      const parts = Object.entries(v).map(([k, x]) => [k, build(x)] as const);
+      return (d) => Object.fromEntries(parts.map(([k, p]) => [k, p(d)]));
+    }
+    return () => v;
+  };
+  const r = build(props);
+  return any ? r : null;
+}
+
+function isEmpty(d: Value): boolean {
+  if (d === null) return true;
+  if (Array.isArray(d)) return d.length === 0;
+  return isObj(d) && Object.keys(d).length === 0;
+}
+
+export class Transformer {
+  private readonly template: CompiledTemplate | null;
+  private readonly dyn: Renderer | null;
+  private readonly select: boolean;
+
+  constructor(
+    private readonly c: SinkCommon,
+    /** Bytes sink with json format: template text is the payload as is. */
+    private readonly rawText: boolean,
+    props: Record<string, unknown>,
+  ) {
+    this.template = c.dataTemplate ? compileTemplate(c.dataTemplate) : null;
+    this.dyn = dynamicProps(props);
+    this.select = !!(c.dataField || c.fields || c.excludeFields);
+  }
+
+  /** Appends the outputs of `item` to `out`; throws RowError (counted on the transform node). */
+  apply(item: Item, out: Output[]): void {
+    let data: Value;
+    let rows = 1;
+    if (item instanceof Emission) {
+      data = item.rows;
+      rows = item.rows.length;
+    } else if (item instanceof RowError) data = { error: item.message };
+    else return;
+    const c = this.c;
+    if (c.sendSingle && Array.isArray(data)) {
+      for (const r of data) {
+        if (c.omitIfEmpty && isEmpty(r)) continue;
+        this.one(r, 1, out);
+      }
+      return;
+    }
+    if (c.omitIfEmpty && isEmpty(data)) return;
+    this.one(data, rows, out);
+  }
+
+  private one(data: Value, rows: number, out: Output[]): void {
+    const props = this.dyn ? (this.dyn(data) as Record<string, unknown>) : null;
+    if (this.template) {
+      let text: string;
+      try {
+        text = this.template(data);
+      } catch (e) {
+        throw new RowError(`fail to encode data ${fmtV(data)} with dataTemplate for error ${(e as Error).message}`);
+      }
+      if (this.select) {
+        let parsed: Value;
+        try {
+          parsed = parseGoJson(text);
+        } catch (e) {
+          throw new RowError(`fail to TransItem data ${fmtV(data)} for error fail to decode data ${text} for error ${(e as RowError).message}`);
+        }
+        const sel = this.selectData(parsed);
+        if (sel !== undefined) out.push(new Output(sel, null, props, rows));
+        return;
+      }
+      if (this.rawText) {
+        out.push(new Output(null, text, props, rows));
+        return;
+      }
+      let parsed: Value;
+      try {
+        parsed = parseGoJson(text);
+      } catch (e) {
+        throw new RowError(`fail to decode data ${text} after applying dataTemplate for error ${(e as RowError).message}`);
+      }
+      out.push(new Output(parsed, null, props, rows));
+      return;
+    }
+    if (this.select) {
+      const sel = this.selectData(data);
+      if (sel !== undefined) out.push(new Output(sel, null, props, rows));
+      return;
+    }
+    out.push(new Output(data, null, props, rows));
+  }
+
+  /** §3.3; undefined = nothing to send (dataField of an empty list). */
+  private selectData(d: Value): Value | undefined {
+    const c = this.c;
+    if (c.dataField) {
+      if (isObj(d)) d = d[c.dataField] ?? null;
+      else if (Array.isArray(d)) {
+        if (d.length === 0) return undefined;
+        const first = d[0]!;
+        d = isObj(first) ? (first[c.dataField] ?? null) : null;
+      } else throw new RowError(`fail to decode data ${fmtV(d)}`);
+    }
+    if (c.fields) {
+      const pick = (o: Value): Obj => {
+        if (!isObj(o)) throw new RowError(`unsupported type ${fmtV(o)}`);
+        const r: Obj = {};
+        for (const f of c.fields!) r[f] = o[f] ?? null;
+        return r;
+      };
+      if (Array.isArray(d)) return d.map(pick);
+      return pick(d);
+    }
+    if (c.excludeFields) {
+      const drop = (o: Value): Value => {
+        if (!isObj(o)) return o;
+        const r: Obj = { ...o };
+        for (const f of c.excludeFields!) delete r[f];
+        return r;
+      };
+      if (Array.isArray(d)) return d.map(drop);
+      return drop(d);
+    }
+    return d;
+  }
+}

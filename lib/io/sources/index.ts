@@ -1,0 +1,86 @@
+/**
+ * Source connectors by stream TYPE and their property resolution (rules-and-sinks.md §8): the
+ * yaml `default` confKey, then `CONF_KEY`, then a `connectionSelector`'s connection, then
+ * `EXTRA`, then the stream options injected (`format`, `datasource`, …).
+ */
+import { loadSourceYaml } from "../../config/connectors.ts";
+import { EngineError, ErrCode } from "../../errors.ts";
+import type { StreamDef } from "../../plan/streams.ts";
+import type { MemoryPubSub } from "../memory-pubsub.ts";
+import type { ReaderKind } from "../mqtt/client.ts";
+import { mergeProps, PropReader } from "../props.ts";
+import { MemorySource } from "./memory.ts";
+import { MqttSource } from "./mqtt.ts";
+import type { SourceConnector } from "./source.ts";
+
+/** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
+const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin"]);
+
+/** The connector type of a stream; a stream without TYPE is an MQTT stream (eKuiper's default). */
+export function sourceType(def: StreamDef, fallback = "mqtt"): string {
+  return (def.options.TYPE ?? "").toLowerCase() || fallback;
+}
+
+export function isByteSource(type: string): boolean {
+  return !TUPLE_SOURCES.has(type);
+}
+
+export interface SourcePropEnv {
+  readonly etcDir: string | undefined;
+  readonly vars: Readonly<Record<string, string | undefined>>;
+  confKey?(kind: "sources" | "connections", type: string, key: string): Record<string, unknown> | undefined;
+  log(line: string): void;
+}
+
+export async function resolveSourceProps(def: StreamDef, type: string, env: SourcePropEnv): Promise<Record<string, unknown>> {
+  const yaml = (await loadSourceYaml(env.etcDir, type, env.vars)) ?? {};
+  const asProps = (v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+  let props = mergeProps(asProps(yaml.default), env.confKey?.("sources", type, "default"));
+  const ck = def.options.CONF_KEY;
+  if (ck) {
+    const fromYaml = asProps(yaml[ck.toLowerCase()]) ?? asProps(yaml[ck]);
+    const fromKv = env.confKey?.("sources", type, ck.toLowerCase()) ?? env.confKey?.("sources", type, ck);
+    if (!fromYaml && !fromKv) env.log(`conf key ${ck} of stream ${def.name} is not found, using the default`);
+    props = mergeProps(props, fromYaml, fromKv);
+  }
+  const sel = new PropReader(props).str("connectionSelector");
+  if (sel) {
+    const conn = env.confKey?.("connections", type, sel);
+    if (!conn) throw new EngineError(`connection ${sel} not existed`, ErrCode.io);
+    props = mergeProps(props, conn);
+  }
+  const o = def.options;
+  if (o.EXTRA) {
+    try {
+      props = mergeProps(props, JSON.parse(o.EXTRA) as Record<string, unknown>);
+    } catch (e) {
+      throw new EngineError(`invalid EXTRA ${o.EXTRA}: ${(e as Error).message}`, ErrCode.streamTable);
+    }
+  }
+  const inject: Record<string, unknown> = { format: (o.FORMAT ?? "json").toLowerCase() };
+  if (o.KEY !== undefined) inject.key = o.KEY;
+  if (o.DATASOURCE !== undefined) inject.datasource = o.DATASOURCE;
+  if (o.SCHEMAID !== undefined) inject.schemaId = o.SCHEMAID;
+  if (o.DELIMITER !== undefined) inject.delimiter = o.DELIMITER;
+  if (o.RETAIN_SIZE !== undefined) inject.retainSize = o.RETAIN_SIZE;
+  if (o.STRICT_VALIDATION !== undefined) inject.strictValidation = o.STRICT_VALIDATION;
+  if (o.TIMESTAMP !== undefined) inject.timestamp = o.TIMESTAMP;
+  if (o.TIMESTAMP_FORMAT !== undefined) inject.timestampFormat = o.TIMESTAMP_FORMAT;
+  return mergeProps(props, inject);
+}
+
+export interface SourceConnectorEnv {
+  readonly pubsub: MemoryPubSub;
+  readonly baseDir: string;
+  readonly mqttReader: ReaderKind | undefined;
+}
+
+export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
+  switch (type) {
+    case "mqtt":
+      return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader });
+    case "memory":
+      return new MemorySource(props, env.pubsub);
+  }
+  throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
+}

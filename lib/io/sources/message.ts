@@ -1,0 +1,37 @@
+/**
+ * What a source puts on the bus: raw payload bytes for byte sources (decoded by the rule's
+ * decoder node) or already-decoded rows for tuple sources (memory, stdin), with metadata.
+ */
+import type { Obj, Value } from "../../expr/values.ts";
+
+export class SourceMessage {
+  /** Byte sources: the payload; null for tuple sources. */
+  payload: Uint8Array | null;
+  /** Tuple sources: one row or a list of rows; null for byte sources. */
+  rows: Obj | Obj[] | null;
+  meta: Obj | null;
+  constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null) {
+    this.payload = payload;
+    this.rows = rows;
+    this.meta = meta;
+  }
+}
+
+/**
+ * MQTT metadata (rules-and-sinks.md §9.1): `topic`, `qos`, `messageId`. `meta(messageid)` also
+ * works through a prototype getter that `meta(*)` and JSON do not show.
+ */
+export class MqttMeta {
+  [key: string]: Value;
+  topic: string;
+  qos: bigint;
+  messageId: bigint;
+  constructor(topic: string, qos: number, messageId: number) {
+    this.topic = topic;
+    this.qos = BigInt(qos);
+    this.messageId = BigInt(messageId);
+  }
+  get messageid(): bigint {
+    return this.messageId;
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * The contract of a source connector: it opens, publishes SourceMessages in batches to the bus it
+ * is given (stopping reading while the bus refuses), reports its connection state, and closes.
+ */
+import type { Bus } from "../../runtime/bus.ts";
+import type { ConnectionReporter } from "../sinks/connector.ts";
+import type { SourceMessage } from "./message.ts";
+
+export interface SourceContext {
+  readonly bus: Bus<SourceMessage>;
+  readonly status: ConnectionReporter;
+  /** A failure counted on the source node (the rule keeps running). */
+  exception(message: string): void;
+  /** Redelivered messages (MQTT DUP) were admitted. */
+  duplicates(n: number): void;
+  /** The source has no more data (`eofMessage`, end of stdin). */
+  eof(message?: string): void;
+  log(line: string): void;
+}
+
+export interface SourceConnector {
+  open(ctx: SourceContext): Promise<void> | void;
+  close(): Promise<void> | void;
+}

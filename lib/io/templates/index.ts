@@ -1,0 +1,46 @@
+/** Sink data templates (rules-and-sinks.md §3.2): Go text/template over floe values. */
+import type { Value } from "../../expr/values.ts";
+import { Executor, type FuncCtx } from "./exec.ts";
+import { TEMPLATE_FUNCS } from "./funcs.ts";
+import { parseTemplate, TemplateError, type Node, type Operand, type Pipeline } from "./parse.ts";
+
+export { TemplateError } from "./parse.ts";
+
+/** A compiled template: parse once at rule start, render per record. */
+export type CompiledTemplate = (data: Value) => string;
+
+function checkFuncs(nodes: Node[], name: string, text: string): void {
+  const pipe = (p: Pipeline): void => {
+    for (const c of p.cmds) for (const a of c.args) operand(a);
+  };
+  const operand = (a: Operand): void => {
+    if (a.k === "ident" && a.name !== "and" && a.name !== "or" && !TEMPLATE_FUNCS.has(a.name)) {
+      const line = 1 + (text.slice(0, a.pos).match(/\n/g)?.length ?? 0);
+      throw new TemplateError(`template: ${name}:${line}: function "${a.name}" not defined`);
+    }
+    if (a.k === "pipe") pipe(a.pipe);
+    if (a.k === "chain") operand(a.node);
+  };
+  for (const n of nodes) {
+    if (n.k === "action") pipe(n.pipe);
+    else if (n.k === "if" || n.k === "with" || n.k === "range") {
+      pipe(n.pipe);
+      checkFuncs(n.list, name, text);
+      if (n.elseList) checkFuncs(n.elseList, name, text);
+    }
+  }
+}
+
+/** Compiles `text`; throws TemplateError `template: sink:<line>: <message>` on bad syntax. */
+export function compileTemplate(text: string, props: Readonly<Record<string, string>> = {}, name = "sink"): CompiledTemplate {
+  const tmpl = parseTemplate(text, name);
+  checkFuncs(tmpl.root, name, text);
+  const ctx: FuncCtx = { props };
+  const ex = new Executor(tmpl, TEMPLATE_FUNCS, ctx);
+  return (data) => ex.run(data);
+}
+
+/** Whether a string property is a template (contains an action). */
+export function isTemplate(s: string): boolean {
+  return s.includes("{{");
+}

@@ -1,0 +1,89 @@
+/**
+ * Window planning decisions (windows §1.2, §6, §9): which evaluator a windowed aggregate query
+ * uses, and the aggregate calls an incremental window accumulates.
+ *
+ * floe evaluates a window incrementally — one accumulator per group per aggregate call, rows
+ * never kept — when nothing downstream needs the rows:
+ *   - the window is TUMBLING, HOPPING, SESSION or COUNT (sliding windows re-read the rows of
+ *     every trigger, state windows are never aggregated per group);
+ *   - no JOIN (joins pair rows), no aggregate in WHERE (computed over the whole window);
+ *   - the query is an aggregate query (per-row projections emit the rows);
+ *   - every aggregate call in SELECT, HAVING and ORDER BY has an accumulator (count, sum, avg,
+ *     min, max, collect, merge_agg, last_value);
+ *   - no window_start()/window_end()/window_trigger() in an aggregate argument, a GROUP BY
+ *     expression or a WHERE that runs after the window: those are evaluated per row, before
+ *     the window's range exists.
+ * Non-aggregated columns, `*`, HAVING and ORDER BY read the group's first row, which each group
+ * keeps. The choice never changes results; the rule option `windowEvaluator: "buffered"`
+ * forces the buffered evaluator (equivalence tests, diagnosis).
+ */
+import type { BoundField } from "../sql/render.ts";
+import type { Call, Expr } from "../sql/ast.ts";
+import { some, walk } from "../sql/walk.ts";
+import { lookupFunction } from "../functions/registry.ts";
+import { isAggregateCall, type Analysis } from "./analyze.ts";
+
+export type WindowEvaluator = "buffered" | "incremental";
+
+const RANGE_FUNCS = new Set(["window_start", "window_end", "window_trigger"]);
+/** eKuiper's inc_agg_window rewrite targets (windows §9). */
+const EKUIPER_INC = new Set(["count", "avg", "max", "min", "sum", "merge_agg", "collect", "last_value"]);
+
+/** The aggregate calls of SELECT, HAVING and ORDER BY (through aliases), each once, in order. */
+export function aggregateCalls(a: Analysis): Call[] {
+  const s = a.stmt;
+  const out: Call[] = [];
+  const visit = (e: Expr): void =>
+    walk(e, (n) => {
+      if (isAggregateCall(n) && !out.includes(n)) out.push(n);
+      const alias = n.kind === "field" ? (n as BoundField).aliasOf : undefined;
+      if (alias) visit(alias);
+    });
+  for (const f of s.fields) visit(f.expr);
+  if (s.having) visit(s.having);
+  for (const o of s.orderBy) visit(o.expr);
+  return out;
+}
+
+function usesRange(e: Expr): boolean {
+  return some(
+    e,
+    (n) => (n.kind === "call" && RANGE_FUNCS.has(n.name)) || (n.kind === "field" && !!(n as BoundField).aliasOf && usesRange((n as BoundField).aliasOf!)),
+  );
+}
+
+/**
+ * floe's choice for a windowed rule (see the file comment); `whereAfterWindow` tells whether WHERE
+ * runs after the window (count windows, event time).
+ */
+export function chooseEvaluator(a: Analysis, calls: readonly Call[], eventTime: boolean, whereAfterWindow: boolean): WindowEvaluator {
+  const w = a.window;
+  const s = a.stmt;
+  if (!w || w.type === "sliding" || w.type === "state") return "buffered";
+  if (s.joins.length || a.whereAggregates.length || !a.aggregate) return "buffered";
+  if (eventTime && w.type === "count") return "buffered";
+  for (const c of calls) {
+    if (!lookupFunction(c.name)?.accumulator) return "buffered";
+    if (c.args.some(usesRange)) return "buffered";
+  }
+  if (a.dimensions.some(usesRange)) return "buffered";
+  if (whereAfterWindow && s.where && usesRange(s.where)) return "buffered";
+  if (w.filter && some(w.filter, isAggregateCall)) return "buffered";
+  return "incremental";
+}
+
+/**
+ * eKuiper's opt-in `<n>_inc_agg_window` (windows §9, rule option
+ * `planOptimizeStrategy.enableIncrementalWindow`): tumbling, hopping or COUNTWINDOW(n), no JOIN,
+ * every aggregate one of eKuiper's `inc_*` rewrites. floe runs it on its incremental evaluator
+ * with eKuiper's observable differences; sliding windows stay on the normal path (divergence:
+ * floe has no incremental sliding window).
+ */
+export function ekuiperIncremental(a: Analysis, calls: readonly Call[]): boolean {
+  const w = a.window;
+  const s = a.stmt;
+  if (!w || s.joins.length || a.whereAggregates.length || !a.aggregate) return false;
+  if (!(w.type === "tumbling" || w.type === "hopping" || (w.type === "count" && w.call.args.length === 1))) return false;
+  if (a.dimensions.some(usesRange)) return false;
+  return calls.every((c) => EKUIPER_INC.has(c.name) && !c.args.some(usesRange));
+}

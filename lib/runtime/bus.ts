@@ -1,0 +1,139 @@
+/**
+ * The bus between a source and the rules reading it. Each subscriber (one rule's input from one
+ * stream) owns a bounded ring-buffer queue. A batch is admitted by reserve-then-commit: every
+ * blocking subscriber must have room for the whole batch, then it is appended to all of them, or
+ * to none. A refused batch is the source's signal to stop reading (backpressure); `onDrain` tells
+ * it when to try again. `drop-oldest` subscribers never refuse: they evict their oldest records
+ * and count every one. A shared stream is one bus with many subscribers.
+ */
+import { Ring } from "./ring.ts";
+
+/** Default capacity of a subscriber queue, in records. */
+export const DEFAULT_SUBSCRIBER_CAPACITY = 4096;
+
+/** What a full subscriber queue does: push back on the source (default), or evict its oldest. */
+export type OverflowPolicy = "block" | "drop-oldest";
+
+export class Subscription<T> {
+  readonly queue: Ring<T>;
+  readonly policy: OverflowPolicy;
+  /** Records evicted by the drop-oldest policy. */
+  dropped = 0;
+  /** Called after records were appended (the consumer schedules its drain). */
+  wake: () => void;
+  /** Called with the number of records evicted by one admission. */
+  onDrop: ((n: number) => void) | undefined;
+  private readonly bus: Bus<T>;
+
+  constructor(bus: Bus<T>, capacity: number, policy: OverflowPolicy, wake: () => void) {
+    this.bus = bus;
+    this.queue = new Ring<T>(capacity);
+    this.policy = policy;
+    this.wake = wake;
+    this.onDrop = undefined;
+  }
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /** Moves up to `max` records into `out`; a refused publisher may then be resumed. */
+  take(out: T[], max: number): number {
+    const n = this.queue.takeInto(out, max);
+    if (n > 0) this.bus.released();
+    return n;
+  }
+
+  close(): void {
+    this.bus.unsubscribe(this);
+  }
+}
+
+export class Bus<T> {
+  private subs: Subscription<T>[] = [];
+  private waiting: (() => void)[] = [];
+  /** Size of the last refused batch: what must fit before waiters are resumed. */
+  private need = 0;
+  /** Batches refused so far (how often the source was paused). */
+  refusals = 0;
+
+  subscribe(capacity: number, policy: OverflowPolicy, wake: () => void): Subscription<T> {
+    const s = new Subscription(this, capacity, policy, wake);
+    this.subs.push(s);
+    return s;
+  }
+
+  unsubscribe(s: Subscription<T>): void {
+    const i = this.subs.indexOf(s);
+    if (i >= 0) this.subs.splice(i, 1);
+    this.released();
+  }
+
+  get subscribers(): number {
+    return this.subs.length;
+  }
+
+  /** The largest batch `publish` accepts: the smallest blocking subscriber's capacity. */
+  get maxBatch(): number {
+    let m = Infinity;
+    for (const s of this.subs) if (s.policy === "block" && s.queue.capacity < m) m = s.queue.capacity;
+    return m;
+  }
+
+  /**
+   * Admits `batch[from..to)` to every subscriber or to none; false when a blocking subscriber
+   * lacks room (nothing was appended anywhere). With no subscriber the batch is accepted and gone.
+   */
+  publish(batch: readonly T[], from = 0, to = batch.length): boolean {
+    const n = to - from;
+    if (n <= 0) return true;
+    const subs = this.subs;
+    // Reserve: every blocking subscriber must take the whole batch.
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      if (s.policy !== "block") continue;
+      if (n > s.queue.capacity) throw new RangeError(`batch of ${n} exceeds subscriber capacity ${s.queue.capacity}`);
+      if (s.queue.free < n) {
+        if (n > this.need) this.need = n;
+        this.refusals++;
+        return false;
+      }
+    }
+    // Commit.
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      const q = s.queue;
+      let start = from;
+      if (q.free < n) {
+        // drop-oldest: evict what the batch needs; a batch larger than the queue keeps its tail.
+        const over = n - q.capacity;
+        let dropped = q.drop(Math.min(q.length, n - q.free));
+        if (over > 0) {
+          dropped += over;
+          start = from + over;
+        }
+        s.dropped += dropped;
+        s.onDrop?.(dropped);
+      }
+      for (let j = start; j < to; j++) q.push(batch[j]!);
+    }
+    for (let i = 0; i < subs.length; i++) subs[i]!.wake();
+    return true;
+  }
+
+  /** Calls `fn` once, as soon as the last refused batch would fit (at once if it already does). */
+  onDrain(fn: () => void): void {
+    this.waiting.push(fn);
+    this.released();
+  }
+
+  /** A subscriber freed room (or left): resume waiting publishers when the refused batch fits. */
+  released(): void {
+    if (this.waiting.length === 0) return;
+    for (const s of this.subs) if (s.policy === "block" && s.queue.free < Math.min(this.need, s.queue.capacity)) return;
+    const w = this.waiting;
+    this.waiting = [];
+    this.need = 0;
+    for (const f of w) f();
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * What the streaming runtime needs from its host (the daemon or pipe mode): directories,
+ * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
+ */
+import type { Zone } from "../expr/time.ts";
+import { localZone } from "../expr/time.ts";
+import { MemoryPubSub } from "../io/memory-pubsub.ts";
+import type { ReaderKind } from "../io/mqtt/client.ts";
+import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
+
+export interface RuntimeEnv {
+  /** etc directory: `mqtt_source.yaml`, `sources/*.yaml` (undefined: shipped defaults). */
+  readonly etcDir: string | undefined;
+  /** data directory: the sink cache `cache.db`. */
+  readonly dataDir: string;
+  /** Base for relative connector paths (TLS files). */
+  readonly baseDir: string;
+  /** Environment for `MQTT_SOURCE__…` overrides. */
+  readonly vars: Readonly<Record<string, string | undefined>>;
+  readonly zone: Zone;
+  readonly ignoreCase: boolean;
+  /** kuiper.yaml `rule:` section. */
+  readonly ruleDefaults: Readonly<Record<string, unknown>>;
+  /** kuiper.yaml `sink:` section, decoded. */
+  readonly cacheDefaults: CacheConf;
+  /** base64 `basic.aesKey`. */
+  readonly aesKey: string | undefined;
+  /** MQTT source read path (bench/tests); default lean. */
+  readonly mqttReader: ReaderKind | undefined;
+  /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
+  readonly sinkGraceMs: number;
+  readonly pubsub: MemoryPubSub;
+  /** KV confKeys (`sources.<type>.<key>`, `sinks.…`, `connections.…`) that override yaml ones. */
+  confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
+  /** Info-level log line (never stdout). */
+  log(line: string): void;
+}
+
+export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
+  return {
+    etcDir: p.etcDir,
+    dataDir: p.dataDir ?? "data",
+    baseDir: p.baseDir ?? process.cwd(),
+    vars: p.vars ?? process.env,
+    zone: p.zone ?? localZone(),
+    ignoreCase: p.ignoreCase ?? false,
+    ruleDefaults: p.ruleDefaults ?? {},
+    cacheDefaults: p.cacheDefaults ?? SHIPPED_CACHE_DEFAULTS,
+    aesKey: p.aesKey,
+    mqttReader: p.mqttReader,
+    sinkGraceMs: p.sinkGraceMs ?? 3000,
+    pubsub: p.pubsub ?? new MemoryPubSub(),
+    confKey: p.confKey,
+    log: p.log ?? ((l) => void process.stderr.write(l + "\n")),
+  };
+}

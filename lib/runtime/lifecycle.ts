@@ -1,0 +1,210 @@
+/**
+ * One rule's runtime state machine (rest-api.md §6.1): eKuiper's state names and last-will
+ * messages, actions serialised (an action arriving while another runs waits its turn; a repeated
+ * identical action is dropped), and the metrics/topology of the last run kept after it stops.
+ * The run itself comes from a RunFactory (the rule runtime); this file only manages it.
+ */
+import { errorText } from "../errors.ts";
+import type { RuleDef } from "../store/rule-def.ts";
+import type { NodeMetrics } from "./metrics.ts";
+
+export const RuleStateName = {
+  stopped: "stopped",
+  starting: "starting",
+  running: "running",
+  stopping: "stopping",
+  scheduledStop: "stopped: waiting for next schedule.",
+  stoppedByErr: "stopped by error",
+} as const;
+export type RuleStateName = (typeof RuleStateName)[keyof typeof RuleStateName];
+
+export interface Topo {
+  readonly sources: string[];
+  readonly edges: Record<string, string[]>;
+}
+
+/** A started run of a rule, as the runtime hands it over. */
+export interface RuleRun {
+  /** Every node's metrics in status order: sources, operators, sinks. */
+  nodes(): readonly NodeMetrics[];
+  topo(): Topo;
+  /** Stops sources, flushes sinks; resolves when the run has ended. */
+  stop(): Promise<void>;
+}
+
+/** How a run ended by itself. */
+export type RunExit = { kind: "eof"; message?: string } | { kind: "error"; message: string };
+
+/** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
+export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
+
+type Action = "start" | "stop" | "scheduleStart" | "scheduleStop";
+
+/** A rule is scheduled when it has datetime ranges or both cron and duration (rules-and-sinks.md §7). */
+export function isScheduled(def: RuleDef): boolean {
+  const o = def.options;
+  return o.cronDatetimeRange.length > 0 || (o.cron !== "" && o.duration !== "");
+}
+
+export class RuleLifecycle {
+  state: RuleStateName = RuleStateName.stopped;
+  message = "";
+  lastStartTimestamp = 0;
+  lastStopTimestamp = 0;
+  /** The nodes and topology of the current or last run (kept after it stops). */
+  lastNodes: readonly NodeMetrics[] = [];
+  lastTopo: Topo | undefined;
+  tracing = false;
+  private run: RuleRun | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private pending: Action | undefined;
+  /** Bumped per run, so a late exit report of an old run is ignored. */
+  private generation = 0;
+
+  constructor(
+    public def: RuleDef,
+    private readonly factory: RunFactory,
+    /** Called when all sources reached EOF (the manager sets `triggered=false`). */
+    private readonly onEof: (id: string) => void,
+  ) {}
+
+  get id(): string {
+    return this.def.id;
+  }
+
+  get running(): boolean {
+    return this.state === RuleStateName.running;
+  }
+
+  /** Queues `fn`; a repeated identical action already waiting is dropped. */
+  private enqueue(action: Action, fn: () => Promise<void>): Promise<void> {
+    if (this.pending === action) return this.queue;
+    this.pending = action;
+    this.queue = this.queue.then(async () => {
+      if (this.pending === action) this.pending = undefined;
+      await fn();
+    });
+    return this.queue;
+  }
+
+  /**
+   * Starts (or restarts) the rule now, re-planning from `def`: the REST start API, create and
+   * update. A running run stops first with `stopMessage`.
+   */
+  startNow(def: RuleDef = this.def, stopMessage = "stopped by update"): Promise<void> {
+    return this.enqueue("start", async () => {
+      this.def = def;
+      if (this.run) await this.doStop(stopMessage, RuleStateName.stopped);
+      await this.doStart();
+    });
+  }
+
+  /** The internal start (boot recovery, restart strategy): scheduled rules wait for the scheduler. */
+  start(): Promise<void> {
+    return this.enqueue("start", async () => {
+      if (this.state === RuleStateName.starting || this.state === RuleStateName.running || this.state === RuleStateName.scheduledStop) return;
+      if (isScheduled(this.def)) {
+        this.state = RuleStateName.scheduledStop;
+        return;
+      }
+      await this.doStart();
+    });
+  }
+
+  stop(message = "canceled manually"): Promise<void> {
+    return this.enqueue("stop", async () => {
+      if (this.state === RuleStateName.stopped || this.state === RuleStateName.stoppedByErr) {
+        if (this.state === RuleStateName.stopped && !this.run) this.message = message;
+        return;
+      }
+      await this.doStop(message, RuleStateName.stopped);
+    });
+  }
+
+  scheduleStart(): Promise<void> {
+    return this.enqueue("scheduleStart", async () => {
+      if (this.state === RuleStateName.stopped || this.state === RuleStateName.stoppedByErr || this.state === RuleStateName.scheduledStop) await this.doStart();
+    });
+  }
+
+  /** Stops a running rule with `message`, into `target` (waiting state or plain stopped). */
+  scheduleStop(message: string, target: RuleStateName = RuleStateName.scheduledStop): Promise<void> {
+    return this.enqueue("scheduleStop", async () => {
+      if (this.state === RuleStateName.running) await this.doStop(message, target);
+      else if (this.state !== RuleStateName.stoppedByErr && target === RuleStateName.scheduledStop) this.state = target;
+    });
+  }
+
+  /** Waits for every queued action. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  private async doStart(): Promise<void> {
+    this.state = RuleStateName.starting;
+    this.message = "";
+    const gen = ++this.generation;
+    try {
+      const run = await this.factory(this.def, (exit) => this.exited(gen, exit));
+      if (gen !== this.generation) {
+        await run.stop();
+        return;
+      }
+      this.run = run;
+      this.lastNodes = run.nodes();
+      this.lastTopo = run.topo();
+      this.lastStartTimestamp = Date.now();
+      this.state = RuleStateName.running;
+    } catch (e) {
+      this.state = RuleStateName.stoppedByErr;
+      this.message = errorText(e);
+      this.lastStopTimestamp = Date.now();
+    }
+  }
+
+  private async doStop(message: string, target: RuleStateName): Promise<void> {
+    const run = this.run;
+    this.run = undefined;
+    this.generation++;
+    this.tracing = false;
+    if (run) {
+      this.state = RuleStateName.stopping;
+      try {
+        await run.stop();
+      } catch {
+        // a failing stop still ends the run
+      }
+      this.lastNodes = run.nodes();
+      this.lastStopTimestamp = Date.now();
+    }
+    this.state = target;
+    this.message = message;
+  }
+
+  /** A run ended by itself: EOF → `stopped`/`done`; a runtime error → `stopped by error`, message "". */
+  private exited(gen: number, exit: RunExit): void {
+    if (gen !== this.generation) return;
+    void this.enqueue("stop", async () => {
+      if (gen !== this.generation || !this.run) return;
+      const run = this.run;
+      this.run = undefined;
+      this.generation++;
+      try {
+        await run.stop();
+      } catch {
+        // already ended
+      }
+      this.lastNodes = run.nodes();
+      this.lastStopTimestamp = Date.now();
+      if (exit.kind === "eof") {
+        this.state = RuleStateName.stopped;
+        this.message = exit.message ? `done: ${exit.message}` : "done";
+        this.onEof(this.id);
+      } else {
+        // eKuiper quirk: a rule dying at run time shows an empty message.
+        this.state = RuleStateName.stoppedByErr;
+        this.message = "";
+      }
+    });
+  }
+}

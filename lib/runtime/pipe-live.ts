@@ -1,0 +1,114 @@
+/**
+ * Pipe mode over the streaming runtime (pipe-mode.md): used when the rule reads a real connector
+ * (`TYPE="mqtt"`, memory, …) or a `.json` rule has actions. The rule runs until every source ends
+ * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
+ * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
+ */
+import { errorText, EngineError, RowError } from "../errors.ts";
+import { StdoutSink } from "../io/sinks/stdout.ts";
+import { StdinSource } from "../io/sources/stdin.ts";
+import type { SourceConnector } from "../io/sources/source.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { SelectStatement } from "../sql/ast.ts";
+import type { Item } from "./item.ts";
+import { createRuntimeEnv } from "./env.ts";
+import type { PipeRequest, PipeResult } from "./pipe.ts";
+import { Rule } from "./rule.ts";
+import { SourceHub } from "./sources.ts";
+import type { SinkNode } from "./topology.ts";
+
+/** Streams pipe mode feeds from --input: no TYPE or TYPE="stdin". */
+export function isStdinStream(def: StreamDef): boolean {
+  const t = (def.options.TYPE ?? "").toLowerCase();
+  return t === "" || t === "stdin";
+}
+
+/** The pipe-mode stdout sink, flushed once per tick. */
+class TickStdout implements SinkNode {
+  readonly metrics;
+  private armed = false;
+  constructor(private readonly s: StdoutSink) {
+    this.metrics = s.metrics;
+  }
+  push(item: Item): void {
+    this.s.push(item);
+    if (!this.armed) {
+      this.armed = true;
+      setTimeout(() => {
+        this.armed = false;
+        this.s.flush();
+      }, 0);
+    }
+  }
+  end(): void {
+    this.s.end();
+  }
+}
+
+export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
+  const warnLine = (no: number, m: string) => req.warn(`floe: line ${no}: ${m}\n`);
+  if (req.replay) {
+    req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
+    return { exitCode: 1, lost: 0, status: null };
+  }
+  const env = createRuntimeEnv({
+    etcDir: req.etcDir,
+    zone: req.zone,
+    ignoreCase: req.ignoreCase,
+    log: (l) => req.warn(l + "\n"),
+  });
+  const hub = new SourceHub(env);
+  const names = [select.from.name, ...select.joins.map((j) => j.source.name)];
+  const connectors = new Map<string, SourceConnector>();
+  let stdin: StdinSource | undefined;
+  for (const n of names) {
+    const def = defs.get(n);
+    if (def && isStdinStream(def)) {
+      if (stdin) {
+        req.warn("floe: live pipe mode feeds one stdin stream; give the others a connector TYPE\n");
+        return { exitCode: 1, lost: 0, status: null };
+      }
+      stdin = new StdinSource(req.input, warnLine);
+      connectors.set(n, stdin);
+    }
+  }
+  const stdout = new StdoutSink(req.emit, req.write, () => Date.now());
+  let rule: Rule;
+  try {
+    rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options }, defs, env, hub, {
+      extraSinks: [new TickStdout(stdout)],
+      defaultType: "stdin",
+      connectors,
+    });
+  } catch (e) {
+    if (!(e instanceof EngineError || e instanceof RowError)) throw e;
+    req.warn(`floe: ${errorText(e)}\n`);
+    return { exitCode: 1, lost: 0, status: null };
+  }
+  let onSignal: () => void = () => {};
+  const ended = new Promise<"signal" | "done">((resolve) => {
+    onSignal = () => resolve("signal");
+    rule.onEnd = () => resolve("done");
+  });
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  req.signal?.addEventListener("abort", onSignal);
+  try {
+    try {
+      await rule.start();
+    } catch (e) {
+      req.warn(`floe: ${errorText(e)}\n`);
+      return { exitCode: 1, lost: 0, status: rule.status() };
+    }
+    const why = await ended;
+    if (why === "signal") await rule.stop("canceled manually", req.onEof === "flush");
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  stdout.flush();
+  const status = rule.status();
+  let decodeErrors = 0;
+  for (const [k, v] of Object.entries(status)) if (/_decoder_0_exceptions_total$/.test(k) && typeof v === "number") decodeErrors += v;
+  return { exitCode: 0, lost: rule.lost() + decodeErrors + (stdin?.errors ?? 0) + stdout.lost(), status };
+}

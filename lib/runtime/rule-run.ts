@@ -1,0 +1,286 @@
+/**
+ * One run of a rule (start → stop): the planned topology, one inlet per source draining that
+ * source's bus subscription into the topology, and the sink pipelines. An inlet drains only while
+ * every sink has room, so a slow sink stops the inlet, the subscription fills, the bus refuses
+ * the source, and the source stops reading: backpressure end to end with bounded queues.
+ */
+import { EngineError, errorText, RowError } from "../errors.ts";
+import { Tuple } from "../expr/row.ts";
+import type { Obj } from "../expr/values.ts";
+import type { FuncEnv } from "../functions/registry.ts";
+import type { Decoder } from "../io/formats/decode.ts";
+import { SinkPipeline } from "../io/sinks/pipeline.ts";
+import type { SourceMessage } from "../io/sources/message.ts";
+import type { SourceConnector } from "../io/sources/source.ts";
+import { isByteSource, sourceType } from "../io/sources/index.ts";
+import { planRule } from "../plan/plan.ts";
+import type { RulePlan } from "../plan/specs.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { SelectStatement } from "../sql/ast.ts";
+import { WallClock } from "../window/clock.ts";
+import type { RuntimeEnv } from "./env.ts";
+import type { NodeMetrics } from "./metrics.ts";
+import type { RuleOptions } from "./rule-options.ts";
+import { coerceToSchema } from "./schema-coerce.ts";
+import type { Attachment, SourceHub } from "./sources.ts";
+import { Topology, type SinkNode } from "./topology.ts";
+
+/** Records an inlet moves into the topology per step. */
+const STEP = 1024;
+
+export interface RunSpec {
+  readonly id: string;
+  readonly select: SelectStatement;
+  readonly streams: ReadonlyMap<string, StreamDef>;
+  readonly options: RuleOptions;
+  /** Builds the run's sink pipelines (fresh connectors per run). */
+  readonly sinks: () => SinkPipeline[];
+  /** Host sinks placed before the actions (pipe mode's stdout). */
+  readonly extraSinks: readonly SinkNode[];
+  /** Type of a stream without TYPE: "mqtt" in the daemon, "stdin" in pipe mode. */
+  readonly defaultType: string;
+  /** Host-built connectors by stream name (pipe mode's stdin). */
+  readonly connectors?: ReadonlyMap<string, SourceConnector>;
+}
+
+class Inlet {
+  private readonly buf: SourceMessage[] = [];
+  private scheduled = false;
+  att: Attachment | undefined;
+  /** The source node: `buffer_length` shows the subscription's occupancy. */
+  node!: NodeMetrics;
+  readonly wake = (): void => {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.drain);
+  };
+
+  constructor(
+    private readonly run: RuleRun,
+    readonly name: string,
+    private readonly def: StreamDef,
+  ) {}
+
+  readonly drain = (): void => {
+    this.scheduled = false;
+    const att = this.att;
+    if (!att) return;
+    const sub = att.sub;
+    const run = this.run;
+    const buf = this.buf;
+    // One clock read per drain: every record of the batch arrived in the same read.
+    run.batchNow = run.clock.now();
+    try {
+      this.loop(sub, run, buf);
+    } finally {
+      run.batchNow = 0;
+    }
+  };
+
+  private loop(sub: Attachment["sub"], run: RuleRun, buf: SourceMessage[]): void {
+    while (sub.length > 0 && !run.halted) {
+      const room = run.room();
+      if (room <= 0) {
+        this.node.bufferLength = sub.length;
+        run.waitRoom(this.wake);
+        return;
+      }
+      const n = sub.take(buf, Math.min(room, STEP));
+      for (let i = 0; i < n; i++) this.process(buf[i]!);
+      buf.length = 0;
+    }
+    this.node.bufferLength = sub.length;
+  }
+
+  process(m: SourceMessage): void {
+    const topo = this.run.topo;
+    const dec: Decoder | null = this.att!.decoder;
+    const now = this.run.now();
+    let rows: Obj | Obj[];
+    if (m.payload !== null && dec) {
+      try {
+        rows = dec(m.payload);
+      } catch (e) {
+        if (!(e instanceof RowError || e instanceof EngineError)) throw e;
+        topo.sourceError(this.name, e.message);
+        return;
+      }
+    } else rows = m.rows ?? {};
+    const fields = dec ? null : this.def.fields;
+    if (Array.isArray(rows)) {
+      for (const r of rows) topo.ingest(this.name, new Tuple(fields ? coerceToSchema(r, fields) : r, m.meta, now, this.name));
+    } else topo.ingest(this.name, new Tuple(fields ? coerceToSchema(rows, fields) : rows, m.meta, now, this.name));
+  }
+}
+
+export class RuleRun {
+  readonly clock = new WallClock();
+  readonly topo: Topology;
+  readonly plan: RulePlan;
+  readonly pipelines: SinkPipeline[];
+  readonly sinkNodes: SinkNode[];
+  private readonly inlets: Inlet[] = [];
+  private eofs = 0;
+  halted = false;
+  /** The clock read once for the batch being drained (0 outside a drain: timers read the clock). */
+  batchNow = 0;
+  readonly startedAt: number;
+  /** Called once when every source has ended (EOF). */
+  onAllEof: (() => void) | undefined;
+
+  constructor(
+    private readonly spec: RunSpec,
+    private readonly env: RuntimeEnv,
+    private readonly hub: SourceHub,
+  ) {
+    const clock = this.clock;
+    const o = spec.options;
+    this.startedAt = clock.now();
+    const startedAt = this.startedAt;
+    const now = () => this.now();
+    const fenv: FuncEnv = { now, zone: env.zone, ruleId: spec.id, ruleStart: startedAt };
+    this.plan = planRule(spec.select, spec.streams, {
+      env: fenv,
+      zone: env.zone,
+      sendMetaToSink: o.sendMetaToSink,
+      sendNil: o.sendNilField,
+      isEventTime: o.isEventTime,
+      ignoreCase: env.ignoreCase,
+      lateTolerance: o.lateTolerance,
+      incrementalWindow: o.incrementalWindow,
+      windowEvaluator: o.windowEvaluator,
+      decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
+    }).plan;
+    this.pipelines = spec.sinks();
+    this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
+  }
+
+  now(): number {
+    return this.batchNow || this.clock.now();
+  }
+
+  /** Results the rule may still produce before a sink would have to wait. */
+  room(): number {
+    let r = Infinity;
+    for (const p of this.pipelines) {
+      const x = p.room();
+      if (x < r) r = x;
+    }
+    return r;
+  }
+
+  waitRoom(fn: () => void): void {
+    for (const p of this.pipelines) if (p.room() <= 0) p.onRoom(fn);
+  }
+
+  async start(): Promise<void> {
+    for (const p of this.pipelines) p.open();
+    const o = this.spec.options;
+    const srcs = this.plan.sources;
+    try {
+      for (const src of srcs) {
+        const inlet = new Inlet(this, src.name, src.def);
+        this.inlets.push(inlet);
+        const node = this.topo.sourceMetrics(src.name)!;
+        inlet.node = node;
+        inlet.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
+          capacity: o.subscriberCapacity,
+          policy: o.overflow,
+          wake: inlet.wake,
+          node,
+          onEof: () => this.sourceEof(),
+          connector: this.spec.connectors?.get(src.name),
+        });
+        if (inlet.att.sub.length) inlet.wake();
+      }
+    } catch (e) {
+      await this.stop({ flushWindows: false });
+      throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
+    }
+  }
+
+  private sourceEof(): void {
+    if (++this.eofs >= this.plan.sources.length) {
+      // Let the inlets drain what was admitted before the end, then report.
+      queueMicrotask(() => this.onAllEof?.());
+    }
+  }
+
+  /** Drains what the subscriptions hold into the topology (ignoring sink room), for a flushing stop. */
+  private drainAll(): void {
+    for (const i of this.inlets) {
+      const att = i.att;
+      if (!att) continue;
+      const buf: SourceMessage[] = [];
+      while (att.sub.length) {
+        att.sub.take(buf, STEP);
+        for (const m of buf) i.process(m);
+        buf.length = 0;
+      }
+    }
+  }
+
+  /**
+   * Stops reading, optionally processes what was admitted and closes open windows (pipe mode's
+   * Ctrl-C), ends the topology, then lets every sink drain within the grace period.
+   */
+  async stop(opts: { flushWindows: boolean }): Promise<void> {
+    for (const i of this.inlets) await i.att?.release();
+    if (opts.flushWindows) {
+      this.drainAll();
+      const until = this.topo
+        .windowOps()
+        .map((w) => w.flushTime())
+        .filter((t): t is number => t !== undefined);
+      if (until.length) this.clock.advance(Math.max(...until));
+    }
+    this.halted = true;
+    this.topo.end();
+    this.clock.stop();
+    await Promise.all(this.pipelines.map((p) => p.close(this.env.sinkGraceMs)));
+  }
+
+  /** Metrics of every node: sources, operators (plan, then sink helpers), sinks (rest-api.md §6.2). */
+  nodes(): NodeMetrics[] {
+    const all = this.topo.nodes();
+    return [...all.filter((n) => n.kind === "source"), ...all.filter((n) => n.kind === "op"), ...all.filter((n) => n.kind === "sink")];
+  }
+
+  /** Records lost in this run: sink drops, unsent at stop, late rows. */
+  lost(): number {
+    let n = this.topo.dropped();
+    for (const p of this.pipelines) n += p.lost;
+    return n;
+  }
+
+  /** `GET /rules/{id}/topo` (rest-api.md §7.1). */
+  topoJson(): { sources: string[]; edges: Record<string, string[]> } {
+    const edges = new Map<string, string[]>();
+    const add = (a: string, b: string) => {
+      const l = edges.get(a);
+      if (l) l.push(b);
+      else edges.set(a, [b]);
+    };
+    const ops = this.plan.ops.map((o) => "op_" + o.name);
+    const sinkHeads: string[][] = this.sinkNodes.map((s) => s.metrics.map((m) => `${m.kind}_${m.name}`));
+    const first = ops[0] ?? sinkHeads.map((h) => h[0]!);
+    const sources: string[] = [];
+    for (const src of this.plan.sources) {
+      const chain = ["source_" + src.name, ...src.helpers.map((h) => "op_" + h.name)];
+      sources.push(chain[0]!);
+      for (let i = 0; i + 1 < chain.length; i++) add(chain[i]!, chain[i + 1]!);
+      const last = chain[chain.length - 1]!;
+      for (const f of Array.isArray(first) ? first : [first]) add(last, f);
+    }
+    for (let i = 0; i + 1 < ops.length; i++) add(ops[i]!, ops[i + 1]!);
+    const lastOp = ops[ops.length - 1];
+    for (const chain of sinkHeads) {
+      if (lastOp) add(lastOp, chain[0]!);
+      for (let i = 0; i + 1 < chain.length; i++) add(chain[i]!, chain[i + 1]!);
+    }
+    const out: Record<string, string[]> = {};
+    for (const k of [...edges.keys()].sort()) out[k] = edges.get(k)!;
+    return { sources, edges: out };
+  }
+}

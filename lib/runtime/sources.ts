@@ -1,0 +1,121 @@
+/**
+ * Opens the sources rules read. A plain stream gets its own connector and bus per rule; a shared
+ * stream (`SHARED="true"`) has one connector and one bus, and every rule reading it is a
+ * subscriber (reserve-then-commit: the slowest rule paces the source). The connector closes when
+ * its last rule detaches.
+ */
+import { errorText } from "../errors.ts";
+import type { NodeMetrics } from "./metrics.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import { createDecoder, type Decoder } from "../io/formats/decode.ts";
+import { ConnectionReporter } from "../io/sinks/connector.ts";
+import { createSourceConnector, isByteSource, resolveSourceProps } from "../io/sources/index.ts";
+import type { SourceMessage } from "../io/sources/message.ts";
+import type { SourceConnector, SourceContext } from "../io/sources/source.ts";
+import { PropReader } from "../io/props.ts";
+import { Bus, type OverflowPolicy, type Subscription } from "./bus.ts";
+import type { RuntimeEnv } from "./env.ts";
+
+export interface AttachOptions {
+  readonly capacity: number;
+  readonly policy: OverflowPolicy;
+  /** The rule's drain: called after records were admitted. */
+  readonly wake: () => void;
+  /** The rule's source node (connection metrics, exceptions). */
+  readonly node: NodeMetrics;
+  readonly onEof: () => void;
+  /** A connector built by the host instead of the one TYPE names (pipe mode's stdin). */
+  readonly connector?: SourceConnector;
+}
+
+export interface Attachment {
+  readonly sub: Subscription<SourceMessage>;
+  /** The payload decoder of a byte source, null for tuple sources. */
+  readonly decoder: Decoder | null;
+  release(): Promise<void>;
+}
+
+class OpenSource {
+  readonly bus = new Bus<SourceMessage>();
+  readonly status = new ConnectionReporter();
+  readonly nodes = new Set<NodeMetrics>();
+  readonly eofs = new Set<() => void>();
+  refs = 0;
+  connector: SourceConnector | undefined;
+  ended = false;
+}
+
+export class SourceHub {
+  private readonly shared = new Map<string, OpenSource>();
+
+  constructor(private readonly env: RuntimeEnv) {}
+
+  /** Resolves and validates a stream's connector properties (throws EngineError). */
+  async connectorFor(def: StreamDef, type: string): Promise<{ connector: SourceConnector; props: Record<string, unknown> }> {
+    const props = await resolveSourceProps(def, type, this.env);
+    return { connector: createSourceConnector(type, props, this.env), props };
+  }
+
+  async attach(def: StreamDef, type: string, o: AttachOptions): Promise<Attachment> {
+    const key = `${def.name}\u0000${def.statement}`;
+    const isShared = !!def.options.SHARED && !o.connector;
+    let src = isShared ? this.shared.get(key) : undefined;
+    let props: Record<string, unknown> = {};
+    let fresh = false;
+    if (!src) {
+      src = new OpenSource();
+      if (o.connector) src.connector = o.connector;
+      else {
+        const c = await this.connectorFor(def, type);
+        src.connector = c.connector;
+        props = c.props;
+      }
+      fresh = true;
+      if (isShared) this.shared.set(key, src);
+    }
+    const s = src;
+    const sub = s.bus.subscribe(o.capacity, o.policy, o.wake);
+    sub.onDrop = (n) => o.node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
+    s.refs++;
+    s.nodes.add(o.node);
+    s.eofs.add(o.onEof);
+    s.status.attach(o.node);
+    const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber") }) : null;
+    if (fresh) {
+      const ctx: SourceContext = {
+        bus: s.bus,
+        status: s.status,
+        exception: (m) => {
+          for (const n of s.nodes) n.exception(m, Date.now());
+        },
+        duplicates: (n) => {
+          for (const x of s.nodes) x.duplicates += n;
+        },
+        eof: () => {
+          s.ended = true;
+          for (const f of s.eofs) f();
+        },
+        log: (l) => this.env.log(l),
+      };
+      try {
+        await s.connector!.open(ctx);
+      } catch (e) {
+        o.node.exception(errorText(e), Date.now());
+        throw e;
+      }
+    } else if (s.ended) o.onEof();
+    return {
+      sub,
+      decoder,
+      release: async () => {
+        sub.close();
+        s.status.detach(o.node);
+        s.nodes.delete(o.node);
+        s.eofs.delete(o.onEof);
+        if (--s.refs > 0) return;
+        if (isShared) this.shared.delete(key);
+        await s.connector?.close();
+      },
+    };
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Named connections (rest-api.md §12), stored as `connections.<typ>.<id>` confKeys and shared by
+ * rules through `connectionSelector`. Status comes from the runtime's connection pool when it
+ * reports one; props are listed with secrets masked.
+ */
+import { ErrCode } from "../errors.ts";
+import { idError } from "../store/ids.ts";
+import { field, isObject, parseBool, readJson } from "./body.ts";
+import { maskSecrets, unmaskSecrets } from "./confkeys.ts";
+import type { Engine } from "./engine.ts";
+import { errorBody, json, jsonSniffed, sentence } from "./respond.ts";
+import type { RouteDef } from "./router.ts";
+
+export const CONNECTION_TYPES = ["mqtt", "nng", "httppush", "websocket", "sse"];
+
+interface Conn {
+  id: string;
+  typ: string;
+  props: Record<string, unknown>;
+}
+
+function all(e: Engine): Conn[] {
+  const out: Conn[] = [];
+  for (const [full, props] of e.confKeys.entries()) {
+    const [k, typ, ...rest] = full.split(".");
+    if (k === "connections" && typ) out.push({ id: rest.join("."), typ, props });
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function find(e: Engine, id: string): Conn | undefined {
+  return all(e).find((c) => c.id === id);
+}
+
+/** Rules whose stream or action names this connection (`connectionSelector`). */
+function references(e: Engine, id: string): string[] {
+  const refs: string[] = [];
+  for (const [rid, lc] of e.rules.rules) {
+    if (!lc.running) continue;
+    lc.def.actions.forEach((a, i) => {
+      for (const [t, p] of Object.entries(a)) if ((p as Record<string, unknown>).connectionSelector === id) refs.push(`${rid}_${t}_${i}_0`);
+    });
+  }
+  return refs.sort();
+}
+
+function view(c: Conn): Record<string, unknown> {
+  return { id: c.id, typ: c.typ, props: maskSecrets(c.props), isNamed: true };
+}
+
+function validateProps(typ: string, props: Record<string, unknown>): string | undefined {
+  if (!CONNECTION_TYPES.includes(typ)) return "unknown connection type";
+  if (typ === "mqtt" && (typeof props.server !== "string" || props.server === "")) return "missing server property";
+  if (typ === "mqtt" && props.protocolVersion !== undefined && !["3.1", "3.1.1", "4", "5"].includes(String(props.protocolVersion)))
+    return `unsupported protocol version ${String(props.protocolVersion)}`;
+  return undefined;
+}
+
+export const connectionRoutes: RouteDef<Engine>[] = [
+  { method: "GET", path: "/connections", handler: (ctx, e) => (void parseBool(ctx.query.get("forceAll")), jsonSniffed(all(e).map(view))) },
+  {
+    method: "POST",
+    path: "/connections",
+    handler: async (ctx, e) => {
+      const b = await readJson(ctx);
+      if (!b.ok) return errorBody(ErrCode.undefined, `Invalid body: ${b.error}`);
+      const o = isObject(b.value) ? b.value : {};
+      const id = String(field(o, "id") ?? "");
+      const typ = String(field(o, "typ") ?? "");
+      const props = isObject(field(o, "props")) ? (field(o, "props") as Record<string, unknown>) : {};
+      const ie = id === "" ? undefined : idError(id);
+      if (ie) return errorBody(ErrCode.undefined, ie);
+      if (id === "" || typ === "") return errorBody(ErrCode.undefined, "create connection failed: connection id and type should be defined");
+      if (find(e, id)) return errorBody(ErrCode.undefined, `create connection failed: connection ${id} already been created`);
+      const bad = validateProps(typ, props);
+      if (bad) return errorBody(ErrCode.undefined, `create connection failed: ${bad}`);
+      e.confKeys.put("connections", typ, id, props);
+      return sentence("success", 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/connections/{id}",
+    handler: (ctx, e) => {
+      const c = find(e, ctx.params.id!);
+      if (!c) return errorBody(ErrCode.undefined, `connection ${ctx.params.id} not existed`);
+      return json(view(c));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/connections/{id}",
+    handler: (ctx, e) => {
+      const id = ctx.params.id!;
+      const c = find(e, id);
+      if (!c) return sentence("success");
+      const refs = references(e, id);
+      if (refs.length) return errorBody(ErrCode.undefined, `drop connection failed: connection ${id} can't be dropped due to rule references [${refs.join(" ")}]`);
+      e.confKeys.delete("connections", c.typ, id);
+      return sentence("success");
+    },
+  },
+  {
+    method: "PUT",
+    path: "/connections/{id}",
+    handler: async (ctx, e) => {
+      const id = ctx.params.id!;
+      const b = await readJson(ctx);
+      if (!b.ok) return errorBody(ErrCode.undefined, `Invalid body: ${b.error}`);
+      const o = isObject(b.value) ? b.value : {};
+      const typ = String(field(o, "typ") ?? "");
+      const props = isObject(field(o, "props")) ? (field(o, "props") as Record<string, unknown>) : {};
+      if (typ === "") return errorBody(ErrCode.undefined, "update connection failed: connection id and type should be defined");
+      const c = find(e, id);
+      if (!c) return errorBody(ErrCode.undefined, `update connection failed: connection ${id} not existed`);
+      const refs = references(e, id);
+      if (refs.length) return errorBody(ErrCode.undefined, `update connection failed: connection ${id} can't be dropped due to rule references [${refs.join(" ")}]`);
+      const bad = validateProps(typ, props);
+      if (bad) return errorBody(ErrCode.undefined, `update connection failed: ${bad}`);
+      const merged = unmaskSecrets(props, c.props);
+      e.kv.transaction(() => {
+        e.confKeys.delete("connections", c.typ, id);
+        e.confKeys.put("connections", typ, id, merged);
+      });
+      return sentence("success");
+    },
+  },
+];

@@ -1,0 +1,93 @@
+/**
+ * `floe serve`: opens the engine, starts the listeners (REST on `restIp:restPort`, the same API
+ * for the CLI on `ip:port` in place of eKuiper's RPC server, Prometheus on its own port when
+ * configured), prints eKuiper's startup line, and stops gracefully on SIGTERM/SIGINT or `/stop`.
+ */
+import { resolvePaths, type PathFlags } from "../config/index.ts";
+import { createHandler, Engine, type EngineOptions } from "./index.ts";
+import { metricsResponse } from "./metrics.ts";
+import { closeTrials } from "./ruletest.ts";
+import { ruleRuntime } from "./runtime-bridge.ts";
+
+export interface DaemonOptions extends PathFlags {
+  readonly env?: Record<string, string | undefined>;
+  readonly version: string;
+  readonly runtime?: EngineOptions["runtime"];
+  readonly out?: (line: string) => void;
+  readonly logger?: (line: string) => void;
+}
+
+export interface Daemon {
+  readonly engine: Engine;
+  readonly restPort: number;
+  readonly cliPort: number;
+  /** Resolves with the exit status once the daemon has stopped. */
+  readonly done: Promise<number>;
+  stop(code?: number): Promise<void>;
+}
+
+/** Go `net.JoinHostPort`. */
+function joinHostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
+  const env = o.env ?? process.env;
+  const paths = resolvePaths(o, env);
+  const log = o.logger ?? ((l: string) => process.stderr.write(l + "\n"));
+  const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
+  if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
+  const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, version: o.version });
+  engine.start();
+  const basic = engine.config.basic;
+  const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
+  const rest = Bun.serve({
+    hostname: basic.restIp,
+    port: basic.restPort,
+    maxRequestBodySize,
+    idleTimeout: 60,
+    tls: basic.restTls ? { cert: Bun.file(basic.restTls.certfile), key: Bun.file(basic.restTls.keyfile) } : undefined,
+    fetch: closeConnection(createHandler(engine)),
+  });
+  const cliHandler = createHandler(engine, { noAuth: true });
+  const servers: { stop(force?: boolean): unknown }[] = [rest];
+  let cliPort = basic.port;
+  // Port 0 asks for a free port (tests); -1 turns the CLI listener off.
+  if (basic.port >= 0 && !(basic.port === basic.restPort && basic.port !== 0 && basic.ip === basic.restIp)) {
+    const cli = Bun.serve({ hostname: basic.ip, port: basic.port, maxRequestBodySize, fetch: closeConnection(cliHandler) });
+    servers.push(cli);
+    cliPort = cli.port ?? basic.port;
+  }
+  if (basic.prometheus && basic.prometheusPort !== basic.restPort) {
+    servers.push(Bun.serve({ hostname: basic.restIp, port: basic.prometheusPort, fetch: (req) => (new URL(req.url).pathname === "/metrics" ? metricsResponse(engine) : new Response("404 page not found\n", { status: 404 })) }));
+  }
+  const restPort = rest.port ?? basic.restPort;
+  const scheme = basic.restTls ? "https" : "http";
+  out(`Serving kuiper (version - ${o.version}) on port ${cliPort}, and restful api on ${scheme}://${joinHostPort(basic.restIp, restPort)}.`);
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((r) => (resolveDone = r));
+  let stopping: Promise<void> | undefined;
+  const stop = (code = 0): Promise<void> =>
+    (stopping ??= (async () => {
+      for (const s of servers) s.stop(true);
+      await closeTrials();
+      await engine.shutdown();
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      resolveDone(code);
+    })());
+  const onSignal = () => void stop(0);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  engine.requestStop = (code) => void stop(code);
+  return { engine, restPort, cliPort, done, stop };
+}
+
+/** eKuiper disables keep-alive: every response carries `Connection: close`. */
+function closeConnection(h: (req: Request) => Promise<Response>): (req: Request) => Promise<Response> {
+  return async (req) => {
+    const res = await h(req);
+    res.headers.set("Connection", "close");
+    return res;
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The daemon's composition root: configuration, the KV store, stream catalog, confKeys, rules,
+ * JavaScript UDFs, uploads and async tasks, plus the startup sequence of config-and-cli.md §6.3
+ * (restore, connection.yaml provisioning, init.json import, patrol) and graceful shutdown.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
+import { errorText } from "../errors.ts";
+import type { Zone } from "../expr/time.ts";
+import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
+import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
+import { patrol } from "../runtime/scheduler.ts";
+import { Catalog } from "../store/catalog.ts";
+import { Kv } from "../store/kv.ts";
+import type { RuleDef } from "../store/rule-def.ts";
+import { ConfKeys } from "./confkeys.ts";
+import { importRuleset } from "./transfer.ts";
+import { RuleManager } from "./rule-manager.ts";
+import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
+
+export interface RuntimeHooks {
+  readonly factory: RunFactory;
+  readonly validate: (def: RuleDef) => void;
+  /** Trial runs: the rule's results go to `publish` instead of its actions. */
+  readonly trial?: (def: RuleDef, publish: (payload: string) => void) => Promise<RuleRun>;
+}
+
+export interface EngineOptions {
+  readonly paths: Paths;
+  readonly env?: Record<string, string | undefined>;
+  /** Supplies the rule runtime; the plan-only runtime when absent. */
+  readonly runtime?: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
+  readonly log?: (line: string) => void;
+  readonly version?: string;
+}
+
+export class Engine {
+  readonly startedAt = Date.now();
+  /** `PATCH /configs` timezone (not persisted). */
+  zoneOverride: Zone | undefined;
+  metricsDump = false;
+  /** Set by `floe serve`: graceful shutdown then exit with `code` (`/stop`, `/data/import?stop=1`). */
+  requestStop: ((code: number) => void) | undefined;
+  readonly scripts = new Map<string, ScriptDef>();
+  private patrolTimer: ReturnType<typeof setInterval> | undefined;
+  hooks!: RuntimeHooks;
+
+  private constructor(
+    readonly paths: Paths,
+    readonly config: KuiperConfig,
+    readonly env: Record<string, string | undefined>,
+    readonly kv: Kv,
+    readonly catalog: Catalog,
+    readonly confKeys: ConfKeys,
+    readonly rules: RuleManager,
+    readonly log: (line: string) => void,
+    readonly version: string,
+  ) {}
+
+  get zone(): Zone {
+    return this.zoneOverride ?? this.config.basic.timezone;
+  }
+
+  get uploadsDir(): string {
+    return join(this.paths.data, "uploads");
+  }
+
+  /** Opens the store and builds every manager (nothing runs yet). */
+  static async open(o: EngineOptions): Promise<Engine> {
+    const env = o.env ?? process.env;
+    const log = o.log ?? ((l: string) => process.stderr.write(l + "\n"));
+    const config = await loadKuiperConfig(o.paths.etc, env);
+    prepareDataDir(o.paths.data);
+    const kv = Kv.open(o.paths.data, config.store.sqliteName);
+    const catalog = new Catalog(kv, log);
+    const connYaml = await loadConnectionYaml(o.paths.etc, env);
+    const confKeys = new ConfKeys(kv, o.paths.etc, env, connYaml);
+    await confKeys.load();
+    let engine: Engine | undefined;
+    const deps: RuntimeDeps = { streams: () => catalog.all(), zone: () => engine?.zone ?? config.basic.timezone };
+    let hooks: RuntimeHooks | undefined;
+    const factory: RunFactory = (def, onExit) => hooks!.factory(def, onExit);
+    const rules = new RuleManager(kv, catalog, () => config.rule, factory, (def) => hooks!.validate(def), () => deps.zone(), log);
+    engine = new Engine(o.paths, config, env, kv, catalog, confKeys, rules, log, o.version ?? "0.0.0");
+    hooks = o.runtime ? o.runtime(deps, engine) : { factory: planOnlyFactory(deps), validate: planValidator(deps) };
+    engine.hooks = hooks;
+    engine.provisionConnections(connYaml);
+    return engine;
+  }
+
+  /** Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). */
+  start(): void {
+    for (const [id, text] of this.kv.entries("script")) {
+      try {
+        const def = JSON.parse(text) as ScriptDef;
+        registerScript(def);
+        this.scripts.set(id, def);
+      } catch (e) {
+        this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
+      }
+    }
+    for (const [id, text] of this.kv.entries("asyncTask")) {
+      const t = JSON.parse(text) as { status: string };
+      if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
+    }
+    for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
+    this.rules.restore();
+    this.patrolTimer = setInterval(() => this.patrolNow(), this.config.basic.rulePatrolIntervalMs);
+  }
+
+  patrolNow(now = Date.now()): void {
+    patrol(this.rules.rules.values(), now, this.zone, (r) => void r.start());
+  }
+
+  /** connection.yaml → KV `connections.<type>.<id>` when its hash changed (config-and-cli.md §4). */
+  private provisionConnections(doc: Doc): void {
+    const hash = createHash("sha256").update(JSON.stringify(doc)).digest("hex");
+    if (this.kv.get("meta", "connectionYamlHash") === hash) return;
+    for (const [type, ids] of Object.entries(doc)) {
+      if (!ids || typeof ids !== "object") continue;
+      for (const [id, props] of Object.entries(ids as Doc)) {
+        if (!props || typeof props !== "object") continue;
+        const p = { ...(props as Record<string, unknown>) };
+        const op = p.xOperation ?? p.xoperation;
+        delete p.xOperation;
+        delete p.xoperation;
+        const key = `connections.${type}.${id}`;
+        if (op === undefined || op === "create") this.kv.setnx("confKey", key, JSON.stringify(p));
+        else if (op === "delete") this.kv.delete("confKey", key);
+        else this.log(`connection ${type}.${id}: unknown xOperation ${String(op)}`);
+      }
+    }
+    this.kv.set("meta", "connectionYamlHash", hash);
+  }
+
+  /** `init.json` in `dir`: imported when its mtime differs from the `initialized<ms>` marker. */
+  private importInitJson(dir: string): void {
+    const file = join(dir, "init.json");
+    if (!existsSync(file)) return;
+    const mtime = Math.trunc(statSync(file).mtimeMs);
+    const markers = readdirSync(dir).filter((f) => /^initialized\d+$/.test(f));
+    if (markers.some((m) => m === `initialized${mtime}`)) return;
+    try {
+      const text = readFileSync(file, "utf8");
+      importRuleset(this, text, false);
+    } catch (e) {
+      this.log(`init.json import failed: ${errorText(e)}`);
+    }
+    for (const m of markers) unlinkSync(join(dir, m));
+    writeFileSync(join(dir, `initialized${mtime}`), "");
+  }
+
+  /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */
+  async trialRun(def: RuleDef, publish: (payload: string) => void, onExit: (exit: RunExit) => void): Promise<RuleRun> {
+    if (this.hooks.trial) return this.hooks.trial(def, publish);
+    return this.hooks.factory(def, onExit);
+  }
+
+  addScript(def: ScriptDef): void {
+    registerScript(def);
+    this.kv.set("script", def.id, JSON.stringify(def));
+    this.scripts.set(def.id, def);
+  }
+
+  removeScript(id: string): void {
+    unregisterScript(id);
+    this.kv.delete("script", id);
+    this.scripts.delete(id);
+  }
+
+  /** Graceful stop: rules stopped (sinks flushed) within the grace period, store closed. */
+  async shutdown(): Promise<void> {
+    if (this.patrolTimer) clearInterval(this.patrolTimer);
+    this.patrolTimer = undefined;
+    await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
+    this.kv.close();
+  }
+}

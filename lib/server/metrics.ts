@@ -1,0 +1,58 @@
+/**
+ * Metrics (rest-api.md §16): the Prometheus text exposition of every rule node's metrics plus
+ * rule counts and process gauges, and the metrics-dump routes.
+ */
+import { ErrCode } from "../errors.ts";
+import { RuleStateName } from "../runtime/lifecycle.ts";
+import type { Engine } from "./engine.ts";
+import { errorBody, sentence } from "./respond.ts";
+import type { RouteDef } from "./router.ts";
+
+function esc(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+/** The exposition text (format 0.0.4). */
+export function prometheusText(e: Engine): string {
+  const fam = new Map<string, { type: string; lines: string[] }>();
+  const add = (name: string, type: string, labels: Record<string, string>, v: number) => {
+    let f = fam.get(name);
+    if (!f) fam.set(name, (f = { type, lines: [] }));
+    const l = Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(",");
+    f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
+  };
+  for (const [id, lc] of e.rules.rules) {
+    add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
+    if (!lc.running) continue;
+    for (const n of lc.lastNodes) {
+      const labels = { rule: id, type: n.kind, op: n.name, op_instance: "0" };
+      const p = `kuiper_${n.kind}_`;
+      add(p + "records_in_total", "counter", labels, n.recordsIn);
+      add(p + "records_out_total", "counter", labels, n.recordsOut);
+      add(p + "messages_processed_total", "counter", labels, n.messagesProcessed);
+      add(p + "exceptions_total", "counter", labels, n.exceptions);
+      add(p + "process_latency_us", "gauge", labels, n.processLatencyUs);
+      add(p + "buffer_length", "gauge", labels, n.bufferLength);
+      if (n.kind !== "op") add(p + "connection_status", "gauge", labels, n.connectionStatus);
+    }
+  }
+  const c = e.rules.counts();
+  add("kuiper_rule_count", "gauge", { status: "running" }, c.running);
+  add("kuiper_rule_count", "gauge", { status: "stop" }, c.stop);
+  const cpu = process.cpuUsage();
+  add("process_cpu_seconds_total", "counter", {}, (cpu.user + cpu.system) / 1e6);
+  add("process_resident_memory_bytes", "gauge", {}, process.memoryUsage.rss());
+  add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
+  let out = "";
+  for (const [name, f] of fam) out += `# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
+  return out;
+}
+
+export function metricsResponse(e: Engine): Response {
+  return new Response(prometheusText(e), { status: 200, headers: { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" } });
+}
+
+export const metricsDumpRoutes: RouteDef<Engine>[] = [
+  { method: "GET", path: "/metrics/dump", handler: (_c, e) => (e.metricsDump ? errorBody(ErrCode.undefined, "not metrics are selected") : errorBody(ErrCode.undefined, "metrics dump not enabled")) },
+  { method: "GET", path: "/metrics/dump/check", handler: (_c, e) => sentence(e.metricsDump ? "enabled" : "disabled") },
+];

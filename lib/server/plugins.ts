@@ -1,0 +1,130 @@
+/**
+ * Extension routes floe cannot honour (rest-api.md §14.1–§14.4): Go native plugins, portable
+ * plugins, external services and non-JavaScript schemas. Lists answer empty so UIs degrade
+ * gracefully; installs answer an eKuiper-shaped 400 that says floe does not support them.
+ */
+import { ErrCode } from "../errors.ts";
+import { field, isObject, readJson } from "./body.ts";
+import type { Engine } from "./engine.ts";
+import { errorBody, json, sentence } from "./respond.ts";
+import type { RouteDef } from "./router.ts";
+
+type R = RouteDef<Engine>;
+const NATIVE = "native plugins are not supported by floe";
+const PORTABLE = "portable plugins are not supported by floe";
+const SERVICES = "external services are not supported by floe";
+
+const notFound = (m: string) => errorBody(ErrCode.notFound, m);
+const unsupported = (m: string) => errorBody(ErrCode.undefined, m);
+
+function nativeRoutes(type: "sources" | "sinks" | "functions"): R[] {
+  const routes: R[] = [
+    { method: "GET", path: `/plugins/${type}`, handler: () => json([]) },
+    {
+      method: "POST",
+      path: `/plugins/${type}`,
+      handler: async (ctx) => {
+        const b = await readJson(ctx);
+        if (!b.ok) return unsupported(`Invalid body: Error decoding the ${type} plugin json: ${b.error}`);
+        return unsupported(`${type} plugins create command error: ${NATIVE}`);
+      },
+    },
+    { method: "DELETE", path: `/plugins/${type}/{name}`, handler: (ctx) => unsupported(`delete ${type} plugin ${ctx.params.name} error: not found`) },
+    { method: "GET", path: `/plugins/${type}/{name}`, handler: (ctx) => notFound(`describe ${type} plugin ${ctx.params.name} error: not found`) },
+    { method: "PUT", path: `/plugins/${type}/{name}`, handler: (ctx) => unsupported(`${type} plugins update command error: ${NATIVE} (${ctx.params.name})`) },
+  ];
+  if (type === "functions")
+    routes.push({ method: "POST", path: "/plugins/functions/{name}/register", handler: (ctx) => notFound(`register functions plugin ${ctx.params.name} error: not found`) });
+  return routes;
+}
+
+export const prebuildRoutes: R[] = (["sources", "sinks", "functions"] as const).map((t) => ({
+  method: "GET",
+  path: `/plugins/${t}/prebuild`,
+  handler: () => (process.platform === "linux" ? json({}) : unsupported("It's strongly recommended to install plugins at linux. If you choose to proceed to install plugin, please make sure the plugin is already validated in your own build.")),
+}));
+
+export const nativePluginRoutes: R[] = [
+  ...nativeRoutes("sources"),
+  ...nativeRoutes("sinks"),
+  ...nativeRoutes("functions"),
+  {
+    method: "GET",
+    path: "/plugins/udfs",
+    handler: (_c, e) => json([...e.scripts.keys()].sort().map((n) => ({ name: n, plugin: "javascript" }))),
+  },
+  {
+    method: "GET",
+    path: "/plugins/udfs/{name}",
+    handler: (ctx, e) => (e.scripts.has(ctx.params.name!) ? json({ name: ctx.params.name, plugin: "javascript" }) : notFound(`describe function ${ctx.params.name} error: not found`)),
+  },
+];
+
+export const portablePluginRoutes: R[] = [
+  { method: "GET", path: "/plugins/portables", handler: () => json([]) },
+  {
+    method: "POST",
+    path: "/plugins/portables",
+    handler: async (ctx) => {
+      const b = await readJson(ctx);
+      if (!b.ok) return unsupported(`Invalid body: Error decoding the portable plugin json: ${b.error}`);
+      return unsupported(`portable plugin create command error: ${PORTABLE}`);
+    },
+  },
+  { method: "GET", path: "/plugins/portables/{name}", handler: (ctx) => notFound(`describe portable plugin ${ctx.params.name} error: not found`) },
+  { method: "DELETE", path: "/plugins/portables/{name}", handler: (ctx) => unsupported(`delete portable plugin ${ctx.params.name} error: not found`) },
+  { method: "PUT", path: "/plugins/portables/{name}", handler: () => unsupported(`portable plugin update command error: ${PORTABLE}`) },
+  { method: "GET", path: "/plugins/portables/{name}/status", handler: (ctx) => notFound(`portable plugin ${ctx.params.name} not found: not found`) },
+];
+
+export const schemaRoutes: R[] = [
+  { method: "GET", path: "/schemas/{type}", handler: (ctx) => unsupported(`schema type ${ctx.params.type} not found`) },
+  {
+    method: "POST",
+    path: "/schemas/{type}",
+    handler: async (ctx) => {
+      const b = await readJson(ctx);
+      if (!b.ok) return unsupported(`Invalid body: Error decoding schema json: ${b.error}`);
+      if (!isObject(b.value) || !field(b.value, "name")) return unsupported("Invalid body: name is required");
+      return unsupported(`Invalid body: unsupported schema type ${ctx.params.type}`);
+    },
+  },
+  {
+    method: "PUT",
+    path: "/schemas/{type}/{name}/upload",
+    handler: (ctx) => {
+      const ct = ctx.headers.get("Content-Type") ?? "";
+      const body = ct.startsWith("multipart/form-data")
+        ? `{"error":1000,"message":"Invalid schema: schema type ${ctx.params.type} not found"}`
+        : `{"error":1000,"message":"Invalid content type: content type must be multipart/form-data"}`;
+      return new Response(body, { status: ct.startsWith("multipart/form-data") ? 400 : 415, headers: { "Content-Type": "application/json" } });
+    },
+  },
+  { method: "PUT", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`schema update command error: schema type ${ctx.params.type} not found`) },
+  { method: "DELETE", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`delete ${ctx.params.type} schema ${ctx.params.name} error: schema type ${ctx.params.type} not found`) },
+  { method: "GET", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`schema type ${ctx.params.type} not found in registry`) },
+];
+
+export const serviceRoutes: R[] = [
+  { method: "GET", path: "/services", handler: () => json([]) },
+  {
+    method: "POST",
+    path: "/services",
+    handler: async (ctx) => {
+      const b = await readJson(ctx);
+      if (!b.ok) return unsupported(`Invalid body: Error decoding the service json: ${b.error}`);
+      return unsupported(`service create command error: ${SERVICES}`);
+    },
+  },
+  { method: "GET", path: "/services/functions", handler: () => json([]) },
+  { method: "GET", path: "/services/functions/{name}", handler: (ctx) => notFound(`describe function ${ctx.params.name} error: not found`) },
+  { method: "DELETE", path: "/services/{name}", handler: (ctx) => unsupported(`delete service ${ctx.params.name} error: not found`) },
+  { method: "GET", path: "/services/{name}", handler: (ctx) => notFound(`describe service ${ctx.params.name} error: not found`) },
+  { method: "PUT", path: "/services/{name}", handler: () => unsupported(`service update command error: ${SERVICES}`) },
+];
+
+export const traceRoutes: R[] = [
+  { method: "GET", path: "/trace/{id}", handler: () => new Response("Not Found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } }) },
+  { method: "GET", path: "/trace/rule/{ruleID}", handler: () => json([]) },
+  { method: "POST", path: "/tracer", handler: () => sentence("success") },
+];

@@ -1,0 +1,313 @@
+/**
+ * The rule processor and registry of the daemon (rest-api.md §5–§7): validation order, the KV
+ * store as the source of truth for definitions and desired state (`triggered`), one
+ * RuleLifecycle per rule, and the status/topology views. Every definition change is committed to
+ * the store before the caller replies.
+ */
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import type { Zone } from "../expr/time.ts";
+import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
+import { nextStartTimestamp } from "../runtime/scheduler.ts";
+import type { Catalog } from "../store/catalog.ts";
+import type { Kv } from "../store/kv.ts";
+import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
+import { goQuote } from "./respond.ts";
+
+/** Plans a definition without running it (throws the planning error). */
+export type RuleValidator = (def: RuleDef) => void;
+
+const e1000 = (m: string) => new EngineError(m, ErrCode.undefined);
+const notFound = (m: string) => new EngineError(m, ErrCode.notFound);
+
+export class RuleManager {
+  readonly rules = new Map<string, RuleLifecycle>();
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly catalog: Catalog,
+    private readonly defaults: () => Readonly<Record<string, unknown>>,
+    private readonly factory: RunFactory,
+    private readonly validate: RuleValidator,
+    private readonly zone: () => Zone,
+    private readonly log: (m: string) => void = () => {},
+  ) {}
+
+  /** Plans a definition without storing or running it. */
+  validateDef(def: RuleDef): void {
+    this.validate(def);
+  }
+
+  parse(text: string, pathId?: string): RuleDef {
+    return parseRuleDef(text, this.defaults(), pathId);
+  }
+
+  private lifecycle(def: RuleDef): RuleLifecycle {
+    return new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+  }
+
+  /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2). */
+  restore(): void {
+    for (const [id, text] of this.kv.entries("rule")) this.recover(id, text);
+  }
+
+  /** Registers a stored rule (replacing a registered one) and starts it when triggered. */
+  recover(id: string, text: string): void {
+    let def: RuleDef;
+    try {
+      def = this.parse(text);
+    } catch (e) {
+      this.log(`cannot restore rule ${id}: ${errorText(e)}`);
+      return;
+    }
+    const old = this.rules.get(id);
+    if (old) void old.stop("stopped by update");
+    const lc = this.lifecycle(def);
+    this.rules.set(id, lc);
+    if (def.triggered) void lc.start();
+  }
+
+  /** `POST /rules`: returns the id. */
+  create(text: string): string {
+    let def: RuleDef;
+    try {
+      def = this.parse(text);
+    } catch (e) {
+      throw e1000(`invalid rule json: ${errorText(e)}`);
+    }
+    if (this.rules.has(def.id)) throw e1000(`rule ${def.id} already exists`);
+    this.validate(def);
+    if (!def.temp && !this.kv.setnx("rule", def.id, text)) throw e1000(`store the rule error: Item ${def.id} already exists`);
+    const lc = this.lifecycle(def);
+    this.rules.set(def.id, lc);
+    if (def.triggered) void lc.startNow(def);
+    return def.id;
+  }
+
+  /** `PUT /rules/{id}`: upsert; nothing changes when the new definition is invalid. */
+  update(id: string, text: string): void {
+    let def: RuleDef;
+    try {
+      def = this.parse(text, id);
+    } catch (e) {
+      throw e1000(`Invalid rule json: ${errorText(e)}`);
+    }
+    const old = this.rules.get(id);
+    if (old && !versionAllows(old.def.version, def.version))
+      throw e1000(`rule ${id} already exists with version (${old.def.version}), new version (${def.version}) is lower`);
+    this.validate(def);
+    if (def.temp) this.kv.delete("rule", id);
+    else this.kv.set("rule", id, text);
+    if (old) {
+      old.def = def;
+      if (def.triggered) void old.startNow(def, "stopped by update");
+      else void old.stop("stopped by update");
+    } else {
+      const lc = this.lifecycle(def);
+      this.rules.set(id, lc);
+      if (def.triggered) void lc.startNow(def);
+    }
+  }
+
+  /** Stores (import semantics): overwrite unless the stored version is newer; false when refused. */
+  importRule(id: string, text: string): boolean {
+    const stored = this.kv.get("rule", id);
+    if (stored !== undefined) {
+      try {
+        const old = this.parse(stored);
+        const def = this.parse(text);
+        if (!versionAllows(old.version, def.version) && !(old.version === "" && def.version === "")) return false;
+      } catch {
+        // an unparsable stored rule is simply replaced
+      }
+    }
+    this.kv.set("rule", id, text);
+    return true;
+  }
+
+  async delete(id: string): Promise<void> {
+    const lc = this.rules.get(id);
+    if (!lc) throw e1000(`rule ${id} not found`);
+    this.rules.delete(id);
+    this.kv.delete("rule", id);
+    await lc.stop("canceled manually");
+  }
+
+  describe(id: string): string {
+    const lc = this.rules.get(id);
+    const text = this.kv.get("rule", id) ?? (lc?.def.temp ? lc.def.text : undefined);
+    if (text === undefined) throw notFound(`Rule ${id} is not found.`);
+    return text;
+  }
+
+  private setTriggered(id: string, triggered: boolean): void {
+    const lc = this.rules.get(id);
+    const text = this.kv.get("rule", id);
+    if (text !== undefined) {
+      const next = rewriteRuleText(text, { triggered });
+      this.kv.set("rule", id, next);
+      if (lc) lc.def = { ...lc.def, triggered, text: next };
+    } else if (lc) lc.def = { ...lc.def, triggered };
+  }
+
+  private registered(id: string): RuleLifecycle {
+    const lc = this.rules.get(id);
+    if (!lc) throw notFound(`Rule ${id} is not found in registry, please check if it is created`);
+    return lc;
+  }
+
+  /** `POST /rules/{id}/start`: triggered=true, re-plan, start (restarts a running rule). */
+  async start(id: string): Promise<void> {
+    const lc = this.registered(id);
+    const text = this.kv.get("rule", id) ?? lc.def.text;
+    const def = this.parse(text);
+    this.validate(def);
+    this.setTriggered(id, true);
+    await lc.startNow({ ...def, triggered: true, text: this.kv.get("rule", id) ?? text });
+  }
+
+  async stop(id: string): Promise<void> {
+    const lc = this.registered(id);
+    this.setTriggered(id, false);
+    await lc.stop("canceled manually");
+  }
+
+  async restart(id: string): Promise<void> {
+    const lc = this.registered(id);
+    this.setTriggered(id, true);
+    const def = this.parse(this.kv.get("rule", id) ?? lc.def.text);
+    await lc.stop("canceled manually");
+    await lc.startNow(def);
+  }
+
+  /** Stops every rule (shutdown): keeps `triggered`, so running rules come back at the next boot. */
+  async stopAll(timeoutMs: number): Promise<void> {
+    const all = Promise.all([...this.rules.values()].map((r) => r.stop("canceled manually")));
+    await Promise.race([all, Bun.sleep(timeoutMs)]);
+  }
+
+  /** `GET /rules` elements (keys alphabetical). */
+  list(): Record<string, unknown>[] {
+    const ids = new Set([...this.kv.keys("rule"), ...this.rules.keys()]);
+    return [...ids].sort().map((id) => {
+      const lc = this.rules.get(id);
+      if (!lc) return { id, name: id, status: `error: Rule ${id} is not found in registry`, tags: null, trace: false, version: "" };
+      const d = lc.def;
+      return { id, name: d.name || id, status: lc.state, tags: d.tags, trace: lc.running && lc.tracing, version: d.version };
+    });
+  }
+
+  /** State fields of the status, then every metric of the current/last run. */
+  private statusEntries(lc: RuleLifecycle): [string, number | string][] {
+    const out: [string, number | string][] = [
+      ["status", lc.state],
+      ["message", lc.message],
+      ["lastStartTimestamp", lc.lastStartTimestamp],
+      ["lastStopTimestamp", lc.lastStopTimestamp],
+      ["nextStartTimestamp", lc.running ? 0 : nextStartTimestamp(lc.def, Date.now(), this.zone())],
+    ];
+    for (const n of lc.lastNodes) for (const e of n.entries()) out.push(e);
+    return out;
+  }
+
+  /** Legacy status text: hand-built, two-space indented (rest-api.md §6.2). */
+  statusText(id: string): string {
+    const lc = this.rules.get(id);
+    if (!lc) throw notFound(`Rule ${id} is not found`);
+    const lines = this.statusEntries(lc).map(([k, v]) => `  "${k}": ${typeof v === "string" ? goQuote(v) : String(v)}`);
+    return "{\n" + lines.join(",\n") + "\n}";
+  }
+
+  /** v2 status: a Go map (keys sorted by the encoder). */
+  statusMap(id: string): Record<string, number | string> {
+    const lc = this.rules.get(id);
+    if (!lc) throw notFound(`Rule ${id} is not found`);
+    return Object.fromEntries(this.statusEntries(lc));
+  }
+
+  /** `GET /rules/status/all`: id → {status, last_exception, exceptions_total}. */
+  statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
+    const out: Record<string, { status: string; last_exception: string; exceptions_total: number }> = {};
+    const ids = new Set([...this.kv.keys("rule"), ...this.rules.keys()]);
+    for (const id of [...ids].sort()) {
+      const lc = this.rules.get(id);
+      if (!lc) {
+        out[id] = { status: "", last_exception: "", exceptions_total: 0 };
+        continue;
+      }
+      let le = "";
+      let et = 0;
+      if (lc.running) {
+        let best = -1;
+        for (const n of lc.lastNodes) {
+          if (n.lastExceptionTime > best) {
+            best = n.lastExceptionTime;
+            le = n.lastException;
+            et = n.exceptions;
+          }
+        }
+      }
+      out[id] = { status: lc.state, last_exception: le, exceptions_total: et };
+    }
+    return out;
+  }
+
+  topo(id: string): Topo {
+    const lc = this.rules.get(id);
+    if (!lc) throw notFound(`Rule ${id} is not found`);
+    if (!lc.lastTopo) throw new EngineError(`Fail to get rule ${id}'s topo, make sure the rule has been started before`, ErrCode.general);
+    return lc.lastTopo;
+  }
+
+  /** Rewrites the tag list of a stored rule (`PUT|PATCH|DELETE /rules/{id}/tags`). */
+  setTags(id: string, op: "put" | "add" | "remove", tags: string[]): void {
+    const text = this.kv.get("rule", id);
+    if (text === undefined) throw notFound(`Rule ${id} is not found.`);
+    const lc = this.rules.get(id);
+    if (!lc) throw new EngineError(`rule ${id} is not registered`, ErrCode.undefined);
+    const cur = lc.def.tags ?? [];
+    let next: string[];
+    if (op === "put") next = [...tags];
+    else if (op === "add") next = [...cur, ...tags.filter((t, i) => !cur.includes(t) && tags.indexOf(t) === i)];
+    else next = cur.filter((t) => !tags.includes(t));
+    const updated = rewriteRuleText(text, { tags: next });
+    this.kv.set("rule", id, updated);
+    lc.def = { ...lc.def, tags: next, text: updated };
+  }
+
+  /** Ids of stored rules whose tags include all of `tags` (sorted). */
+  matchTags(tags: string[]): string[] {
+    const out: string[] = [];
+    for (const [id, lc] of this.rules) {
+      if (lc.def.temp) continue;
+      const have = lc.def.tags ?? [];
+      if (tags.every((t) => have.includes(t))) out.push(id);
+    }
+    return out.sort();
+  }
+
+  /** Rules (registered) that read `stream`. */
+  referencing(stream: string): string[] {
+    const out: string[] = [];
+    for (const [id, lc] of this.rules) if (ruleSources(lc.def).includes(stream)) out.push(id);
+    return out;
+  }
+
+  get(id: string): RuleLifecycle | undefined {
+    return this.rules.get(id);
+  }
+
+  /** Counts for `kuiper_rule_count`. */
+  counts(): { running: number; stop: number } {
+    let running = 0;
+    for (const lc of this.rules.values()) if (lc.state === RuleStateName.running) running++;
+    return { running, stop: this.rules.size - running };
+  }
+
+  /** Deletes every rule (full import reset). */
+  async clear(): Promise<void> {
+    const all = [...this.rules.values()];
+    this.rules.clear();
+    this.kv.clear("rule");
+    await Promise.all(all.map((r) => r.stop("canceled manually")));
+  }
+}

@@ -1,0 +1,373 @@
+/** `/rules/**` (rest-api.md §5, §7): CRUD, lifecycle, status, topology, explain, tags, bulk. */
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import type { OpSpec } from "../plan/specs.ts";
+import { planRule } from "../plan/plan.ts";
+import { idError } from "../store/ids.ts";
+import { ruleSources } from "../store/rule-def.ts";
+import type { FieldType } from "../sql/ast.ts";
+import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
+import type { Engine } from "./engine.ts";
+import { empty, errorBody, fromError, GoMap, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
+import type { Ctx, RouteDef } from "./router.ts";
+
+type R = RouteDef<Engine>;
+
+function idCheck(id: string, prefix: string): Response | undefined {
+  const e = idError(id);
+  return e ? errorBody(ErrCode.undefined, prefix ? `${prefix}: ${e}` : e) : undefined;
+}
+
+async function tagsBody(ctx: Ctx): Promise<string[] | Response> {
+  const b = await readJson(ctx);
+  if (!b.ok) return errorBody(ErrCode.undefined, `decode body error: ${b.error}`);
+  if (!isObject(b.value)) return errorBody(ErrCode.undefined, `decode body error: ${unmarshalTypeError(b.value, "server.ruleTagRequest")}`);
+  const t = field(b.value, "tags");
+  if (t !== undefined && t !== null && (!Array.isArray(t) || t.some((x) => typeof x !== "string")))
+    return errorBody(ErrCode.undefined, "decode body error: json: cannot unmarshal into Go struct field ruleTagRequest.tags of type []string");
+  return (t as string[] | undefined) ?? [];
+}
+
+const PLAN_TYPE: Partial<Record<OpSpec["kind"], string>> = {
+  watermark: "WatermarkPlan",
+  preprocessor: "DataSourcePlan",
+  analytic: "AnalyticFuncsPlan",
+  filter: "FilterPlan",
+  windowFilter: "FilterPlan",
+  window: "WindowPlan",
+  join_aligner: "JoinAlignPlan",
+  join: "JoinPlan",
+  agg_func: "AggFuncPlan",
+  aggregate: "AggregatePlan",
+  having: "HavingPlan",
+  windowFunc: "WindowFuncPlan",
+  order: "OrderPlan",
+  project: "ProjectPlan",
+  projectset: "ProjectSetPlan",
+};
+
+/** The explain text: the plan as a chain from the projection down to the sources. */
+function explain(e: Engine, id: string): string {
+  const text = e.rules.describe(id);
+  const def = e.rules.parse(text);
+  if (!def.select) throw new EngineError("only support explain sql now", ErrCode.undefined);
+  const env = { now: () => Date.now(), zone: e.zone, ruleId: id, ruleStart: Date.now() };
+  const plan = planRule(def.select, e.catalog.all(), { env, zone: e.zone, isEventTime: def.options.isEventTime }).plan;
+  const chain: { op: string; info: string }[] = [];
+  for (const op of [...plan.ops].reverse()) chain.push({ op: PLAN_TYPE[op.kind] ?? "Plan", info: op.name });
+  for (const s of plan.sources) for (const h of [...s.helpers].reverse()) if (h.kind === "filter") chain.push({ op: "FilterPlan", info: h.name });
+  const lines: string[] = [];
+  chain.forEach((n, d) => lines.push("\t".repeat(d === 0 ? 0 : 2 * d - 1) + JSON.stringify({ op: `${n.op}_${d}`, info: n.info })));
+  const depth = chain.length;
+  for (const s of plan.sources) {
+    const fields = s.columns ? [...s.columns].join(", ") : "*";
+    lines.push("\t".repeat(depth === 0 ? 0 : 2 * depth - 1) + JSON.stringify({ op: `DataSourcePlan_${depth}`, info: `StreamName: ${s.name}, StreamFields:[ ${fields} ]` }));
+  }
+  return lines.join("\n");
+}
+
+function typeName(t: FieldType): string {
+  return typeof t === "string" ? t : "array" in t ? "array" : "struct";
+}
+
+/** Output schema of a rule: its select fields, typed when they are declared stream columns. */
+function outputSchema(e: Engine, id: string): Record<string, unknown> {
+  const lc = e.rules.get(id)!;
+  const sel = lc.def.select;
+  const out: Record<string, unknown> = {};
+  if (!sel) return out;
+  let i = 0;
+  for (const f of sel.fields) {
+    if (f.invisible) continue;
+    if (f.expr.kind === "wildcard") {
+      for (const s of ruleSources(lc.def)) for (const df of e.catalog.get(s)?.fields ?? []) out[df.name] = { type: typeName(df.type), index: i++ };
+      continue;
+    }
+    let type = "";
+    if (f.expr.kind === "field") {
+      const name = f.expr.name;
+      for (const s of ruleSources(lc.def)) {
+        const df = e.catalog.get(s)?.fields?.find((x) => x.name === name);
+        if (df) type = typeName(df.type);
+      }
+    }
+    out[f.name] = type ? { type, index: i++ } : { index: i++ };
+  }
+  return out;
+}
+
+async function bulk(ctx: Ctx, e: Engine, stop: boolean): Promise<Response> {
+  const b = await readJson(ctx);
+  if (!b.ok) return errorBody(ErrCode.undefined, `decode body error: ${b.error}`);
+  const tags = isObject(b.value) && Array.isArray(field(b.value, "tags")) ? (field(b.value, "tags") as string[]) : [];
+  const ids = e.rules.matchTags(tags);
+  if (ids.length === 0) return errorBody(ErrCode.undefined, `bulk ${stop ? "stop" : "start"} failed: no matching rules`);
+  const out: { ruleId: string; success: boolean; error?: string }[] = [];
+  for (const id of ids) {
+    try {
+      if (stop) await e.rules.stop(id);
+      else await e.rules.start(id);
+      out.push({ ruleId: id, success: true });
+    } catch (err) {
+      out.push({ ruleId: id, success: false, error: errorText(err) });
+    }
+  }
+  return json(out);
+}
+
+export const ruleRoutes: R[] = [
+  { method: "GET", path: "/rules", handler: (_c, e) => json(new GoMap(e.rules.list())) },
+  {
+    method: "POST",
+    path: "/rules",
+    handler: async (ctx, e) => {
+      const text = await ctx.text();
+      try {
+        const id = e.rules.create(text);
+        return sentence(`Rule ${id} was created successfully.`, 201);
+      } catch (err) {
+        return fromError(err);
+      }
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/rules/{name}",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      const bad = idCheck(id, "Delete rule error");
+      if (bad) return bad;
+      try {
+        await e.rules.delete(id);
+        return sentence(`Rule ${id} is dropped.`);
+      } catch (err) {
+        return fromError(err, "Delete rule error");
+      }
+    },
+  },
+  {
+    method: "GET",
+    path: "/rules/{name}",
+    handler: (ctx, e) => {
+      const id = ctx.params.name!;
+      const bad = idCheck(id, "Describe rule error");
+      if (bad) return bad;
+      try {
+        return rawJson(e.rules.describe(id));
+      } catch (err) {
+        return fromError(err, "Describe rule error");
+      }
+    },
+  },
+  {
+    method: "PUT",
+    path: "/rules/{name}",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      const bad = idCheck(id, "Update rule error");
+      if (bad) return bad;
+      const text = await ctx.text();
+      try {
+        e.rules.update(id, text);
+        return sentence(`Rule ${id} was updated successfully.`);
+      } catch (err) {
+        return fromError(err, "Update rule error");
+      }
+    },
+  },
+  { method: "GET", path: "/rules/status/all", handler: (_c, e) => json(e.rules.statusAll()) },
+  {
+    method: "GET",
+    path: "/rules/{name}/status",
+    handler: (ctx, e) => {
+      try {
+        return rawJson(e.rules.statusText(ctx.params.name!));
+      } catch (err) {
+        return fromError(err, "get rule status error");
+      }
+    },
+  },
+  {
+    method: "GET",
+    path: "/v2/rules/{name}/status",
+    handler: (ctx, e) => {
+      try {
+        return jsonSniffed(new GoMap(e.rules.statusMap(ctx.params.name!)));
+      } catch (err) {
+        return fromError(err, "get rule status error");
+      }
+    },
+  },
+  {
+    method: "POST",
+    path: "/rules/{name}/start",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      try {
+        await e.rules.start(id);
+        return sentence(`Rule ${id} was started`);
+      } catch (err) {
+        return fromError(err, "start rule error");
+      }
+    },
+  },
+  {
+    method: "POST",
+    path: "/rules/{name}/stop",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      try {
+        await e.rules.stop(id);
+        return sentence(`Rule ${id} was stopped.`);
+      } catch (err) {
+        return fromError(err, "stop rule error");
+      }
+    },
+  },
+  {
+    method: "POST",
+    path: "/rules/{name}/restart",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      try {
+        await e.rules.restart(id);
+        return sentence(`Rule ${id} was restarted`);
+      } catch (err) {
+        return fromError(err, "restart rule error");
+      }
+    },
+  },
+  {
+    method: "GET",
+    path: "/rules/{name}/topo",
+    handler: (ctx, e) => {
+      try {
+        return json(e.rules.topo(ctx.params.name!));
+      } catch (err) {
+        return fromError(err, "get rule topo error");
+      }
+    },
+  },
+  {
+    method: "GET",
+    path: "/rules/{id}/schema",
+    handler: (ctx, e) => {
+      const id = ctx.params.id!;
+      try {
+        e.rules.topo(id);
+        return json(new GoMap(outputSchema(e, id)));
+      } catch (err) {
+        return fromError(err, "get rule schema error");
+      }
+    },
+  },
+  ...(["start", "stop"] as const).map(
+    (what): R => ({
+      method: "POST",
+      path: `/rules/{name}/trace/${what}`,
+      handler: async (ctx, e) => {
+        const id = ctx.params.name!;
+        if (what === "start") {
+          const b = await readJson(ctx);
+          if (!b.ok) return errorBody(ErrCode.undefined, `Invalid body: Error decoding json: ${b.error}`);
+        }
+        const lc = e.rules.get(id);
+        if (!lc) return errorBody(ErrCode.undefined, `rule ${id} isn't existed`);
+        if (!lc.running) return errorBody(ErrCode.undefined, `rule ${lc.def.name} set trace failed due to rule didn't started`);
+        lc.tracing = what === "start";
+        return empty();
+      },
+    }),
+  ),
+  {
+    method: "GET",
+    path: "/rules/usage/cpu",
+    handler: (_c, e) => (e.config.basic.resourceProfile ? sentence("cpu usage not ready") : sentence("cpu usage not enabled")),
+  },
+  {
+    method: "POST",
+    path: "/rules/validate",
+    handler: async (ctx, e) => {
+      const text = await ctx.text();
+      const plain = (m: string) => new Response(m, { status: 422, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+      let def;
+      try {
+        def = e.rules.parse(text);
+      } catch (err) {
+        return plain(`invalid rule json: ${errorText(err)}`);
+      }
+      const sources = ruleSources(def);
+      for (const s of sources) if (!e.catalog.get(s)) return plain(`${s} is not found`);
+      return jsonSniffed(new GoMap({ sources, valid: true }));
+    },
+  },
+  {
+    method: "PUT",
+    path: "/rules/{name}/reset_state",
+    handler: async (ctx, e) => {
+      const id = ctx.params.name!;
+      const b = await readJson(ctx);
+      if (!b.ok) return errorBody(ErrCode.undefined, b.error);
+      if (!isObject(b.value)) return errorBody(ErrCode.undefined, unmarshalTypeError(b.value, "server.ruleStateUpdateRequest"));
+      const type = field(b.value, "type");
+      if (type !== 1) return errorBody(ErrCode.undefined, `unknown stateType:${typeof type === "number" ? type : 0}`);
+      const lc = e.rules.get(id);
+      if (!lc) return errorBody(ErrCode.undefined, `Rule ${id} is not found in registry`);
+      if (!lc.running) return errorBody(ErrCode.undefined, `rule ${id} should be running when modify state`);
+      const params = field(b.value, "params");
+      const stream = isObject(params) ? String(field(params, "streamName") ?? "") : "";
+      if (!ruleSources(lc.def).includes(stream)) return errorBody(ErrCode.undefined, `stream ${stream} not found in topo`);
+      return errorBody(ErrCode.undefined, `source ${stream} is not rewindable`);
+    },
+  },
+  {
+    method: "GET",
+    path: "/rules/{name}/explain",
+    handler: (ctx, e) => {
+      try {
+        return sentence(explain(e, ctx.params.name!));
+      } catch (err) {
+        return fromError(err, "explain rules error");
+      }
+    },
+  },
+  {
+    method: "GET",
+    path: "/rules/tags/match",
+    handler: async (ctx, e) => {
+      // Bun.serve drops the body of a GET request, so floe also takes `?tags=a,b` (README).
+      const q = ctx.query.get("tags");
+      const tags = q !== null ? q.split(",").filter((t) => t !== "") : await tagsBody(ctx);
+      if (tags instanceof Response) return tags;
+      const ids = e.rules.matchTags(tags);
+      return json(ids.length ? { rules: ids } : {});
+    },
+  },
+  ...([["PUT", "put"], ["PATCH", "add"], ["DELETE", "remove"]] as const).map(
+    ([method, op]): R => ({
+      method,
+      path: "/rules/{name}/tags",
+      handler: async (ctx, e) => {
+        const tags = await tagsBody(ctx);
+        if (tags instanceof Response) return tags;
+        try {
+          e.rules.setTags(ctx.params.name!, op, tags);
+          return empty();
+        } catch (err) {
+          if (err instanceof EngineError && err.code === ErrCode.notFound) return fromError(err, "Get rule error");
+          return errorBody(ErrCode.undefined, errorText(err), 500);
+        }
+      },
+    }),
+  ),
+  {
+    method: "GET",
+    path: "/rules/{name}/scantables",
+    handler: (ctx, e) => {
+      const id = ctx.params.name!;
+      if (!e.rules.get(id)) return errorBody(ErrCode.notFound, `Rule ${id} is not found`);
+      return errorBody(ErrCode.undefined, `scan table error: join node is not found for ${id}`);
+    },
+  },
+  { method: "POST", path: "/rules/bulkstart", handler: (ctx, e) => bulk(ctx, e, false) },
+  { method: "POST", path: "/rules/bulkstop", handler: (ctx, e) => bulk(ctx, e, true) },
+];

@@ -1,0 +1,188 @@
+/**
+ * The state of incremental windows (windows §9, issue 3): a window's groups as fixed-shape
+ * accumulator sets. A row is evaluated once — WHERE (when it runs after the window), the GROUP BY
+ * key, every aggregate's arguments — and folded into each open window it belongs to; the row
+ * itself is never kept, only the first row of each group (its non-aggregated columns).
+ */
+import { RowError } from "../errors.ts";
+import type { IncrementalGroup } from "../expr/compile-call.ts";
+import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../expr/row.ts";
+import { fmtV, type Value } from "../expr/values.ts";
+import type { Accumulator } from "../functions/registry.ts";
+import type { IncSpec } from "../plan/window-spec.ts";
+import { Collection, type IncInfo } from "../runtime/item.ts";
+import { truthy } from "../runtime/operators/filter.ts";
+
+const NO_WINDOW: EvalCtx = { window: null };
+
+/** One row's evaluation; the fields are overwritten for every row (no per-row allocation). */
+export class RowEval {
+  /** The row passed WHERE (always true without WHERE). */
+  passed = false;
+  whereError: RowError | null = null;
+  key = "";
+  keyError: RowError | null = null;
+  /** Argument values per aggregate slot (scratch arrays reused row after row). */
+  readonly values: Value[][];
+  /** Index of the first failing argument per slot for this row, or -1. */
+  readonly failedArg: Int32Array;
+  readonly argErrors: (RowError | null)[];
+  private readonly spec: IncSpec;
+
+  constructor(spec: IncSpec) {
+    this.spec = spec;
+    this.values = spec.aggs.map((a) => new Array<Value>(a.args.length).fill(null));
+    this.failedArg = new Int32Array(spec.aggs.length).fill(-1);
+    this.argErrors = spec.aggs.map(() => null);
+  }
+
+  evaluate(t: Tuple): void {
+    const spec = this.spec;
+    this.whereError = null;
+    this.keyError = null;
+    this.passed = true;
+    if (spec.where) {
+      try {
+        this.passed = truthy(spec.where(t, NO_WINDOW));
+      } catch (e) {
+        if (!(e instanceof RowError)) throw e;
+        this.whereError = e;
+        this.passed = false;
+      }
+      if (!this.passed) return;
+    }
+    const dims = spec.dims;
+    if (dims.length) {
+      try {
+        if (dims.length === 1) this.key = fmtV(dims[0]!(t, NO_WINDOW));
+        else {
+          let key = "";
+          for (let i = 0; i < dims.length; i++) key += fmtV(dims[i]!(t, NO_WINDOW)) + ",";
+          this.key = key;
+        }
+      } catch (e) {
+        if (!(e instanceof RowError)) throw e;
+        this.keyError = e;
+        return;
+      }
+    }
+    const aggs = spec.aggs;
+    for (let s = 0; s < aggs.length; s++) {
+      const args = aggs[s]!.args;
+      const vals = this.values[s]!;
+      let i = 0;
+      try {
+        for (; i < args.length; i++) vals[i] = args[i]!(t, NO_WINDOW);
+        this.failedArg[s] = -1;
+      } catch (e) {
+        if (!(e instanceof RowError)) throw e;
+        this.failedArg[s] = i;
+        this.argErrors[s] = e;
+      }
+    }
+  }
+}
+
+/**
+ * A group of an incremental window: the group's first row (or, in eKuiper's inc_agg_window, its
+ * last) and one accumulator per aggregate call. Read by aggregate calls through `aggregate`.
+ */
+export class AccGroupRow extends GroupRow implements IncrementalGroup {
+  readonly accs: Accumulator[];
+  /** The first argument error per slot in (argument, row) order, as the buffered path meets it. */
+  private errors: (RowError | null)[] | null = null;
+  private errorArg: Int32Array | null = null;
+
+  constructor(first: Tuple | null, spec: IncSpec) {
+    super(first ? [first] : [], 0);
+    const aggs = spec.aggs;
+    const accs = new Array<Accumulator>(aggs.length);
+    for (let s = 0; s < aggs.length; s++) accs[s] = aggs[s]!.accumulator();
+    this.accs = accs;
+  }
+
+  aggregate(slot: number): Accumulator {
+    const err = this.errors?.[slot];
+    if (err) throw err;
+    return this.accs[slot]!;
+  }
+
+  fold(ev: RowEval): void {
+    const accs = this.accs;
+    for (let s = 0; s < accs.length; s++) {
+      const failed = ev.failedArg[s]!;
+      if (failed < 0) {
+        if (this.errors === null || this.errors[s] === null) accs[s]!.add(ev.values[s]!);
+      } else this.recordError(s, failed, ev.argErrors[s]!);
+    }
+  }
+
+  private recordError(slot: number, arg: number, e: RowError): void {
+    if (this.errors === null) {
+      this.errors = this.accs.map(() => null);
+      this.errorArg = new Int32Array(this.accs.length);
+    }
+    if (this.errors[slot] === null || arg < this.errorArg![slot]!) {
+      this.errors[slot] = e;
+      this.errorArg![slot] = arg;
+    }
+  }
+}
+
+/** One window's groups, in first-appearance order, plus what the WHERE/GROUP BY stages must report. */
+export class GroupTable implements IncInfo {
+  readonly groups = new Map<string, AccGroupRow>();
+  /** Rows that entered the window, and how many of them passed WHERE. */
+  seen = 0;
+  passed = 0;
+  whereError: RowError | null = null;
+  groupError: RowError | null = null;
+  /** Timestamp of the first row that entered. */
+  firstTs = 0;
+  private readonly spec: IncSpec;
+
+  constructor(spec: IncSpec) {
+    this.spec = spec;
+  }
+
+  add(t: Tuple, ev: RowEval): void {
+    if (this.seen++ === 0) this.firstTs = t.ts;
+    if (ev.whereError !== null) {
+      if (this.whereError === null) this.whereError = ev.whereError;
+      return;
+    }
+    if (!ev.passed) return;
+    this.passed++;
+    if (ev.keyError !== null) {
+      if (this.groupError === null) this.groupError = ev.keyError;
+      return;
+    }
+    if (this.whereError !== null || this.groupError !== null) return; // the window fails anyway
+    let g = this.groups.get(ev.key);
+    if (g === undefined) {
+      g = new AccGroupRow(t, this.spec);
+      this.groups.set(ev.key, g);
+    } else if (this.spec.ekuiper) g.rows[0] = t;
+    g.fold(ev);
+  }
+
+  /** The window's emission: its groups (one empty group for an ungrouped aggregate). */
+  collection(range: WindowRange | null): Collection {
+    const out = new Collection([], range);
+    const groups: GroupRow[] = [];
+    const ts = range ? range.trigger : 0;
+    for (const g of this.groups.values()) {
+      g.ts = ts;
+      groups.push(g);
+    }
+    if (groups.length === 0 && this.spec.dims.length === 0) {
+      const empty = new AccGroupRow(null, this.spec);
+      empty.ts = ts;
+      groups.push(empty);
+    }
+    out.groups = groups;
+    // eKuiper's inc_agg_window hands aggregated rows to a real WHERE (FilterOp filters groups).
+    if (!this.spec.ekuiper) out.inc = this;
+    return out;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * A Mosquitto broker of a test's own, on a free loopback port, that the test can kill and
+ * restart (persistence survives a restart in the same directory). Fails with a message naming the
+ * package when `mosquitto` is not installed.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function mosquittoPath(): string {
+  const p = Bun.which("mosquitto") ?? ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"].find((x) => Bun.file(x).size > 0);
+  if (!p) throw new Error("mosquitto is not installed: `apt-get install mosquitto` (the MQTT tests start their own broker)");
+  return p;
+}
+
+async function canConnect(port: number): Promise<boolean> {
+  try {
+    const s = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    s.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class Mosquitto {
+  private proc: Subprocess | undefined;
+  private starts = 0;
+  readonly dir: string;
+  readonly url: string;
+
+  private constructor(
+    readonly port: number,
+    private readonly extra: string[],
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), "floe-mosq-"));
+    // Started as root, mosquitto drops to its own user, which must be able to save persistence here.
+    chmodSync(this.dir, 0o777);
+    this.url = `tcp://127.0.0.1:${port}`;
+  }
+
+  /** Starts a broker; `extra` lines are appended to its configuration. */
+  static async start(extra: string[] = []): Promise<Mosquitto> {
+    const m = new Mosquitto(await freePort(), extra);
+    await m.restart();
+    return m;
+  }
+
+  async restart(): Promise<void> {
+    const conf = join(this.dir, "mosquitto.conf");
+    writeFileSync(
+      conf,
+      [
+        `listener ${this.port} 127.0.0.1`,
+        "allow_anonymous true",
+        "persistence true",
+        `persistence_location ${this.dir}/`,
+        "max_queued_messages 100000",
+        "max_inflight_messages 0",
+        "log_type all",
+        ...this.extra,
+        "",
+      ].join("\n"),
+    );
+    // The broker's log goes to a file: an unread pipe would stall it once full.
+    this.proc = Bun.spawn([mosquittoPath(), "-c", conf], { stdout: "ignore", stderr: Bun.file(join(this.dir, `mosquitto-${++this.starts}.log`)) });
+    for (let i = 0; i < 200; i++) {
+      if (await canConnect(this.port)) return;
+      if (this.proc.exitCode !== null) break;
+      await Bun.sleep(10);
+    }
+    const err = await Bun.file(join(this.dir, `mosquitto-${this.starts}.log`)).text().catch(() => "");
+    throw new Error(`mosquitto did not start on port ${this.port}: ${err}`);
+  }
+
+  /** Stops the broker (SIGTERM saves its persistence; SIGKILL does not). */
+  async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    p.kill(signal);
+    await p.exited;
+    this.proc = undefined;
+  }
+}

@@ -1,0 +1,49 @@
+/** Test helpers for the streaming runtime: stream catalogs, a runtime env, waiting on conditions. */
+import "../../lib/functions/index.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRuntimeEnv, type RuntimeEnv } from "../../lib/runtime/env.ts";
+import { SourceHub } from "../../lib/runtime/sources.ts";
+import { Rule, type RuleDefinition } from "../../lib/runtime/rule.ts";
+import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
+import { parseStatement } from "../../lib/sql/parse.ts";
+import type { CreateStatement } from "../../lib/sql/ast.ts";
+
+export function streams(...sql: string[]): Map<string, StreamDef> {
+  const m = new Map<string, StreamDef>();
+  for (const s of sql) {
+    const c = parseStatement(s) as CreateStatement;
+    m.set(c.name, streamDef(c, s));
+  }
+  return m;
+}
+
+export interface TestRuntime {
+  readonly env: RuntimeEnv;
+  readonly hub: SourceHub;
+  readonly logs: string[];
+  rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
+}
+
+export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
+  const logs: string[] = [];
+  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, ...p });
+  const hub = new SourceHub(env);
+  return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
+}
+
+/** Polls `cond` every 5 ms; fails with `what` after `ms`. */
+export async function waitFor(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+export function metric(rule: Rule, key: string): number | string {
+  const v = rule.status()[key];
+  if (v === undefined) throw new Error(`no metric ${key} in ${Object.keys(rule.status()).join(", ")}`);
+  return v;
+}
