@@ -4,8 +4,9 @@
  * reading and JSON.parse-ing the same file in Bun. Reports records/s (wall and CPU), peak RSS
  * (VmHWM sampled from /proc/<pid>/status, cross-checked with getrusage), and proves the output:
  * Σ n over every emitted window equals the records sent, every device present.
- *   make build && node_modules/.bin/bun bench/replay.ts [w2 w4 w5] [--runs N] [--rate R] [--bin PATH]
- * Writes bench/results/<date>-replay.json.
+ *   make build && node_modules/.bin/bun bench/replay.ts [w2 w4 w5] [--runs N] [--rate R] [--bin PATH] [--options K=V]
+ * Writes bench/results/<date>-replay[-<options>].json (`--options windowEvaluator=buffered`
+ * measures the buffered evaluator).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -151,6 +152,7 @@ for (const w of workloads) {
 }
 const dir = join(ROOT, "bench/results");
 if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay.json`);
+const suffix = extra ? `-${extra.replace(/[^A-Za-z0-9]+/g, "_")}` : "";
+const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay${suffix}.json`);
 await Bun.write(out, JSON.stringify({ machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, results }, null, 2) + "\n");
 console.log(`wrote ${out}`);

@@ -1,7 +1,7 @@
 /** collect, merge_agg, last_value and deduplicate (functions.md §1.2). */
 import { RowError } from "../errors.ts";
 import { fmtV, isObj, typeValue, type Obj, type Value } from "../expr/values.ts";
-import { FoldAccumulator, runFold, type Fold } from "./agg-fold.ts";
+import { runFold, type Fold } from "./agg-fold.ts";
 import { arity, BOOL, register, validateArgs, type Accumulator } from "./registry.ts";
 
 /** Sets a member without tripping over the `__proto__` accessor. */
@@ -13,6 +13,9 @@ export function setMember(o: Obj, k: string, v: Value): void {
 /** Every per-row value, nulls included; an empty group is null (eKuiper: a nil array). */
 class CollectFold implements Fold {
   readonly items: Value[] = [];
+  add(args: Value[]): void {
+    this.items.push(args[0]!);
+  }
   push(v: Value): void {
     this.items.push(v);
   }
@@ -25,6 +28,9 @@ class CollectFold implements Fold {
 export class MergeFold implements Fold {
   // A null prototype keeps keys such as `__proto__` or `toString` ordinary members.
   private readonly merged: Obj = Object.create(null) as Obj;
+  add(args: Value[]): void {
+    this.push(args[0]!);
+  }
   push(v: Value): void {
     if (!isObj(v)) return;
     for (const k in v) this.merged[k] = v[k]!;
@@ -98,7 +104,7 @@ register(
       const a = args[0] as Value[];
       return a.length === 0 ? null : a;
     },
-    accumulator: () => new FoldAccumulator(new CollectFold()),
+    accumulator: () => new CollectFold(),
   },
   {
     name: "merge_agg",
@@ -107,7 +113,7 @@ register(
     policy: "N",
     incremental: true,
     exec: (args) => runFold(new MergeFold(), args[0] as Value[]),
-    accumulator: () => new FoldAccumulator(new MergeFold()),
+    accumulator: () => new MergeFold(),
   },
   {
     name: "last_value",

@@ -8,24 +8,13 @@ import { RowError } from "../errors.ts";
 import { compareUtf8, floatToInt64, typeValue, type Value } from "../expr/values.ts";
 import type { Accumulator } from "./registry.ts";
 
-/** A fold over one argument's per-row values. */
-export interface Fold {
+/**
+ * A fold over one argument's per-row values. Every fold is also the incremental accumulator of
+ * its aggregate (`add` takes the row's argument values): one object per group per aggregate.
+ */
+export interface Fold extends Accumulator {
   push(v: Value): void;
   value(): Value;
-}
-
-/** Adapts a one-argument fold to the engine's accumulator interface. */
-export class FoldAccumulator implements Accumulator {
-  private readonly fold: Fold;
-  constructor(fold: Fold) {
-    this.fold = fold;
-  }
-  add(args: Value[]): void {
-    this.fold.push(args[0]!);
-  }
-  value(): Value {
-    return this.fold.value();
-  }
 }
 
 /** Runs a fold over a group's values (buffered evaluation). */
@@ -38,6 +27,9 @@ export function runFold(fold: Fold, values: Value[]): Value {
 export class CountFold implements Fold {
   rows = 0;
   count = 0;
+  add(args: Value[]): void {
+    this.push(args[0]!);
+  }
   push(v: Value): void {
     this.rows++;
     if (v !== null) this.count++;
@@ -78,6 +70,10 @@ export class NumFold implements Fold {
   constructor(op: NumOp) {
     this.op = op;
     this.total = op === "sum" || op === "avg";
+  }
+
+  add(args: Value[]): void {
+    this.push(args[0]!);
   }
 
   push(v: Value): void {

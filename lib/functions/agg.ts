@@ -4,7 +4,7 @@
  * same result row by row.
  */
 import type { Value } from "../expr/values.ts";
-import { CountFold, FoldAccumulator, NumFold, runFold, type NumOp } from "./agg-fold.ts";
+import { CountFold, NumFold, runFold, type NumOp } from "./agg-fold.ts";
 import { arity, NUMBER, register, validateArgs, type FuncDef } from "./registry.ts";
 import "./agg-collect.ts";
 import "./agg-stats.ts";
@@ -20,7 +20,7 @@ function numAgg(op: NumOp): FuncDef {
     policy: "N",
     incremental: true,
     exec: (args) => runFold(new NumFold(op), args[0] as Value[]),
-    accumulator: () => new FoldAccumulator(new NumFold(op)),
+    accumulator: () => new NumFold(op),
   };
 }
 
@@ -38,7 +38,7 @@ register(
       for (let i = 0; i < a.length; i++) if (a[i] !== null) c++;
       return BigInt(c);
     },
-    accumulator: () => new FoldAccumulator(new CountFold()),
+    accumulator: () => new CountFold(),
   },
   numAgg("sum"),
   numAgg("avg"),

@@ -75,7 +75,9 @@ export function registerScript(def: ScriptDef): void {
     try {
       r = fn(...args);
     } catch (e) {
-      throw new RowError(`call func ${def.id} error: ${e instanceof Error ? e.message : String(e)}`);
+      // Errors of the script's realm are not `instanceof Error` here.
+      const msg = e !== null && typeof e === "object" && typeof (e as { message?: unknown }).message === "string" ? (e as { message: string }).message : String(e);
+      throw new RowError(`call func ${def.id} error: ${msg}`);
     }
     return fromJs(r, def.id);
   };

@@ -22,6 +22,7 @@ import type { Call, Expr } from "../sql/ast.ts";
 import { some, walk } from "../sql/walk.ts";
 import { lookupFunction } from "../functions/registry.ts";
 import { isAggregateCall, type Analysis } from "./analyze.ts";
+import type { RulePlan } from "./specs.ts";
 
 export type WindowEvaluator = "buffered" | "incremental";
 
@@ -86,4 +87,13 @@ export function ekuiperIncremental(a: Analysis, calls: readonly Call[]): boolean
   if (!(w.type === "tumbling" || w.type === "hopping" || (w.type === "count" && w.call.args.length === 1))) return false;
   if (a.dimensions.some(usesRange)) return false;
   return calls.every((c) => EKUIPER_INC.has(c.name) && !c.args.some(usesRange));
+}
+
+/**
+ * The evaluator a planned rule's window runs on, for `explain` and diagnostics: the window
+ * operator's name (`3_window`, or eKuiper's `3_inc_agg_window`) and "incremental" or "buffered".
+ */
+export function windowEvaluatorOf(plan: RulePlan): { op: string; evaluator: WindowEvaluator } | undefined {
+  for (const op of plan.ops) if (op.kind === "window") return { op: op.name, evaluator: op.inc ? "incremental" : "buffered" };
+  return undefined;
 }

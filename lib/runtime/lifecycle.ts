@@ -72,6 +72,11 @@ export class RuleLifecycle {
     return this.def.id;
   }
 
+  /** Live metrics of the current run, else those kept from the last one. */
+  nodes(): readonly NodeMetrics[] {
+    return this.run ? this.run.nodes() : this.lastNodes;
+  }
+
   get running(): boolean {
     return this.state === RuleStateName.running;
   }
@@ -96,6 +101,16 @@ export class RuleLifecycle {
       this.def = def;
       if (this.run) await this.doStop(stopMessage, RuleStateName.stopped);
       await this.doStart();
+    });
+  }
+
+  /** A scheduled rule started outside its schedule: stop any run and wait for the scheduler. */
+  waitForSchedule(def: RuleDef = this.def, stopMessage = "stopped by update"): Promise<void> {
+    return this.enqueue("start", async () => {
+      this.def = def;
+      if (this.run) await this.doStop(stopMessage, RuleStateName.scheduledStop);
+      this.state = RuleStateName.scheduledStop;
+      this.message = "";
     });
   }
 

@@ -72,6 +72,9 @@ class Inlet {
     run.batchNow = run.clock.now();
     try {
       this.loop(sub, run, buf);
+    } catch (e) {
+      // Record errors are caught at the operators; anything reaching here stops the rule.
+      run.fatal(e);
     } finally {
       run.batchNow = 0;
     }
@@ -127,6 +130,8 @@ export class RuleRun {
   readonly startedAt: number;
   /** Called once when every source has ended (EOF). */
   onAllEof: (() => void) | undefined;
+  /** Called once when the run fails at run time (the rule stops by error). */
+  onFatal: ((e: unknown) => void) | undefined;
 
   constructor(
     private readonly spec: RunSpec,
@@ -154,6 +159,13 @@ export class RuleRun {
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
+  }
+
+  fatal(e: unknown): void {
+    if (this.halted) return;
+    this.halted = true;
+    this.env.log(`rule ${this.spec.id} stops by error: ${errorText(e)}`);
+    this.onFatal?.(e);
   }
 
   now(): number {

@@ -24,7 +24,11 @@
  *   `env.sinkGraceMs`, saves sink caches (unless `cleanCacheAtStop`), closes connections. Metrics
  *   of the last run stay visible while stopped. Concurrent start/stop calls are serialised.
  * - When every source reaches EOF the rule stops by itself with message `done`; `onEnd` fires
- *   (the daemon then sets `triggered=false`).
+ *   (the daemon then sets `triggered=false`). A failure at run time (not a record error: those are
+ *   counted on the node and the rule goes on) stops it as `stopped by error` with message `""`
+ *   (eKuiper's quirk) and also fires `onEnd`; `state` tells the two apart.
+ * - `lost()` counts records lost since creation (sink drops, evictions, unsent at stop);
+ *   `duplicates()` the MQTT redeliveries the sources admitted. Neither is a status key.
  * - State names are eKuiper's (rest-api.md §6.1): see `RuleState`.
  */
 import { EngineError, ErrCode } from "../errors.ts";
@@ -81,7 +85,7 @@ export class Rule {
   private run: RuleRun | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private lostBefore = 0;
-  /** Called when the rule ends by itself (`done`). */
+  /** Called when the rule ends by itself (`done`, or stopped by error at run time). */
   onEnd: ((rule: Rule) => void) | undefined;
 
   private constructor(
@@ -142,6 +146,12 @@ export class Rule {
         );
         this.run = run;
         run.onAllEof = () => void this.serial(() => this.doStop("done", true)).then(() => this.onEnd?.(this));
+        // [quirk] a rule that dies at run time shows "stopped by error" with an empty message.
+        run.onFatal = () =>
+          void this.serial(async () => {
+            await this.doStop("", false);
+            this._state = "stopped by error";
+          }).then(() => this.onEnd?.(this));
         await run.start();
         this._state = "running";
       } catch (e) {

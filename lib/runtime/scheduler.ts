@@ -56,6 +56,14 @@ function inCronWindow(def: RuleDef, now: number, zone: Zone): boolean {
   return prev !== undefined && prev <= now && now < prev + d;
 }
 
+/** Whether a scheduled rule is inside its schedule at `now` (always true for other rules). */
+export function inSchedule(def: RuleDef, now: number, zone: Zone): boolean {
+  const o = def.options;
+  if (o.cronDatetimeRange.length && !o.cronDatetimeRange.some((r) => inRange(r, now, zone))) return false;
+  if (o.cron !== "" && o.duration !== "") return inCronWindow(def, now, zone);
+  return true;
+}
+
 /** `nextStartTimestamp` of the status (rules-and-sinks.md §7). */
 export function nextStartTimestamp(def: RuleDef, now: number, zone: Zone): number {
   const o = def.options;

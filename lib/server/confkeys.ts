@@ -28,6 +28,7 @@ export function unmaskSecrets(next: Record<string, unknown>, old: Record<string,
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(next)) {
     if (v === MASK && SECRET.test(k) && k in old) out[k] = old[k];
+    else if (Array.isArray(v) && Array.isArray(old[k])) out[k] = v.map((x, i) => (x && typeof x === "object" && !Array.isArray(x) && (old[k] as unknown[])[i] && typeof (old[k] as unknown[])[i] === "object" ? unmaskSecrets(x as Record<string, unknown>, (old[k] as Record<string, unknown>[])[i]) : x));
     else if (v && typeof v === "object" && !Array.isArray(v) && old[k] && typeof old[k] === "object") out[k] = unmaskSecrets(v as Record<string, unknown>, old[k] as Record<string, unknown>);
     else out[k] = v;
   }

@@ -44,8 +44,9 @@ function references(e: Engine, id: string): string[] {
   return refs.sort();
 }
 
-function view(c: Conn): Record<string, unknown> {
-  return { id: c.id, typ: c.typ, props: maskSecrets(c.props), isNamed: true };
+function view(e: Engine, c: Conn): Record<string, unknown> {
+  const refs = references(e, c.id).length;
+  return { id: c.id, typ: c.typ, props: maskSecrets(c.props), isNamed: true, ...e.connections.state(c.id), ...(refs ? { refCount: refs } : {}) };
 }
 
 function validateProps(typ: string, props: Record<string, unknown>): string | undefined {
@@ -57,7 +58,7 @@ function validateProps(typ: string, props: Record<string, unknown>): string | un
 }
 
 export const connectionRoutes: RouteDef<Engine>[] = [
-  { method: "GET", path: "/connections", handler: (ctx, e) => (void parseBool(ctx.query.get("forceAll")), jsonSniffed(all(e).map(view))) },
+  { method: "GET", path: "/connections", handler: (ctx, e) => (void parseBool(ctx.query.get("forceAll")), jsonSniffed(all(e).map((c) => view(e, c)))) },
   {
     method: "POST",
     path: "/connections",
@@ -75,6 +76,7 @@ export const connectionRoutes: RouteDef<Engine>[] = [
       const bad = validateProps(typ, props);
       if (bad) return errorBody(ErrCode.undefined, `create connection failed: ${bad}`);
       e.confKeys.put("connections", typ, id, props);
+      e.connections.open(id, typ, props);
       return sentence("success", 201);
     },
   },
@@ -84,19 +86,20 @@ export const connectionRoutes: RouteDef<Engine>[] = [
     handler: (ctx, e) => {
       const c = find(e, ctx.params.id!);
       if (!c) return errorBody(ErrCode.undefined, `connection ${ctx.params.id} not existed`);
-      return json(view(c));
+      return json(view(e, c));
     },
   },
   {
     method: "DELETE",
     path: "/connections/{id}",
-    handler: (ctx, e) => {
+    handler: async (ctx, e) => {
       const id = ctx.params.id!;
       const c = find(e, id);
       if (!c) return sentence("success");
       const refs = references(e, id);
       if (refs.length) return errorBody(ErrCode.undefined, `drop connection failed: connection ${id} can't be dropped due to rule references [${refs.join(" ")}]`);
       e.confKeys.delete("connections", c.typ, id);
+      await e.connections.close(id);
       return sentence("success");
     },
   },
@@ -122,6 +125,7 @@ export const connectionRoutes: RouteDef<Engine>[] = [
         e.confKeys.delete("connections", c.typ, id);
         e.confKeys.put("connections", typ, id, merged);
       });
+      e.connections.open(id, typ, merged);
       return sentence("success");
     },
   },

@@ -4,7 +4,7 @@
  * (restore, connection.yaml provisioning, init.json import, patrol) and graceful shutdown.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
@@ -14,8 +14,11 @@ import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
+import { clearRuleCache } from "../store/sink-cache.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { ConfKeys } from "./confkeys.ts";
+import { ConnectionPool } from "./connection-pool.ts";
+import type { MockSpec } from "./mock-source.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
 import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
@@ -24,7 +27,7 @@ export interface RuntimeHooks {
   readonly factory: RunFactory;
   readonly validate: (def: RuleDef) => void;
   /** Trial runs: the rule's results go to `publish` instead of its actions. */
-  readonly trial?: (def: RuleDef, publish: (payload: string) => void) => Promise<RuleRun>;
+  readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>) => Promise<RuleRun>;
 }
 
 export interface EngineOptions {
@@ -46,6 +49,7 @@ export class Engine {
   readonly scripts = new Map<string, ScriptDef>();
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   hooks!: RuntimeHooks;
+  readonly connections: ConnectionPool;
 
   private constructor(
     readonly paths: Paths,
@@ -57,7 +61,9 @@ export class Engine {
     readonly rules: RuleManager,
     readonly log: (line: string) => void,
     readonly version: string,
-  ) {}
+  ) {
+    this.connections = new ConnectionPool(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+  }
 
   get zone(): Zone {
     return this.zoneOverride ?? this.config.basic.timezone;
@@ -86,6 +92,14 @@ export class Engine {
     engine = new Engine(o.paths, config, env, kv, catalog, confKeys, rules, log, o.version ?? "0.0.0");
     hooks = o.runtime ? o.runtime(deps, engine) : { factory: planOnlyFactory(deps), validate: planValidator(deps) };
     engine.hooks = hooks;
+    rules.cleanup = (id) => {
+      try {
+        if (existsSync(join(o.paths.data, "cache.db"))) clearRuleCache(o.paths.data, id);
+        rmSync(join(o.paths.data, `rule_${id}`), { recursive: true, force: true });
+      } catch (e) {
+        log(`clean rule ${id} failed: ${errorText(e)}`);
+      }
+    };
     engine.provisionConnections(connYaml);
     return engine;
   }
@@ -106,7 +120,13 @@ export class Engine {
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
     }
     for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
+    for (const [full, props] of this.confKeys.entries()) {
+      const [kind, typ, ...id] = full.split(".");
+      if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
+    }
     this.rules.restore();
+    // Scheduled rules restored inside their window start now, not at the first tick.
+    this.patrolNow();
     this.patrolTimer = setInterval(() => this.patrolNow(), this.config.basic.rulePatrolIntervalMs);
   }
 
@@ -153,8 +173,8 @@ export class Engine {
   }
 
   /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */
-  async trialRun(def: RuleDef, publish: (payload: string) => void, onExit: (exit: RunExit) => void): Promise<RuleRun> {
-    if (this.hooks.trial) return this.hooks.trial(def, publish);
+  async trialRun(def: RuleDef, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<RuleRun> {
+    if (this.hooks.trial) return this.hooks.trial(def, publish, mocks);
     return this.hooks.factory(def, onExit);
   }
 
@@ -175,6 +195,7 @@ export class Engine {
     if (this.patrolTimer) clearInterval(this.patrolTimer);
     this.patrolTimer = undefined;
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
+    await this.connections.closeAll();
     this.kv.close();
   }
 }

@@ -3,9 +3,10 @@
  * masked on the way out, kept on the way in when sent back masked), resources and connectivity
  * tests. Connector metadata is generated from the shipped confKey defaults and the sink list.
  */
-import { connect } from "node:net";
 import { SHIPPED_SOURCES } from "../config/index.ts";
-import { ErrCode } from "../errors.ts";
+import { ErrCode, errorText } from "../errors.ts";
+import { MqttConnection } from "../io/mqtt/client.ts";
+import { parseMqttConf } from "../io/mqtt/conf.ts";
 import { allFunctionNames, lookupFunction } from "../functions/registry.ts";
 import { idError } from "../store/ids.ts";
 import { isObject, readJson } from "./body.ts";
@@ -138,10 +139,11 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
     {
       method: "DELETE",
       path: `/metadata/${kind}/{name}/confKeys/{confKey}`,
-      handler: (ctx, e) => {
+      handler: async (ctx, e) => {
         const ie = idError(ctx.params.confKey!);
         if (ie) return errorBody(ErrCode.undefined, `Invalid confKey: ${ie}`);
         e.confKeys.delete(kind, ctx.params.name!, ctx.params.confKey!);
+        if (kind === "connections") await e.connections.close(ctx.params.confKey!);
         return empty();
       },
     },
@@ -159,34 +161,25 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
         if (kind === "sinks" && !sinkMeta(type)) return errorBody(ErrCode.confKey, `sink ${type} not found`);
         if (kind !== "connections" && type === "mqtt" && (typeof b.value.server !== "string" || b.value.server === "")) return errorBody(ErrCode.undefined, "missing server property");
         e.confKeys.put(kind, type, key, b.value);
+        if (kind === "connections") e.connections.open(key, type, e.confKeys.stored("connections", type)[key] ?? b.value);
         return empty();
       },
     },
   ];
 }
 
-/** A TCP reachability check of the server URL (the MQTT "ping"). */
-function probe(url: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      resolve(`parse ${JSON.stringify(url)}: invalid URI for request`);
-      return;
-    }
-    const port = Number(u.port) || (u.protocol === "ssl:" || u.protocol === "tls:" || u.protocol === "mqtts:" ? 8883 : 1883);
-    const sock = connect({ host: u.hostname, port, timeout: 3000 });
-    sock.once("connect", () => {
-      sock.destroy();
-      resolve(undefined);
-    });
-    sock.once("timeout", () => {
-      sock.destroy();
-      resolve(`dial tcp ${u.hostname}:${port}: i/o timeout`);
-    });
-    sock.once("error", (err) => resolve(`network Error : dial tcp ${u.hostname}:${port}: ${err.message.includes("ECONNREFUSED") ? "connect: connection refused" : err.message}`));
-  });
+/** Connects an MQTT client with `props` once (5 s); the client's error text, or undefined. */
+async function probe(props: Record<string, unknown>): Promise<string | undefined> {
+  let err = "";
+  let conn: MqttConnection;
+  try {
+    conn = new MqttConnection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: (l) => (err ||= l.replace(/^mqtt \S+: /, "")) });
+  } catch (e) {
+    return errorText(e);
+  }
+  const ok = await Promise.race([conn.ready.then(() => true), Bun.sleep(5000).then(() => false), new Promise<boolean>((r) => conn.client.once("error", () => r(false)))]);
+  await conn.close();
+  return ok ? undefined : err || "timeout";
 }
 
 function connectivity(kind: "sources" | "sinks" | "lookups"): RouteDef<Engine> {
@@ -204,7 +197,7 @@ function connectivity(kind: "sources" | "sinks" | "lookups"): RouteDef<Engine> {
         if (typeof server !== "string" || server === "") return errorBody(ErrCode.undefined, "missing server property");
         const pv = props.protocolVersion;
         if (pv !== undefined && !["3.1", "3.1.1", "4", "5"].includes(String(pv))) return errorBody(ErrCode.undefined, `unsupported protocol version ${String(pv)}`);
-        const err = await probe(server);
+        const err = await probe(props);
         if (err) return errorBody(ErrCode.io, `found error when connecting for ${server}: ${err}`);
       }
       return empty();

@@ -24,7 +24,7 @@ export function prometheusText(e: Engine): string {
   for (const [id, lc] of e.rules.rules) {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
-    for (const n of lc.lastNodes) {
+    for (const n of lc.nodes()) {
       const labels = { rule: id, type: n.kind, op: n.name, op_instance: "0" };
       const p = `kuiper_${n.kind}_`;
       add(p + "records_in_total", "counter", labels, n.recordsIn);
@@ -36,6 +36,7 @@ export function prometheusText(e: Engine): string {
       if (n.kind !== "op") add(p + "connection_status", "gauge", labels, n.connectionStatus);
     }
   }
+  for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);
   const c = e.rules.counts();
   add("kuiper_rule_count", "gauge", { status: "running" }, c.running);
   add("kuiper_rule_count", "gauge", { status: "stop" }, c.stop);

@@ -7,10 +7,12 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { Zone } from "../expr/time.ts";
 import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
-import { nextStartTimestamp } from "../runtime/scheduler.ts";
+import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
+import { isScheduled } from "../runtime/lifecycle.ts";
 import type { Catalog } from "../store/catalog.ts";
 import type { Kv } from "../store/kv.ts";
 import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
+import { MASK, unmaskSecrets } from "./confkeys.ts";
 import { goQuote } from "./respond.ts";
 
 /** Plans a definition without running it (throws the planning error). */
@@ -21,6 +23,8 @@ const notFound = (m: string) => new EngineError(m, ErrCode.notFound);
 
 export class RuleManager {
   readonly rules = new Map<string, RuleLifecycle>();
+  /** Removes a deleted rule's data (sink cache pages, `data/rule_<id>`); errors are reported. */
+  cleanup: (id: string) => void = () => {};
 
   constructor(
     private readonly kv: Kv,
@@ -39,6 +43,15 @@ export class RuleManager {
 
   parse(text: string, pathId?: string): RuleDef {
     return parseRuleDef(text, this.defaults(), pathId);
+  }
+
+  /**
+   * Create/update/start API: runs now, except a scheduled rule outside its schedule, which waits
+   * for its next window (the SHOULD of rest-api.md §5; eKuiper runs it until the next tick).
+   */
+  private launch(lc: RuleLifecycle, def: RuleDef, stopMessage = "stopped by update"): Promise<void> {
+    if (isScheduled(def) && !inSchedule(def, Date.now(), this.zone())) return lc.waitForSchedule(def, stopMessage);
+    return lc.startNow(def, stopMessage);
   }
 
   private lifecycle(def: RuleDef): RuleLifecycle {
@@ -79,12 +92,21 @@ export class RuleManager {
     if (!def.temp && !this.kv.setnx("rule", def.id, text)) throw e1000(`store the rule error: Item ${def.id} already exists`);
     const lc = this.lifecycle(def);
     this.rules.set(def.id, lc);
-    if (def.triggered) void lc.startNow(def);
+    if (def.triggered) void this.launch(lc, def);
     return def.id;
   }
 
   /** `PUT /rules/{id}`: upsert; nothing changes when the new definition is invalid. */
   update(id: string, text: string): void {
+    // A secret sent back masked (`******`) keeps the stored value.
+    const stored = this.kv.get("rule", id);
+    if (stored !== undefined && text.includes(MASK)) {
+      try {
+        text = JSON.stringify(unmaskSecrets(JSON.parse(text) as Record<string, unknown>, JSON.parse(stored) as Record<string, unknown>));
+      } catch {
+        // not JSON: the parse below reports it
+      }
+    }
     let def: RuleDef;
     try {
       def = this.parse(text, id);
@@ -99,12 +121,12 @@ export class RuleManager {
     else this.kv.set("rule", id, text);
     if (old) {
       old.def = def;
-      if (def.triggered) void old.startNow(def, "stopped by update");
+      if (def.triggered) void this.launch(old, def);
       else void old.stop("stopped by update");
     } else {
       const lc = this.lifecycle(def);
       this.rules.set(id, lc);
-      if (def.triggered) void lc.startNow(def);
+      if (def.triggered) void this.launch(lc, def);
     }
   }
 
@@ -130,6 +152,7 @@ export class RuleManager {
     this.rules.delete(id);
     this.kv.delete("rule", id);
     await lc.stop("canceled manually");
+    this.cleanup(id);
   }
 
   describe(id: string): string {
@@ -162,7 +185,7 @@ export class RuleManager {
     const def = this.parse(text);
     this.validate(def);
     this.setTriggered(id, true);
-    await lc.startNow({ ...def, triggered: true, text: this.kv.get("rule", id) ?? text });
+    await this.launch(lc, { ...def, triggered: true, text: this.kv.get("rule", id) ?? text });
   }
 
   async stop(id: string): Promise<void> {
@@ -176,7 +199,7 @@ export class RuleManager {
     this.setTriggered(id, true);
     const def = this.parse(this.kv.get("rule", id) ?? lc.def.text);
     await lc.stop("canceled manually");
-    await lc.startNow(def);
+    await this.launch(lc, def);
   }
 
   /** Stops every rule (shutdown): keeps `triggered`, so running rules come back at the next boot. */
@@ -205,7 +228,7 @@ export class RuleManager {
       ["lastStopTimestamp", lc.lastStopTimestamp],
       ["nextStartTimestamp", lc.running ? 0 : nextStartTimestamp(lc.def, Date.now(), this.zone())],
     ];
-    for (const n of lc.lastNodes) for (const e of n.entries()) out.push(e);
+    for (const n of lc.nodes()) for (const e of n.entries()) out.push(e);
     return out;
   }
 
@@ -238,7 +261,7 @@ export class RuleManager {
       let et = 0;
       if (lc.running) {
         let best = -1;
-        for (const n of lc.lastNodes) {
+        for (const n of lc.nodes()) {
           if (n.lastExceptionTime > best) {
             best = n.lastExceptionTime;
             le = n.lastException;

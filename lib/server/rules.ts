@@ -6,11 +6,24 @@ import { idError } from "../store/ids.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
+import { maskSecrets } from "./confkeys.ts";
+import { encodeGoJson } from "../io/formats/json-encode.ts";
+import type { Value } from "../expr/values.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, fromError, GoMap, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
 
 type R = RouteDef<Engine>;
+
+/**
+ * The stored text, byte for byte, unless it holds secrets: then the rule re-marshalled with them
+ * masked as `******` (floe's deliberate difference, rest-api.md §20).
+ */
+function maskedRuleText(text: string): string {
+  const v = JSON.parse(text) as unknown;
+  const masked = maskSecrets(v);
+  return JSON.stringify(masked) === JSON.stringify(v) ? text : encodeGoJson(masked as Value);
+}
 
 function idCheck(id: string, prefix: string): Response | undefined {
   const e = idError(id);
@@ -45,15 +58,30 @@ const PLAN_TYPE: Partial<Record<OpSpec["kind"], string>> = {
   projectset: "ProjectSetPlan",
 };
 
+/** One plan node of explain; a window names its evaluator (lib/plan/plan-window.ts). */
+function explainNode(op: OpSpec): { op: string; info: string } {
+  if (op.kind !== "window") return { op: PLAN_TYPE[op.kind] ?? "Plan", info: op.name };
+  const type = op.name.endsWith("_inc_agg_window") ? "IncAggWindowPlan" : "WindowPlan";
+  return { op: type, info: `${op.name} ${op.window.call.name.toUpperCase()} evaluator: ${op.inc ? "incremental" : "buffered"}` };
+}
+
 /** The explain text: the plan as a chain from the projection down to the sources. */
 function explain(e: Engine, id: string): string {
   const text = e.rules.describe(id);
   const def = e.rules.parse(text);
   if (!def.select) throw new EngineError("only support explain sql now", ErrCode.undefined);
   const env = { now: () => Date.now(), zone: e.zone, ruleId: id, ruleStart: Date.now() };
-  const plan = planRule(def.select, e.catalog.all(), { env, zone: e.zone, isEventTime: def.options.isEventTime }).plan;
+  const o = def.options;
+  const strategy = o.raw.planOptimizeStrategy as { enableIncrementalWindow?: unknown } | undefined;
+  const plan = planRule(def.select, e.catalog.all(), {
+    env,
+    zone: e.zone,
+    isEventTime: o.isEventTime,
+    incrementalWindow: strategy?.enableIncrementalWindow === true,
+    windowEvaluator: o.raw.windowEvaluator === "buffered" ? "buffered" : "auto",
+  }).plan;
   const chain: { op: string; info: string }[] = [];
-  for (const op of [...plan.ops].reverse()) chain.push({ op: PLAN_TYPE[op.kind] ?? "Plan", info: op.name });
+  for (const op of [...plan.ops].reverse()) chain.push(explainNode(op));
   for (const s of plan.sources) for (const h of [...s.helpers].reverse()) if (h.kind === "filter") chain.push({ op: "FilterPlan", info: h.name });
   const lines: string[] = [];
   chain.forEach((n, d) => lines.push("\t".repeat(d === 0 ? 0 : 2 * d - 1) + JSON.stringify({ op: `${n.op}_${d}`, info: n.info })));
@@ -152,7 +180,7 @@ export const ruleRoutes: R[] = [
       const bad = idCheck(id, "Describe rule error");
       if (bad) return bad;
       try {
-        return rawJson(e.rules.describe(id));
+        return rawJson(maskedRuleText(e.rules.describe(id)));
       } catch (err) {
         return fromError(err, "Describe rule error");
       }

@@ -1,11 +1,12 @@
 /**
  * Trial runs (rest-api.md §8): a SELECT planned against the catalog, its results streamed as
  * Server-Sent Events on the data server (`source.httpServerIp:httpServerPort`, path `/test/<id>`).
- * Nothing touches the rule store. A trial ends when deleted, at its first runtime error, or after
- * 5 minutes.
+ * Streams named in `mockSource` read its rows instead of their connector. Nothing touches the
+ * rule store. A trial ends when deleted, at its first runtime error, or after 5 minutes.
  */
 import { ErrCode, errorText } from "../errors.ts";
 import type { RuleRun } from "../runtime/lifecycle.ts";
+import type { MockSpec } from "./mock-source.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, jsonSniffed, sentence } from "./respond.ts";
@@ -16,6 +17,7 @@ const TRIAL_TTL_MS = 5 * 60_000;
 interface Trial {
   readonly id: string;
   readonly text: string;
+  readonly mocks: Record<string, MockSpec>;
   readonly clients: Set<ReadableStreamDefaultController<Uint8Array>>;
   run: RuleRun | undefined;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -56,6 +58,9 @@ function ensureDataServer(e: Engine): void {
         start(c) {
           ctl = c;
           t.clients.add(c);
+          // eKuiper flushes the headers at once; Bun sends them with the first chunk, so the
+          // stream opens with an SSE comment line, which clients ignore.
+          c.enqueue(enc.encode(":\n\n"));
         },
         cancel() {
           t.clients.delete(ctl);
@@ -116,7 +121,8 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
       }
       await stopTrial(id);
       ensureDataServer(e);
-      trials.set(id, { id, text: trialRule(id, body), clients: new Set(), run: undefined, timer: undefined });
+      const mocks = isObject(field(body, "mockSource")) ? (field(body, "mockSource") as Record<string, MockSpec>) : {};
+      trials.set(id, { id, text: trialRule(id, body), mocks, clients: new Set(), run: undefined, timer: undefined });
       return jsonSniffed({ id, port: dataServer?.port ?? e.config.source.httpServerPort });
     },
   },
@@ -129,12 +135,17 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
       if (!t) return errorBody(ErrCode.undefined, `start rule error: try to start test rule ${id} but it is not found`);
       if (!t.run) {
         try {
-          t.run = await e.trialRun(e.rules.parse(t.text), (payload) => publishTrial(id, payload), (exit) => {
-            if (exit.kind === "error") {
-              publishTrial(id, JSON.stringify({ error: exit.message }));
-              void stopTrial(id);
-            }
-          });
+          t.run = await e.trialRun(
+            e.rules.parse(t.text),
+            (payload) => publishTrial(id, payload),
+            (exit) => {
+              if (exit.kind === "error") {
+                publishTrial(id, JSON.stringify({ error: exit.message }));
+                void stopTrial(id);
+              }
+            },
+            t.mocks,
+          );
         } catch (err) {
           return errorBody(ErrCode.undefined, `start rule error: ${errorText(err)}`);
         }

@@ -13,6 +13,8 @@ import { NodeMetrics } from "../runtime/metrics.ts";
 import { Rule } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../runtime/topology.ts";
+import type { SourceConnector } from "../io/sources/source.ts";
+import { MockSource } from "./mock-source.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import type { RuntimeDeps } from "./run-factory.ts";
@@ -54,8 +56,11 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     confKey: (kind, type, key) => engine.confKeys.get(kind, type, key),
     log: engine.log,
   });
+  // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
+  Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });
   const hub = new SourceHub(env);
-  const create = (def: RuleDef, extraSinks?: SinkNode[]) => Rule.create(ruleJson(def), deps.streams(), env, hub, extraSinks ? { extraSinks } : {});
+  const create = (def: RuleDef, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
+    Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
   const wrap = (rule: Rule): RuleRun => ({
     nodes: () => rule.nodes(),
     topo: () => rule.topo() ?? { sources: [], edges: {} },
@@ -63,7 +68,8 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   });
   const factory: RunFactory = async (def, onExit) => {
     const rule = create(def);
-    rule.onEnd = () => onExit({ kind: "eof" });
+    // onEnd fires for EOF (`done`) and for a run-time failure (`stopped by error`).
+    rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: "" } : { kind: "eof" });
     await rule.start();
     return wrap(rule);
   };
@@ -71,8 +77,10 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     env,
     factory,
     validate: (def) => void create(def),
-    trial: async (def, publish) => {
-      const rule = create({ ...def, actions: [] }, [new TrialSink(publish)]);
+    trial: async (def, publish, mocks) => {
+      const connectors = new Map<string, SourceConnector>();
+      for (const [stream, m] of Object.entries(mocks ?? {})) connectors.set(stream, new MockSource(m));
+      const rule = create({ ...def, actions: [] }, [new TrialSink(publish)], connectors);
       await rule.start();
       return wrap(rule);
     },

@@ -12,13 +12,30 @@ export interface Clock {
   now(): number;
   /** Runs `fn` when the clock reaches `at` (at once on the next advance if `at` is past). */
   schedule(at: number, fn: () => void): Timer;
+  /**
+   * Moves `timer` to `at` exactly as cancelling it and scheduling its function anew would (same
+   * firing order among timers due at the same time), without allocating: a session timeout
+   * pushed back by every row costs no garbage.
+   */
+  reschedule(timer: Timer, at: number): Timer;
 }
 
-interface Entry {
+/** A pending timer; its place in the heap is tracked so it can be moved in place. */
+class Entry implements Timer {
   at: number;
   seq: number;
-  fn: () => void;
-  cancelled: boolean;
+  readonly fn: () => void;
+  cancelled = false;
+  /** Index in the heap, -1 once fired or removed. */
+  index = -1;
+  constructor(at: number, seq: number, fn: () => void) {
+    this.at = at;
+    this.seq = seq;
+    this.fn = fn;
+  }
+  cancel(): void {
+    this.cancelled = true;
+  }
 }
 
 /** Replay time: moves only when told to; firing due timers in (time, creation) order. */
@@ -36,9 +53,19 @@ export class VirtualClock implements Clock {
   }
 
   schedule(at: number, fn: () => void): Timer {
-    const e: Entry = { at, seq: this.seq++, fn, cancelled: false };
+    const e = new Entry(at, this.seq++, fn);
     this.push(e);
-    return { cancel: () => void (e.cancelled = true) };
+    return e;
+  }
+
+  reschedule(timer: Timer, at: number): Timer {
+    const e = timer as Entry;
+    if (e.cancelled || e.index < 0) return this.schedule(at, e.fn);
+    e.at = at;
+    e.seq = this.seq++;
+    this.siftDown(e.index);
+    this.siftUp(e.index);
+    return e;
   }
 
   /** Fires every timer due at or before `t` in order (time advancing to each), then sets now = t. */
@@ -64,34 +91,53 @@ export class VirtualClock implements Clock {
     return a.at < b.at || (a.at === b.at && a.seq < b.seq);
   }
 
+  private place(e: Entry, i: number): void {
+    this.heap[i] = e;
+    e.index = i;
+  }
+
   private push(e: Entry): void {
-    const h = this.heap;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.less(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
-      i = p;
-    }
+    this.heap.push(e);
+    e.index = this.heap.length - 1;
+    this.siftUp(e.index);
   }
 
   private pop(): void {
     const h = this.heap;
+    const top = h[0]!;
+    top.index = -1;
     const last = h.pop()!;
     if (h.length === 0) return;
-    h[0] = last;
-    let i = 0;
+    this.place(last, 0);
+    this.siftDown(0);
+  }
+
+  private siftUp(i: number): void {
+    const h = this.heap;
+    const e = h[i]!;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(e, h[p]!)) break;
+      this.place(h[p]!, i);
+      i = p;
+    }
+    this.place(e, i);
+  }
+
+  private siftDown(i: number): void {
+    const h = this.heap;
+    const e = h[i]!;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
-      let m = i;
-      if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
-      if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
-      if (m === i) break;
-      [h[i], h[m]] = [h[m]!, h[i]!];
+      let m = l;
+      if (l >= h.length) break;
+      if (r < h.length && this.less(h[r]!, h[l]!)) m = r;
+      if (!this.less(h[m]!, e)) break;
+      this.place(h[m]!, i);
       i = m;
     }
+    this.place(e, i);
   }
 }
 
@@ -113,6 +159,12 @@ export class WallClock extends VirtualClock {
 
   override schedule(at: number, fn: () => void): Timer {
     const t = super.schedule(at, fn);
+    this.arm();
+    return t;
+  }
+
+  override reschedule(timer: Timer, at: number): Timer {
+    const t = super.reschedule(timer, at);
     this.arm();
     return t;
   }

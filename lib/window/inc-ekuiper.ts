@@ -6,7 +6,7 @@
 import { RowError } from "../errors.ts";
 import { isObj, toFloatAll, type Value } from "../expr/values.ts";
 import { MergeFold } from "../functions/agg-collect.ts";
-import { FoldAccumulator, NumFold } from "../functions/agg-fold.ts";
+import { NumFold } from "../functions/agg-fold.ts";
 import type { Accumulator } from "../functions/registry.ts";
 
 /** Shared behaviour: nulls skipped, the first failure remembered and thrown by `value()`. */
@@ -101,7 +101,7 @@ export function ekuiperAccumulator(name: string): () => Accumulator {
       return () => new IncFloat(true);
     case "max":
     case "min":
-      return () => new FoldAccumulator(new NumFold(name));
+      return () => new NumFold(name);
     case "collect":
       return () => new IncCollect();
     case "merge_agg":

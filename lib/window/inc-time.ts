@@ -170,9 +170,9 @@ export class IncSessionWindowOp extends IncWindowOp {
     this.ev.evaluate(t);
     this.current.add(t, this.ev);
     if (!this.timeoutTimer) this.start = t.ts;
-    else this.timeoutTimer.cancel();
+    // Every row restarts the timeout: the pending timer moves (windows §4.4).
     this.timeoutAt = t.ts + this.timeout;
-    this.timeoutTimer = this.clock.schedule(this.timeoutAt, this.onTimeout);
+    this.timeoutTimer = this.timeoutTimer ? this.clock.reschedule(this.timeoutTimer, this.timeoutAt) : this.clock.schedule(this.timeoutAt, this.onTimeout);
   }
 
   private timedOut(): void {

@@ -29,21 +29,19 @@ export class SessionWindowOp extends WindowOp {
   protected onRow(t: Tuple): void {
     this.buffer.push(t);
     if (!this.timeoutTimer) this.start = t.ts;
-    else this.timeoutTimer.cancel();
-    this.armTimeout(t.ts + this.timeout);
+    // Every row restarts the timeout: the pending timer moves (windows §4.4).
+    this.timeoutAt = t.ts + this.timeout;
+    this.timeoutTimer = this.timeoutTimer ? this.clock.reschedule(this.timeoutTimer, this.timeoutAt) : this.clock.schedule(this.timeoutAt, this.onTimeout);
   }
 
-  private armTimeout(at: number): void {
-    this.timeoutAt = at;
-    this.timeoutTimer = this.clock.schedule(at, () => {
-      if (!this.buffer.length) return; // [quirk] stays "active": the next row keeps the start
-      const now = this.clock.now();
-      const rows = this.buffer.filter((r) => r.ts < now);
-      this.buffer = this.buffer.filter((r) => r.ts >= now);
-      this.timeoutTimer = undefined;
-      this.emitWindow(rows, { start: this.start, end: now, trigger: now });
-    });
-  }
+  private readonly onTimeout = (): void => {
+    if (!this.buffer.length) return; // [quirk] stays "active": the next row keeps the start
+    const now = this.clock.now();
+    const rows = this.buffer.filter((r) => r.ts < now);
+    this.buffer = this.buffer.filter((r) => r.ts >= now);
+    this.timeoutTimer = undefined;
+    this.emitWindow(rows, { start: this.start, end: now, trigger: now });
+  };
 
   private tick(T: number): void {
     if (!this.buffer.length || T - this.buffer[0]!.ts < this.maxDuration) return;

@@ -96,3 +96,27 @@ test("after all of the above the daemon still serves", async () => {
   expect(r.status).toBe(200);
   expect(JSON.parse((await d.call("GET", "/streams")).text)).toEqual(["alert"]);
 });
+
+test("secrets are masked in descriptions and kept when sent back masked", async () => {
+  const rule = { id: "sec", sql: "select * from alert", actions: [{ mqtt: { server: "tcp://127.0.0.1:1", topic: "t", password: "123" } }], triggered: false };
+  expect((await d.call("POST", "/rules", rule)).status).toBe(201);
+  const shown = JSON.parse((await d.call("GET", "/rules/sec")).text) as typeof rule;
+  expect(shown.actions[0]!.mqtt.password).toBe("******");
+  expect((await d.call("PUT", "/rules/sec", shown)).status).toBe(200);
+  const exported = JSON.parse((await d.call("POST", "/ruleset/export")).text) as { rules: Record<string, string> };
+  expect(JSON.parse(exported.rules.sec!).actions[0].mqtt.password).toBe("123");
+  expect((await d.call("PUT", "/metadata/sinks/mqtt/confKeys/s1", { server: "tcp://x:1", password: "pw" })).status).toBe(200);
+  expect(JSON.parse((await d.call("GET", "/metadata/sinks/yaml/mqtt")).text).s1.password).toBe("******");
+});
+
+test("a scheduled rule outside its schedule waits; inside it, it runs", async () => {
+  const now = Date.now();
+  const past = { id: "sched_out", sql: "select * from alert", actions: [{ nop: {} }], options: { cronDatetimeRange: [{ beginTimestamp: now - 7200_000, endTimestamp: now - 3600_000 }] } };
+  const inside = { id: "sched_in", sql: "select * from alert", actions: [{ nop: {} }], options: { cronDatetimeRange: [{ beginTimestamp: now - 60_000, endTimestamp: now + 3600_000 }] } };
+  expect((await d.call("POST", "/rules", past)).status).toBe(201);
+  expect((await d.call("POST", "/rules", inside)).status).toBe(201);
+  await Bun.sleep(50);
+  const st = (id: string) => d.call("GET", `/rules/${id}/status`).then((r) => JSON.parse(r.text) as { status: string });
+  expect((await st("sched_out")).status).toBe("stopped: waiting for next schedule.");
+  expect((await st("sched_in")).status).toBe("running");
+});

@@ -48,7 +48,8 @@ async function status(p: DaemonProc, id: string): Promise<Record<string, unknown
   return JSON.parse(r.text) as Record<string, unknown>;
 }
 
-test("stream + rule over REST move MQTT messages through a real broker", async () => {
+// bun test ends the processes a test spawned when the test ends: each test restarts the daemon.
+test("stream + rule over REST move MQTT messages through a real broker; trial runs stream SSE", async () => {
   d = await startFloe(dir);
   expect((await d.call("PUT", "/metadata/sources/mqtt/confKeys/e2e", { server: broker.url, qos: 1 })).status).toBe(200);
   const s = await d.call("POST", "/streams", { sql: 'CREATE STREAM e2e (v bigint) WITH (DATASOURCE="e2e/in", FORMAT="json", CONF_KEY="e2e")' });
@@ -65,10 +66,46 @@ test("stream + rule over REST move MQTT messages through a real broker", async (
   expect(stopped.text).toBe("Rule e2e was stopped.");
   expect((await status(d, "e2e")).status).toBe("stopped");
   expect((await d.call("POST", "/rules/e2e/start")).text).toBe("Rule e2e was started");
+
+  // Named connections are live clients with a status.
+  expect((await d.call("POST", "/connections", { id: "up", typ: "mqtt", props: { server: broker.url } })).status).toBe(201);
+  let conn: Record<string, unknown> = {};
+  for (let i = 0; i < 100 && conn.status !== "connected"; i++) {
+    conn = JSON.parse((await d.call("GET", "/connections/up")).text);
+    await Bun.sleep(20);
+  }
+  expect(conn).toEqual({ id: "up", typ: "mqtt", props: { server: broker.url }, isNamed: true, status: "connected" });
+
+  // A trial run streams its results as server-sent events.
+  const trial = await d!.call("POST", "/ruletest", { id: "tr", sql: "SELECT v + 1 AS w FROM e2e" });
+  expect(trial.status).toBe(200);
+  const { id, port } = JSON.parse(trial.text) as { id: string; port: number };
+  expect(id).toBe("tr");
+  const res = await fetch(`http://127.0.0.1:${port}/test/tr`);
+  expect(res.headers.get("Content-Type")).toBe("text/event-stream");
+  expect((await d!.call("POST", "/ruletest/tr/start")).text).toBe("Test rule tr was started");
+  const reader = res.body!.getReader();
+  let text = "";
+  const pump = (async () => {
+    while (!text.includes('"w":8')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+  })();
+  const end = Date.now() + 8000;
+  while (!text.includes('"w":8') && Date.now() < end) {
+    await client.publishAsync("e2e/in", JSON.stringify({ v: 7 }), { qos: 1 });
+    await Bun.sleep(100);
+  }
+  await Promise.race([pump, Bun.sleep(100)]);
+  expect(text).toContain('data: [{"w":8}]\n\n');
+  expect((await d!.call("DELETE", "/ruletest/tr")).text).toBe("Test rule tr was stopped.");
 }, 30_000);
 
 test("after SIGTERM the daemon restores the stream, the confKey and the running rule", async () => {
-  expect(await d!.stop("SIGTERM")).toBe(0);
+  d = await startFloe(dir);
+  expect(await d.stop("SIGTERM")).toBe(0);
   d = await startFloe(dir);
   expect(JSON.parse((await d.call("GET", "/streams")).text)).toEqual(["e2e"]);
   expect((await d.call("GET", "/metadata/sources/yaml/mqtt")).text).toContain('"e2e"');
@@ -78,6 +115,7 @@ test("after SIGTERM the daemon restores the stream, the confKey and the running 
 }, 30_000);
 
 test("after kill -9 nothing acknowledged is lost and the rule runs again", async () => {
+  d = await startFloe(dir);
   // Acknowledged just before the kill: a second rule and a stopped third one.
   const r2 = { id: "e2e_b", sql: "SELECT v FROM e2e", actions: [{ nop: {} }] };
   expect((await d!.call("POST", "/rules", r2)).status).toBe(201);

@@ -36,7 +36,7 @@ export function defaultReader(env: Record<string, string | undefined> = process.
 }
 
 /** A read that surfaced at least this many messages is followed by a 1 ms pause to coalesce the next. */
-const COALESCE_MIN = Number(process.env.FLOE_COALESCE_MIN ?? 32);
+const COALESCE_MIN = 32;
 const MAX_BATCH = 1024;
 
 class LeanStream extends Duplex {

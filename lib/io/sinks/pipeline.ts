@@ -5,9 +5,8 @@
  * `room()` before feeding more records and `onRoom` tells it when to resume, so a slow sink pushes
  * back on the rule and, through the bus, on the source.
  */
-import { createCipheriv, randomBytes, type CipherGCM } from "node:crypto";
-import { deflateRawSync, deflateSync } from "node:zlib";
-import { EngineError, errorText, IoError, RowError } from "../../errors.ts";
+import { errorText, IoError, RowError } from "../../errors.ts";
+import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import { isObj, type Obj, type Value } from "../../expr/values.ts";
 import type { Item } from "../../runtime/item.ts";
 import { NodeMetrics } from "../../runtime/metrics.ts";
@@ -34,52 +33,6 @@ export interface SinkPipelineInit {
   /** base64 AES key (`basic.aesKey`) for `encryption: aes`. */
   readonly aesKey?: string;
   log(line: string): void;
-}
-
-type Transform = (b: Uint8Array) => Uint8Array;
-const utf8 = new TextEncoder();
-
-function compressor(kind: string): Transform | null {
-  switch (kind) {
-    case "":
-      return null;
-    case "gzip":
-      return (b) => Bun.gzipSync(b as Uint8Array<ArrayBuffer>);
-    case "zstd":
-      return (b) => Bun.zstdCompressSync(b as Uint8Array<ArrayBuffer>);
-    case "zlib":
-      return (b) => deflateSync(b);
-    case "flate":
-      return (b) => deflateRawSync(b);
-  }
-  throw new EngineError(`unsupported compressor: ${kind}`);
-}
-
-function encryptor(kind: string, key: string | undefined, props: Record<string, unknown> | undefined): Transform | null {
-  if (!kind) return null;
-  if (kind !== "aes") throw new EngineError(`unsupported encryptor: ${kind}`);
-  if (!key) throw new EngineError("AES Key is not defined");
-  const k = Buffer.from(key, "base64");
-  const mode = typeof props?.mode === "string" ? props.mode.toLowerCase() : "gcm";
-  const fixedIv = typeof props?.iv === "string" ? Buffer.from(props.iv, "base64") : undefined;
-  const aad = typeof props?.aad === "string" ? Buffer.from(props.aad, "base64") : undefined;
-  const bits = k.length * 8;
-  return (b) => {
-    if (mode === "cfb") {
-      const iv = fixedIv ?? randomBytes(16);
-      const c = createCipheriv(`aes-${bits}-cfb`, k, iv);
-      return Buffer.concat([iv, c.update(b), c.final()]);
-    }
-    const nonce = fixedIv ?? randomBytes(12);
-    const c = createCipheriv(`aes-${bits}-gcm`, k, nonce) as CipherGCM;
-    if (aad) c.setAAD(aad);
-    const body = Buffer.concat([c.update(b), c.final(), c.getAuthTag()]);
-    return Buffer.concat([nonce, body]);
-  };
-}
-
-function bytesOf(p: string | Uint8Array): Uint8Array {
-  return typeof p === "string" ? utf8.encode(p) : p;
 }
 
 /** Tuple sinks take rows: a template's text is decoded back (object → row, array → rows). */

@@ -68,6 +68,21 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       await sub.c.endAsync();
     });
 
+    test("QoS 2 subscriptions complete MQTT.js's handshake and admit each message once", async () => {
+      const t = rt();
+      const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="q2/in", ${conf("q2", { qos: 2 })})`);
+      const rule = t.rule({ id: "q2", sql: "SELECT n, meta(qos) AS q FROM s", actions: [{ log: {} }] }, defs);
+      await rule.start();
+      await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
+      await Bun.sleep(50);
+      const pub = await client(broker);
+      for (let i = 0; i < 20; i++) await pub.publishAsync("q2/in", JSON.stringify({ n: i }), { qos: 2 });
+      await waitFor(() => metric(rule, "sink_log_0_0_records_out_total") === 20, "20 results");
+      expect(t.logs).toEqual([...Array(20).keys()].map((i) => `sink result for rule q2: [{"n":${i},"q":2}]`));
+      await rule.stop();
+      await pub.endAsync();
+    });
+
     test("MQTT v5: user properties in meta(properties) and on published messages", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="v5/in", ${conf("k515", {protocolVersion: "5"})})`);

@@ -1,0 +1,45 @@
+/** eKuiper's env overrides and kuiper.yaml loading (config-and-cli.md §2, §5). */
+import { expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { applyEnv, loadKuiperConfig, loadSourceYaml, typeEnvValue } from "../../lib/config/index.ts";
+
+test.each([
+  ["9082", 9082],
+  ["true", true],
+  ["T", true],
+  ["1", 1],
+  ["1.5", 1.5],
+  ["3.1.1", "3.1.1"],
+  ["[a, 2,true]", ["a", " 2", true]],
+  ["[1,2]", [1, 2]],
+  ["  x  ", "x"],
+])("%p is typed as %p", (raw, want) => {
+  expect(typeEnvValue(raw)).toEqual(want);
+});
+
+test("PREFIX__A__B sets a.b, creates maps, keeps single underscores, skips values with =", () => {
+  const doc = applyEnv({ basic: { restport: 9081 } }, "KUIPER", {
+    KUIPER__BASIC__RESTPORT: "9082",
+    KUIPER__RULE__BUFFERLENGTH: "2048",
+    KUIPER__BASIC__X: "a=b",
+    MQTT_SOURCE__DEMO_CONF__SERVER: "tcp://x:1883",
+  });
+  expect(doc).toEqual({ basic: { restport: 9082 }, rule: { bufferlength: 2048 } });
+});
+
+test("kuiper.yaml: keys case-insensitive, env wins, secure defaults", async () => {
+  const etc = mkdtempSync(join(tmpdir(), "floe-etc-"));
+  writeFileSync(join(etc, "kuiper.yaml"), "basic:\n  restPort: 9090\n  RULEPATROLINTERVAL: 30s\nrule:\n  bufferLength: 512\n");
+  const c = await loadKuiperConfig(etc, { KUIPER__BASIC__RESTPORT: "9091" });
+  expect([c.basic.restPort, c.basic.restIp, c.basic.rulePatrolIntervalMs, c.rule.bufferLength]).toEqual([9091, "127.0.0.1", 30000, 512]);
+  const d = await loadKuiperConfig(undefined, {});
+  expect([d.basic.restPort, d.basic.port, d.basic.gracefulShutdownTimeoutMs, d.basic.authentication]).toEqual([9081, 20498, 3000, false]);
+});
+
+test("source yaml: shipped defaults without etc, confKeys lower-cased, env adds keys", async () => {
+  const y = await loadSourceYaml(undefined, "mqtt", { MQTT_SOURCE__NEWCONF__QOS: "0", MQTT_SOURCE__DEFAULT__SERVER: "tcp://b:1883" });
+  expect(y!.default).toEqual({ qos: 1, server: "tcp://b:1883", protocolVersion: "3.1.1", insecureSkipVerify: false });
+  expect(y!.newconf).toEqual({ qos: 0 });
+});

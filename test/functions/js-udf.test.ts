@@ -1,0 +1,42 @@
+/** JavaScript UDFs: run for real in their own vm realm, registered as plugin functions. */
+import { afterAll, expect, test } from "bun:test";
+import "../../lib/functions/index.ts";
+import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
+import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
+import { UTC } from "../../lib/expr/time.ts";
+
+const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
+
+afterAll(() => {
+  for (const id of ["area", "total", "escape", "bad"]) unregisterScript(id);
+});
+
+test("a scalar UDF is a SQL function of plugin kind javascript", () => {
+  registerScript({ id: "area", description: "", script: "function area(x, y) { return x * y; }", isAgg: false });
+  const f = lookupFunction("area")!;
+  expect([f.kind, f.plugin]).toEqual(["scalar", "javascript"]);
+  expect(f.exec!([2n, 3.5], ctx)).toBe(7n);
+  expect(f.exec!([1.5, 3], ctx)).toBe(4.5);
+});
+
+test("an aggregate UDF gets one array per argument", () => {
+  registerScript({ id: "total", description: "", script: "function total(xs) { return xs.reduce((a, b) => a + b, 0); }", isAgg: true });
+  expect(lookupFunction("total")!.exec!([[1n, 2n, 3.5]], ctx)).toBe(6.5);
+});
+
+test("the script's realm has no process, Bun, require or fetch", () => {
+  registerScript({
+    id: "escape",
+    description: "",
+    script: "function escape() { return [typeof process, typeof Bun, typeof require, typeof fetch, (function(){}).constructor('return typeof process')()].join(','); }",
+    isAgg: false,
+  });
+  expect(lookupFunction("escape")!.exec!([], ctx)).toBe("undefined,undefined,undefined,undefined,undefined");
+});
+
+test("errors: missing function, built-in names, thrown errors", () => {
+  expect(() => registerScript({ id: "bad", description: "", script: "function other() {}", isAgg: false })).toThrow("function bad is not defined in the script");
+  expect(() => registerScript({ id: "abs", description: "", script: "function abs(x) { return x; }", isAgg: false })).toThrow("already exists as a built-in function");
+  registerScript({ id: "bad", description: "", script: "function bad() { throw new Error('nope'); }", isAgg: false });
+  expect(() => lookupFunction("bad")!.exec!([], ctx)).toThrow("call func bad error: nope");
+});

@@ -1,0 +1,86 @@
+/**
+ * The kuiper command grammar against a running `floe serve` (config-and-cli.md §8): the same
+ * output strings, through `floe <verb>` and through the binary invoked as `kuiper`.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+let d: DaemonProc;
+let dir: string;
+
+beforeAll(async () => {
+  dir = tempHome();
+  d = await startFloe(dir);
+  writeFileSync(join(dir, "etc", "client.yaml"), `basic:\n  host: 127.0.0.1\n  port: ${d.cliPort}\n`);
+});
+
+afterAll(async () => {
+  await d?.stop();
+});
+
+async function floe(...args: string[]): Promise<string> {
+  const p = Bun.spawn([process.execPath, join(ROOT, "cli.ts"), ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(p.stdout).text();
+  expect(await p.exited).toBe(0);
+  return out;
+}
+
+const HEAD = () => `Connecting to 127.0.0.1:${d.cliPort}... \n`;
+
+test("stream verbs send the command line as SQL", async () => {
+  expect(await floe("create", "stream", "demo", '(temperature float, humidity bigint) WITH (FORMAT="JSON", DATASOURCE="demo")')).toBe(HEAD() + "Stream demo is created.\n\n");
+  expect(await floe("show", "streams")).toBe(HEAD() + "demo\n\n");
+  expect(await floe("describe", "stream", "demo")).toBe(
+    HEAD() + "Fields\n" + "-".repeat(80) + "\ntemperature\tfloat\nhumidity\tbigint\n\nDATASOURCE: demo\nFORMAT: JSON\n\n",
+  );
+  expect(await floe("create", "stream", "demo", '() WITH (DATASOURCE="x")')).toBe(HEAD() + "Stream command error: Create stream fails: Item demo already exists.\n");
+  expect(await floe("show", "tables")).toBe(HEAD() + "No table definitions are found.\n\n");
+});
+
+test("rule verbs print eKuiper's sentences", async () => {
+  expect(await floe("create", "rule", "r1", '{"sql":"SELECT * FROM demo","actions":[{"nop":{}}]}')).toBe(
+    HEAD() + "Rule r1 was created successfully, please use 'bin/kuiper getstatus rule r1' command to get rule status.\n",
+  );
+  expect(await floe("create", "rule", "r2", '{"sql":"SELECT * FROM demo"}')).toBe(HEAD() + "Create rule r2 error : invalid rule json: Missing rule actions..\n");
+  expect(await floe("create", "rule", "r3")).toBe(HEAD() + "Expect rule name and json.\nBut found 1 args:[r3].\n");
+  expect(await floe("stop", "rule", "r1")).toBe(HEAD() + "Rule r1 was stopped.\n");
+  expect(await floe("start", "rule", "r1")).toBe(HEAD() + "Rule r1 was started\n");
+  expect(await floe("restart", "rule", "r1")).toBe(HEAD() + "Rule r1 was restarted.\n");
+  expect(await floe("start", "rule", "nope")).toBe(HEAD() + "Rule nope is not found in registry, please check if it is created\n");
+  expect((await floe("getstatus", "rule", "r1")).split("\n").slice(1, 3)).toEqual(["{", '  "status": "running",']);
+  expect(await floe("validate", "rule", "r9", '{"sql":"SELECT * FROM demo","actions":[{"nop":{}}]}')).toBe(HEAD() + "The rule has been successfully validated and is confirmed to be correct.\n");
+  expect(await floe("drop", "rule", "r1")).toBe(HEAD() + "Rule r1 is dropped.\n");
+  expect(await floe("drop", "rule", "r1")).toBe(HEAD() + "Drop rule error : rule r1 not found.\n");
+  expect(await floe("show", "rules")).toBe(HEAD() + "No rule definitions are found.\n");
+});
+
+test("import/export of rulesets read and write files on the CLI side", async () => {
+  const file = join(dir, "rs.json");
+  writeFileSync(file, JSON.stringify({ streams: { s9: 'CREATE STREAM s9 () WITH (DATASOURCE="s9")' }, tables: {}, rules: { rr: '{"id":"rr","sql":"SELECT * FROM s9","actions":[{"nop":{}}]}' } }));
+  expect(await floe("import", "ruleset", "-f", file)).toBe(HEAD() + "imported 1 streams, 0 tables and 1 rules\n");
+  expect(await floe("export", "ruleset", join(dir, "out.json"))).toBe(HEAD() + "exported 2 streams, 0 tables and 1 rules\n");
+  expect(Object.keys((await Bun.file(join(dir, "out.json")).json()).rules)).toEqual(["rr"]);
+});
+
+test("JavaScript UDFs run in rules: created by the CLI, planned by the daemon", async () => {
+  expect(await floe("create", "script", '{"id":"area","script":"function area(x, y) { return x * y; }","isAgg":false}')).toBe(HEAD() + "JavaScript function area is created.\n");
+  expect(await floe("validate", "rule", "ru", '{"sql":"SELECT area(temperature, 2) AS a FROM demo","actions":[{"nop":{}}]}')).toBe(HEAD() + "The rule has been successfully validated and is confirmed to be correct.\n");
+  expect(await floe("drop", "script", "area")).toBe(HEAD() + "JavaScript function area is dropped\n");
+});
+
+test("invoked as `kuiper` the binary speaks the same grammar", async () => {
+  const bin = join(dir, "bin");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(join(ROOT, "cli.ts"), join(bin, "kuiper"));
+  const p = Bun.spawn([process.execPath, join(bin, "kuiper"), "show", "streams"], { cwd: dir, stdout: "pipe" });
+  expect(await new Response(p.stdout).text()).toBe(HEAD() + "demo\ns9\n\n");
+});
+
+test("no server: the connection failure line", async () => {
+  writeFileSync(join(dir, "etc", "client.yaml"), "basic:\n  host: 127.0.0.1\n  port: 1\n");
+  expect(await floe("show", "streams")).toBe("Connecting to 127.0.0.1:1... \nFailed to connect the server, please start the server.\n");
+  writeFileSync(join(dir, "etc", "client.yaml"), `basic:\n  host: 127.0.0.1\n  port: ${d.cliPort}\n`);
+});
