@@ -154,5 +154,10 @@ const dir = join(ROOT, "bench/results");
 if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
 const suffix = extra ? `-${extra.replace(/[^A-Za-z0-9]+/g, "_")}` : "";
 const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay${suffix}.json`);
-await Bun.write(out, JSON.stringify({ machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, results }, null, 2) + "\n");
+// Runs of other workloads the same day stay in the file; this run's replace theirs.
+type Result = { workload: string; records: number };
+const previous = existsSync(out) ? ((JSON.parse(readFileSync(out, "utf8")) as { results?: Result[] }).results ?? []) : [];
+const mine = results as Result[];
+const merged = [...previous.filter((p) => !mine.some((r) => r.workload === p.workload && r.records === p.records)), ...mine];
+await Bun.write(out, JSON.stringify({ machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, results: merged }, null, 2) + "\n");
 console.log(`wrote ${out}`);
