@@ -17,6 +17,7 @@ import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
+import { MemoryGovernor } from "./memory.ts";
 import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
@@ -129,6 +130,7 @@ class PipeRun {
   private readonly decoders = new Map<string, Decoder>();
   private readonly earlyErrors: string[] = [];
   private defaultStream: string | undefined;
+  private readonly memory = new MemoryGovernor();
   /** The time of the current batch (replay: of the current line), for metrics. */
   private readonly stamp = { ms: 0 };
 
@@ -210,6 +212,7 @@ class PipeRun {
       }
     }
     this.sink.flush();
+    this.memory.check();
     return true;
   }
 
