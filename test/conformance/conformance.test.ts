@@ -4,13 +4,13 @@
  * and everything else must pass. Prints the pass count per file.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import divergences from "../../fixtures/conformance-divergences.json";
+import { sharedDir } from "../helpers/shared.ts";
 import { runVector, type Vector } from "./runner.ts";
 
-const DIR = join(import.meta.dir, "../../../shared/conformance");
-if (!existsSync(DIR)) throw new Error(`conformance vectors not found at ${DIR}: the suite expects the shared/ checkout next to this repository`);
+const DIR = join(sharedDir(), "conformance");
 
 const known = divergences.cases as Record<string, string>;
 const counts: string[] = [];
