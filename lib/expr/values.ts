@@ -150,6 +150,26 @@ export function fmtV(v: Value | undefined): string {
   return s + "]";
 }
 
+/** Go `strconv.Quote` (`%q`): escapes, `\x..` for other control bytes, `\u` for non-printables. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"' || ch === "\\") out += "\\" + ch;
+    else if (c === 7) out += "\\a";
+    else if (c === 8) out += "\\b";
+    else if (c === 12) out += "\\f";
+    else if (c === 10) out += "\\n";
+    else if (c === 13) out += "\\r";
+    else if (c === 9) out += "\\t";
+    else if (c === 11) out += "\\v";
+    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
+    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0x2028 || c === 0x2029 || c === 0xfeff || c === 0xfffd) out += "\\u" + c.toString(16).padStart(4, "0");
+    else out += ch;
+  }
+  return out + '"';
+}
+
 /** `toStringAlways`: `%v`, but null is the empty string. */
 export function toStr(v: Value | undefined): string {
   return v === null || v === undefined ? "" : typeof v === "string" ? v : fmtV(v);

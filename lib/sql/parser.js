@@ -4,6 +4,8 @@
 
 
 
+  import { goQuote } from "../expr/values.ts";
+
   const KEYWORDS = new Set([
     "SELECT", "AS", "FROM", "WHERE", "AND", "OR", "GROUP", "HAVING", "ORDER", "BY", "DESC", "ASC",
     "FILTER", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "JOIN", "ON", "CASE", "WHEN", "THEN",
@@ -23,26 +25,6 @@
     "DATASOURCE", "FORMAT", "KEY", "CONF_KEY", "SHARED", "STRICT_VALIDATION", "TYPE", "TIMESTAMP",
     "TIMESTAMP_FORMAT", "RETAIN_SIZE", "SCHEMAID", "EXTRA", "VERSION", "TEMP", "KIND", "DELIMITER",
   ]);
-
-  /** Go strconv.Quote, the `%q` of eKuiper's messages. */
-  function goQuote(s) {
-    let out = '"';
-    for (const ch of s) {
-      const c = ch.codePointAt(0);
-      if (ch === '"') out += '\\"';
-      else if (ch === "\\") out += "\\\\";
-      else if (c === 7) out += "\\a";
-      else if (c === 8) out += "\\b";
-      else if (c === 12) out += "\\f";
-      else if (c === 10) out += "\\n";
-      else if (c === 13) out += "\\r";
-      else if (c === 9) out += "\\t";
-      else if (c === 11) out += "\\v";
-      else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
-      else out += ch;
-    }
-    return out + '"';
-  }
 
   const SIMPLE_ESCAPES = { a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\" };
 

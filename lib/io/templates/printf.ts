@@ -3,7 +3,7 @@
  * templates use (%v %s %d %f %e %g %x %o %b %q %t %c %T %%) with flags, width and precision, and
  * Go's error forms (`%!d(string=x)`, `%!d(MISSING)`, `%!(EXTRA …)`).
  */
-import { fmtV, formatFloatG, goType, type Value } from "../../expr/values.ts";
+import { fmtV, formatFloatG, goQuote, goType, type Value } from "../../expr/values.ts";
 
 interface Spec {
   minus: boolean;
@@ -26,24 +26,6 @@ function pad(s: string, f: Spec, numeric: boolean): string {
   return " ".repeat(n) + s;
 }
 
-/** Go `strconv.Quote`. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === "\\") out += "\\" + ch;
-    else if (c === 7) out += "\\a";
-    else if (c === 8) out += "\\b";
-    else if (c === 12) out += "\\f";
-    else if (c === 10) out += "\\n";
-    else if (c === 13) out += "\\r";
-    else if (c === 9) out += "\\t";
-    else if (c === 11) out += "\\v";
-    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
-    else out += ch;
-  }
-  return out + '"';
-}
 
 function fixed(x: number, prec: number): string {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf";

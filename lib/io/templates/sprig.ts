@@ -9,7 +9,7 @@ import { compileLayout } from "../../expr/layout.ts";
 import { parseLayout } from "../../expr/layout-parse.ts";
 import { encodeGoJson } from "../formats/json-encode.ts";
 import { FuncError, truth, type TemplateFunc } from "./exec.ts";
-import { goQuote } from "./printf.ts";
+import { goQuote } from "../../expr/values.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Conversions (spf13/cast as Sprig uses it: failures give the zero value)
