@@ -1,14 +1,17 @@
 /**
- * Replay files for bench.md's window workloads (W2, W4, W5): NDJSON envelopes
- * `{"ts":<ms>,"data":{"id":…,"device":"dev_<n>","temp":…,"speed":…,"ts":<ms>}}` for
- * `floe run --replay`, the payload of bench.md §Method 4 at a fixed virtual rate, devices
- * round-robin. Deterministic: the first k lines of a longer file are the file of k records.
- *   node_modules/.bin/bun bench/replay-gen.ts w2|w4|w5 [records] [rate]
+ * Replay files for bench.md's workloads: NDJSON envelopes for `floe run --replay`, the payload of
+ * bench.md §Method 4 at a fixed virtual rate, devices round-robin:
+ * `{"ts":<ms>,"data":{"id":…,"device":"dev_<n>","temp":…,"speed":…,"ts":<ms>}}`, and for W3
+ * (FORMAT="binary") `{"ts":<ms>,"raw":"<base64 of 21.4>","meta":{"topic":"bench/esphome/dev_<n>/…"}}`.
+ * Deterministic: the first k lines of a longer file are the file of k records.
+ *   node_modules/.bin/bun bench/replay-gen.ts w1|w2|w3|w4|w5 [records] [rate]
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 export const WORKLOADS = {
+  w1: { devices: 1_000, rule: "bench/rules/w1.sql" },
+  w3: { devices: 10_000, rule: "bench/rules/w3.sql" },
   w2: { devices: 1_000, rule: "bench/rules/w2.sql" },
   w4: { devices: 10_000, rule: "bench/rules/w4.sql" },
   w5: { devices: 2_000, rule: "bench/rules/w5.sql" },
@@ -28,12 +31,14 @@ export async function writeReplay(path: string, w: Workload, records: number, ra
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   const devices = WORKLOADS[w].devices;
   const out = Bun.file(path).writer();
+  const raw = Array.from({ length: 150 }, (_, i) => Buffer.from(String(20.0 + i / 10)).toString("base64"));
   for (let k = 0; k < records; k++) {
     const ts = START + Math.floor((k * 1000) / rate);
     // Formatted as bench.md's generator (JavaScript) writes them: 20.0 is written 20, an integer.
     const temp = 20.0 + (k % 150) / 10;
     const speed = (k % 1300) / 10;
-    out.write(`{"ts":${ts},"data":{"id":"${w}_0_${k}","device":"dev_${k % devices}","temp":${temp},"speed":${speed},"ts":${ts}}}\n`);
+    if (w === "w3") out.write(`{"ts":${ts},"raw":"${raw[k % 150]}","meta":{"topic":"bench/esphome/dev_${k % devices}/sensor/temperature/state"}}\n`);
+    else out.write(`{"ts":${ts},"data":{"id":"${w}_0_${k}","device":"dev_${k % devices}","temp":${temp},"speed":${speed},"ts":${ts}}}\n`);
     if ((k & 0xffff) === 0) await out.flush();
   }
   await out.end();
@@ -41,7 +46,7 @@ export async function writeReplay(path: string, w: Workload, records: number, ra
 
 if (import.meta.main) {
   const w = process.argv[2] as Workload;
-  if (!(w in WORKLOADS)) throw new Error("usage: bench/replay-gen.ts w2|w4|w5 [records] [rate]");
+  if (!(w in WORKLOADS)) throw new Error("usage: bench/replay-gen.ts w1|w2|w3|w4|w5 [records] [rate]");
   const records = Number(process.argv[3] ?? 1_000_000);
   const rate = Number(process.argv[4] ?? DEFAULT_RATE);
   const path = replayPath(join(import.meta.dir, ".."), w, records, rate);

@@ -1,10 +1,11 @@
 /**
- * Replay throughput and memory of the window workloads (bench.md "Also measured"; issue 3):
- * `floe run --replay` over 100,000 and 1,000,000 records of W2, W4 and W5, against the floor of
- * reading and JSON.parse-ing the same file in Bun. Reports records/s (wall and CPU), peak RSS
- * (VmHWM sampled from /proc/<pid>/status, cross-checked with getrusage), and proves the output:
- * Σ n over every emitted window equals the records sent, every device present.
- *   make build && node_modules/.bin/bun bench/replay.ts [w2 w4 w5] [--runs N] [--rate R] [--bin PATH] [--options K=V]
+ * Replay throughput and memory (bench.md "Also measured"): `floe run --replay` over 100,000 and
+ * 1,000,000 records of each workload's rule, against the floor of reading and JSON.parse-ing the
+ * same file in Bun. Reports records/s (wall and CPU), peak RSS (VmHWM sampled from
+ * /proc/<pid>/status, cross-checked with getrusage), and proves the output: windows → Σ n over
+ * every emitted window equals the records, every device present; W1 → exactly the rows with
+ * temp > 21.0, no duplicate id; W3 → one row per record, every topic present.
+ *   make build && node_modules/.bin/bun bench/replay.ts [w1 … w5] [--runs N] [--rate R] [--bin PATH] [--options K=V]
  * Writes bench/results/<date>-replay[-<options>].json (`--options windowEvaluator=buffered`
  * measures the buffered evaluator).
  */
@@ -22,7 +23,7 @@ const runs = Number(opt("--runs", "3"));
 const rate = Number(opt("--rate", String(DEFAULT_RATE)));
 const bin = opt("--bin", join(ROOT, "dist/floe"));
 const extra = opt("--options", "");
-const workloads = (args.length ? args : ["w2", "w4", "w5"]) as Workload[];
+const workloads = (args.length ? args : ["w1", "w2", "w3", "w4", "w5"]) as Workload[];
 const SIZES = [100_000, 1_000_000];
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
 
@@ -33,8 +34,20 @@ interface Run {
   vmHwmKb: number;
   maxRssKb: number;
   rows: number;
+  /** Σ n over the windows (W2/W4/W5), distinct ids (W1). */
   sumN: number;
   devices: number;
+}
+
+/** What the proof expects: Σ n (windows), rows (W1: temp > 21.0 on 139 of every 150; W3: one per record). */
+function expectedRows(w: Workload, records: number): { rows: number | null; sumN: number } {
+  if (w === "w1") {
+    let n = 0;
+    for (let k = 0; k < records; k++) if (k % 150 > 10) n++;
+    return { rows: n, sumN: n };
+  }
+  if (w === "w3") return { rows: records, sumN: 0 };
+  return { rows: null, sumN: records };
 }
 
 function status(pid: number): Record<string, number> {
@@ -63,16 +76,21 @@ async function engine(w: Workload, file: string): Promise<Run> {
   let rows = 0;
   let sumN = 0;
   const devices = new Set<string>();
+  const ids = new Set<string>();
   const decoder = new TextDecoder();
   let rest = "";
   for await (const chunk of p.stdout) {
     const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
     rest = lines.pop()!;
     for (const l of lines) {
-      const r = JSON.parse(l) as { n: number; device: string };
+      const r = JSON.parse(l) as { n?: number; device?: string; id?: string; topic?: string };
       rows++;
-      sumN += r.n;
-      devices.add(r.device);
+      if (w === "w1") ids.add(r.id!);
+      else if (w === "w3") devices.add(r.topic!);
+      else {
+        sumN += r.n!;
+        devices.add(r.device!);
+      }
     }
   }
   const code = await p.exited;
@@ -81,7 +99,7 @@ async function engine(w: Workload, file: string): Promise<Run> {
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}: ${await new Response(p.stderr).text()}`);
   const ru = p.resourceUsage()!;
   const cpuMs = Number(ru.cpuTime.total) / 1000;
-  return { wallMs, cpuMs, vmHwmKb: hwm, maxRssKb: Math.round(ru.maxRSS / 1024), rows, sumN, devices: devices.size };
+  return { wallMs, cpuMs, vmHwmKb: hwm, maxRssKb: Math.round(ru.maxRSS / 1024), rows, sumN: w === "w1" ? ids.size : sumN, devices: w === "w1" ? WORKLOADS.w1.devices : devices.size };
 }
 
 /** The floor: read the file and JSON.parse every line, in this Bun process. */
@@ -114,7 +132,8 @@ for (const w of workloads) {
       engines.push(await engine(w, file));
     }
     const last = engines[engines.length - 1]!;
-    const proof = last.sumN === records && last.devices === WORKLOADS[w].devices;
+    const want = expectedRows(w, records);
+    const proof = (want.rows === null || last.rows === want.rows) && last.sumN === want.sumN && last.devices === WORKLOADS[w].devices;
     const wall = median(engines.map((r) => r.wallMs));
     const cpu = median(engines.map((r) => r.cpuMs));
     const f = median(floors);

@@ -1,0 +1,160 @@
+/**
+ * The benchmark harness (bench.md, issue 6). For each workload: the rate ladder (5k, 20k, 50k,
+ * 100k, then upward until a step fails), then the top passing step repeated (3 × 60 s by
+ * default); writes bench/results/<date>-<workload>[-node-red].json and regenerates bench/RESULTS.md.
+ *
+ *   bun bench/run.ts [w1 w2 …] [--engine floe|node-red] [--step-seconds 20] [--top-seconds 60] [--reps 3]
+ *                    [--rates 5000,20000,50000,100000] [--max-rate 300000] [--reader lean|mqttjs] [--prof DIR]
+ *   bun bench/run.ts --quick          one 10 s step at 20k msg/s of every workload (under 3 minutes)
+ *   bun bench/run.ts --ceiling        the generator's own ceiling (publisher → broker → counting subscriber)
+ *   bun bench/run.ts --soak [w2 w4]   one 120 s step at 50k msg/s: RSS after 30 s vs at the end
+ *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
+ *   bun bench/run.ts --report         regenerate bench/RESULTS.md from bench/results/
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { nodeRedSupports, type EngineKind } from "./engines.ts";
+import { load, pinSelf } from "./meter.ts";
+import { writeReport } from "./report.ts";
+import { runStep, summary, type StepResult } from "./step.ts";
+import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const RESULTS = join(ROOT, "bench/results");
+const BUN = "node_modules/.bin/bun";
+
+const { values: a, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    engine: { type: "string", default: "floe" },
+    "step-seconds": { type: "string", default: "20" },
+    "top-seconds": { type: "string", default: "60" },
+    reps: { type: "string", default: "3" },
+    rates: { type: "string", default: "5000,20000,50000,100000" },
+    "max-rate": { type: "string", default: "300000" },
+    reader: { type: "string" },
+    prof: { type: "string" },
+    quick: { type: "boolean" },
+    ceiling: { type: "boolean" },
+    soak: { type: "boolean" },
+    replay: { type: "boolean" },
+    report: { type: "boolean" },
+    "no-save": { type: "boolean" },
+  },
+});
+
+const today = () => new Date().toISOString().slice(0, 10);
+const machine = () => ({ cpus: navigator.hardwareConcurrency, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
+
+async function save(name: string, data: object): Promise<string> {
+  if (a["no-save"]) return "(not saved: --no-save)";
+  if (!existsSync(RESULTS)) mkdirSync(RESULTS, { recursive: true });
+  const path = join(RESULTS, `${today()}-${name}.json`);
+  await Bun.write(path, JSON.stringify({ date: today(), machine: machine(), ...data }, null, 2) + "\n");
+  return path;
+}
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** The ladder: the given rates, then upward (×1.2, ×1.25, … rounded) until max. */
+function ladder(rates: number[], max: number): number[] {
+  const out = rates.slice();
+  const more = [120_000, 150_000, 200_000, 250_000, 300_000, 400_000, 500_000];
+  for (const r of more) if (r > out[out.length - 1]! && r <= max) out.push(r);
+  return out;
+}
+
+function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number): string {
+  return `${BUN} bench/run.ts ${w} --engine ${engine} --rates ${rate} --max-rate ${rate} --step-seconds ${seconds} --reps 0 --no-save`;
+}
+
+async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
+  const w = WORKLOADS[id];
+  const stepS = Number(a["step-seconds"]);
+  const topS = Number(a["top-seconds"]);
+  const reps = Number(a.reps);
+  const opts = { reader: a.reader, profDir: a.prof };
+  const steps: StepResult[] = [];
+  const name = engine === "floe" ? id : `${id}-${engine}`;
+  const persist = (extra: object = {}) => save(name, { workload: id, title: w.title, engine, method: { step_seconds: stepS, top_seconds: topS, reps, conns: 8 }, ladder: steps, ...extra });
+  for (const rate of ladder(a.rates!.split(",").map(Number), Number(a["max-rate"]))) {
+    const r = await runStep(engine, w, rate, stepS, { ...opts, command: cmdFor(engine, id, rate, stepS) });
+    console.log(summary(r));
+    steps.push(r);
+    await persist();
+    if (!r.pass) break;
+  }
+  const passed = steps.filter((s) => s.pass);
+  let top: object | null = null;
+  const attempts: object[] = [];
+  // The top step, repeated at full length; if a repetition fails, the step below is repeated too.
+  const candidates = passed.map((s) => s.rate).reverse().slice(0, 2);
+  for (const rate of reps > 0 ? candidates : []) {
+    const runs: StepResult[] = [];
+    for (let i = 0; i < reps; i++) {
+      const r = await runStep(engine, w, rate, topS, { ...opts, command: cmdFor(engine, id, rate, topS) });
+      console.log(`rep ${i + 1}/${reps}: ${summary(r)}`);
+      runs.push(r);
+    }
+    const stat = (k: "us_per_msg" | "cpu_pct" | "peak_rss_mib" | "peak_anon_mib" | "gap") => {
+      const xs = runs.map((r) => r[k]);
+      return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
+    };
+    const ok = runs.filter((r) => r.pass).length;
+    top = { rate, seconds: topS, passed: ok, of: reps, us_per_msg: stat("us_per_msg"), cpu_pct: stat("cpu_pct"), peak_rss_mib: stat("peak_rss_mib"), peak_anon_mib: stat("peak_anon_mib"), gap: stat("gap"), runs };
+    attempts.push(top);
+    await persist({ top, top_attempts: attempts });
+    if (ok === reps) break;
+  }
+  const failed = steps.find((s) => !s.pass);
+  await persist({ top, top_attempts: attempts, failed_at: failed ? { rate: failed.rate, why: failed.why, on_schedule: failed.on_schedule } : null });
+}
+
+async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void> {
+  const w = WORKLOADS[id];
+  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, command: `${BUN} bench/run.ts --soak ${id}` });
+  console.log(summary(r));
+  const at30 = r.rss_series.filter(([t]) => t <= 30).pop()?.[1] ?? 0;
+  const end = r.rss_series[r.rss_series.length - 1]?.[1] ?? 0;
+  await save(`soak-${id}`, { workload: id, rate, seconds, rss_at_30s_kb: at30, rss_at_end_kb: end, growth_pct: Math.round(((end - at30) / at30) * 1000) / 10, step: r });
+}
+
+pinSelf(0);
+const ids = (positionals.length ? positionals : WORKLOAD_IDS) as WorkloadId[];
+for (const id of ids) if (!(id in WORKLOADS)) throw new Error(`unknown workload ${id}`);
+console.log(`load average ${load().join(" ")}`);
+if (a.report) {
+  // only the report
+} else if (a.ceiling) {
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/gen.ts"), "--ceiling", "--rates", "50000,100000,120000,150000,200000", "--seconds", "20", "--out", join(RESULTS, `${today()}-gen-ceiling.json`)], {
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  if (p.exitCode !== 0) throw new Error("generator ceiling run failed");
+} else if (a.replay) {
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/replay.ts"), ...ids, "--runs", "3"], { stdout: "inherit", stderr: "inherit" });
+  if (p.exitCode !== 0) throw new Error("replay failed");
+} else if (a.soak) {
+  for (const id of positionals.length ? ids : (["w2", "w4"] as WorkloadId[])) await soak(id);
+} else if (a.quick) {
+  const rows: StepResult[] = [];
+  for (const id of ids) {
+    const r = await runStep("floe", WORKLOADS[id], 20_000, 10, { reader: a.reader, command: `${BUN} bench/run.ts --quick ${id}` });
+    console.log(summary(r));
+    rows.push(r);
+  }
+  console.log(`wrote ${await save("quick", { steps: rows })}`);
+  if (rows.some((r) => !r.pass)) process.exitCode = 1;
+} else {
+  const engine = a.engine as EngineKind;
+  for (const id of ids) {
+    if (engine === "node-red" && !nodeRedSupports(WORKLOADS[id])) continue;
+    await workload(engine, id);
+  }
+}
+if (!a.quick && !a["no-save"]) console.log(`wrote ${await writeReport(ROOT)}`);
+process.exit(process.exitCode ?? 0);

@@ -1,0 +1,164 @@
+/**
+ * One measured step of bench.md's method: a fresh bounded broker, the engine pinned to CPU 1, the
+ * generator (in this process, pinned to CPU 0), the warm-up burst, the open-loop send, the
+ * end-of-send gap from the engine's own source counter, CPU and memory meters, then the exact proof
+ * on the sink output cross-checked with the engine's counters.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startBroker } from "./broker.ts";
+import { startEngine, type EngineKind, type EngineOptions } from "./engines.ts";
+import { Generator, type GenResult } from "./gen.ts";
+import { cpuSeconds, load, MemSampler, mib } from "./meter.ts";
+import { crossCheck, verify, type CrossCheck, type Counters, type Proof } from "./verify.ts";
+import type { Workload } from "./workloads.ts";
+
+export const MAX_GAP = 4096;
+
+export interface StepResult {
+  workload: string;
+  engine: EngineKind;
+  rate: number;
+  seconds: number;
+  pass: boolean;
+  /** Why the step failed (empty when it passed). */
+  why: string[];
+  on_schedule: boolean;
+  sent: number;
+  gap: number;
+  lost: number;
+  duplicates: number;
+  extras: number;
+  /** Engine CPU over the send, as % of its one core. */
+  cpu_pct: number;
+  /** Engine CPU from the first send to the last window flushed, per message sent. */
+  us_per_msg: number;
+  cpu_s: number;
+  peak_rss_mib: number;
+  peak_anon_mib: number;
+  /** [seconds since the send started, VmRSS KiB, RssAnon KiB] every ~5 s. */
+  rss_series: [number, number, number][];
+  load_before: number[];
+  load_after: number[];
+  warmup_msgs: number;
+  gen: Omit<GenResult, "per_second" | "sent_per_conn"> & { per_second_min: number; per_second_max: number };
+  proof: Proof;
+  cross: CrossCheck;
+  engine_command: string;
+  command: string;
+  at: string;
+}
+
+export interface StepOptions extends EngineOptions {
+  conns?: number;
+  /** Keep the sink output (default: removed once proved). */
+  keep?: boolean;
+  /** The command line that reproduces this step (for RESULTS.md). */
+  command?: string;
+}
+
+async function settle(read: () => Promise<number>, quietMs: number, maxMs: number): Promise<number> {
+  let prev = await read();
+  let since = Date.now();
+  const deadline = Date.now() + maxMs;
+  while (Date.now() < deadline) {
+    await Bun.sleep(100);
+    const v = await read();
+    if (v !== prev) {
+      prev = v;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) break;
+  }
+  return prev;
+}
+
+export async function runStep(kind: EngineKind, w: Workload, rate: number, seconds: number, opts: StepOptions = {}): Promise<StepResult> {
+  const dir = mkdtempSync(join(tmpdir(), `floe-bench-${w.id}-`));
+  const broker = await startBroker(0);
+  const engine = await startEngine(kind, w, broker.port, dir, opts);
+  const gen = await Generator.open(broker.port, opts.conns ?? 8);
+  try {
+    // Warm-up: a burst of its own tag and devices until the engine's source counter shows it.
+    let warm = 0;
+    for (let i = 0; i < 40 && (await engine.counters()).source_in === 0; i++) {
+      warm += (await gen.run(w, "warm", 2000, 0.25, { devicePrefix: "warm_", devices: 10 })).sent;
+      await Bun.sleep(250);
+    }
+    const before: Counters = { ...(await engine.counters()) };
+    before.source_in = await settle(async () => (await engine.counters()).source_in, 500, 5000);
+    if (before.source_in === 0) throw new Error("warm-up: the engine's source never counted a message");
+
+    const pid = engine.pid;
+    const mem = new MemSampler(pid);
+    const load0 = load();
+    const c0 = cpuSeconds(pid);
+    const g = await gen.run(w, "run", rate, seconds);
+    const inAtEnd = (await engine.counters()).source_in;
+    const cSend = cpuSeconds(pid);
+    const gap = g.sent - (inAtEnd - before.source_in);
+    // Drain: the source catches up, windows close (10 s tumbling / session max), the sink goes quiet.
+    await settle(async () => (await engine.counters()).source_in, 1000, 30_000);
+    if (w.proof === "window") await Bun.sleep(11_000);
+    await settle(async () => (await engine.counters()).sink_out, 1500, 30_000);
+    const c1 = cpuSeconds(pid);
+    const after = await engine.counters();
+    mem.stop();
+    const load1 = load();
+    await engine.stop();
+    const proof = await verify(engine.outputs(), { workload: w, tag: "run", sentPerConn: g.sent_per_conn });
+    const cross = crossCheck(before, after, proof);
+    const why: string[] = [];
+    if (!g.on_schedule) why.push(`generator not on schedule: ${g.why.join("; ")}`);
+    if (gap > MAX_GAP) why.push(`end-of-send gap ${gap} > ${MAX_GAP}`);
+    if (!proof.ok) why.push(`proof failed: lost ${proof.lost}, duplicates ${proof.duplicates}, extras ${proof.extras}, keys ${proof.keys_seen}/${proof.keys_expected} (${proof.keys_wrong} wrong), malformed ${proof.malformed}`);
+    if (!cross.ok) why.push(`counters disagree: ${cross.why.join("; ")}`);
+    const cpu = c1 - c0;
+    const { per_second, sent_per_conn: _, ...genRest } = g;
+    const interior = per_second.slice(1, -1);
+    return {
+      workload: w.id,
+      engine: kind,
+      rate,
+      seconds,
+      pass: why.length === 0,
+      why,
+      on_schedule: g.on_schedule,
+      sent: g.sent,
+      gap,
+      lost: proof.lost,
+      duplicates: proof.duplicates,
+      extras: proof.extras,
+      cpu_pct: Math.round(((cSend - c0) / g.wall_s) * 1000) / 10,
+      us_per_msg: Math.round(((cpu * 1e6) / g.sent) * 100) / 100,
+      cpu_s: Math.round(cpu * 100) / 100,
+      peak_rss_mib: mib(mem.peakRss),
+      peak_anon_mib: mib(mem.peakAnon),
+      rss_series: mem.series,
+      load_before: load0,
+      load_after: load1,
+      warmup_msgs: warm,
+      gen: { ...genRest, per_second_min: interior.length ? Math.min(...interior) : 0, per_second_max: interior.length ? Math.max(...interior) : 0 },
+      proof,
+      cross,
+      engine_command: engine.command,
+      command: opts.command ?? "",
+      at: new Date().toISOString(),
+    };
+  } finally {
+    gen.close();
+    await engine.stop().catch(() => {});
+    await broker.stop();
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One line for the console. */
+export function summary(r: StepResult): string {
+  const ok = r.pass ? "PASS" : "FAIL";
+  return (
+    `${r.engine} ${r.workload} ${String(r.rate).padStart(6)}/s ${r.seconds}s ${ok} sent ${r.sent} gap ${r.gap} lost ${r.lost} dup ${r.duplicates} ` +
+    `cpu ${r.cpu_pct}% ${r.us_per_msg} µs/msg rss ${r.peak_rss_mib} anon ${r.peak_anon_mib} MiB load ${r.load_before[0]}` +
+    (r.pass ? "" : ` — ${r.why.join(" | ")}`)
+  );
+}
