@@ -16,7 +16,8 @@ function rssKb(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
-async function settledRss(pid: number, ms = 3000): Promise<number> {
+/** RSS once the daemon's idle collector (3 s after the last request, checked every second) has run. */
+async function settledRss(pid: number, ms = 5000): Promise<number> {
   await Bun.sleep(ms);
   return rssKb(pid);
 }
@@ -46,11 +47,11 @@ const marks = new Set([100, warm, 2500, 5000, 7500, cycles]);
 for (let i = 1; i <= cycles; i++) {
   await must("POST", "/rules", churn, 201);
   await must("DELETE", "/rules/churn", {}, 200);
-  if (marks.has(i) && i < cycles) series.push([i, await settledRss(pid, 4000)]);
+  if (marks.has(i) && i < cycles) series.push([i, await settledRss(pid)]);
 }
 const before = series.find(([n]) => n === warm)![1];
 const seconds = (performance.now() - t0) / 1000;
-const after = await settledRss(pid, 5000);
+const after = await settledRss(pid);
 series.push([cycles, after]);
 await d.stop();
 await broker.stop();

@@ -59,12 +59,12 @@ const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
 const range = (s: Stat, unit = "") => `${s.median}${unit} (${s.min}–${s.max})`;
 
 function stepRow(r: StepResult, label: string): string {
-  return `| ${label} | ${k(r.rate)} | ${r.seconds} s | ${r.on_schedule ? "yes" : "**no**"} | ${r.gap} | ${r.lost} | ${r.duplicates} | ${r.cpu_pct} | ${r.us_per_msg} | ${r.peak_rss_mib} | ${r.peak_anon_mib} | ${r.load_before[0]} | ${r.pass ? "pass" : `**fail**: ${r.why.join("; ").replace(/\|/g, "/")}`} | \`${r.command}\` |`;
+  return `| ${label} | ${k(r.rate)} | ${r.seconds} s | ${r.on_schedule ? "yes" : "**no**"} | ${r.gap}${r.gap_read_ms > 250 ? ` (read ${r.gap_read_ms} ms late)` : ""} | ${r.drain_s ?? "—"} | ${r.lost} | ${r.duplicates} | ${r.cpu_pct} | ${r.us_per_msg} | ${r.peak_rss_mib} | ${r.peak_anon_mib} | ${r.load_before[0]} | ${r.pass ? "pass" : `**fail**: ${r.why.join("; ").replace(/\|/g, "/")}`} | \`${r.command}\` |`;
 }
 
 const HEAD =
-  "| step | rate | length | on_schedule | gap | lost | dup | CPU % | µs/msg | peak RSS MiB | peak anon MiB | load | verdict | reproduce |\n" +
-  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+  "| step | rate | length | on_schedule | gap | drain s | lost | dup | CPU % | µs/msg | peak RSS MiB | peak anon MiB | load | verdict | reproduce |\n" +
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 function figure(f: WorkloadFile): string {
   const t = f.top;
@@ -108,7 +108,9 @@ export async function writeReport(root: string): Promise<string> {
     "generator was on schedule, the end-of-send gap (sent − the rule's source `records_in_total` when sending stops) is",
     "≤ 4,096, the exact proof holds on the file output, and the engine's counters agree with it (source in = sent,",
     "sink out = rows written, no exceptions). CPU % is the engine's CPU during the send as a share of its core;",
-    "µs/msg is its CPU from the first send to the last window flushed, per message. `load` is the 1-minute load",
+    "µs/msg is its CPU from the first send to the last window flushed, per message. `drain s`: seconds from the end of",
+    "the send until the output stopped growing (window steps wait 11 s for the last window on purpose; blank in rows",
+    "measured before the harness recorded it). `load` is the 1-minute load",
     "average when the step started (the machine has 2 cores and is shared with other work).",
     "",
   ];

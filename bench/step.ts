@@ -35,6 +35,10 @@ export interface StepResult {
   /** Engine CPU from the first send to the last window flushed, per message sent. */
   us_per_msg: number;
   cpu_s: number;
+  /** How long the engine took to answer the status request that measured the gap. */
+  gap_read_ms: number;
+  /** Seconds from the end of the send until the output stopped growing (window steps wait 11 s on purpose). */
+  drain_s: number;
   peak_rss_mib: number;
   peak_anon_mib: number;
   /** [seconds since the send started, VmRSS KiB, RssAnon KiB] every ~5 s. */
@@ -94,13 +98,19 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
     const load0 = load();
     const c0 = cpuSeconds(pid);
     const g = await gen.run(w, "run", rate, seconds);
-    const inAtEnd = (await engine.counters()).source_in;
+    const sendEnd = performance.now();
     const cSend = cpuSeconds(pid);
+    const inAtEnd = (await engine.counters()).source_in;
+    // A busy engine answers its status late, and the gap it reports is then too small: keep the delay.
+    const gapReadMs = Math.round(performance.now() - sendEnd);
     const gap = g.sent - (inAtEnd - before.source_in);
     // Drain: the source catches up, windows close (10 s tumbling / session max), the sink goes quiet.
     await settle(async () => (await engine.counters()).source_in, 1000, 30_000);
     if (w.proof === "window") await Bun.sleep(11_000);
     await settle(async () => (await engine.counters()).sink_out, 1500, 30_000);
+    // A sink may count a row before it is in the file (Node-RED's file node queues writes): wait for the bytes.
+    await settle(async () => engine.outputs().reduce((n, f) => n + Bun.file(f).size, 0), 2000, 180_000);
+    const drain = (performance.now() - sendEnd) / 1000;
     const c1 = cpuSeconds(pid);
     const after = await engine.counters();
     mem.stop();
@@ -132,6 +142,8 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
       cpu_pct: Math.round(((cSend - c0) / g.wall_s) * 1000) / 10,
       us_per_msg: Math.round(((cpu * 1e6) / g.sent) * 100) / 100,
       cpu_s: Math.round(cpu * 100) / 100,
+      drain_s: Math.round(drain * 10) / 10,
+      gap_read_ms: gapReadMs,
       peak_rss_mib: mib(mem.peakRss),
       peak_anon_mib: mib(mem.peakAnon),
       rss_series: mem.series,

@@ -11,6 +11,9 @@ import { Ring } from "./ring.ts";
 /** Default capacity of a subscriber queue, in records. */
 export const DEFAULT_SUBSCRIBER_CAPACITY = 4096;
 
+/** A queueing-latency probe follows at most one record in this many. */
+const PROBE_EVERY = 64;
+
 /** What a full subscriber queue does: push back on the source (default), or evict its oldest. */
 export type OverflowPolicy = "block" | "drop-oldest";
 
@@ -23,6 +26,18 @@ export class Subscription<T> {
   wake: () => void;
   /** Called with the number of records evicted by one admission. */
   onDrop: ((n: number) => void) | undefined;
+  /**
+   * Sampled queueing latency, µs: one probe record at a time (at most one per 64 admitted) is
+   * followed from its admission to the take that removes it — one clock read per probe, none
+   * per record.
+   */
+  latencyUs = 0;
+  /** Records appended and removed (taken or evicted) so far; the probe is record number `probeSeq`. */
+  admitted = 0;
+  private removed = 0;
+  probeSeq = -1;
+  probeAt = 0;
+  lastProbe = 0;
   private readonly bus: Bus<T>;
 
   constructor(bus: Bus<T>, capacity: number, policy: OverflowPolicy, wake: () => void) {
@@ -40,8 +55,20 @@ export class Subscription<T> {
   /** Moves up to `max` records into `out`; a refused publisher may then be resumed. */
   take(out: T[], max: number): number {
     const n = this.queue.takeInto(out, max);
-    if (n > 0) this.bus.released();
+    if (n > 0) {
+      this.removed += n;
+      if (this.probeSeq >= 0 && this.removed > this.probeSeq) {
+        this.latencyUs = Math.round((performance.now() - this.probeAt) * 1000);
+        this.probeSeq = -1;
+      }
+      this.bus.released();
+    }
     return n;
+  }
+
+  /** `n` records were evicted (drop-oldest). */
+  evicted(n: number): void {
+    this.removed += n;
   }
 
   close(): void {
@@ -87,19 +114,10 @@ export class Bus<T> {
   publish(batch: readonly T[], from = 0, to = batch.length): boolean {
     const n = to - from;
     if (n <= 0) return true;
+    if (!this.reserve(n)) return false;
     const subs = this.subs;
-    // Reserve: every blocking subscriber must take the whole batch.
-    for (let i = 0; i < subs.length; i++) {
-      const s = subs[i]!;
-      if (s.policy !== "block") continue;
-      if (n > s.queue.capacity) throw new RangeError(`batch of ${n} exceeds subscriber capacity ${s.queue.capacity}`);
-      if (s.queue.free < n) {
-        if (n > this.need) this.need = n;
-        this.refusals++;
-        return false;
-      }
-    }
     // Commit.
+    let now = 0;
     for (let i = 0; i < subs.length; i++) {
       const s = subs[i]!;
       const q = s.queue;
@@ -113,11 +131,38 @@ export class Bus<T> {
           start = from + over;
         }
         s.dropped += dropped;
+        s.evicted(dropped - Math.max(0, over));
         s.onDrop?.(dropped);
       }
+      if (s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {
+        s.probeSeq = s.lastProbe = s.admitted;
+        s.probeAt = now === 0 ? (now = performance.now()) : now;
+      }
       for (let j = start; j < to; j++) q.push(batch[j]!);
+      s.admitted += to - start;
     }
     for (let i = 0; i < subs.length; i++) subs[i]!.wake();
+    return true;
+  }
+
+  /**
+   * True when a batch of `n` records would be admitted now: every blocking subscriber has room.
+   * A false answer counts as a refusal (`onDrain` then waits for room for `n`). Lets a publisher
+   * that feeds several buses (an MQTT connection shared by rules) check them all before it
+   * commits to any.
+   */
+  reserve(n: number): boolean {
+    const subs = this.subs;
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      if (s.policy !== "block") continue;
+      if (n > s.queue.capacity) throw new RangeError(`batch of ${n} exceeds subscriber capacity ${s.queue.capacity}`);
+      if (s.queue.free < n) {
+        if (n > this.need) this.need = n;
+        this.refusals++;
+        return false;
+      }
+    }
     return true;
   }
 

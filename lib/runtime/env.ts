@@ -4,6 +4,7 @@
  */
 import type { Zone } from "../expr/time.ts";
 import { localZone } from "../expr/time.ts";
+import { ConnectionRegistry } from "../io/connections.ts";
 import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
@@ -30,6 +31,8 @@ export interface RuntimeEnv {
   /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
   readonly sinkGraceMs: number;
   readonly pubsub: MemoryPubSub;
+  /** Named connections shared by the nodes that select them (one client per connection per process). */
+  readonly connections: ConnectionRegistry;
   /** KV confKeys (`sources.<type>.<key>`, `sinks.…`, `connections.…`) that override yaml ones. */
   confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
   /** Info-level log line (never stdout). */
@@ -37,6 +40,7 @@ export interface RuntimeEnv {
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
+  const log = p.log ?? ((l: string) => void process.stderr.write(l + "\n"));
   return {
     etcDir: p.etcDir,
     dataDir: p.dataDir ?? "data",
@@ -50,7 +54,8 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),
+    connections: p.connections ?? new ConnectionRegistry(p.baseDir ?? process.cwd(), log, p.mqttReader),
     confKey: p.confKey,
-    log: p.log ?? ((l) => void process.stderr.write(l + "\n")),
+    log,
   };
 }

@@ -4,6 +4,7 @@
  * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
+import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
 import { StdinSource } from "../io/sources/stdin.ts";
@@ -51,12 +52,31 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
     return { exitCode: 1, lost: 0, status: null };
   }
+  // Named connections (`connectionSelector`) come from etc/connections/connection.yaml.
+  const conns = await loadConnectionYaml(req.etcDir);
+  const connection = (type: string, id: string): Record<string, unknown> | undefined => {
+    const byId = conns[type];
+    const p = byId && typeof byId === "object" && !Array.isArray(byId) ? (byId as Record<string, unknown>)[id] : undefined;
+    if (!p || typeof p !== "object" || Array.isArray(p)) return undefined;
+    const props = { ...(p as Record<string, unknown>) };
+    if (props.xOperation === "delete") return undefined;
+    delete props.xOperation;
+    return props;
+  };
   const env = createRuntimeEnv({
     etcDir: req.etcDir,
     zone: req.zone,
     ignoreCase: req.ignoreCase,
+    confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
     log: (l) => req.warn(l + "\n"),
   });
+  env.connections.resolve = (id) => {
+    for (const typ of Object.keys(conns)) {
+      const props = connection(typ, id);
+      if (props) return { typ, props };
+    }
+    return undefined;
+  };
   const hub = new SourceHub(env);
   const names = [select.from.name, ...select.joins.map((j) => j.source.name)];
   const connectors = new Map<string, SourceConnector>();

@@ -49,6 +49,9 @@ class Inlet {
   att: Attachment | undefined;
   /** The source node: `buffer_length` shows the subscription's occupancy. */
   node!: NodeMetrics;
+  /** The `<i>_decoder` node of a byte source. */
+  decoderNode: NodeMetrics | undefined;
+  private decoded = 0;
   readonly wake = (): void => {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -89,6 +92,8 @@ class Inlet {
         return;
       }
       const n = sub.take(buf, Math.min(room, STEP));
+      // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
+      this.node.processLatencyUs = sub.latencyUs;
       for (let i = 0; i < n; i++) this.process(buf[i]!);
       buf.length = 0;
     }
@@ -101,8 +106,13 @@ class Inlet {
     const now = this.run.now();
     let rows: Obj | Obj[];
     if (m.payload !== null && dec) {
+      // The decoder node's latency: one payload in 64 is timed.
+      const dn = this.decoderNode;
+      const timed = dn !== undefined && (++this.decoded & 63) === 1;
+      const t0 = timed ? performance.now() : 0;
       try {
         rows = dec(m.payload);
+        if (timed) dn.processLatencyUs = Math.round((performance.now() - t0) * 1000);
       } catch (e) {
         if (!(e instanceof RowError || e instanceof EngineError)) throw e;
         topo.sourceError(this.name, e.message);
@@ -187,21 +197,24 @@ export class RuleRun {
   }
 
   async start(): Promise<void> {
-    for (const p of this.pipelines) p.open();
     const o = this.spec.options;
     const srcs = this.plan.sources;
     try {
+      // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
+      for (const p of this.pipelines) p.open();
       for (const src of srcs) {
         const inlet = new Inlet(this, src.name, src.def);
         this.inlets.push(inlet);
         const node = this.topo.sourceMetrics(src.name)!;
         inlet.node = node;
+        inlet.decoderNode = this.topo.decoderMetrics(src.name);
         inlet.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
           capacity: o.subscriberCapacity,
           policy: o.overflow,
           wake: inlet.wake,
           node,
           onEof: () => this.sourceEof(),
+          ref: `${this.spec.id}_${src.name}_0`,
           connector: this.spec.connectors?.get(src.name),
         });
         if (inlet.att.sub.length) inlet.wake();

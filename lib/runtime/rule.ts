@@ -183,6 +183,9 @@ export class Rule {
   }
 
   private pipeline(a: Action): SinkPipeline {
+    const cache = a.common.cache;
+    // The alter queue's resend instance: same connector, `topic` = resendDestination when set.
+    const resendProps = cache.resendDestination ? { ...a.props, topic: cache.resendDestination } : a.props;
     return new SinkPipeline({
       ruleId: this.id,
       type: a.type,
@@ -190,6 +193,7 @@ export class Rule {
       props: a.props,
       common: a.common,
       connector: createSinkConnector(a.type, a.props, this.env),
+      resendConnector: cache.enableCache && cache.resendAlterQueue ? createSinkConnector(a.type, resendProps, this.env) : undefined,
       dataDir: this.env.dataDir,
       aesKey: this.env.aesKey,
       log: (l) => this.env.log(l),

@@ -24,6 +24,8 @@ export interface AttachOptions {
   /** The rule's source node (connection metrics, exceptions). */
   readonly node: NodeMetrics;
   readonly onEof: () => void;
+  /** The attaching node as a named connection's reference, `<ruleId>_<stream>_0`. */
+  readonly ref: string;
   /** A connector built by the host instead of the one TYPE names (pipe mode's stdin). */
   readonly connector?: SourceConnector;
 }
@@ -85,6 +87,7 @@ export class SourceHub {
       const ctx: SourceContext = {
         bus: s.bus,
         status: s.status,
+        ref: o.ref,
         exception: (m) => {
           for (const n of s.nodes) n.exception(m, Date.now());
         },

@@ -139,6 +139,11 @@ export class Topology {
     return this.sources.get(stream)?.metrics;
   }
 
+  /** The `<i>_decoder` node of `stream` (byte sources), if any. */
+  decoderMetrics(stream: string): NodeMetrics | undefined {
+    return this.sources.get(stream)?.helpers.find((h) => h instanceof DecoderOp)?.metrics;
+  }
+
   /** The window operators (for `--on-eof flush`). */
   windowOps(): WindowOp[] {
     return this.operators.filter((o): o is WindowOp => o instanceof WindowOp);

@@ -1,7 +1,7 @@
 /**
  * Named connections (rest-api.md §12), stored as `connections.<typ>.<id>` confKeys and shared by
- * rules through `connectionSelector`. Status comes from the runtime's connection pool when it
- * reports one; props are listed with secrets masked.
+ * rules through `connectionSelector`. Status and references come from the runtime's connection
+ * registry (the live clients); props are listed with secrets masked.
  */
 import { ErrCode } from "../errors.ts";
 import { idError } from "../store/ids.ts";
@@ -32,16 +32,9 @@ function find(e: Engine, id: string): Conn | undefined {
   return all(e).find((c) => c.id === id);
 }
 
-/** Rules whose stream or action names this connection (`connectionSelector`). */
+/** The rule nodes attached to this connection, `<ruleId>_<node>_<instance>` (rest-api.md §12). */
 function references(e: Engine, id: string): string[] {
-  const refs: string[] = [];
-  for (const [rid, lc] of e.rules.rules) {
-    if (!lc.running) continue;
-    lc.def.actions.forEach((a, i) => {
-      for (const [t, p] of Object.entries(a)) if ((p as Record<string, unknown>).connectionSelector === id) refs.push(`${rid}_${t}_${i}_0`);
-    });
-  }
-  return refs.sort();
+  return e.connections.refs(id);
 }
 
 function view(e: Engine, c: Conn): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, wr
 import { join } from "node:path";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
+import { ConnectionRegistry } from "../io/connections.ts";
 import type { Zone } from "../expr/time.ts";
 import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
@@ -17,7 +18,6 @@ import { Kv } from "../store/kv.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { ConfKeys } from "./confkeys.ts";
-import { ConnectionPool } from "./connection-pool.ts";
 import type { MockSpec } from "./mock-source.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
@@ -49,7 +49,8 @@ export class Engine {
   readonly scripts = new Map<string, ScriptDef>();
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   hooks!: RuntimeHooks;
-  readonly connections: ConnectionPool;
+  /** Named connections: one live client each, shared by the rules that select them. */
+  readonly connections: ConnectionRegistry;
 
   private constructor(
     readonly paths: Paths,
@@ -62,7 +63,14 @@ export class Engine {
     readonly log: (line: string) => void,
     readonly version: string,
   ) {
-    this.connections = new ConnectionPool(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    this.connections.resolve = (id) => {
+      for (const [full, props] of confKeys.entries()) {
+        const [kind, typ, ...rest] = full.split(".");
+        if (kind === "connections" && typ && rest.join(".") === id) return { typ, props };
+      }
+      return undefined;
+    };
   }
 
   get zone(): Zone {

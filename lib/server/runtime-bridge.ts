@@ -54,6 +54,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     aesKey: typeof engine.config.doc.basic === "object" ? ((engine.config.doc.basic as Record<string, unknown>).aeskey as string | undefined) : undefined,
     sinkGraceMs: basic.gracefulShutdownTimeoutMs,
     confKey: (kind, type, key) => engine.confKeys.get(kind, type, key),
+    connections: engine.connections,
     log: engine.log,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.

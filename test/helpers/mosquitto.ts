@@ -3,7 +3,7 @@
  * restart (persistence survives a restart in the same directory). Fails with a message naming the
  * package when `mosquitto` is not installed.
  */
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +84,17 @@ export class Mosquitto {
     }
     const err = await Bun.file(join(this.dir, `mosquitto-${this.starts}.log`)).text().catch(() => "");
     throw new Error(`mosquitto did not start on port ${this.port}: ${err}`);
+  }
+
+  /** Established TCP connections to this broker, counted on the client side (IPv4 loopback). */
+  clients(): number {
+    const hex = `:${this.port.toString(16).toUpperCase().padStart(4, "0")}`;
+    let n = 0;
+    for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[2]?.endsWith(hex) && f[3] === "01") n++;
+    }
+    return n;
   }
 
   /** Stops the broker (SIGTERM saves its persistence; SIGKILL does not). */

@@ -1,6 +1,7 @@
 /**
  * `floe run` over real connectors (pipe-mode.md): an MQTT stream printed to stdout until SIGINT,
- * which flushes open windows and exits 0; a `.json` rule's actions run as well as stdout.
+ * which flushes open windows and exits 0; a `.json` rule's actions run as well as stdout; the
+ * bundled `rules/mqtt-hot.sql` against a broker of the test's own.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -85,4 +86,45 @@ test("a .json rule runs its actions as well as stdout, and ends at the end of it
   expect(st.sink_stdout_0_0_records_out_total).toBe(3);
   expect(st.sink_mqtt_1_0_records_out_total).toBe(3);
   await sub.endAsync();
+}, 20_000);
+
+test("the bundled rules/mqtt-hot.sql prints hot readings from a live broker; Ctrl-C exits 0", async () => {
+  const p = floe([join(root, "rules", "mqtt-hot.sql")], { MQTT_SOURCE__DEFAULT__SERVER: broker.url });
+  const pub = await connectAsync({ host: "127.0.0.1", port: broker.port, protocol: "mqtt" });
+  const reader = (p.stdout as ReadableStream<Uint8Array>).getReader();
+  let out = "";
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      out += new TextDecoder().decode(value);
+    }
+  })();
+  // The subscription is asynchronous: probe until the rule answers, then send the readings.
+  await waitFor(() => {
+    void pub.publishAsync("sensors/probe/telemetry", JSON.stringify({ device: "probe", temperature: 30 }), { qos: 1 });
+    return out.includes('"device":"probe"');
+  }, "the rule to subscribe");
+  const readings = [
+    ["d1", 31.5, 40],
+    ["d2", 20.0, 55],
+    ["d1", 25.5, 41],
+  ] as const;
+  for (const [device, temperature, humidity] of readings) {
+    await pub.publishAsync(`sensors/${device}/telemetry`, JSON.stringify({ device, temperature, humidity, ts: 1 }), { qos: 1 });
+  }
+  await pub.publishAsync("sensors/d3/other", JSON.stringify({ device: "d3", temperature: 90 }), { qos: 1 });
+  await waitFor(() => out.includes('"device":"d1","humidity":41'), "the readings");
+  await Bun.sleep(100);
+  p.kill("SIGINT");
+  const [err, code] = await Promise.all([text(p.stderr), p.exited]);
+  await pump;
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const lines = out.trim().split("\n").filter((l) => !l.includes('"probe"'));
+  expect(lines).toEqual([
+    '{"device":"d1","humidity":40,"temp_f":88.7,"topic":"sensors/d1/telemetry"}',
+    '{"device":"d1","humidity":41,"temp_f":77.9,"topic":"sensors/d1/telemetry"}',
+  ]);
+  await pub.endAsync();
 }, 20_000);

@@ -76,6 +76,32 @@ test("stream + rule over REST move MQTT messages through a real broker; trial ru
   }
   expect(conn).toEqual({ id: "up", typ: "mqtt", props: { server: broker.url }, isNamed: true, status: "connected" });
 
+  // A stream (through its source confKey) and a sink select it: both share its client.
+  expect((await d.call("PUT", "/metadata/sources/mqtt/confKeys/viaup", { server: broker.url, connectionSelector: "up" })).status).toBe(200);
+  expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM viaup (v bigint) WITH (DATASOURCE="up/in", FORMAT="json", CONF_KEY="viaup")' })).status).toBe(201);
+  const up1 = { id: "up1", sql: "SELECT v * 100 AS v FROM viaup", actions: [{ mqtt: { connectionSelector: "up", topic: "e2e/out", qos: 1 } }] };
+  expect((await d.call("POST", "/rules", up1)).status).toBe(201);
+  for (let i = 0; i < 100 && conn.refCount !== 2; i++) {
+    conn = JSON.parse((await d.call("GET", "/connections/up")).text);
+    await Bun.sleep(20);
+  }
+  expect(conn).toEqual({ id: "up", typ: "mqtt", props: { server: broker.url }, isNamed: true, status: "connected", refCount: 2 });
+  received.length = 0;
+  const end0 = Date.now() + 8000;
+  while (!received.some((m) => m.includes('"v":2100')) && Date.now() < end0) {
+    await client.publishAsync("up/in", JSON.stringify({ v: 21 }), { qos: 1 });
+    await Bun.sleep(100);
+  }
+  expect(received).toContain('[{"v":2100}]');
+  const st1 = await status(d, "up1");
+  expect([st1.source_viaup_0_connection_status, st1.sink_mqtt_0_0_connection_status]).toEqual([1, 1]);
+  const refused = await d.call("DELETE", "/connections/up");
+  expect([refused.status, refused.text]).toEqual([400, '{"error":1000,"message":"drop connection failed: connection up can\'t be dropped due to rule references [up1_mqtt_0_0 up1_viaup_0]"}\n']);
+  expect((await d.call("POST", "/rules/up1/stop")).status).toBe(200);
+  expect(JSON.parse((await d.call("GET", "/connections/up")).text).refCount).toBeUndefined();
+  expect((await d.call("DELETE", "/rules/up1")).status).toBe(200);
+  expect((await d.call("DELETE", "/streams/viaup")).status).toBe(200);
+
   // A trial run streams its results as server-sent events.
   const trial = await d!.call("POST", "/ruletest", { id: "tr", sql: "SELECT v + 1 AS w FROM e2e" });
   expect(trial.status).toBe(200);

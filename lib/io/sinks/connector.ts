@@ -5,8 +5,19 @@
  * connection-type failure (retried when retry is on) and any other error for a failure that
  * drops the item (rules-and-sinks.md §3.4).
  */
-import type { Obj } from "../../expr/values.ts";
+import type { Obj, Value } from "../../expr/values.ts";
 import type { NodeMetrics } from "../../runtime/metrics.ts";
+
+/** What a payload was encoded from: the transform's outputs (one, or a batch). */
+export class SinkSource {
+  /** `[data, template text or null]` per output. */
+  outs: [Value, string | null][];
+  batched: boolean;
+  constructor(outs: [Value, string | null][], batched: boolean) {
+    this.outs = outs;
+    this.batched = batched;
+  }
+}
 
 /** One payload for the connector. */
 export class SinkItem {
@@ -16,17 +27,27 @@ export class SinkItem {
   props: Record<string, unknown> | null;
   /** Rows carried (for messages_processed_total). */
   rows: number;
-  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number) {
+  /** Kept only when a resend re-encodes the item (`resendIndicatorField`), else null. */
+  source: SinkSource | null;
+  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number, source: SinkSource | null = null) {
     this.payload = payload;
     this.props = props;
     this.rows = rows;
+    this.source = source;
   }
 }
 
-/** Connection state changes, reported into a node's connection metrics (rest-api.md §6.2). */
+/**
+ * Connection state changes, reported into a node's connection metrics (rest-api.md §6.2). A
+ * shared (named) connection links the reporters of the nodes using it: they follow its state
+ * while attached.
+ */
 export class ConnectionReporter {
   private readonly nodes: NodeMetrics[] = [];
+  private readonly links: ConnectionReporter[] = [];
   status: -1 | 0 | 1 = 0;
+  /** The message of the last disconnection. */
+  lastMessage = "";
 
   attach(m: NodeMetrics): void {
     this.nodes.push(m);
@@ -38,6 +59,19 @@ export class ConnectionReporter {
     if (i >= 0) this.nodes.splice(i, 1);
   }
 
+  /** `r` follows this reporter from now on, starting from the current state. */
+  link(r: ConnectionReporter): void {
+    this.links.push(r);
+    if (this.status === 1) r.connected();
+    else if (this.status === -1) r.disconnected(this.lastMessage);
+    else r.connecting();
+  }
+
+  unlink(r: ConnectionReporter): void {
+    const i = this.links.indexOf(r);
+    if (i >= 0) this.links.splice(i, 1);
+  }
+
   connecting(): void {
     const now = Date.now();
     this.status = 0;
@@ -45,6 +79,7 @@ export class ConnectionReporter {
       m.connectionStatus = 0;
       m.lastTryTime = now;
     }
+    for (const l of this.links) l.connecting();
   }
 
   connected(): void {
@@ -55,6 +90,7 @@ export class ConnectionReporter {
       m.lastConnectedTime = now;
       m.lastTryTime = now;
     }
+    for (const l of this.links) l.connected();
   }
 
   /** A lost connection counts one exception on the node (rules-and-sinks.md §9). */
@@ -62,12 +98,14 @@ export class ConnectionReporter {
     const now = Date.now();
     const was = this.status;
     this.status = -1;
+    this.lastMessage = message;
     for (const m of this.nodes) {
       m.connectionStatus = -1;
       m.lastDisconnectedTime = now;
       m.lastDisconnectedMessage = message;
       if (was === 1) m.exception(message, now);
     }
+    for (const l of this.links) l.disconnected(message);
   }
 }
 

@@ -3,6 +3,7 @@
  * other. Connector properties are validated first, then the common ones.
  */
 import { EngineError } from "../../errors.ts";
+import type { ConnectionRegistry } from "../connections.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { Props } from "../props.ts";
 import type { SinkConnector } from "./connector.ts";
@@ -15,6 +16,7 @@ import { LogSink, NopSink, StdoutConnector } from "./simple.ts";
 
 export interface SinkEnv {
   readonly pubsub: MemoryPubSub;
+  readonly connections?: ConnectionRegistry;
 }
 
 export const SINK_TYPES = ["file", "log", "memory", "mqtt", "nop", "redis", "rest", "stdout"] as const;
@@ -22,7 +24,7 @@ export const SINK_TYPES = ["file", "log", "memory", "mqtt", "nop", "redis", "res
 export function createSinkConnector(type: string, props: Props, env: SinkEnv): SinkConnector {
   switch (type) {
     case "mqtt":
-      return new MqttSink(props);
+      return new MqttSink(props, env.connections);
     case "log":
       return new LogSink();
     case "nop":

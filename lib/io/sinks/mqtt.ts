@@ -3,12 +3,15 @@
  * with `qos` and `retained`, v5 user `properties` (templates allowed). Publishing while
  * disconnected fails at once with `mqtt client is not connected` (an IO error, so the cache and
  * retry engage). QoS ≥ 1 publishes are pipelined up to a window; MQTT.js resends unacknowledged
- * ones after a reconnect.
+ * ones after a reconnect. With `connectionSelector` the sink publishes through that named
+ * connection (shared with other nodes), which outlives the sink.
  */
 import type { Writable } from "node:stream";
 import type { IClientPublishOptions } from "mqtt";
 import { EngineError, IoError } from "../../errors.ts";
+import type { ConnectionRegistry } from "../connections.ts";
 import { MqttConnection } from "../mqtt/client.ts";
+import type { SharedMqtt } from "../mqtt/shared.ts";
 import { parseMqttConf, type MqttConf } from "../mqtt/conf.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
@@ -23,13 +26,18 @@ export class MqttSink implements SinkConnector {
   private readonly qos: 0 | 1 | 2;
   private readonly retained: boolean;
   private readonly properties: Record<string, unknown> | undefined;
+  private readonly selector: string;
   private conn: MqttConnection | undefined;
+  private shared: { mqtt: SharedMqtt; ref: string } | undefined;
   private ctx: SinkContext | undefined;
   private inflight = 0;
   private slot: (() => void) | undefined;
   private idle: (() => void) | undefined;
 
-  constructor(props: Props) {
+  constructor(
+    props: Props,
+    private readonly connections?: ConnectionRegistry,
+  ) {
     const r = new PropReader(props);
     this.topic = r.str("topic");
     if (!this.topic) throw new EngineError("mqtt sink is missing property topic");
@@ -39,11 +47,21 @@ export class MqttSink implements SinkConnector {
     this.qos = q;
     this.retained = r.bool("retained");
     this.properties = r.obj("properties");
+    this.selector = r.str("connectionSelector");
     this.conf = parseMqttConf(props);
   }
 
   open(ctx: SinkContext): Promise<void> {
     this.ctx = ctx;
+    if (this.selector) {
+      if (!this.connections) throw new EngineError(`connection ${this.selector} not existed`);
+      const ref = `${ctx.ruleId}_${ctx.name}_0`;
+      const mqtt = this.connections.acquireMqtt(this.selector, ref);
+      this.shared = { mqtt, ref };
+      this.conn = mqtt.conn;
+      mqtt.status.link(ctx.status);
+      return mqtt.conn.ready;
+    }
     this.conn = new MqttConnection({ conf: this.conf, status: ctx.status, log: (l) => ctx.log(l) });
     return this.conn.ready;
   }
@@ -84,6 +102,13 @@ export class MqttSink implements SinkConnector {
   async close(): Promise<void> {
     if (this.inflight > 0 && this.conn?.connected) {
       await Promise.race([new Promise<void>((r) => (this.idle = r)), Bun.sleep(2000)]);
+    }
+    const sh = this.shared;
+    if (sh) {
+      this.shared = undefined;
+      sh.mqtt.status.unlink(this.ctx!.status);
+      await this.connections!.release(this.selector, sh.ref);
+      return;
     }
     await this.conn?.close();
   }

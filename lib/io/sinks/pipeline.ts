@@ -3,22 +3,20 @@
  * encode, compress, encrypt, cache), the sink's bounded queue and the worker that drains it into
  * the connector. `push` runs synchronously in the rule's chain and never blocks: the rule asks
  * `room()` before feeding more records and `onRoom` tells it when to resume, so a slow sink pushes
- * back on the rule and, through the bus, on the source.
+ * back on the rule and, through the bus, on the source. With `resendAlterQueue` the failed items
+ * go to a resend instance of the connector behind its own cache (resend.ts).
  */
 import { errorText, IoError, RowError } from "../../errors.ts";
-import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
 import type { Item } from "../../runtime/item.ts";
 import { NodeMetrics } from "../../runtime/metrics.ts";
 import type { SinkNode } from "../../runtime/topology.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
-import { createEncoder, type Encoder } from "../formats/encode.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
-import { parseGoJson } from "../../functions/go-json.ts";
 import type { SinkCommon } from "./common.ts";
-import { ConnectionReporter, SinkItem, type SinkConnector } from "./connector.ts";
+import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
+import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue, MemoryQueue, type SinkQueue } from "./queue.ts";
-import { Output, Transformer } from "./transform.ts";
+import { ResendSink } from "./resend.ts";
+import { Transformer, type Output } from "./transform.ts";
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -28,20 +26,13 @@ export interface SinkPipelineInit {
   readonly props: Record<string, unknown>;
   readonly common: SinkCommon;
   readonly connector: SinkConnector;
+  /** The second instance of the connector for `resendAlterQueue` (`topic` = `resendDestination`). */
+  readonly resendConnector?: SinkConnector;
   /** Where the cache keeps its disk pages (`<data>/cache.db`). */
   readonly dataDir: string;
   /** base64 AES key (`basic.aesKey`) for `encryption: aes`. */
   readonly aesKey?: string;
   log(line: string): void;
-}
-
-/** Tuple sinks take rows: a template's text is decoded back (object → row, array → rows). */
-function tupleData(o: Output): Obj | Obj[] {
-  let d: Value = o.data;
-  if (o.text !== null) d = parseGoJson(o.text);
-  if (isObj(d)) return d;
-  if (Array.isArray(d)) return d.filter(isObj);
-  throw new RowError(`unsupported type ${String(d)}, must be a map or a list of maps`);
 }
 
 export class SinkPipeline implements SinkNode {
@@ -51,15 +42,16 @@ export class SinkPipeline implements SinkNode {
   private readonly sink: NodeMetrics;
   private readonly batchNode: NodeMetrics | null;
   private readonly transformNode: NodeMetrics;
-  private readonly writerNode: NodeMetrics | null;
-  private readonly encodeNode: NodeMetrics | null;
-  private readonly compressNode: NodeMetrics | null;
-  private readonly encryptNode: NodeMetrics | null;
   private readonly cacheNode: NodeMetrics | null;
+  private readonly payloads: PayloadEncoder;
+  private readonly resend: ResendSink | null;
+  /** Outputs are kept on each item so a resend can re-encode them (`resendIndicatorField`). */
+  private readonly keepSource: boolean;
+  /** The main worker is sending an item. */
+  private sending = false;
   private readonly transformer: Transformer;
-  private readonly encoder: Encoder | null;
-  private readonly compress: Transform | null;
-  private readonly encrypt: Transform | null;
+  /** Results pushed so far; one in 64 has its helper nodes timed (process_latency_us). */
+  private pushes = 0;
   private readonly queue: SinkQueue;
   private readonly conn: SinkConnector;
   private readonly c: SinkCommon;
@@ -87,26 +79,37 @@ export class SinkPipeline implements SinkNode {
     this.name = `${type}_${index}`;
     const bytes = init.connector.bytes;
     const batching = c.batchSize > 0 || c.lingerInterval > 0;
+    const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!init.resendConnector;
     const cached = c.cache.enableCache && !c.cache.resendAlterQueue;
     let k = 0;
     const op = (helper: string) => new NodeMetrics("op", `${type}_${index}_${k++}_${helper}`);
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
-    this.writerNode = batching ? op("batchWriter") : null;
-    this.encodeNode = bytes && !batching ? op("encode") : null;
-    this.compress = bytes && type !== "file" ? compressor(c.compression) : null;
-    this.compressNode = this.compress ? op("compress") : null;
-    this.encrypt = bytes && type !== "file" ? encryptor(c.encryption, init.aesKey, c.encProps) : null;
-    this.encryptNode = this.encrypt ? op("encrypt") : null;
+    this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op);
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
-    this.metrics = [this.batchNode, this.transformNode, this.writerNode, this.encodeNode, this.compressNode, this.encryptNode, this.cacheNode, this.sink].filter(
-      (m): m is NodeMetrics => m !== null,
-    );
+    this.keepSource = alter && c.cache.resendIndicatorField !== "";
+    this.resend = alter
+      ? new ResendSink({
+          ruleId: init.ruleId,
+          name: this.name,
+          cacheName: `${this.name}_cache`,
+          conf: c.cache,
+          connector: init.resendConnector!,
+          dataDir: init.dataDir,
+          mark: this.keepSource ? (item) => (item.source ? this.payloads.mark(item, item.source, c.cache.resendIndicatorField) : item) : null,
+          mainBusy: () => this.sending || this.queue.length > 0,
+          log: init.log,
+        })
+      : null;
+    // Topology order: … → sink → op_<type>_<i>_cache → sink_<type>_<i>_resend (rest-api.md §6.3).
+    const pl = this.payloads;
+    const nodes = [this.batchNode, this.transformNode, pl.writerNode, pl.encodeNode, pl.compressNode, pl.encryptNode, this.cacheNode, this.sink];
+    if (this.resend) nodes.push(this.resend.cacheNode, this.resend.sink);
+    this.metrics = nodes.filter((m): m is NodeMetrics => m !== null);
     this.status.attach(this.sink);
     // A bytes sink with json format sends template text verbatim.
     this.transformer = new Transformer(c, bytes && c.format === "json", init.props);
-    this.encoder = bytes ? createEncoder(c.format, c) : null;
     const onDrop = (n: number) => {
       this.lost += n;
       const node = this.cacheNode ?? this.sink;
@@ -115,7 +118,8 @@ export class SinkPipeline implements SinkNode {
     this.queue = cached
       ? new CachedQueue(c.cache, new SinkCacheStore(cacheDb(init.dataDir), `sink/${init.ruleId}/${this.name}`), onDrop)
       : new MemoryQueue(c.bufferLength, onDrop);
-    const retry = c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
+    // With the alter queue the main sink never retries: failures go to the resend instance.
+    const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
     this.retryMs = retry;
   }
 
@@ -126,6 +130,7 @@ export class SinkPipeline implements SinkNode {
     );
     if (this.c.lingerInterval > 0) this.linger = setInterval(() => this.flushBatch(), this.c.lingerInterval);
     this.worker = this.work(ready);
+    this.resend?.open();
     // Items restored from a previous run's cache are sent first.
     if (this.queue.length > 0) this.wake();
   }
@@ -150,16 +155,20 @@ export class SinkPipeline implements SinkNode {
 
   push(item: Item): void {
     const now = Date.now();
-    if (this.batchNode) {
-      this.batchNode.recordsIn++;
-      this.batchNode.recordsOut++;
-      this.batchNode.lastInvocation = now;
+    // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
+    const timed = (++this.pushes & 63) === 1;
+    const b = this.batchNode;
+    if (b) {
+      b.recordsIn++;
+      b.recordsOut++;
+      b.lastInvocation = now;
     }
     const t = this.transformNode;
     t.recordsIn++;
     t.lastInvocation = now;
     const outs = this.outs;
     outs.length = 0;
+    const t0 = timed ? performance.now() : 0;
     try {
       this.transformer.apply(item, outs);
     } catch (e) {
@@ -167,31 +176,24 @@ export class SinkPipeline implements SinkNode {
       t.exception(e.message, now);
       return;
     }
+    if (timed) t.processLatencyUs = elapsedUs(t0);
     t.recordsOut += outs.length;
     for (const o of outs) t.messagesProcessed += o.rows;
-    if (this.batchNode) {
+    if (b) {
+      const t1 = timed ? performance.now() : 0;
       for (const o of outs) this.pending.push(o);
+      if (timed) b.processLatencyUs = elapsedUs(t1);
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    for (const o of outs) this.encodeOne(o, now);
+    for (const o of outs) this.encodeOne(o, now, timed);
   }
 
-  private encodeOne(o: Output, now: number): void {
-    let payload: SinkItem["payload"];
-    const e = this.encodeNode;
-    if (e) {
-      e.recordsIn++;
-      e.lastInvocation = now;
-      try {
-        payload = o.text ?? this.encoder!(o.data);
-      } catch (x) {
-        if (!(x instanceof RowError)) throw x;
-        e.exception(x.message, now);
-        return;
-      }
-      e.recordsOut++;
-      payload = this.postEncode(payload, now);
+  private encodeOne(o: Output, now: number, timed: boolean): void {
+    let payload: Payload | undefined;
+    if (this.conn.bytes) {
+      payload = this.payloads.single(o, now, timed);
+      if (payload === undefined) return;
     } else {
       try {
         payload = tupleData(o);
@@ -201,23 +203,7 @@ export class SinkPipeline implements SinkNode {
         return;
       }
     }
-    this.enqueue(new SinkItem(payload, o.props, o.rows), now);
-  }
-
-  private postEncode(p: string | Uint8Array, now: number): string | Uint8Array {
-    if (this.compress) {
-      this.compressNode!.recordsIn++;
-      p = this.compress(bytesOf(p));
-      this.compressNode!.recordsOut++;
-      this.compressNode!.lastInvocation = now;
-    }
-    if (this.encrypt) {
-      this.encryptNode!.recordsIn++;
-      p = this.encrypt(bytesOf(p));
-      this.encryptNode!.recordsOut++;
-      this.encryptNode!.lastInvocation = now;
-    }
-    return p;
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -227,42 +213,28 @@ export class SinkPipeline implements SinkNode {
     if (list.length === 0) return;
     this.pending = [];
     const now = Date.now();
-    const w = this.writerNode!;
+    const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
     let rows = 0;
     for (const o of list) rows += o.rows;
-    let payload: SinkItem["payload"];
+    let payload: Payload;
+    // Batches are few: every flush is timed.
+    const t0 = performance.now();
     try {
-      if (!this.conn.bytes) {
-        const merged: Obj[] = [];
-        for (const o of list) {
-          const d = tupleData(o);
-          if (Array.isArray(d)) for (const r of d) merged.push(r);
-          else merged.push(d);
-        }
-        payload = merged;
-      } else if (this.c.format === "json") {
-        let s = "[";
-        for (let i = 0; i < list.length; i++) s += (i ? "," : "") + (list[i]!.text ?? encodeGoJson(list[i]!.data));
-        payload = this.postEncode(s + "]", now);
-      } else {
-        const parts = list.map((o) => {
-          const p = o.text ?? this.encoder!(o.data);
-          return typeof p === "string" ? p : new TextDecoder().decode(p);
-        });
-        payload = this.postEncode(parts.join("\n"), now);
-      }
+      payload = this.payloads.batch(list, now);
     } catch (e) {
       if (!(e instanceof RowError)) throw e;
       w.exception(e.message, now);
       return;
     }
     w.recordsOut++;
-    this.enqueue(new SinkItem(payload, list[0]!.props, rows), now);
+    w.processLatencyUs = elapsedUs(t0);
+    const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
+    this.enqueue(new SinkItem(payload, list[0]!.props, rows, src), now, true);
   }
 
-  private enqueue(item: SinkItem, now: number): void {
+  private enqueue(item: SinkItem, now: number, timed: boolean): void {
     const c = this.cacheNode;
     if (c) {
       c.recordsIn++;
@@ -270,7 +242,10 @@ export class SinkPipeline implements SinkNode {
       c.lastInvocation = now;
     }
     this.sink.recordsIn++;
+    // The cache node's work is the queue push (a full page spills to disk).
+    const t0 = timed && c ? performance.now() : 0;
     this.queue.push(item);
+    if (t0) c!.processLatencyUs = elapsedUs(t0);
     this.sink.bufferLength = this.queue.memLength;
     if (c) c.bufferLength = this.queue.length - this.queue.memLength;
     this.wake();
@@ -300,22 +275,40 @@ export class SinkPipeline implements SinkNode {
     }
     const q = this.queue;
     const m = this.sink;
+    const resend = this.resend;
+    const resendFirst = resend !== null && this.c.cache.resendPriority > 0;
     for (;;) {
       if (this.aborted) return;
       const item = q.peek();
       if (item === undefined) {
         if (this.ending) return;
+        resend?.mainIdle();
         await new Promise<void>((r) => (this.wakeFn = r));
         continue;
       }
+      // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.
+      if (resendFirst && resend.length > 0) {
+        resend.take(item, Date.now());
+        q.shift();
+        this.afterShift();
+        continue;
+      }
       const t0 = performance.now();
+      this.sending = true;
       try {
         const r = this.conn.send(item);
         if (r) await r;
       } catch (e) {
+        this.sending = false;
         if (this.aborted) return;
         const now = Date.now();
         m.exception(errorText(e), now);
+        if (e instanceof IoError && resend) {
+          resend.take(item, now);
+          q.shift();
+          this.afterShift();
+          continue;
+        }
         if (e instanceof IoError && this.retryMs > 0) {
           this.failing = true;
           await this.sleep(this.retryMs);
@@ -327,11 +320,12 @@ export class SinkPipeline implements SinkNode {
         this.afterShift();
         continue;
       }
+      this.sending = false;
       this.failing = false;
       m.recordsOut++;
       m.messagesProcessed += item.rows;
       m.lastInvocation = Date.now();
-      m.processLatencyUs = Math.round((performance.now() - t0) * 1000);
+      m.processLatencyUs = elapsedUs(t0);
       q.shift();
       this.afterShift();
     }
@@ -352,12 +346,12 @@ export class SinkPipeline implements SinkNode {
 
   /** Items waiting to be sent (all tiers). */
   get queued(): number {
-    return this.queue.length;
+    return this.queue.length + (this.resend?.length ?? 0);
   }
 
   /** Items dropped by the cache's disk budget or the queue's headroom. */
   get dropped(): number {
-    return this.queue.dropped;
+    return this.queue.dropped + (this.resend?.dropped ?? 0);
   }
 
   /**
@@ -378,12 +372,24 @@ export class SinkPipeline implements SinkNode {
     if (this.sleepTimer) clearTimeout(this.sleepTimer);
     this.sleepDone?.();
     this.wake();
+    const resend = this.resend;
     if (this.queue instanceof CachedQueue) this.queue.stop(this.c.cache.cleanCacheAtStop);
-    else {
+    else if (resend) {
+      // Not sent yet: kept with the resend queue for the next run.
+      const now = Date.now();
+      for (let it = this.queue.peek(); it !== undefined; it = this.queue.peek()) {
+        resend.take(it, now);
+        this.queue.shift();
+      }
+    } else {
       this.lost += this.queue.length;
       this.queue.stop(true);
     }
     this.sink.bufferLength = 0;
+    if (resend) {
+      await resend.close(this.c.cache.cleanCacheAtStop);
+      this.lost += resend.lost;
+    }
     try {
       await this.conn.close();
     } catch (e) {

@@ -12,7 +12,7 @@ import { formatRfc3339Nano } from "../../expr/time.ts";
 import { Ring } from "../../runtime/ring.ts";
 import type { SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";
-import { SinkItem } from "./connector.ts";
+import { SinkItem, SinkSource } from "./connector.ts";
 
 export interface SinkQueue {
   /** Items waiting, all tiers. */
@@ -95,14 +95,16 @@ function reviver(_key: string, value: unknown): unknown {
 
 export function encodePage(items: readonly SinkItem[]): string {
   return JSON.stringify(
-    items.map((i) => [i.payload, i.props, i.rows]),
+    items.map((i) => (i.source ? [i.payload, i.props, i.rows, i.source.outs, i.source.batched] : [i.payload, i.props, i.rows])),
     replacer,
   );
 }
 
+type PageRow = [SinkItem["payload"], SinkItem["props"], number, SinkSource["outs"]?, boolean?];
+
 export function decodePage(data: string): SinkItem[] {
-  const rows = JSON.parse(data, reviver) as [SinkItem["payload"], SinkItem["props"], number][];
-  return rows.map(([p, props, n]) => new SinkItem(p, props, n));
+  const rows = JSON.parse(data, reviver) as PageRow[];
+  return rows.map(([p, props, n, outs, batched]) => new SinkItem(p, props, n, outs ? new SinkSource(outs, !!batched) : null));
 }
 
 export class CachedQueue implements SinkQueue {

@@ -6,6 +6,7 @@
 import { loadSourceYaml } from "../../config/connectors.ts";
 import { EngineError, ErrCode } from "../../errors.ts";
 import type { StreamDef } from "../../plan/streams.ts";
+import type { ConnectionRegistry } from "../connections.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { ReaderKind } from "../mqtt/client.ts";
 import { mergeProps, PropReader } from "../props.ts";
@@ -32,8 +33,23 @@ export interface SourcePropEnv {
   log(line: string): void;
 }
 
+/**
+ * The yaml confKeys of each source type, read once per runtime env: like eKuiper, floe reads
+ * `etc/` at startup, and re-reading (and cloning the shipped defaults) at every rule start was
+ * churn the daemon's memory kept (issue 5).
+ */
+const yamlMemo = new WeakMap<SourcePropEnv, Map<string, Promise<Record<string, unknown> | undefined>>>();
+
+function sourceYaml(env: SourcePropEnv, type: string): Promise<Record<string, unknown> | undefined> {
+  let m = yamlMemo.get(env);
+  if (!m) yamlMemo.set(env, (m = new Map()));
+  let p = m.get(type);
+  if (!p) m.set(type, (p = loadSourceYaml(env.etcDir, type, env.vars)));
+  return p;
+}
+
 export async function resolveSourceProps(def: StreamDef, type: string, env: SourcePropEnv): Promise<Record<string, unknown>> {
-  const yaml = (await loadSourceYaml(env.etcDir, type, env.vars)) ?? {};
+  const yaml = (await sourceYaml(env, type)) ?? {};
   const asProps = (v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
   let props = mergeProps(asProps(yaml.default), env.confKey?.("sources", type, "default"));
   const ck = def.options.CONF_KEY;
@@ -71,6 +87,7 @@ export async function resolveSourceProps(def: StreamDef, type: string, env: Sour
 
 export interface SourceConnectorEnv {
   readonly pubsub: MemoryPubSub;
+  readonly connections: ConnectionRegistry;
   readonly baseDir: string;
   readonly mqttReader: ReaderKind | undefined;
 }
@@ -78,7 +95,7 @@ export interface SourceConnectorEnv {
 export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
   switch (type) {
     case "mqtt":
-      return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader });
+      return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
     case "memory":
       return new MemorySource(props, env.pubsub);
   }

@@ -2,13 +2,17 @@
  * The MQTT source (rules-and-sinks.md §9.1): subscribes to the stream's DATASOURCE topics (comma
  * separated, wildcards and `$share/…` allowed) and admits each read's publishes to the bus as one
  * batch; `eofMessage` ends the source. Metadata `topic`, `qos`, `messageId` (+ v5 `properties`).
+ * With `connectionSelector` it attaches to that named connection (shared with other nodes) and
+ * takes the publishes matching its topics; otherwise it has a connection of its own.
  */
 import { EngineError } from "../../errors.ts";
+import type { ConnectionRegistry } from "../connections.ts";
 import type { Obj } from "../../expr/values.ts";
 import type { Bus } from "../../runtime/bus.ts";
 import { parseMqttConf, type MqttConf } from "../mqtt/conf.ts";
 import { MqttConnection, type PublishHandler, type ReaderKind } from "../mqtt/client.ts";
 import type { Publish } from "../mqtt/frames.ts";
+import { TopicFilter, type RouteHandler, type SharedMqtt } from "../mqtt/shared.ts";
 import { PropReader, type Props } from "../props.ts";
 import { MqttMeta, SourceMessage } from "./message.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";
@@ -27,16 +31,27 @@ function metaOf(p: Publish): MqttMeta {
   return p.userProps ? new MqttMeta5(p) : new MqttMeta(p.topic, p.qos, p.id);
 }
 
+export interface MqttSourceOptions {
+  readonly base?: string;
+  readonly reader?: ReaderKind;
+  readonly defaultClientId?: string;
+  /** Named connections (`connectionSelector`). */
+  readonly connections?: ConnectionRegistry;
+}
+
 export class MqttSource implements SourceConnector {
   readonly conf: MqttConf;
   readonly topics: string[];
   readonly qos: 0 | 1 | 2;
+  /** The named connection this source attaches to, or "" for a connection of its own. */
+  readonly selector: string;
   private readonly eof: Uint8Array | undefined;
   private conn: MqttConnection | undefined;
+  private shared: { mqtt: SharedMqtt; route: RouteHandler; ref: string; status: SourceContext["status"] } | undefined;
 
   constructor(
     props: Props,
-    private readonly opts: { base?: string; reader?: ReaderKind; defaultClientId?: string } = {},
+    private readonly opts: MqttSourceOptions = {},
   ) {
     const r = new PropReader(props);
     const ds = r.str("datasource");
@@ -50,6 +65,7 @@ export class MqttSource implements SourceConnector {
     this.qos = q;
     const eof = r.str("eofMessage");
     this.eof = eof ? new Uint8Array(Buffer.from(eof, "base64")) : undefined;
+    this.selector = r.str("connectionSelector");
     this.conf = parseMqttConf(props, opts);
   }
 
@@ -63,21 +79,29 @@ export class MqttSource implements SourceConnector {
     const eof = this.eof;
     const scratch: SourceMessage[] = [];
     let ended = false;
+    // Builds the batch of `pubs[from..to)` (the ones `take` accepts) into scratch; true at the EOF message.
+    const collect = (pubs: readonly Publish[], from: number, to: number, take: ((topic: string) => boolean) | null): boolean => {
+      scratch.length = 0;
+      for (let i = from; i < to; i++) {
+        const p = pubs[i]!;
+        if (take !== null && !take(p.topic)) continue;
+        if (eof && p.payload.length === eof.length && Buffer.compare(p.payload, eof) === 0) return true;
+        scratch.push(new SourceMessage(p.payload, null, metaOf(p)));
+      }
+      return false;
+    };
+    const end = (): void => {
+      ended = true;
+      ctx.eof();
+    };
+    if (this.selector) return this.openShared(ctx, bus, scratch, collect, end, () => ended);
     const handler: PublishHandler = {
       admit(pubs, from, to) {
         if (ended) return true;
-        scratch.length = 0;
-        for (let i = from; i < to; i++) {
-          const p = pubs[i]!;
-          if (eof && p.payload.length === eof.length && Buffer.compare(p.payload, eof) === 0) {
-            if (!bus.publish(scratch)) return false;
-            ended = true;
-            ctx.eof();
-            return true;
-          }
-          scratch.push(new SourceMessage(p.payload, null, metaOf(p)));
-        }
-        return bus.publish(scratch);
+        const atEof = collect(pubs, from, to, null);
+        if (!bus.publish(scratch)) return false;
+        if (atEof) end();
+        return true;
       },
       onDrain: (fn) => bus.onDrain(fn),
       duplicates: (n) => ctx.duplicates(n),
@@ -90,7 +114,58 @@ export class MqttSource implements SourceConnector {
     return Promise.resolve();
   }
 
+  private openShared(
+    ctx: SourceContext,
+    bus: Bus<SourceMessage>,
+    scratch: SourceMessage[],
+    collect: (pubs: readonly Publish[], from: number, to: number, take: (topic: string) => boolean) => boolean,
+    end: () => void,
+    ended: () => boolean,
+  ): Promise<void> {
+    const reg = this.opts.connections;
+    if (!reg) throw new EngineError(`connection ${this.selector} not existed`);
+    const mqtt = reg.acquireMqtt(this.selector, ctx.ref);
+    const filters = this.topics.map((t) => new TopicFilter(t));
+    const matches = (topic: string): boolean => {
+      for (let i = 0; i < filters.length; i++) if (filters[i]!.matches(topic)) return true;
+      return false;
+    };
+    const route: RouteHandler = {
+      matches,
+      fits(pubs, from, to) {
+        if (ended()) return true;
+        let n = 0;
+        for (let i = from; i < to; i++) if (matches(pubs[i]!.topic)) n++;
+        return n === 0 || bus.reserve(n);
+      },
+      admit(pubs, from, to) {
+        if (ended()) return;
+        const atEof = collect(pubs, from, to, matches);
+        // Cannot refuse: fits() reserved room for every matching publish.
+        bus.publish(scratch);
+        if (atEof) end();
+      },
+      onDrain: (fn) => bus.onDrain(fn),
+      duplicates: (n) => ctx.duplicates(n),
+      get maxBatch() {
+        return bus.maxBatch;
+      },
+    };
+    this.shared = { mqtt, route, ref: ctx.ref, status: ctx.status };
+    mqtt.status.link(ctx.status);
+    mqtt.subscribe(this.topics, this.qos, route).catch((e: Error) => ctx.exception(e.message));
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {
+    const sh = this.shared;
+    if (sh) {
+      this.shared = undefined;
+      sh.mqtt.unsubscribe(this.topics, sh.route);
+      sh.mqtt.status.unlink(sh.status);
+      await this.opts.connections?.release(this.selector, sh.ref);
+      return;
+    }
     await this.conn?.close();
   }
 }

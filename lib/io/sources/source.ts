@@ -9,6 +9,8 @@ import type { SourceMessage } from "./message.ts";
 export interface SourceContext {
   readonly bus: Bus<SourceMessage>;
   readonly status: ConnectionReporter;
+  /** The node using the source, `<ruleId>_<stream>_0` (a named connection's reference). */
+  readonly ref: string;
   /** A failure counted on the source node (the rule keeps running). */
   exception(message: string): void;
   /** Redelivered messages (MQTT DUP) were admitted. */

@@ -1,9 +1,11 @@
 /**
  * `<i>_decoder` (rest-api.md §6.3): the node of a byte source's payload decoding. floe decodes in
  * the rule's inlet, before the tuple exists, so this node passes tuples through and carries the
- * counts; decode failures are recorded on it by the topology (`sourceError`).
+ * counts; decode failures are recorded on it by the topology (`sourceError`), its
+ * process_latency_us (the decoding time, sampled) by the rule's inlet.
  */
-import type { Item } from "../item.ts";
+import { RowError } from "../../errors.ts";
+import { Watermark, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 
 export class DecoderOp extends Operator {
@@ -11,8 +13,19 @@ export class DecoderOp extends Operator {
     super(name, env, "");
   }
 
+  /** A pass-through: counts only (no timing of its own, which would overwrite the decode time). */
+  override push(item: Item): void {
+    if (!(item instanceof RowError || item instanceof Watermark)) {
+      const m = this.metrics;
+      m.recordsIn++;
+      m.recordsOut++;
+      m.messagesProcessed++;
+      m.lastInvocation = this.env.now();
+    }
+    this.next.push(item);
+  }
+
   protected process(item: Item): void {
-    this.metrics.messagesProcessed++;
     this.emit(item);
   }
 }

@@ -68,6 +68,20 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       await sub.c.endAsync();
     });
 
+    test("rules stopped before their MQTT clients connected leave no connection behind", async () => {
+      const t = rt();
+      const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="gone/in", ${conf("k73", { qos: 1 })})`);
+      const before = broker.clients();
+      for (let i = 0; i < 5; i++) {
+        const rule = t.rule({ id: `gone${i}`, sql: "SELECT * FROM s", actions: [{ mqtt: { server: broker.url, topic: "gone/out" } }] }, defs);
+        await rule.start();
+        await rule.stop();
+      }
+      // Longer than the reconnect period (100 ms): a client that came back would show by now.
+      await Bun.sleep(400);
+      expect(broker.clients()).toBe(before);
+    });
+
     test("QoS 2 subscriptions complete MQTT.js's handshake and admit each message once", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="q2/in", ${conf("q2", { qos: 2 })})`);

@@ -4,32 +4,8 @@
  * and the cache surviving a restart of the rule unless cleanCacheAtStop.
  */
 import { afterEach, expect, test } from "bun:test";
-import type { Server } from "bun";
-import { freePort } from "../../helpers/mosquitto.ts";
+import { HttpCollector } from "../../helpers/http.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
-
-class HttpCollector {
-  readonly bodies: number[] = [];
-  private server: Server<undefined> | undefined;
-  constructor(readonly port: number) {}
-  static async create(): Promise<HttpCollector> {
-    return new HttpCollector(await freePort());
-  }
-  up(): void {
-    this.server = Bun.serve({
-      port: this.port,
-      hostname: "127.0.0.1",
-      fetch: async (req) => {
-        this.bodies.push((JSON.parse(await req.text()) as { n: number }).n);
-        return new Response("ok");
-      },
-    });
-  }
-  down(): void {
-    this.server?.stop(true);
-    this.server = undefined;
-  }
-}
 
 const defs = streams(`CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="cache/in")`);
 let open: HttpCollector[] = [];
