@@ -3,7 +3,7 @@ BUN    := node_modules/.bin/bun
 PEGGY  := node_modules/.bin/peggy
 PARSER_RULES := Statement,SelectStatement,CreateStatement
 
-.PHONY: install run test build check parser bench bench-quick clean
+.PHONY: install run run-mqtt test build check parser bench bench-quick clean
 
 install: node_modules/.installed
 
@@ -14,6 +14,11 @@ node_modules/.installed: package.json
 # The bundled demo: a rule from rules/ over a fixture from fixtures/ (no broker, no network).
 run: install
 	$(BUN) cli.ts run rules/demo.sql --input fixtures/demo.jsonl
+
+# The bundled live example: rules/mqtt-hot.sql against a local broker (tcp://127.0.0.1:1883;
+# MQTT_SOURCE__DEFAULT__SERVER=… for another). Ctrl-C stops it.
+run-mqtt: install
+	$(BUN) cli.ts run rules/mqtt-hot.sql
 
 # The whole suite: unit tests, the conformance vectors, golden cases, the compiled binary.
 test: install build

@@ -16,8 +16,12 @@ function rssKb(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
-/** RSS once the daemon's idle collector (3 s after the last request, checked every second) has run. */
-async function settledRss(pid: number, ms = 5000): Promise<number> {
+/**
+ * RSS once the daemon has settled after a burst of requests: its idle collector runs 3 s after the
+ * last request, and JSC's JIT compiler threads, which hold the memory of their compilations, exit
+ * after 10 s without work; 15 s covers both.
+ */
+async function settledRss(pid: number, ms = 15_000): Promise<number> {
   await Bun.sleep(ms);
   return rssKb(pid);
 }

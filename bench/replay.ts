@@ -10,6 +10,7 @@
  * measures the buffered evaluator).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_RATE, replayPath, WORKLOADS, writeReplay, type Workload } from "./replay-gen.ts";
 
@@ -140,6 +141,7 @@ for (const w of workloads) {
     const hwm = Math.max(...engines.map((r) => r.vmHwmKb));
     const maxRss = Math.max(...engines.map((r) => r.maxRssKb));
     const row = {
+      load: loadavg().map((x) => Math.round(x * 100) / 100),
       workload: w,
       records,
       rate,
