@@ -2,7 +2,7 @@
  * The benchmark broker (bench.md §Method 1): a Mosquitto of the harness's own on a free loopback
  * port, pinned to the generator's CPU, with bounded queues so that backlog cannot hide in it.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -60,6 +60,7 @@ export async function startBroker(cpu = 0): Promise<Broker> {
     async stop() {
       p.kill();
       await p.exited;
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
