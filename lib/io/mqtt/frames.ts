@@ -77,9 +77,11 @@ export class FrameReader {
     return others.length === 1 ? others[0]! : Buffer.concat(others);
   }
 
+  private readonly topics = new TopicCache();
+
   private publish(buf: Buffer, b0: number, qos: number, p: number, end: number): Publish {
     const tlen = (buf[p]! << 8) | buf[p + 1]!;
-    let topic = buf.toString("utf8", p + 2, p + 2 + tlen);
+    let topic = this.topics.get(buf, p + 2, p + 2 + tlen);
     p += 2 + tlen;
     let id = 0;
     if (qos > 0) {
@@ -160,4 +162,35 @@ export function pubacks(pubs: readonly Publish[], from: number, to: number): Buf
     o += 4;
   }
   return out;
+}
+
+/**
+ * Topic bytes → string without decoding the (usually repeating) topic of every message: a
+ * direct-mapped cache keyed by an FNV-1a hash of the bytes, verified byte by byte on a hit.
+ */
+class TopicCache {
+  private static readonly SIZE = 4096;
+  private readonly keys: (Uint8Array | undefined)[] = new Array(TopicCache.SIZE);
+  private readonly values: string[] = new Array(TopicCache.SIZE);
+
+  get(buf: Buffer, start: number, end: number): string {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
+    const slot = (h >>> 0) & (TopicCache.SIZE - 1);
+    const key = this.keys[slot];
+    if (key !== undefined && key.length === end - start) {
+      let same = true;
+      for (let i = 0; i < key.length; i++) {
+        if (key[i] !== buf[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.values[slot]!;
+    }
+    const topic = buf.toString("utf8", start, end);
+    this.keys[slot] = new Uint8Array(buf.subarray(start, end)); // a copy: the read buffer is reused
+    this.values[slot] = topic;
+    return topic;
+  }
 }

@@ -61,7 +61,7 @@ const enc = new TextEncoder();
 class OpenFile {
   private fd: number | undefined;
   private z: Gzip | undefined;
-  private buf: Uint8Array[] = [];
+  private buf: (string | Uint8Array)[] = [];
   private bufLen = 0;
   written = false;
   count = 0;
@@ -82,16 +82,18 @@ class OpenFile {
   }
 
   write(s: string | Uint8Array): void {
-    const b = typeof s === "string" ? enc.encode(s) : s;
-    this.buf.push(b);
-    this.bufLen += b.length;
-    this.size += b.length;
+    // Text is gathered as strings and encoded once per flush: encoding each row costs more than writing it.
+    const n = typeof s === "string" ? Buffer.byteLength(s) : s.length;
+    this.buf.push(s);
+    this.bufLen += n;
+    this.size += n;
     if (this.bufLen >= 65536) this.flush();
   }
 
   flush(): void {
     if (!this.bufLen || this.fd === undefined) return;
-    const data = this.buf.length === 1 ? this.buf[0]! : Buffer.concat(this.buf);
+    const parts = this.buf;
+    const data = parts.every((p) => typeof p === "string") ? Buffer.from((parts as string[]).join("")) : Buffer.concat(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
     this.buf = [];
     this.bufLen = 0;
     if (this.z) this.z.write(data);
