@@ -6,7 +6,8 @@
 import { YAML } from "bun";
 import { join } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { localZone, loadLocation, parseGoDuration, type Zone } from "../expr/time.ts";
+import { goDurationMs } from "../expr/duration.ts";
+import { localZone, loadLocation, type Zone } from "../expr/time.ts";
 import { applyEnv, isDoc, lowerKeys, pick, type Doc } from "./env.ts";
 
 export interface KuiperConfig {
@@ -160,12 +161,12 @@ function int(v: unknown, dflt: number): number {
   return dflt;
 }
 
-/** A Go duration string, or a bare number of milliseconds (floe treats env numbers as ms too). */
-export function durationMs(v: unknown, dflt: number): number {
+/** A Go duration string, or a bare number of milliseconds (floe treats env numbers as ms too); `dflt` when unreadable. */
+function durationMs(v: unknown, dflt: number): number {
   if (typeof v === "number" && Number.isFinite(v)) return v;
   if (typeof v === "string" && v.trim() !== "") {
     try {
-      return Number(parseGoDuration(v.trim()) / 1_000_000n);
+      return goDurationMs(v.trim());
     } catch {
       return dflt;
     }

@@ -102,3 +102,8 @@ export function parseGoDuration(orig: string): bigint {
   if (d > LIMIT - 1n) throw invalid();
   return d;
 }
+
+/** A Go duration string in milliseconds, fractional below 1 ms (Go keeps ns); throws like `parseGoDuration`. */
+export function goDurationMs(text: string): number {
+  return Number(parseGoDuration(text)) / 1e6;
+}

@@ -221,3 +221,32 @@ export function goSyntaxError(text: string): string | undefined {
   if (i < n) return invalid(b[i]!, "after top-level value");
   return undefined;
 }
+
+/** Go's name for the kind of a decoded JSON value, as its unmarshal errors print it. */
+export function jsonKind(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "object") return "object";
+  return typeof v;
+}
+
+/** A decoded JSON object (what Go decodes into a struct or map). */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** A field of a decoded object as Go struct decoding reads it: the exact key, else the last case-insensitive match. */
+export function field(o: Readonly<Record<string, unknown>>, name: string): unknown {
+  if (Object.hasOwn(o, name)) return o[name];
+  const lower = name.toLowerCase();
+  let v: unknown;
+  for (const k of Object.keys(o)) if (k.toLowerCase() === lower) v = o[k];
+  return v;
+}
+
+/** Sets `key` on a decoded object, dropping its case-insensitive twins (Go decoding onto existing fields). */
+export function assignField(o: Record<string, unknown>, key: string, v: unknown): void {
+  const lower = key.toLowerCase();
+  for (const k of Object.keys(o)) if (k !== key && k.toLowerCase() === lower) delete o[k];
+  o[key] = v;
+}

@@ -5,7 +5,7 @@
  * duration strings, unknown keys are ignored.
  */
 import { EngineError, ErrCode, RowError } from "../errors.ts";
-import { parseGoDuration } from "../expr/duration.ts";
+import { goDurationMs } from "../expr/duration.ts";
 
 export type Props = Readonly<Record<string, unknown>>;
 
@@ -94,7 +94,7 @@ export class PropReader {
     if (typeof v === "bigint") return Number(v);
     if (typeof v === "string") {
       try {
-        return Number(parseGoDuration(v)) / 1e6;
+        return goDurationMs(v);
       } catch (e) {
         throw new EngineError(e instanceof RowError ? e.message : String(e), ErrCode.general);
       }

@@ -1,7 +1,6 @@
 /** The window of a statement, extracted from GROUP BY (windows.md §1). Durations in ms. */
-import { EngineError, ErrCode, PlanError, RowError } from "../errors.ts";
+import { PlanError } from "../errors.ts";
 import type { Evaluator } from "../expr/compile.ts";
-import { parseGoDuration } from "../expr/duration.ts";
 import type { Accumulator, CallCtx, FuncDef } from "../functions/registry.ts";
 import type { Call, Expr, TimeUnit } from "../sql/ast.ts";
 
@@ -99,22 +98,4 @@ export interface IncSpec {
    * WHERE filters the aggregated rows, windows without rows emit nothing.
    */
   readonly ekuiper: boolean;
-}
-
-/** `lateTolerance` (rules-and-sinks §2): integral ms as a number, or a Go duration string; default 1 s. */
-export function parseLateTolerance(v: unknown, ruleId: string): number {
-  if (v === undefined || v === null) return 1000;
-  let ms: number;
-  if (typeof v === "number") {
-    if (!Number.isInteger(v)) throw new EngineError(`duration ${v} is not an integer`, ErrCode.rule);
-    ms = v;
-  } else if (typeof v === "string") {
-    try {
-      ms = Number(parseGoDuration(v) / 1_000_000n);
-    } catch (e) {
-      throw new EngineError(e instanceof RowError ? e.message : String(e), ErrCode.rule);
-    }
-  } else throw new EngineError(`invalid lateTolerance ${JSON.stringify(v)}`, ErrCode.rule);
-  if (ms < 0) throw new EngineError(`Rule ${ruleId} has invalid options: invalidLateTol:lateTol must be greater than 0.`, ErrCode.rule);
-  return ms;
 }

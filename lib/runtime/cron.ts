@@ -4,7 +4,7 @@
  * names, descriptors (`@hourly` …) and `@every <duration>`. Evaluated in a zone.
  */
 import { EngineError, ErrCode } from "../errors.ts";
-import { parseGoDuration } from "../expr/duration.ts";
+import { goDurationMs } from "../expr/duration.ts";
 import type { Zone } from "../expr/time.ts";
 
 export interface Schedule {
@@ -119,8 +119,7 @@ class EverySchedule implements Schedule {
 export function parseCron(expr: string, zone: Zone): Schedule {
   let text = expr.trim();
   if (text.startsWith("@every ")) {
-    const ns = parseGoDuration(text.slice(7).trim());
-    return new EverySchedule(Number(ns / 1_000_000n));
+    return new EverySchedule(goDurationMs(text.slice(7).trim()));
   }
   if (text.startsWith("@")) {
     const d = DESCRIPTORS[text.toLowerCase()];

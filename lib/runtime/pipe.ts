@@ -10,8 +10,7 @@ import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
 import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
-import { planRule, type PlanOptions } from "../plan/plan.ts";
-import { parseLateTolerance } from "../plan/window-spec.ts";
+import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
@@ -22,6 +21,7 @@ import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
 import { runLive } from "./pipe-live.ts";
+import { parseRuleOptions, planOptions, type RuleOptions } from "./rule-options.ts";
 
 export interface PipeRequest {
   /** Rule file text: CREATE statements then one SELECT. */
@@ -97,19 +97,10 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
+    const options = parseRuleOptions(req.ruleId ?? "rule", req.options);
     // Connector streams, or a .json rule's actions, run on the streaming runtime (issue 4).
     if (names.some((n) => defs.has(n) && !isStdin(defs.get(n)!)) || req.actions?.length) return await runLive(req, file.select, defs);
-    run = new PipeRun(req, defs, (env) =>
-      planRule(file.select, defs, {
-        env,
-        zone: req.zone,
-        sendMetaToSink: req.options.sendMetaToSink === true,
-        sendNil: req.options.sendNilField === true || req.options.sendNil === true,
-        isEventTime: req.options.isEventTime === true,
-        ignoreCase: req.ignoreCase,
-        ...windowOptions(req.options, req.ruleId ?? "rule"),
-      }).plan,
-    );
+    run = new PipeRun(req, options, defs, (env) => planRule(file.select, defs, { env, zone: req.zone, ignoreCase: req.ignoreCase, ...planOptions(options) }).plan);
   } catch (e) {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);
     throw e;
@@ -136,6 +127,7 @@ class PipeRun {
 
   constructor(
     private readonly req: PipeRequest,
+    private readonly options: RuleOptions,
     private readonly defs: Map<string, StreamDef>,
     plan: (env: FuncEnv) => RulePlan,
   ) {
@@ -167,7 +159,7 @@ class PipeRun {
     this.stamp.ms = this.clock.now();
     const stamp = this.stamp;
     // Metric timestamps read the batch's time: reading the clock per operator per row costs more than the rule.
-    const env = { now: () => stamp.ms, sendError: this.req.options.sendError === true, clock: this.clock, zone: this.req.zone };
+    const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone };
     const topo = new Topology(this.plan, env, [this.sink]);
     const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
     this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
@@ -294,16 +286,6 @@ class PipeRun {
     );
     return { exitCode: this.failed ? 1 : 0, lost: this.decodeErrors + this.sink.lost() + topo.dropped(), status };
   }
-}
-
-/** The rule options of windows and event time (windows §6, §9; plan-window.ts). */
-function windowOptions(o: Readonly<Record<string, unknown>>, ruleId: string): Pick<PlanOptions, "lateTolerance" | "incrementalWindow" | "windowEvaluator"> {
-  const strategy = o.planOptimizeStrategy as { enableIncrementalWindow?: unknown } | undefined;
-  return {
-    lateTolerance: parseLateTolerance(o.lateTolerance, ruleId),
-    incrementalWindow: strategy?.enableIncrementalWindow === true,
-    windowEvaluator: o.windowEvaluator === "buffered" ? "buffered" : "auto",
-  };
 }
 
 /** A replay line (pipe-mode.md §Input): `{"stream", "ts", "data" | "raw", "meta"}`. */

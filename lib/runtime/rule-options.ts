@@ -1,13 +1,22 @@
 /**
- * Rule options (rules-and-sinks.md §1.1, §2): kuiper.yaml `rule:` defaults for the inherited keys,
- * the rule's own object decoded on top, validation joined into
+ * Rule options (rules-and-sinks.md §1.1, §2), the one parser the daemon, the rule runtime and pipe
+ * mode share: kuiper.yaml `rule:` defaults for the inherited keys, the rule's own object decoded on
+ * top with Go's `json.Unmarshal` texts, then validation joined into
  * `Rule <id> has invalid options: <errors>.` Also floe's bus policy: back-pressure unless the rule
  * says `"disableBufferFullDiscard": false` explicitly (eKuiper's drop-oldest, opted into).
  */
-import { EngineError, ErrCode, RowError } from "../errors.ts";
-import { parseGoDuration } from "../expr/duration.ts";
-import type { OverflowPolicy } from "./bus.ts";
-import { DEFAULT_SUBSCRIBER_CAPACITY } from "./bus.ts";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { goDurationMs } from "../expr/duration.ts";
+import { assignField, field, isObject, jsonKind } from "../functions/go-json.ts";
+import type { PlanOptions } from "../plan/plan.ts";
+import { DEFAULT_SUBSCRIBER_CAPACITY, type OverflowPolicy } from "./bus.ts";
+
+export interface DatetimeRange {
+  readonly begin: string;
+  readonly end: string;
+  readonly beginTimestamp: number;
+  readonly endTimestamp: number;
+}
 
 export interface RuleOptions {
   readonly isEventTime: boolean;
@@ -21,116 +30,199 @@ export interface RuleOptions {
   readonly qos: number;
   /** ms */
   readonly checkpointInterval: number;
-  readonly restartAttempts: number;
+  readonly restartStrategy: { readonly attempts: number };
   readonly cron: string;
+  /** The Go duration text ("" = none). */
   readonly duration: string;
+  /** `duration` in ms (0 when none). */
+  readonly durationMs: number;
+  readonly cronDatetimeRange: readonly DatetimeRange[];
   readonly disableBufferFullDiscard: boolean;
+  /** `planOptimizeStrategy.enableIncrementalWindow`. */
   readonly incrementalWindow: boolean;
+  /** floe's `windowEvaluator` option: "buffered" turns off incremental evaluation (plan-window.ts). */
   readonly windowEvaluator: "buffered" | "auto";
   /** Capacity of each of the rule's bus subscriptions (floe default 4,096; `bufferLength` when set). */
   readonly subscriberCapacity: number;
   /** What a full subscription does: back-pressure (default) or eKuiper's drop-oldest (opt-in). */
   readonly overflow: OverflowPolicy;
-  /** The raw merged options object (for options floe does not interpret). */
+  /** The merged options as JSON, the rule's keys spelled as given (export, options floe does not read). */
   readonly raw: Readonly<Record<string, unknown>>;
 }
 
-/** Inherited from kuiper.yaml `rule:` (§1.1); everything else defaults to its zero value. */
+/** Inherited from kuiper.yaml `rule:` (§1.1); every other option starts at its zero value. */
 const INHERITED = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval", "restartStrategy"];
-const BUILTIN: Record<string, unknown> = {
-  isEventTime: false,
-  lateTolerance: 1000,
-  concurrency: 1,
-  bufferLength: 1024,
-  sendMetaToSink: false,
-  sendError: false,
-  qos: 0,
-  checkpointInterval: 300_000,
-  restartStrategy: { attempts: 0 },
-};
 
-function lookup(o: Record<string, unknown>, key: string): unknown {
-  if (key in o) return o[key];
-  const lk = key.toLowerCase();
-  for (const [k, v] of Object.entries(o)) if (k.toLowerCase() === lk) return v;
-  return undefined;
-}
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
-function durationMs(v: unknown, name: string): number {
-  if (typeof v === "number") {
-    if (!Number.isInteger(v)) throw new EngineError(`duration ${v} is not an integer`, ErrCode.rule);
-    return v;
+const fail = (message: string) => new EngineError(message, ErrCode.undefined);
+
+/** The yaml defaults, then the rule's own keys (a key replaces its case-insensitive twin). */
+function merge(given: unknown, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (const k of INHERITED) {
+    const v = field(defaults, k);
+    if (v !== undefined) o[k] = v;
   }
-  if (typeof v === "string") {
-    try {
-      return Number(parseGoDuration(v) / 1_000_000n);
-    } catch (e) {
-      throw new EngineError(e instanceof RowError ? e.message : String(e), ErrCode.rule);
-    }
+  if (given === undefined || given === null) return o;
+  if (!isObject(given)) throw fail(`json: cannot unmarshal ${jsonKind(given)} into Go struct field Rule.options of type def.RuleOption`);
+  for (const [k, v] of Object.entries(given)) assignField(o, k, v);
+  return o;
+}
+
+/** Reads typed options off the merged object, keeping Go's decode errors in order. */
+class Decoder {
+  readonly errors: string[] = [];
+  constructor(private readonly o: Record<string, unknown>) {}
+
+  private get(key: string, want: string, goType: string): unknown {
+    const v = field(this.o, key);
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === want) return v;
+    this.errors.push(`json: cannot unmarshal ${jsonKind(v)} into Go struct field RuleOption.options.${key} of type ${goType}`);
+    return undefined;
   }
-  throw new EngineError(`invalid ${name} ${JSON.stringify(v)}`, ErrCode.rule);
+
+  int(key: string, dflt: number): number {
+    const v = this.get(key, "number", "int") as number | undefined;
+    return v === undefined ? dflt : Math.trunc(v);
+  }
+
+  bool(key: string): boolean {
+    return (this.get(key, "boolean", "bool") as boolean | undefined) ?? false;
+  }
+
+  str(key: string): string {
+    return (this.get(key, "string", "string") as string | undefined) ?? "";
+  }
+
+  /** eKuiper's `DurationConf`: integral ms as a number, or a Go duration string. Whole ms. */
+  duration(key: string, dflt: number): number {
+    const v = field(this.o, key);
+    if (v === undefined || v === null) return dflt;
+    if (typeof v === "number") {
+      if (Number.isInteger(v)) return v;
+      this.errors.push(`duration ${v} is not an integer`);
+    } else if (typeof v === "string") {
+      try {
+        // Negative sub-ms values stay negative, so validation sees them as Go does.
+        const ms = goDurationMs(v);
+        return ms < 0 ? Math.floor(ms) : Math.trunc(ms);
+      } catch (e) {
+        this.errors.push(errorText(e));
+      }
+    } else this.errors.push(`${key}: invalid duration`);
+    return dflt;
+  }
 }
 
-function bool(v: unknown, name: string): boolean {
-  if (v === undefined || v === null) return false;
-  if (typeof v === "boolean") return v;
-  throw new EngineError(`1 error(s) decoding:\n\n* '${name}' expected type 'bool', got unconvertible type '${typeof v === "string" ? "string" : "float64"}', value: '${String(v)}'`, ErrCode.rule);
+function datetimeRanges(v: unknown): DatetimeRange[] {
+  if (!Array.isArray(v)) return [];
+  return v.map((r) => {
+    const x = isObject(r) ? r : {};
+    const begin = field(x, "begin");
+    const end = field(x, "end");
+    const beginTimestamp = field(x, "beginTimestamp");
+    const endTimestamp = field(x, "endTimestamp");
+    return {
+      begin: typeof begin === "string" ? begin : "",
+      end: typeof end === "string" ? end : "",
+      beginTimestamp: typeof beginTimestamp === "number" ? beginTimestamp : 0,
+      endTimestamp: typeof endTimestamp === "number" ? endTimestamp : 0,
+    };
+  });
 }
 
-function int(v: unknown, name: string, def: number): number {
-  if (v === undefined || v === null) return def;
-  if (typeof v === "number") return Math.trunc(v);
-  throw new EngineError(`1 error(s) decoding:\n\n* '${name}' expected type 'int', got unconvertible type 'string', value: '${String(v)}'`, ErrCode.rule);
+function rangeError(r: DatetimeRange): string | undefined {
+  const after = "validate cronDatetimeRange failed, err:begin time shouldn't after end time";
+  if (r.beginTimestamp > 0 && r.endTimestamp > 0) return r.beginTimestamp > r.endTimestamp ? after : undefined;
+  for (const t of [r.begin, r.end])
+    if (!DATETIME.test(t)) return `validate cronDatetimeRange failed, err:parsing time ${JSON.stringify(t)} as "2006-01-02 15:04:05": cannot parse ${JSON.stringify(t)} as "2006"`;
+  return r.begin > r.end ? after : undefined;
 }
 
 /**
- * Merges and validates the options of rule `id`. `defaults` is the kuiper.yaml `rule:` section
- * (keys as in rule JSON); `raw` the rule's `options` value (null/undefined = defaults only).
+ * Merges the options of rule `id` (`given`: its `options` value, null/undefined = defaults only)
+ * over `defaults` (kuiper.yaml `rule:`, keys as in rule JSON) and validates them. Throws code 1000:
+ * the first Go decode error as is, else `Rule <id> has invalid options: …`.
  */
-export function parseRuleOptions(id: string, raw: unknown, defaults: Readonly<Record<string, unknown>> = {}): RuleOptions {
-  const merged: Record<string, unknown> = {};
-  for (const k of INHERITED) merged[k] = lookup(defaults, k) ?? BUILTIN[k];
-  const own = raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
-  const explicit = new Set(Object.keys(own).map((k) => k.toLowerCase()));
-  for (const [k, v] of Object.entries(own)) {
-    const canon = INHERITED.find((x) => x.toLowerCase() === k.toLowerCase()) ?? k;
-    merged[canon] = v;
-  }
+export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<Record<string, unknown>> = {}): RuleOptions {
+  const o = merge(given, defaults);
+  const d = new Decoder(o);
+  const concurrency = d.int("concurrency", 1);
+  const bufferLength = d.int("bufferLength", 1024);
+  const lateTolerance = d.duration("lateTolerance", 1000);
+  const checkpointInterval = d.duration("checkpointInterval", 300_000);
+  const duration = d.str("duration");
+  const isEventTime = d.bool("isEventTime");
+  const sendMetaToSink = d.bool("sendMetaToSink");
+  // sql.md §18 calls it `sendNil`; eKuiper's JSON key is `sendNilField`. Both are read.
+  const sendNilField = d.bool("sendNilField");
+  const sendNil = d.bool("sendNil");
+  const sendError = d.bool("sendError");
+  const qos = d.int("qos", 0);
+  const cron = d.str("cron");
+  const disableBufferFullDiscard = d.bool("disableBufferFullDiscard");
+  if (d.errors.length) throw fail(d.errors[0]!);
+
+  const rs = field(o, "restartStrategy");
+  const attemptsV = isObject(rs) ? field(rs, "attempts") : undefined;
+  const attempts = typeof attemptsV === "number" ? Math.trunc(attemptsV) : 0;
+  const cronDatetimeRange = datetimeRanges(field(o, "cronDatetimeRange"));
   const errs: string[] = [];
-  const concurrency = int(merged.concurrency, "concurrency", 1);
   if (concurrency < 0) errs.push("invalidConcurrency:concurrency must be greater than 0");
-  const bufferLength = int(merged.bufferLength, "bufferLength", 1024);
   if (bufferLength < 0) errs.push("invalidBufferLength:bufferLength must be greater than 0");
-  const lateTolerance = durationMs(merged.lateTolerance ?? 1000, "lateTolerance");
   if (lateTolerance < 0) errs.push("invalidLateTol:lateTol must be greater than 0");
-  const rs = merged.restartStrategy;
-  const attempts = rs && typeof rs === "object" ? int((rs as Record<string, unknown>).attempts, "attempts", 0) : 0;
   if (attempts < 0) errs.push("invalidRestartAttempts:restart attempts must be greater than 0");
-  if (errs.length) throw new EngineError(`Rule ${id} has invalid options: ${errs.join("\n")}.`, ErrCode.rule);
-  const dbfd = lookup(own, "disableBufferFullDiscard");
-  const strategy = lookup(own, "planOptimizeStrategy") as { enableIncrementalWindow?: unknown } | undefined;
-  const duration = lookup(own, "duration");
-  if (duration !== undefined && duration !== null && typeof duration !== "string")
-    throw new EngineError(`1 error(s) decoding:\n\n* 'duration' expected type 'string', got unconvertible type 'float64', value: '${String(duration)}'`, ErrCode.rule);
+  for (const r of cronDatetimeRange) {
+    const e = rangeError(r);
+    if (e) errs.push(e);
+  }
+  let durationMs = 0;
+  if (duration) {
+    try {
+      durationMs = goDurationMs(duration);
+    } catch (e) {
+      errs.push(errorText(e));
+    }
+  }
+  if (errs.length) throw fail(`Rule ${id} has invalid options: ${errs.join("\n")}.`);
+
+  const strategy = field(o, "planOptimizeStrategy");
+  const explicitBuffer = isObject(given) && field(given, "bufferLength") !== undefined;
   return {
-    isEventTime: bool(merged.isEventTime, "isEventTime"),
+    isEventTime,
     lateTolerance,
     concurrency,
     bufferLength,
-    sendMetaToSink: bool(merged.sendMetaToSink, "sendMetaToSink"),
-    sendNilField: bool(lookup(own, "sendNilField") ?? lookup(own, "sendNil"), "sendNilField"),
-    sendError: bool(merged.sendError, "sendError"),
-    qos: int(merged.qos, "qos", 0),
-    checkpointInterval: durationMs(merged.checkpointInterval ?? 300_000, "checkpointInterval"),
-    restartAttempts: attempts,
-    cron: typeof lookup(own, "cron") === "string" ? (lookup(own, "cron") as string) : "",
-    duration: typeof duration === "string" ? duration : "",
-    disableBufferFullDiscard: bool(dbfd, "disableBufferFullDiscard"),
-    incrementalWindow: strategy?.enableIncrementalWindow === true,
-    windowEvaluator: lookup(own, "windowEvaluator") === "buffered" ? "buffered" : "auto",
-    subscriberCapacity: explicit.has("bufferlength") && bufferLength > 0 ? bufferLength : DEFAULT_SUBSCRIBER_CAPACITY,
+    sendMetaToSink,
+    sendNilField: sendNilField || sendNil,
+    sendError,
+    qos,
+    checkpointInterval,
+    restartStrategy: { attempts },
+    cron,
+    duration,
+    durationMs,
+    cronDatetimeRange,
+    disableBufferFullDiscard,
+    incrementalWindow: isObject(strategy) && field(strategy, "enableIncrementalWindow") === true,
+    windowEvaluator: field(o, "windowEvaluator") === "buffered" ? "buffered" : "auto",
+    subscriberCapacity: explicitBuffer && bufferLength > 0 ? bufferLength : DEFAULT_SUBSCRIBER_CAPACITY,
     // floe pushes back by default; eKuiper's drop-oldest only when the rule asks for it explicitly.
-    overflow: dbfd === false ? "drop-oldest" : "block",
-    raw: merged,
+    overflow: field(o, "disableBufferFullDiscard") === false ? "drop-oldest" : "block",
+    raw: o,
+  };
+}
+
+/** The options that shape the plan (plan.ts `PlanOptions`). */
+export function planOptions(o: RuleOptions): Pick<PlanOptions, "sendMetaToSink" | "sendNil" | "isEventTime" | "lateTolerance" | "incrementalWindow" | "windowEvaluator"> {
+  return {
+    sendMetaToSink: o.sendMetaToSink,
+    sendNil: o.sendNilField,
+    isEventTime: o.isEventTime,
+    lateTolerance: o.lateTolerance,
+    incrementalWindow: o.incrementalWindow,
+    windowEvaluator: o.windowEvaluator,
   };
 }

@@ -20,7 +20,7 @@ import type { SelectStatement } from "../sql/ast.ts";
 import { WallClock } from "../window/clock.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "./metrics.ts";
-import type { RuleOptions } from "./rule-options.ts";
+import { planOptions, type RuleOptions } from "./rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology, type SinkNode } from "./topology.ts";
@@ -157,13 +157,8 @@ export class RuleRun {
     this.plan = planRule(spec.select, spec.streams, {
       env: fenv,
       zone: env.zone,
-      sendMetaToSink: o.sendMetaToSink,
-      sendNil: o.sendNilField,
-      isEventTime: o.isEventTime,
       ignoreCase: env.ignoreCase,
-      lateTolerance: o.lateTolerance,
-      incrementalWindow: o.incrementalWindow,
-      windowEvaluator: o.windowEvaluator,
+      ...planOptions(o),
       decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
     }).plan;
     this.pipelines = spec.sinks();

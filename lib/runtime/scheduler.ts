@@ -4,10 +4,10 @@
  * eKuiper (documented quirk) a rule the user stopped (`triggered=false`) is never schedule-started.
  */
 import type { Zone } from "../expr/time.ts";
-import type { DatetimeRange, RuleDef } from "../store/rule-def.ts";
+import type { RuleDef } from "../store/rule-def.ts";
 import { parseCron, type Schedule } from "./cron.ts";
 import { isScheduled, RuleLifecycle, RuleStateName } from "./lifecycle.ts";
-import { parseGoDuration } from "../expr/duration.ts";
+import type { DatetimeRange } from "./rule-options.ts";
 
 const cronCache = new Map<string, Schedule | null>();
 
@@ -39,18 +39,10 @@ function inRange(r: DatetimeRange, now: number, zone: Zone): boolean {
   return localMs(r.begin, zone) < now && now < localMs(r.end, zone);
 }
 
-function durationMs(d: string): number {
-  try {
-    return Number(parseGoDuration(d) / 1_000_000n);
-  } catch {
-    return 0;
-  }
-}
-
 /** Whether a cron+duration rule should be running at `now`. */
 function inCronWindow(def: RuleDef, now: number, zone: Zone): boolean {
   const s = schedule(def.options.cron, zone);
-  const d = durationMs(def.options.duration);
+  const d = def.options.durationMs;
   if (!s || d <= 0) return false;
   const prev = s.next(now - d - 1);
   return prev !== undefined && prev <= now && now < prev + d;
@@ -93,7 +85,7 @@ export function patrol(rules: Iterable<RuleLifecycle>, now: number, zone: Zone, 
       } else if (r.state === RuleStateName.running) void r.scheduleStop("schedule terminated");
       else if (r.state === RuleStateName.stopped && def.triggered) void r.scheduleStop("", RuleStateName.scheduledStop);
     } else if (dur) {
-      if (r.running && now - r.lastStartTimestamp >= durationMs(o.duration)) void r.scheduleStop("duration terminated", RuleStateName.stopped);
+      if (r.running && now - r.lastStartTimestamp >= o.durationMs) void r.scheduleStop("duration terminated", RuleStateName.stopped);
     } else if (o.cronDatetimeRange.length && def.triggered && r.state === RuleStateName.scheduledStop) {
       void r.scheduleStart();
     }

@@ -1,6 +1,9 @@
 /** Request bodies decoded with Go's `json.Decoder` error texts (rest-api.md §1.6). */
+import { jsonKind } from "../functions/go-json.ts";
 import { jsonDecodeError } from "../store/rule-def.ts";
 import type { Ctx } from "./router.ts";
+
+export { field, isObject } from "../functions/go-json.ts";
 
 export type Decoded<T> = { ok: true; value: T; text: string } | { ok: false; error: string; text: string };
 
@@ -14,20 +17,7 @@ export async function readJson<T = unknown>(ctx: Ctx): Promise<Decoded<T>> {
 
 /** Go type-mismatch text for decoding into a struct: `json: cannot unmarshal <kind> into Go value of type <t>`. */
 export function unmarshalTypeError(v: unknown, goType: string): string {
-  const kind = v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "object" ? "object" : typeof v;
-  return `json: cannot unmarshal ${kind} into Go value of type ${goType}`;
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-/** Case-insensitive field of a decoded object (Go struct decoding). */
-export function field(o: Record<string, unknown>, name: string): unknown {
-  if (name in o) return o[name];
-  const lower = name.toLowerCase();
-  for (const k of Object.keys(o)) if (k.toLowerCase() === lower) return o[k];
-  return undefined;
+  return `json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`;
 }
 
 /** Go `strconv.ParseBool`. */

@@ -2,7 +2,7 @@
  * The simulator that replaces a stream's connector in a trial run (`mockSource`, rest-api.md §8):
  * `data` rows one by one every `interval` (ms or a Go duration), repeated with `loop`, else EOF.
  */
-import { parseGoDuration } from "../expr/duration.ts";
+import { goDurationMs } from "../expr/duration.ts";
 import { decodeTupleJson } from "../io/formats/json-tuple.ts";
 import type { Obj } from "../expr/values.ts";
 import { SourceMessage } from "../io/sources/message.ts";
@@ -18,7 +18,7 @@ function intervalMs(v: unknown): number {
   if (typeof v === "number" && v >= 0) return v;
   if (typeof v === "string") {
     try {
-      return Number(parseGoDuration(v) / 1_000_000n);
+      return goDurationMs(v);
     } catch {
       return 1000;
     }

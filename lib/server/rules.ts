@@ -2,6 +2,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
 import { planRule } from "../plan/plan.ts";
+import { planOptions } from "../runtime/rule-options.ts";
 import { idError } from "../store/ids.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";
@@ -71,15 +72,7 @@ function explain(e: Engine, id: string): string {
   const def = e.rules.parse(text);
   if (!def.select) throw new EngineError("only support explain sql now", ErrCode.undefined);
   const env = { now: () => Date.now(), zone: e.zone, ruleId: id, ruleStart: Date.now() };
-  const o = def.options;
-  const strategy = o.raw.planOptimizeStrategy as { enableIncrementalWindow?: unknown } | undefined;
-  const plan = planRule(def.select, e.catalog.all(), {
-    env,
-    zone: e.zone,
-    isEventTime: o.isEventTime,
-    incrementalWindow: strategy?.enableIncrementalWindow === true,
-    windowEvaluator: o.raw.windowEvaluator === "buffered" ? "buffered" : "auto",
-  }).plan;
+  const plan = planRule(def.select, e.catalog.all(), { env, zone: e.zone, ...planOptions(def.options) }).plan;
   const chain: { op: string; info: string }[] = [];
   for (const op of [...plan.ops].reverse()) chain.push(explainNode(op));
   for (const s of plan.sources) for (const h of [...s.helpers].reverse()) if (h.kind === "filter") chain.push({ op: "FilterPlan", info: h.name });

@@ -12,6 +12,7 @@ import type { RuleRun, RunFactory, Topo } from "../runtime/lifecycle.ts";
 import { NodeMetrics } from "../runtime/metrics.ts";
 import { Topology, type SinkNode } from "../runtime/topology.ts";
 import { planRule } from "../plan/plan.ts";
+import { planOptions } from "../runtime/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { WallClock } from "../window/clock.ts";
@@ -26,13 +27,7 @@ export interface RuntimeDeps {
 
 function planOf(def: RuleDef, deps: RuntimeDeps, env: FuncEnv) {
   if (!def.select) throw new EngineError("only support sql rules", ErrCode.undefined);
-  return planRule(def.select, deps.streams(), {
-    env,
-    zone: deps.zone(),
-    sendMetaToSink: def.options.sendMetaToSink,
-    sendNil: def.options.sendNilField,
-    isEventTime: def.options.isEventTime,
-  }).plan;
+  return planRule(def.select, deps.streams(), { env, zone: deps.zone(), ...planOptions(def.options) }).plan;
 }
 
 /** Checks the sink list: each action an object of known sink types with object props. */

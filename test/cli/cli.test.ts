@@ -82,6 +82,15 @@ describe("floe run", () => {
     expect(s.sink_stdout_0_0_records_in_total).toBe(1);
   });
 
+  test.each([
+    ["bufferLength=abc", "floe: json: cannot unmarshal string into Go struct field RuleOption.options.bufferLength of type int\n"],
+    ["sendError=yes", "floe: json: cannot unmarshal string into Go struct field RuleOption.options.sendError of type bool\n"],
+    ["concurrency=-1", "floe: Rule rule has invalid options: invalidConcurrency:concurrency must be greater than 0.\n"],
+  ])("-o %s exits 1 with eKuiper's message", (option, err) => {
+    const r = floe(["run", file("opt.sql", "SELECT * FROM s"), "-o", option], '{"a":1}\n');
+    expect([r.code, r.out, r.err]).toEqual([1, "", err]);
+  });
+
   test("a ts going backwards in replay is an error naming the line", () => {
     const rule = file("all3.sql", "SELECT * FROM s");
     const r = floe(["run", rule, "--replay"], '{"ts":10,"data":{"a":1}}\n{"ts":5,"data":{"a":2}}\n');

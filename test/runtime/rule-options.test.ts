@@ -1,0 +1,51 @@
+/** Rule options: defaults, Go decode errors and validation (rules-and-sinks.md §1.1, §2). */
+import { expect, test } from "bun:test";
+import { parseRuleOptions } from "../../lib/runtime/rule-options.ts";
+
+function message(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return "no error";
+}
+
+test.each([
+  [{ sendError: "yes" }, "json: cannot unmarshal string into Go struct field RuleOption.options.sendError of type bool"],
+  [{ bufferLength: "abc" }, "json: cannot unmarshal string into Go struct field RuleOption.options.bufferLength of type int"],
+  [{ duration: 5 }, "json: cannot unmarshal number into Go struct field RuleOption.options.duration of type string"],
+  [[1], "json: cannot unmarshal array into Go struct field Rule.options of type def.RuleOption"],
+  [{ lateTolerance: 1.5 }, "duration 1.5 is not an integer"],
+  [{ checkpointInterval: "5x" }, 'time: unknown unit "x" in duration "5x"'],
+  [{ concurrency: -1, qos: "1" }, "json: cannot unmarshal string into Go struct field RuleOption.options.qos of type int"],
+  [{ lateTolerance: "-1ms", restartStrategy: { attempts: -1 } }, "Rule r has invalid options: invalidLateTol:lateTol must be greater than 0\ninvalidRestartAttempts:restart attempts must be greater than 0."],
+  [{ duration: "x" }, 'Rule r has invalid options: time: invalid duration "x".'],
+  [{ cronDatetimeRange: [{ begin: "2025-01-01", end: "2025-01-02 00:00:00" }] }, 'Rule r has invalid options: validate cronDatetimeRange failed, err:parsing time "2025-01-01" as "2006-01-02 15:04:05": cannot parse "2025-01-01" as "2006".'],
+])("%j is refused: %s", (given, err) => {
+  expect(message(() => parseRuleOptions("r", given))).toBe(err);
+});
+
+test("only the inherited keys take their default from kuiper.yaml", () => {
+  const o = parseRuleOptions("r", { BUFFERLENGTH: 5 }, { bufferLength: 2048, qos: 1, lateTolerance: "2s", sendNilField: true, cron: "* * * * *" });
+  expect([o.bufferLength, o.qos, o.lateTolerance, o.sendNilField, o.cron]).toEqual([5, 1, 2000, false, ""]);
+  expect(o.raw).toEqual({ BUFFERLENGTH: 5, qos: 1, lateTolerance: "2s" });
+});
+
+test("built-in defaults apply when kuiper.yaml is silent", () => {
+  const o = parseRuleOptions("r", null);
+  expect([o.isEventTime, o.lateTolerance, o.concurrency, o.bufferLength, o.qos, o.checkpointInterval, o.restartStrategy.attempts]).toEqual([false, 1000, 1, 1024, 0, 300_000, 0]);
+  expect([o.subscriberCapacity, o.overflow, o.incrementalWindow, o.windowEvaluator]).toEqual([4096, "block", false, "auto"]);
+});
+
+test("floe's derived settings: bus capacity, drop-oldest opt-in, sendNil, duration in ms, incremental windows", () => {
+  const o = parseRuleOptions("r", {
+    bufferLength: 10,
+    disableBufferFullDiscard: false,
+    sendNil: true,
+    duration: "1m30s",
+    planOptimizeStrategy: { enableIncrementalWindow: true },
+    windowEvaluator: "buffered",
+  });
+  expect([o.subscriberCapacity, o.overflow, o.sendNilField, o.durationMs, o.incrementalWindow, o.windowEvaluator]).toEqual([10, "drop-oldest", true, 90_000, true, "buffered"]);
+});
