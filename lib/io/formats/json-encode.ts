@@ -41,12 +41,43 @@ function enc(v: Value | undefined): string {
   const n = own.length;
   if (n === 0) return "{}";
   const keys = isSorted(own) ? own : sortedKeys(own);
+  if (keys === own && flat(v, keys)) {
+    // Native fast path for a flat row already in key order: JSON.stringify writes exactly what Go
+    // writes, unless a string holds a character Go escapes differently (checked on the output).
+    const s = JSON.stringify(v);
+    if (!GO_ONLY_ESCAPES.test(s)) return s;
+  }
   let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!]);
   for (let i = 1; i < n; i++) {
     const k = keys[i]!;
     s += "," + keyPrefix(k) + enc(v[k]);
   }
   return s + "}";
+}
+
+// Characters Go's encoder escapes and JSON.stringify does not (HTML-safe `<>&`, U+2028/2029) and
+// lone surrogates (invalid UTF-8 to Go).
+const GO_ONLY_ESCAPES = /[<>&\u2028\u2029\ud800-\udfff]/;
+
+/** Every value is a string, a boolean, null, or a finite float other than -0: JSON.stringify agrees with Go. */
+function flat(o: Record<string, Value>, keys: string[]): boolean {
+  for (let i = 0; i < keys.length; i++) {
+    const x = o[keys[i]!];
+    switch (typeof x) {
+      case "string":
+      case "boolean":
+        continue;
+      case "number":
+        if (x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0)) return false;
+        continue;
+      case "object":
+        if (x === null) continue;
+        return false;
+      default:
+        return false;
+    }
+  }
+  return true;
 }
 
 // Column names repeat on every row: their encoded `"key":` is cached (bounded).

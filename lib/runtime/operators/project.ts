@@ -4,17 +4,32 @@
  */
 import { RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import { compareUtf8, isObj, type Obj, type Value } from "../../expr/values.ts";
 import { Collection, Emission, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
 
+/** No value for this output key (omitted null, invisible field). */
+const ABSENT = Symbol("absent");
+
 export class ProjectOp extends Operator {
   private readonly spec: ProjectSpec;
   private readonly ctx: EvalCtx = { window: null };
+  /**
+   * With a fixed set of output keys (no `*`, no changed_cols, no __meta), rows are built with their
+   * keys in byte order: the JSON encoder then takes its native fast path. Evaluation order is
+   * unchanged; values wait in `scratch` (columns, then exprs, then aliases) until assembly.
+   */
+  private readonly sorted: { name: string; slot: number }[] | null;
+  private readonly scratch: (Value | typeof ABSENT)[];
+
   constructor(name: string, env: OpEnv, spec: ProjectSpec) {
     super(name, env, "run Select error: ");
     this.spec = spec;
+    const names = [...spec.columns.map((c) => c.name), ...spec.exprs.map((f) => f.name), ...spec.aliases.map((f) => f.name)];
+    const fixed = !spec.wildcard && !spec.sendMeta && !spec.exprs.some((f) => f.multi) && new Set(names).size === names.length;
+    this.sorted = fixed ? names.map((n, slot) => ({ name: n, slot })).sort((a, b) => compareUtf8(a.name, b.name)) : null;
+    this.scratch = new Array(names.length);
   }
 
   protected process(item: Item): void {
@@ -43,6 +58,45 @@ export class ProjectOp extends Operator {
   }
 
   private projectRow(row: Row): Obj {
+    return this.sorted ? this.projectSorted(row, this.sorted) : this.projectAny(row);
+  }
+
+  private projectSorted(row: Row, sorted: { name: string; slot: number }[]): Obj {
+    const spec = this.spec;
+    const ctx = this.ctx;
+    const vals = this.scratch;
+    const cols = spec.columns;
+    const nc = cols.length;
+    for (let i = 0; i < nc; i++) {
+      const c = cols[i]!;
+      const v = spec.ignoreCase ? row.valueFold(c.column, c.stream) : row.value(c.column, c.stream);
+      vals[i] = v !== null || spec.sendNil || hasKey(row, c.column, c.stream) ? v : ABSENT;
+    }
+    let f: ProjectField | undefined;
+    let slot = nc;
+    try {
+      for (f of spec.exprs) {
+        const v = f.invisible ? null : f.eval(row, ctx);
+        vals[slot++] = v === null ? ABSENT : v;
+      }
+      for (f of spec.aliases) {
+        const v: Value = f.eval(row, ctx);
+        vals[slot++] = f.invisible || (v === null && !spec.sendNil) ? ABSENT : v;
+      }
+    } catch (e) {
+      if (e instanceof RowError && f) throw new RowError(`run Select error: ${f.errorContext} meet error, err:${e.message}`);
+      throw e;
+    }
+    const out: Obj = {};
+    for (let i = 0; i < sorted.length; i++) {
+      const k = sorted[i]!;
+      const v = vals[k.slot]!;
+      if (v !== ABSENT) out[k.name] = v;
+    }
+    return out;
+  }
+
+  private projectAny(row: Row): Obj {
     const spec = this.spec;
     const ctx = this.ctx;
     const out: Obj = {};
