@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { extname } from "node:path";
 import { loadBasicConfig } from "../runtime/config.ts";
 import { runPipe } from "../runtime/pipe.ts";
+import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
 import { ruleOptions, UsageError } from "./options.ts";
 
@@ -57,7 +58,7 @@ export default defineCommand({
     });
     const streamsSql = args.streams ? await Bun.file(args.streams).text() : undefined;
     const config = await loadBasicConfig(args.etc);
-    const stdout = Bun.stdout.writer();
+    const stdout = new OutputWriter();
     const res = await runPipe({
       sql: rule.sql,
       streamsSql,
@@ -71,10 +72,11 @@ export default defineCommand({
       onEof: args["on-eof"] as "flush" | "drop",
       zone: config.timezone,
       ignoreCase: config.ignoreCase,
-      write: (t) => void stdout.write(t),
+      write: stdout.write,
+      drain: stdout.drain,
       warn: (t) => void process.stderr.write(t),
     });
-    await stdout.flush();
+    await stdout.end();
     if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
     if (res.lost > 0) process.stderr.write(`floe: ${res.lost} record(s) lost or rejected\n`);
     if (res.exitCode !== 0) return res.exitCode;

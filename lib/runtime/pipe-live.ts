@@ -28,8 +28,19 @@ export function isStdinStream(def: StreamDef): boolean {
 class TickStdout implements SinkNode {
   readonly metrics;
   private armed = false;
-  constructor(private readonly s: StdoutSink) {
+  constructor(
+    private readonly s: StdoutSink,
+    private readonly lag: () => Promise<void> | undefined,
+  ) {
     this.metrics = s.metrics;
+  }
+  room(): number {
+    return this.lag() ? 0 : Infinity;
+  }
+  onRoom(fn: () => void): void {
+    const lag = this.lag();
+    if (lag) void lag.then(fn);
+    else fn();
   }
   push(item: Item): void {
     this.s.push(item);
@@ -96,7 +107,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   let rule: Rule;
   try {
     rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options }, defs, env, hub, {
-      extraSinks: [new TickStdout(stdout)],
+      extraSinks: [new TickStdout(stdout, () => req.drain?.())],
       defaultType: "stdin",
       connectors,
     });

@@ -47,6 +47,8 @@ export interface PipeRequest {
   readonly signal?: AbortSignal;
   /** Standard output. */
   write(text: string): void;
+  /** A promise while standard output's reader lags (the run waits for it), else undefined. */
+  drain?(): Promise<void> | undefined;
   /** Diagnostics (standard error). */
   warn(text: string): void;
 }
@@ -105,7 +107,11 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);
     throw e;
   }
-  for await (const batch of req.input) if (!run.lines(batch)) break;
+  for await (const batch of req.input) {
+    if (!run.lines(batch)) break;
+    const lag = req.drain?.();
+    if (lag) await lag;
+  }
   return run.finish();
 }
 

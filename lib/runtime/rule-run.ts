@@ -180,15 +180,15 @@ export class RuleRun {
   /** Results the rule may still produce before a sink would have to wait. */
   room(): number {
     let r = Infinity;
-    for (const p of this.pipelines) {
-      const x = p.room();
+    for (const p of this.sinkNodes) {
+      const x = p.room?.() ?? Infinity;
       if (x < r) r = x;
     }
     return r;
   }
 
   waitRoom(fn: () => void): void {
-    for (const p of this.pipelines) if (p.room() <= 0) p.onRoom(fn);
+    for (const p of this.sinkNodes) if (p.room && p.room() <= 0) p.onRoom!(fn);
   }
 
   async start(): Promise<void> {

@@ -23,10 +23,16 @@ import { ProjectSetOp } from "./operators/project-set.ts";
 import { WatermarkOp } from "./operators/watermark.ts";
 import { WindowFuncOp } from "./operators/window-func.ts";
 
-/** A sink as the topology sees it: a consumer with metrics and an end. */
+/**
+ * A sink as the topology sees it: a consumer with metrics and an end. A bounded sink pushes back
+ * through `room` (results it takes before the rule should wait) and `onRoom` (called once when
+ * it has room again); a sink without them never makes the rule wait.
+ */
 export interface SinkNode extends Consumer {
   readonly metrics: NodeMetrics[];
   end(): void;
+  room?(): number;
+  onRoom?(fn: () => void): void;
 }
 
 export type RuleEnv = WindowEnv;

@@ -11,6 +11,34 @@ import { encodeGoJson } from "../formats/json-encode.ts";
 
 export type EmitMode = "rows" | "array";
 
+/**
+ * Standard output with backpressure: every chunk is flushed at once, and while the reader lags
+ * (the pipe is full) `drain` gives the promise of the pending write, so the run waits instead of
+ * buffering without bound.
+ */
+export class OutputWriter {
+  private pending: Promise<void> | undefined;
+  constructor(private readonly out = Bun.stdout.writer()) {}
+
+  readonly write = (text: string): void => {
+    this.out.write(text);
+    const r = this.out.flush();
+    if (r instanceof Promise) {
+      const p: Promise<void> = r.then(() => {
+        if (this.pending === p) this.pending = undefined;
+      });
+      this.pending = p;
+    }
+  };
+
+  /** The pending write while the reader lags, else undefined. */
+  readonly drain = (): Promise<void> | undefined => this.pending;
+
+  async end(): Promise<void> {
+    await this.out.flush();
+  }
+}
+
 export class StdoutSink implements SinkNode {
   readonly metrics: NodeMetrics[];
   private readonly sink: NodeMetrics;
