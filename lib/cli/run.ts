@@ -72,6 +72,8 @@ export default defineCommand({
       onEof: args["on-eof"] as "flush" | "drop",
       zone: config.timezone,
       ignoreCase: config.ignoreCase,
+      enablePrivateNet: config.enablePrivateNet,
+      dataServer: config.dataServer,
       write: stdout.write,
       drain: stdout.drain,
       warn: (t) => void process.stderr.write(t),

@@ -10,10 +10,19 @@ import type { Obj } from "../expr/values.ts";
 
 export type Rows = Obj | Obj[];
 
+/**
+ * How a memory sink with `rowkindField` marks its rows (eKuiper's updatable tuples): the field
+ * holding the row kind and the key field. Memory lookup tables apply `delete` by that key.
+ */
+export interface RowKind {
+  readonly rowkindField: string;
+  readonly keyField: string;
+}
+
 interface Sub {
   readonly filter: string[];
   /** Tries to admit; false when refused (then `wait` is called with a retry). */
-  readonly admit: (topic: string, rows: Rows) => boolean;
+  readonly admit: (topic: string, rows: Rows, kind?: RowKind) => boolean;
   readonly wait: (retry: () => void) => void;
 }
 
@@ -40,7 +49,7 @@ export class MemoryPubSub {
   private subs: Sub[] = [];
 
   /** Subscribes; returns the unsubscribe function. */
-  subscribe(filter: string, admit: (topic: string, rows: Rows) => boolean, wait: (retry: () => void) => void): () => void {
+  subscribe(filter: string, admit: (topic: string, rows: Rows, kind?: RowKind) => boolean, wait: (retry: () => void) => void): () => void {
     checkFilter(filter);
     const s: Sub = { filter: filter.split("/"), admit, wait };
     this.subs.push(s);
@@ -54,15 +63,15 @@ export class MemoryPubSub {
    * Offers `rows` on `topic` to every matching subscriber.
    * Returns undefined when all admitted at once, else a promise for when the last one did.
    */
-  publish(topic: string, rows: Rows): Promise<void> | undefined {
+  publish(topic: string, rows: Rows, kind?: RowKind): Promise<void> | undefined {
     let waits: Promise<void>[] | undefined;
     for (const s of this.subs) {
       if (!topicMatches(s.filter, topic)) continue;
-      if (s.admit(topic, rows)) continue;
+      if (s.admit(topic, rows, kind)) continue;
       (waits ??= []).push(
         new Promise<void>((resolve) => {
           const retry = (): void => {
-            if (!this.subs.includes(s) || s.admit(topic, rows)) resolve();
+            if (!this.subs.includes(s) || s.admit(topic, rows, kind)) resolve();
             else s.wait(retry);
           };
           s.wait(retry);

@@ -9,6 +9,7 @@ import { lookupFunction } from "../functions/registry.ts";
 import type { Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
+import { analyzeLookups, type LookupJoin } from "./lookup.ts";
 import { findField, type StreamDef } from "./streams.ts";
 import { extractWindow, isWindowCall, type WindowSpec } from "./window-spec.ts";
 
@@ -32,6 +33,8 @@ export interface Analysis {
   readonly windowFuncs: Call[];
   /** Aggregate calls in WHERE (computed by the agg_func operator). */
   readonly whereAggregates: Call[];
+  /** Joins with lookup tables (sql §12.5), in written order. */
+  readonly lookups: LookupJoin[];
 }
 
 const ANALYTIC = new Set(["lag", "latest", "changed_col", "had_changed", "acc_sum", "acc_min", "acc_max", "acc_avg", "acc_count"]);
@@ -71,6 +74,7 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
   });
   for (const e of clauseExprs(stmt)) binder.bind(e, Infinity, undefined);
 
+  const lookups = analyzeLookups(stmt, streams);
   const { window, dimensions } = extractWindow(stmt.groupBy);
   checkAggregates(stmt, dimensions, window);
   checkFields(stmt);
@@ -92,6 +96,7 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
     analytic: collectCalls(stmt, isAnalyticCall),
     windowFuncs: collectCalls(stmt, (e): e is Call => funcKind(e) === "window"),
     whereAggregates: stmt.where ? collect(stmt.where, isAggregateCall) : [],
+    lookups,
   };
 }
 

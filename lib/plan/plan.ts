@@ -13,8 +13,9 @@ import { clauseExprs, some, walk } from "../sql/walk.ts";
 import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS, type Hits } from "../expr/hits.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
-import type { AnalyticSite, JoinSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
-import { retainSize, type StreamDef } from "./streams.ts";
+import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
+import { isLookupTable, retainSize, type StreamDef } from "./streams.ts";
+import { andAll, conjuncts, readsSource } from "./lookup.ts";
 import { aggregateCalls, chooseEvaluator, ekuiperIncremental, type WindowEvaluator } from "./plan-window.ts";
 import { ekuiperAccumulator } from "../window/inc-ekuiper.ts";
 import type { IncSpec } from "./window-spec.ts";
@@ -59,6 +60,10 @@ class Planner {
   /** The window's evaluator; `ekuiper`: eKuiper's fused `inc_agg_window` (windows §9). */
   private readonly evaluator: WindowEvaluator;
   private readonly ekuiperInc: boolean;
+  /** WHERE minus the conjuncts that run after lookups (sql §13.2: a Lookup keeps those reading its table). */
+  private readonly where: Expr | undefined;
+  /** Per lookup join: the filter right after it (its ON's other conjuncts and WHERE's). */
+  private readonly lookupFilters: (Expr | undefined)[];
 
   constructor(
     private readonly a: Analysis,
@@ -66,6 +71,7 @@ class Planner {
   ) {
     const callState = new Map<Expr, { state: unknown }>();
     const s = a.stmt;
+    [this.where, this.lookupFilters] = splitLookupWhere(a);
     const holds = (e: Expr | undefined, names: Set<string>) => !!e && hasCall(e, names);
     this.hits = {
       row: holds(s.where, ROW_HIT_FUNCS) ? new HitState() : undefined,
@@ -99,7 +105,9 @@ class Planner {
     const s = a.stmt;
     const sources = this.planSources();
     const ops: OpSpec[] = [];
-    const single = a.sources.length === 1;
+    const single = sources.length === 1;
+    const where = this.where;
+    const joins = s.joins.filter((_, i) => !a.lookups.some((l) => l.index === i));
     const w = a.window;
     const analyticStops = a.analytic.length > 0;
     // Predicate push-down (sql §13.2): a single stream's WHERE runs right after the source unless
@@ -108,36 +116,49 @@ class Planner {
     // eKuiper's inc_agg_window filters the aggregated rows: WHERE stays after it (windows §9).
     const pushBelowWindow = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !eventTime && !this.ekuiperInc;
     const whereHasAgg = a.whereAggregates.length > 0;
-    let whereDone = !s.where;
+    let whereDone = !where;
     // Event time: a watermark operator follows the sources and stops the push-down (sql §13.2).
     if (eventTime) ops.push(this.watermarkOp());
-    if (s.where && single && !analyticStops && !whereHasAgg && !eventTime && (!w || pushBelowWindow)) {
-      sources[0]!.helpers.push(this.filterOp(s.where));
+    if (where && single && !analyticStops && !whereHasAgg && !eventTime && (!w || pushBelowWindow)) {
+      sources[0]!.helpers.push(this.filterOp(where));
       whereDone = true;
     }
     if (a.analytic.length) ops.push(this.analyticOp());
-    if (!whereDone && s.where && !whereHasAgg && w && pushBelowWindow) {
-      ops.push(this.filterOp(s.where));
+    if (!whereDone && where && !whereHasAgg && w && pushBelowWindow) {
+      ops.push(this.filterOp(where));
       whereDone = true;
     }
     if (w) ops.push(...this.windowOps());
-    if (s.joins.length) {
-      const tables = a.sources.filter((x) => x.def.kind === "table");
+    if (joins.length) {
+      const tables = a.sources.filter((x) => x.def.kind === "table" && !isLookupTable(x.def));
       if (tables.length)
         ops.push({ kind: "join_aligner", name: this.name("join_aligner"), tables: tables.map((t) => ({ name: t.name, retain: retainSize(t.def) })) });
       // An INNER join absorbs WHERE into its ON condition (sql §12.3).
-      let where: Expr | undefined;
-      if (!whereDone && s.where && !whereHasAgg && s.joins.length === 1 && s.joins[0]!.type === "INNER") {
-        where = s.where;
+      let absorbed: Expr | undefined;
+      if (!whereDone && where && !whereHasAgg && joins.length === 1 && joins[0]!.type === "INNER") {
+        absorbed = where;
         whereDone = true;
       }
-      ops.push({ kind: "join", name: this.name("join"), joins: this.joinSpecs(where) });
+      ops.push({ kind: "join", name: this.name("join"), joins: this.joinSpecs(joins, absorbed) });
     }
+    a.lookups.forEach((l, i) => {
+      // The lookup node is named after its table; its index is consumed (sql §13.3).
+      this.idx++;
+      const spec: LookupSpec = {
+        table: l.table,
+        type: l.join.type === "LEFT" ? "LEFT" : "INNER",
+        fields: l.keys.map((k) => k.field),
+        values: l.keys.map((k) => this.compile(k.expr)),
+      };
+      ops.push({ kind: "lookup", name: l.table.name, spec });
+      const f = this.lookupFilters[i];
+      if (f) ops.push(this.filterOp(f));
+    });
     if (whereHasAgg) {
       const calls = a.whereAggregates.map((c) => ({ slot: this.cachedCalls.get(c)!, eval: this.compileAggregate(c) }));
       ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
     }
-    if (!whereDone && s.where) ops.push(this.filterOp(s.where));
+    if (!whereDone && where) ops.push(this.filterOp(where));
     if (a.dimensions.length && w?.type !== "state" && !this.ekuiperInc)
       ops.push({ kind: "aggregate", name: this.name("aggregate"), dims: a.dimensions.map((d) => this.compile(d)) });
     if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true), hits: this.hits.agg });
@@ -150,7 +171,8 @@ class Planner {
   }
 
   private planSources(): (SourcePlan & { helpers: OpSpec[] })[] {
-    const ordered = [...this.a.sources.filter((s) => s.def.kind === "stream"), ...this.a.sources.filter((s) => s.def.kind === "table")];
+    const tables = this.a.sources.filter((s) => s.def.kind === "table" && !isLookupTable(s.def));
+    const ordered = [...this.a.sources.filter((s) => s.def.kind === "stream"), ...tables];
     return ordered.map((src) => {
       this.idx++;
       const helpers: OpSpec[] = [];
@@ -266,19 +288,19 @@ class Planner {
     // WHERE runs inside the window when it would run on the window's rows (count windows, event
     // time); eKuiper's inc_agg_window filters the aggregated rows instead.
     const w = a.window!;
-    const whereInside = !ekuiper && !!a.stmt.where && (!!this.opts.isEventTime || w.type === "count");
+    const whereInside = !ekuiper && !!this.where && (!!this.opts.isEventTime || w.type === "count");
     return {
       aggs,
       dims: a.dimensions.map((d) => this.compile(d)),
-      where: whereInside ? this.compile(a.stmt.where!) : undefined,
+      where: whereInside ? this.compile(this.where!) : undefined,
       ekuiper,
     };
   }
 
   /** Left/right sides (sql §12.2): the first join's sides come from the streams its ON names. */
-  private joinSpecs(where: Expr | undefined): JoinSpec[] {
+  private joinSpecs(joins: SelectStatement["joins"], where: Expr | undefined): JoinSpec[] {
     const s = this.a.stmt;
-    return s.joins.map((j, i) => {
+    return joins.map((j, i) => {
       let left = s.from.name;
       const right = j.source.name;
       if (i === 0 && j.type !== "CROSS" && j.on) {
@@ -360,6 +382,30 @@ class Planner {
       limit: s.limit,
     };
   }
+}
+
+/**
+ * Predicate push-down through lookups (sql §13.2), from the last lookup down: each keeps the
+ * conjuncts (of WHERE and of its ON's non-key part) reading its table as a filter above itself and
+ * passes the others down; what reaches below the lookups is the WHERE the rest of the plan sees.
+ * A WHERE with aggregates stays whole after agg_func.
+ */
+function splitLookupWhere(a: Analysis): [Expr | undefined, (Expr | undefined)[]] {
+  const where = a.stmt.where;
+  if (!a.lookups.length) return [where, []];
+  const whereHasAgg = a.whereAggregates.length > 0;
+  let pending = whereHasAgg ? [] : conjuncts(where);
+  const filters: (Expr | undefined)[] = [];
+  for (let i = a.lookups.length - 1; i >= 0; i--) {
+    const l = a.lookups[i]!;
+    const all = [...pending, ...l.rest];
+    filters[i] = andAll(all.filter((c) => readsSource(c, l.table.name)));
+    pending = all.filter((c) => !readsSource(c, l.table.name));
+  }
+  if (!whereHasAgg) return [andAll(pending), filters];
+  // Reading no lookup table, these give the same rows after the first lookup as before it.
+  filters[0] = andAll([...pending, ...conjuncts(filters[0])]);
+  return [where, filters];
 }
 
 function merge(on: Expr | undefined, where: Expr | undefined): Expr {

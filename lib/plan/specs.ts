@@ -79,6 +79,17 @@ export interface JoinSpec {
   readonly on?: Evaluator;
 }
 
+/** A stream ⋈ lookup-table join (sql §12.5): one query of the table per input row. */
+export interface LookupSpec {
+  readonly table: StreamDef;
+  /** RIGHT and FULL run as INNER. */
+  readonly type: "INNER" | "LEFT";
+  /** Key fields of the table ... */
+  readonly fields: string[];
+  /** ... and the expressions over the input row their values must equal. */
+  readonly values: Evaluator[];
+}
+
 export type OpSpec =
   | { kind: "preprocessor"; name: string; spec: PreprocessorSpec }
   | { kind: "decoder"; name: string }
@@ -88,6 +99,7 @@ export type OpSpec =
   | { kind: "window"; name: string; window: WindowSpec; trigger?: Evaluator; begin?: Evaluator; emit?: Evaluator; partition: Evaluator[]; eventTime: boolean; hits?: HitState; inc?: IncSpec }
   | { kind: "join_aligner"; name: string; tables: { name: string; retain: number }[] }
   | { kind: "join"; name: string; joins: JoinSpec[] }
+  | { kind: "lookup"; name: string; spec: LookupSpec }
   | { kind: "agg_func"; name: string; calls: { slot: number; eval: Evaluator }[]; slots: number }
   | { kind: "aggregate"; name: string; dims: Evaluator[] }
   | { kind: "having"; name: string; cond: Evaluator; hits?: HitState }

@@ -33,3 +33,8 @@ export function retainSize(def: StreamDef): number {
 export function formatOf(def: StreamDef): string {
   return (def.options.FORMAT ?? "json").toLowerCase();
 }
+
+/** A lookup table (`KIND="lookup"`, sql §3.5): queried per row, never a data source of the rule. */
+export function isLookupTable(def: StreamDef): boolean {
+  return def.kind === "table" && (def.options.KIND ?? "").toLowerCase() === "lookup";
+}

@@ -8,9 +8,17 @@ import type { Zone } from "../expr/time.ts";
 export interface BasicConfig {
   readonly timezone: Zone;
   readonly ignoreCase: boolean;
+  readonly enablePrivateNet: boolean;
+  /** `source.httpServerIp`/`httpServerPort`: the data server of httppush/websocket/sse endpoints. */
+  readonly dataServer: { readonly hostname: string; readonly port: number };
 }
 
 export async function loadBasicConfig(etcDir: string | undefined, env: Record<string, string | undefined> = process.env): Promise<BasicConfig> {
-  const { basic } = await loadKuiperConfig(etcDir, env);
-  return { timezone: basic.timezone, ignoreCase: basic.ignoreCase };
+  const { basic, source } = await loadKuiperConfig(etcDir, env);
+  return {
+    timezone: basic.timezone,
+    ignoreCase: basic.ignoreCase,
+    enablePrivateNet: basic.enablePrivateNet,
+    dataServer: { hostname: source.httpServerIp, port: source.httpServerPort },
+  };
 }

@@ -5,6 +5,7 @@
 import type { Zone } from "../expr/time.ts";
 import { localZone } from "../expr/time.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
+import { DataServer } from "../io/data-server.ts";
 import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
@@ -26,6 +27,8 @@ export interface RuntimeEnv {
   readonly cacheDefaults: CacheConf;
   /** base64 `basic.aesKey`. */
   readonly aesKey: string | undefined;
+  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses (default false). */
+  readonly enablePrivateNet: boolean;
   /** MQTT source read path (bench/tests); default lean. */
   readonly mqttReader: ReaderKind | undefined;
   /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
@@ -33,6 +36,8 @@ export interface RuntimeEnv {
   readonly pubsub: MemoryPubSub;
   /** Named connections shared by the nodes that select them (one client per connection per process). */
   readonly connections: ConnectionRegistry;
+  /** The data server (httppush, websocket and SSE endpoints), listening while something uses it. */
+  readonly dataServer: DataServer;
   /** KV confKeys (`sources.<type>.<key>`, `sinks.…`, `connections.…`) that override yaml ones. */
   confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
   /** Info-level log line (never stdout). */
@@ -51,10 +56,12 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     ruleDefaults: p.ruleDefaults ?? {},
     cacheDefaults: p.cacheDefaults ?? SHIPPED_CACHE_DEFAULTS,
     aesKey: p.aesKey,
+    enablePrivateNet: p.enablePrivateNet ?? false,
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),
     connections: p.connections ?? new ConnectionRegistry(p.baseDir ?? process.cwd(), log, p.mqttReader),
+    dataServer: p.dataServer ?? new DataServer({ hostname: "127.0.0.1", port: 10081 }),
     confKey: p.confKey,
     log,
   };

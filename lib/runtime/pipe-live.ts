@@ -4,8 +4,10 @@
  * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
+import { dirname, resolve } from "node:path";
 import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
+import { DataServer } from "../io/data-server.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
 import { StdinSource } from "../io/sources/stdin.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
@@ -78,7 +80,11 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     etcDir: req.etcDir,
     zone: req.zone,
     ignoreCase: req.ignoreCase,
+    // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
+    baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
+    enablePrivateNet: req.enablePrivateNet ?? false,
     confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
+    dataServer: new DataServer(req.dataServer ?? { hostname: "127.0.0.1", port: 10081 }),
     log: (l) => req.warn(l + "\n"),
   });
   env.connections.resolve = (id) => {
@@ -136,6 +142,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    env.dataServer.close();
   }
   stdout.flush();
   const status = rule.status();

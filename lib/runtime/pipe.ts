@@ -12,7 +12,10 @@ import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts
 import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
 import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
-import { streamDef, type StreamDef } from "../plan/streams.ts";
+import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
+import { openLookupTable, type LookupSource } from "../io/lookup/index.ts";
+import { createRuntimeEnv } from "./env.ts";
+import { dirname, resolve } from "node:path";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
@@ -39,10 +42,14 @@ export interface PipeRequest {
   readonly zone: Zone;
   /** `basic.ignoreCase`: case-insensitive column lookup. */
   readonly ignoreCase?: boolean;
+  /** `basic.enablePrivateNet` (httppull targets on loopback/private networks). */
+  readonly enablePrivateNet?: boolean;
   /** A `.json` rule's actions, run as well as stdout (pipe-live.ts). */
   readonly actions?: readonly unknown[];
   /** etc directory for connector confKeys (`mqtt_source.yaml`). */
   readonly etcDir?: string;
+  /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */
+  readonly dataServer?: { readonly hostname: string; readonly port: number };
   /** Ends a live run like SIGINT. */
   readonly signal?: AbortSignal;
   /** Standard output. */
@@ -70,12 +77,12 @@ interface Envelope {
   meta?: Value;
 }
 
-/** A rule file with no CREATE statement reads schemaless streams from the input. */
+/** A rule file with no CREATE STREAM statement (tables aside) reads schemaless streams from the input. */
 function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string, StreamDef> {
   const defs = new Map<string, StreamDef>();
   for (const c of creates) defs.set(c.name, streamDef(c));
-  if (creates.length === 0) {
-    for (const n of fromNames) defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
+  if (!creates.some((c) => c.streamKind === "stream")) {
+    for (const n of fromNames) if (!defs.has(n)) defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
   }
   return defs;
 }
@@ -101,8 +108,11 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     const defs = streamDefs([...extra, ...file.creates], names);
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);
     // Connector streams, or a .json rule's actions, run on the streaming runtime (issue 4).
-    if (names.some((n) => defs.has(n) && !isStdin(defs.get(n)!)) || req.actions?.length) return await runLive(req, file.select, defs);
+    // Lookup tables are queried, not read: a stdin rule joining them stays on this runner.
+    const live = (n: string) => defs.has(n) && !isStdin(defs.get(n)!) && !isLookupTable(defs.get(n)!);
+    if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs);
     run = new PipeRun(req, options, defs, (env) => planRule(file.select, defs, { env, zone: req.zone, ignoreCase: req.ignoreCase, ...planOptions(options) }).plan);
+    await run.openLookups();
   } catch (e) {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);
     throw e;
@@ -111,8 +121,9 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     if (!run.lines(batch)) break;
     const lag = req.drain?.();
     if (lag) await lag;
+    await run.lookupLag();
   }
-  return run.finish();
+  return await run.finish();
 }
 
 class PipeRun {
@@ -130,6 +141,8 @@ class PipeRun {
   private readonly memory = new MemoryGovernor();
   /** The time of the current batch (replay: of the current line), for metrics. */
   private readonly stamp = { ms: 0 };
+  /** Opened sources of the plan's lookup nodes, in plan order. */
+  private readonly lookups: LookupSource[] = [];
 
   constructor(
     private readonly req: PipeRequest,
@@ -159,6 +172,30 @@ class PipeRun {
 
   private readonly start: (at: number) => Topology;
 
+  /** Opens the lookup tables the plan queries (sql §12.5); their caches run on the rule's clock. */
+  async openLookups(): Promise<void> {
+    const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
+    if (!tables.length) return;
+    const req = this.req;
+    const env = createRuntimeEnv({
+      etcDir: req.etcDir,
+      zone: req.zone,
+      ignoreCase: req.ignoreCase,
+      // As pipe-live.ts: the eKuiper root is the parent of --etc, else the working dir.
+      baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
+      enablePrivateNet: req.enablePrivateNet ?? false,
+      log: (l) => req.warn(l + "\n"),
+    });
+    for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
+  }
+
+  /** Waits while an asynchronous lookup holds as many items as it takes (its FIFO is bounded). */
+  lookupLag(): Promise<void> | undefined {
+    const topo = this.topo;
+    if (!topo || !topo.lookupOps().some((op) => op.room() <= 0)) return undefined;
+    return topo.settle().then(() => this.sink.flush());
+  }
+
   /** Builds the topology when the first record arrives: the rule starts at that instant. */
   private startAt(at: number): Topology {
     this.clock.advance(at);
@@ -167,6 +204,7 @@ class PipeRun {
     // Metric timestamps read the batch's time: reading the clock per operator per row costs more than the rule.
     const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone };
     const topo = new Topology(this.plan, env, [this.sink]);
+    topo.lookupOps().forEach((op, i) => op.attach(this.lookups[i]!));
     const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
     this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
     for (const m of this.earlyErrors) if (this.defaultStream) topo.sourceError(this.defaultStream, m);
@@ -270,7 +308,7 @@ class PipeRun {
     return def.fields ? coerceToSchema(r, def.fields) : r;
   }
 
-  finish(): PipeResult {
+  async finish(): Promise<PipeResult> {
     const clock = this.clock;
     // A rule whose input was empty still starts (and stops) once.
     const topo = this.topo ?? this.start(this.req.replay ? 0 : Date.now());
@@ -278,7 +316,9 @@ class PipeRun {
       const until = topo.windowOps().map((w) => w.flushTime()).filter((t): t is number => t !== undefined);
       if (until.length) clock.advance(Math.max(...until));
     }
+    await topo.settle();
     topo.end();
+    for (const op of topo.lookupOps()) await op.detach();
     if (clock instanceof WallClock) clock.stop();
     const status = statusObject(
       {

@@ -13,6 +13,7 @@ import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import type { SourceMessage } from "../io/sources/message.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import { isByteSource, sourceType } from "../io/sources/index.ts";
+import { openLookupTable } from "../io/lookup/index.ts";
 import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -126,6 +127,13 @@ class Inlet {
   }
 }
 
+/** Waits for `p`, at most `ms`; leaves no timer behind. */
+async function within(p: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
 export class RuleRun {
   readonly clock = new WallClock();
   readonly topo: Topology;
@@ -164,7 +172,11 @@ export class RuleRun {
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
+    this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
   }
+
+  /** Whatever can make the inlets wait: sinks and lookup nodes. */
+  private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
 
   fatal(e: unknown): void {
     if (this.halted) return;
@@ -177,10 +189,10 @@ export class RuleRun {
     return this.batchNow || this.clock.now();
   }
 
-  /** Results the rule may still produce before a sink would have to wait. */
+  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */
   room(): number {
     let r = Infinity;
-    for (const p of this.sinkNodes) {
+    for (const p of this.gates) {
       const x = p.room?.() ?? Infinity;
       if (x < r) r = x;
     }
@@ -188,7 +200,7 @@ export class RuleRun {
   }
 
   waitRoom(fn: () => void): void {
-    for (const p of this.sinkNodes) if (p.room && p.room() <= 0) p.onRoom!(fn);
+    for (const p of this.gates) if (p.room && p.room() <= 0) p.onRoom!(fn);
   }
 
   async start(): Promise<void> {
@@ -197,6 +209,8 @@ export class RuleRun {
     try {
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
+      // Lookup tables answer from the first row on: open them before any source delivers.
+      for (const op of this.topo.lookupOps()) op.attach(await openLookupTable(op.spec.table, this.env));
       for (const src of srcs) {
         const inlet = new Inlet(this, src.name, src.def);
         this.inlets.push(inlet);
@@ -256,7 +270,10 @@ export class RuleRun {
       if (until.length) this.clock.advance(Math.max(...until));
     }
     this.halted = true;
+    // Rows waiting for an asynchronous lookup still reach the sinks, within the grace period.
+    await within(this.topo.settle(), this.env.sinkGraceMs);
     this.topo.end();
+    for (const op of this.topo.lookupOps()) await op.detach();
     this.clock.stop();
     await Promise.all(this.pipelines.map((p) => p.close(this.env.sinkGraceMs)));
   }

@@ -15,6 +15,7 @@ import { AnalyticOp } from "./operators/analytic.ts";
 import { FilterOp } from "./operators/filter.ts";
 import { HavingOp } from "./operators/having.ts";
 import { JoinAlignerOp, JoinOp } from "./operators/join.ts";
+import { LookupOp } from "./operators/lookup.ts";
 import { OrderOp } from "./operators/order.ts";
 import { DecoderOp } from "./operators/decoder.ts";
 import { PreprocessorOp } from "./operators/preprocessor.ts";
@@ -56,6 +57,8 @@ function createOperator(spec: OpSpec, env: RuleEnv): Operator {
       return new JoinAlignerOp(spec.name, env, spec.tables);
     case "join":
       return new JoinOp(spec.name, env, spec.joins);
+    case "lookup":
+      return new LookupOp(spec.name, env, spec.spec);
     case "agg_func":
       return new AggFuncOp(spec.name, env, spec.calls, spec.slots);
     case "aggregate":
@@ -153,6 +156,18 @@ export class Topology {
   /** The window operators (for `--on-eof flush`). */
   windowOps(): WindowOp[] {
     return this.operators.filter((o): o is WindowOp => o instanceof WindowOp);
+  }
+
+  /** The lookup-table nodes (sql §12.5): the run attaches their sources and honours their room. */
+  lookupOps(): LookupOp[] {
+    return this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
+  }
+
+  /** Resolves once no lookup node holds an item waiting for an asynchronous lookup. */
+  async settle(): Promise<void> {
+    const ops = this.lookupOps();
+    // A later lookup receives what an earlier one releases: settle in plan order.
+    for (const op of ops) await op.settle();
   }
 
   /** Rows dropped inside the rule (late events), for the lost count. */

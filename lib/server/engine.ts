@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
+import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../expr/time.ts";
 import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
@@ -18,7 +19,8 @@ import { Kv } from "../store/kv.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { ConfKeys } from "./confkeys.ts";
-import type { MockSpec } from "./mock-source.ts";
+import { preflight, withOrigin } from "./cors.ts";
+import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
 import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
@@ -39,6 +41,15 @@ export interface EngineOptions {
   readonly version?: string;
 }
 
+/** `source.httpServerTls.certfile`/`keyfile` (both set: the data server speaks HTTPS). */
+function dataServerTls(doc: Doc): { certfile: string; keyfile: string } | undefined {
+  const src = doc.source;
+  const tls = src && typeof src === "object" && !Array.isArray(src) ? (src as Doc).httpservertls : undefined;
+  if (!tls || typeof tls !== "object" || Array.isArray(tls)) return undefined;
+  const { certfile, keyfile } = tls as Doc;
+  return typeof certfile === "string" && certfile && typeof keyfile === "string" && keyfile ? { certfile, keyfile } : undefined;
+}
+
 export class Engine {
   readonly startedAt = Date.now();
   /** `PATCH /configs` timezone (not persisted). */
@@ -51,6 +62,8 @@ export class Engine {
   hooks!: RuntimeHooks;
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
+  /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
+  readonly dataServer: DataServer;
 
   private constructor(
     readonly paths: Paths,
@@ -64,6 +77,8 @@ export class Engine {
     readonly version: string,
   ) {
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    const src = config.source;
+    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: { preflight, withOrigin }, maxRequestBodySize: config.basic.maxBodySize });
     this.connections.resolve = (id) => {
       for (const [full, props] of confKeys.entries()) {
         const [kind, typ, ...rest] = full.split(".");
@@ -204,6 +219,7 @@ export class Engine {
     this.patrolTimer = undefined;
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
     await this.connections.closeAll();
+    this.dataServer.close();
     this.kv.close();
   }
 }

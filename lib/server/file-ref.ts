@@ -9,22 +9,15 @@ import { readFile } from "node:fs/promises";
 import { isIP } from "node:net";
 import { isAbsolute, relative, resolve } from "node:path";
 import { EngineError, ErrCode } from "../errors.ts";
+import { isPrivateIp } from "../io/http.ts";
 import type { Engine } from "./engine.ts";
-
-function isPrivate(ip: string): boolean {
-  if (ip === "::1" || ip.startsWith("fe80:") || ip.startsWith("fc") || ip.startsWith("fd") || ip === "::") return true;
-  const m = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
-  if (!m) return false;
-  const [a, b] = [Number(m[1]), Number(m[2])];
-  return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
-}
 
 export async function readFileRef(e: Engine, ref: string): Promise<string> {
   if (/^https?:\/\//i.test(ref)) {
     const url = new URL(ref);
     const host = url.hostname.replace(/^\[|\]$/g, "");
     const ip = isIP(host) ? host : (await lookup(host)).address;
-    if (!e.config.basic.enablePrivateNet && isPrivate(ip)) throw new EngineError(`ip ${ip} is in internal network`, ErrCode.undefined);
+    if (!e.config.basic.enablePrivateNet && isPrivateIp(ip)) throw new EngineError(`ip ${ip} is in internal network`, ErrCode.undefined);
     const res = await fetch(url, { signal: AbortSignal.timeout(300_000) });
     if (!res.ok) throw new EngineError(`fail to download file ${ref}: ${res.status} ${res.statusText}`, ErrCode.undefined);
     return await res.text();

@@ -50,6 +50,7 @@ const PLAN_TYPE: Partial<Record<OpSpec["kind"], string>> = {
   window: "WindowPlan",
   join_aligner: "JoinAlignPlan",
   join: "JoinPlan",
+  lookup: "LookupPlan",
   agg_func: "AggFuncPlan",
   aggregate: "AggregatePlan",
   having: "HavingPlan",

@@ -5,8 +5,9 @@
  * rule store. A trial ends when deleted, at its first runtime error, or after 5 minutes.
  */
 import { ErrCode, errorText } from "../errors.ts";
+import type { SseHub } from "../io/data-server.ts";
 import type { RuleRun } from "../runtime/lifecycle.ts";
-import type { MockSpec } from "./mock-source.ts";
+import type { MockSpec } from "../io/sources/simulator.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, jsonSniffed, sentence } from "./respond.ts";
@@ -18,57 +19,18 @@ interface Trial {
   readonly id: string;
   readonly text: string;
   readonly mocks: Record<string, MockSpec>;
-  readonly clients: Set<ReadableStreamDefaultController<Uint8Array>>;
+  /** The trial's SSE endpoint `/test/<id>` on the data server. */
+  readonly hub: SseHub;
+  readonly release: () => void;
   run: RuleRun | undefined;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 const trials = new Map<string, Trial>();
-let dataServer: ReturnType<typeof Bun.serve> | undefined;
-const enc = new TextEncoder();
 
 /** Sends one sink output to every SSE client of trial `id` (the runtime's trial sink calls this). */
 export function publishTrial(id: string, payload: string): void {
-  const t = trials.get(id);
-  if (!t) return;
-  const chunk = enc.encode(`data: ${payload}\n\n`);
-  for (const c of t.clients) {
-    try {
-      c.enqueue(chunk);
-    } catch {
-      t.clients.delete(c);
-    }
-  }
-}
-
-function ensureDataServer(e: Engine): void {
-  if (dataServer) return;
-  const { httpServerIp, httpServerPort } = e.config.source;
-  dataServer = Bun.serve({
-    hostname: httpServerIp,
-    port: httpServerPort,
-    idleTimeout: 0,
-    fetch(req) {
-      const path = new URL(req.url).pathname;
-      const m = /^\/test\/([^/]+)$/.exec(path);
-      const t = m ? trials.get(decodeURIComponent(m[1]!)) : undefined;
-      if (!t) return new Response("404 page not found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
-      let ctl: ReadableStreamDefaultController<Uint8Array>;
-      const stream = new ReadableStream<Uint8Array>({
-        start(c) {
-          ctl = c;
-          t.clients.add(c);
-          // eKuiper flushes the headers at once; Bun sends them with the first chunk, so the
-          // stream opens with an SSE comment line, which clients ignore.
-          c.enqueue(enc.encode(":\n\n"));
-        },
-        cancel() {
-          t.clients.delete(ctl);
-        },
-      });
-      return new Response(stream, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive", "Access-Control-Allow-Origin": "*" } });
-    },
-  });
+  trials.get(id)?.hub.publish(payload);
 }
 
 async function stopTrial(id: string): Promise<void> {
@@ -77,20 +39,12 @@ async function stopTrial(id: string): Promise<void> {
   trials.delete(id);
   if (t.timer) clearTimeout(t.timer);
   await t.run?.stop().catch(() => {});
-  for (const c of t.clients) {
-    try {
-      c.close();
-    } catch {
-      // already closed
-    }
-  }
+  t.release();
 }
 
-/** Stops every trial and the data server (daemon shutdown). */
+/** Stops every trial (daemon shutdown; the engine then closes the data server). */
 export async function closeTrials(): Promise<void> {
   for (const id of [...trials.keys()]) await stopTrial(id);
-  dataServer?.stop(true);
-  dataServer = undefined;
 }
 
 /** The trial as a rule definition: its SQL, a trial sink, `sendError` forced on. */
@@ -120,10 +74,16 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
         return errorBody(ErrCode.undefined, `fail to run rule ${id}: ${errorText(err)}`);
       }
       await stopTrial(id);
-      ensureDataServer(e);
+      const path = `/test/${id}`;
+      let hub: SseHub;
+      try {
+        hub = e.dataServer.acquireSse(path);
+      } catch (err) {
+        return errorBody(ErrCode.undefined, `fail to run rule ${id}: ${errorText(err)}`);
+      }
       const mocks = isObject(field(body, "mockSource")) ? (field(body, "mockSource") as Record<string, MockSpec>) : {};
-      trials.set(id, { id, text: trialRule(id, body), mocks, clients: new Set(), run: undefined, timer: undefined });
-      return jsonSniffed({ id, port: dataServer?.port ?? e.config.source.httpServerPort });
+      trials.set(id, { id, text: trialRule(id, body), mocks, hub, release: () => e.dataServer.releaseSse(path, hub), run: undefined, timer: undefined });
+      return jsonSniffed({ id, port: e.dataServer.port });
     },
   },
   {

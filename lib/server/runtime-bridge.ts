@@ -14,7 +14,7 @@ import { Rule } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../runtime/topology.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
-import { MockSource } from "./mock-source.ts";
+import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import type { RuntimeDeps } from "./run-factory.ts";
@@ -53,8 +53,10 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     cacheDefaults: parseSinkCommon(engine.config.sink, undefined).cache,
     aesKey: typeof engine.config.doc.basic === "object" ? ((engine.config.doc.basic as Record<string, unknown>).aeskey as string | undefined) : undefined,
     sinkGraceMs: basic.gracefulShutdownTimeoutMs,
+    enablePrivateNet: basic.enablePrivateNet,
     confKey: (kind, type, key) => engine.confKeys.get(kind, type, key),
     connections: engine.connections,
+    dataServer: engine.dataServer,
     log: engine.log,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
@@ -80,7 +82,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     validate: (def) => void create(def),
     trial: async (def, publish, mocks) => {
       const connectors = new Map<string, SourceConnector>();
-      for (const [stream, m] of Object.entries(mocks ?? {})) connectors.set(stream, new MockSource(m));
+      for (const [stream, m] of Object.entries(mocks ?? {})) connectors.set(stream, new SimulatorSource(m));
       const rule = create({ ...def, actions: [] }, [new TrialSink(publish)], connectors);
       await rule.start();
       return wrap(rule);

@@ -4,22 +4,28 @@
  */
 import { EngineError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
+import type { DataServer } from "../data-server.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { Props } from "../props.ts";
 import type { SinkConnector } from "./connector.ts";
 import { FileSink } from "./file.ts";
 import { MemorySink } from "./memory.ts";
 import { MqttSink } from "./mqtt.ts";
+import { RedisPubSink } from "./redis-pub.ts";
 import { RedisSink } from "./redis.ts";
 import { RestSink } from "./rest.ts";
-import { LogSink, NopSink, StdoutConnector } from "./simple.ts";
+import { LogSink, LogToMemorySink, NopSink, StdoutConnector } from "./simple.ts";
+import { SseSink } from "./sse.ts";
+import { WebSocketSink } from "./websocket.ts";
 
 export interface SinkEnv {
   readonly pubsub: MemoryPubSub;
   readonly connections?: ConnectionRegistry;
+  /** websocket and sse server endpoints. */
+  readonly dataServer?: DataServer;
 }
 
-export const SINK_TYPES = ["file", "log", "memory", "mqtt", "nop", "redis", "rest", "stdout"] as const;
+export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sse", "stdout", "websocket"] as const;
 
 export function createSinkConnector(type: string, props: Props, env: SinkEnv): SinkConnector {
   switch (type) {
@@ -39,6 +45,14 @@ export function createSinkConnector(type: string, props: Props, env: SinkEnv): S
       return new RestSink(props);
     case "redis":
       return new RedisSink(props);
+    case "redisPub":
+      return new RedisPubSink(props);
+    case "logToMemory":
+      return new LogToMemorySink();
+    case "websocket":
+      return new WebSocketSink(props, env.dataServer);
+    case "sse":
+      return new SseSink(props, env.dataServer);
   }
   throw new EngineError(`sink ${type} is not defined`);
 }

@@ -4,7 +4,7 @@
  */
 import { EngineError } from "../../errors.ts";
 import { fmtV, isObj, type Obj } from "../../expr/values.ts";
-import type { MemoryPubSub } from "../memory-pubsub.ts";
+import type { MemoryPubSub, RowKind } from "../memory-pubsub.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 
@@ -15,6 +15,8 @@ export class MemorySink implements SinkConnector {
   private readonly topic: string;
   private readonly rowkindField: string;
   private readonly keyField: string;
+  /** Passed with every publish so memory lookup tables can apply deletes (rules-and-sinks.md §10.3). */
+  private readonly kind: RowKind | undefined;
 
   constructor(
     props: Props,
@@ -27,6 +29,7 @@ export class MemorySink implements SinkConnector {
     this.rowkindField = r.str("rowkindField");
     this.keyField = r.str("keyField");
     if (this.rowkindField && !this.keyField) throw new EngineError("keyField is required when rowkindField is set");
+    this.kind = this.rowkindField ? { rowkindField: this.rowkindField, keyField: this.keyField } : undefined;
   }
 
   open(ctx: SinkContext): void {
@@ -46,7 +49,7 @@ export class MemorySink implements SinkConnector {
     if (Array.isArray(rows)) for (const r of rows) this.check(r);
     else if (isObj(rows)) this.check(rows);
     const topic = typeof item.props?.topic === "string" ? item.props.topic : this.topic;
-    return this.pubsub.publish(topic, rows);
+    return this.pubsub.publish(topic, rows, this.kind);
   }
 
   close(): void {}

@@ -1,4 +1,4 @@
-/** The small sinks: `nop` (discard; `log: true` logs), `log` (eKuiper's log line), `stdout` (payload lines). */
+/** The small sinks: `nop` (discard; `log: true` logs), `log` (eKuiper's log line), `logToMemory`, `stdout` (payload lines). */
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 
@@ -62,4 +62,36 @@ export class StdoutConnector implements SinkConnector {
   close(): void {
     this.flush();
   }
+}
+
+/** Results kept per rule by `logToMemory` sinks, at most this many (the oldest go first). */
+const MEMORY_LOG_CAP = 1024;
+const memoryLogs = new Map<string, string[]>();
+
+/** Takes (and clears) the payloads `logToMemory` sinks of rule `ruleId` kept. */
+export function takeMemoryLog(ruleId: string): string[] {
+  const got = memoryLogs.get(ruleId) ?? [];
+  memoryLogs.delete(ruleId);
+  return got;
+}
+
+/** `logToMemory` (rules-and-sinks.md §11.8): logs like `log` and keeps the payloads for `query`. */
+export class LogToMemorySink implements SinkConnector {
+  readonly bytes = true;
+  private ctx: SinkContext | undefined;
+  open(ctx: SinkContext): void {
+    this.ctx = ctx;
+    ctx.status.connected();
+  }
+  send(item: SinkItem): void {
+    const ctx = this.ctx!;
+    const s = text(item.payload);
+    ctx.log(`sink result for rule ${ctx.ruleId}: ${s}`);
+    let buf = memoryLogs.get(ctx.ruleId);
+    if (!buf) memoryLogs.set(ctx.ruleId, (buf = []));
+    // Bounded: drop the oldest half at once rather than shifting per payload.
+    if (buf.length >= MEMORY_LOG_CAP) buf.splice(0, MEMORY_LOG_CAP / 2);
+    buf.push(s);
+  }
+  close(): void {}
 }

@@ -10,8 +10,15 @@ import type { ConnectionRegistry } from "../connections.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { ReaderKind } from "../mqtt/client.ts";
 import { mergeProps, PropReader } from "../props.ts";
+import type { DataServer } from "../data-server.ts";
+import { HttpPushSource } from "./httppush.ts";
+import { FileSource } from "./file.ts";
+import { HttpPullSource } from "./httppull.ts";
 import { MemorySource } from "./memory.ts";
 import { MqttSource } from "./mqtt.ts";
+import { RedisSubSource } from "./redis-sub.ts";
+import { SimulatorSource } from "./simulator.ts";
+import { WebSocketSource } from "./websocket.ts";
 import type { SourceConnector } from "./source.ts";
 
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
@@ -44,7 +51,8 @@ function sourceYaml(env: SourcePropEnv, type: string): Promise<Record<string, un
   let m = yamlMemo.get(env);
   if (!m) yamlMemo.set(env, (m = new Map()));
   let p = m.get(type);
-  if (!p) m.set(type, (p = loadSourceYaml(env.etcDir, type, env.vars)));
+  // Stream TYPEs are lowercased; the yaml file keeps eKuiper's spelling (`sources/redisSub.yaml`).
+  if (!p) m.set(type, (p = loadSourceYaml(env.etcDir, type === "redissub" ? "redisSub" : type, env.vars)));
   return p;
 }
 
@@ -90,6 +98,10 @@ export interface SourceConnectorEnv {
   readonly connections: ConnectionRegistry;
   readonly baseDir: string;
   readonly mqttReader: ReaderKind | undefined;
+  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
+  readonly enablePrivateNet?: boolean;
+  /** httppush and websocket server endpoints. */
+  readonly dataServer: DataServer;
 }
 
 export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
@@ -98,6 +110,18 @@ export function createSourceConnector(type: string, props: Record<string, unknow
       return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
     case "memory":
       return new MemorySource(props, env.pubsub);
+    case "file":
+      return new FileSource(props, env);
+    case "simulator":
+      return new SimulatorSource(props);
+    case "httppull":
+      return new HttpPullSource(props, env);
+    case "httppush":
+      return new HttpPushSource(props, env.dataServer);
+    case "websocket":
+      return new WebSocketSource(props, env.dataServer);
+    case "redissub":
+      return new RedisSubSource(props);
   }
   throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
 }

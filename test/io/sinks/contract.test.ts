@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectAsync, type MqttClient } from "mqtt";
+import { DataServer } from "../../../lib/io/data-server.ts";
 import { encodeGoJson } from "../../../lib/io/formats/json-encode.ts";
+import { takeMemoryLog } from "../../../lib/io/sinks/simple.ts";
 import { Mosquitto } from "../../helpers/mosquitto.ts";
 import { streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
 
@@ -18,6 +20,8 @@ interface SinkUnderTest {
   props(id: string): Record<string, unknown>;
   /** Payloads received so far, as text. */
   received(id: string, t: TestRuntime): Promise<string[]>;
+  /** Attaches the receiving end once the rule started (server-side sinks: a client connects). */
+  before?(id: string, t: TestRuntime): Promise<void>;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "floe-sinks-"));
@@ -28,6 +32,38 @@ const httpGot = new Map<string, string[]>();
 let http: ReturnType<typeof Bun.serve>;
 const memGot = new Map<string, string[]>();
 let redis: RedisClient;
+let redisSub: RedisClient;
+const redisGot = new Map<string, string[]>();
+let wsServer: ReturnType<typeof Bun.serve<{ path: string }>>;
+const wsGot = new Map<string, string[]>();
+const sseGot = new Map<string, string[]>();
+const memLogGot = new Map<string, string[]>();
+
+/** Connects an SSE client to the data server's `path` (retrying until the sink registered it) and collects its events. */
+async function sseClient(t: TestRuntime, path: string, into: string[]): Promise<void> {
+  for (let i = 0; ; i++) {
+    const res = await fetch(`http://127.0.0.1:${t.env.dataServer.port}${path}`).catch(() => undefined);
+    if (res?.status === 200) {
+      void (async () => {
+        let buf = "";
+        for await (const chunk of res.body as ReadableStream<Uint8Array>) {
+          buf += new TextDecoder().decode(chunk);
+          let k;
+          while ((k = buf.indexOf("\n\n")) >= 0) {
+            const ev = buf.slice(0, k);
+            buf = buf.slice(k + 2);
+            if (ev.startsWith("data: ")) into.push(ev.slice(6));
+          }
+        }
+      })().catch(() => {
+        // the stream ends when the sink closes its endpoint
+      });
+      return;
+    }
+    if (i > 200) throw new Error(`no SSE endpoint ${path}`);
+    await Bun.sleep(10);
+  }
+}
 
 beforeAll(async () => {
   broker = await Mosquitto.start();
@@ -49,6 +85,16 @@ beforeAll(async () => {
   } catch (e) {
     throw new Error(`the redis sink tests need a Redis server on 127.0.0.1:6379 (apt-get install redis-server; redis-server --daemonize yes): ${(e as Error).message}`);
   }
+  redisSub = new RedisClient("redis://127.0.0.1:6379");
+  await redisSub.connect();
+  wsServer = Bun.serve<{ path: string }>({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req, srv) => (srv.upgrade(req, { data: { path: new URL(req.url).pathname.slice(1) } }) ? undefined : new Response("no", { status: 400 })),
+    websocket: {
+      message: (ws, m) => void wsGot.set(ws.data.path, [...(wsGot.get(ws.data.path) ?? []), String(m)]),
+    },
+  });
 });
 
 afterAll(async () => {
@@ -56,6 +102,8 @@ afterAll(async () => {
   await broker.stop();
   http.stop(true);
   redis.close();
+  redisSub.close();
+  wsServer.stop(true);
 });
 
 const SINKS: SinkUnderTest[] = [
@@ -85,6 +133,36 @@ const SINKS: SinkUnderTest[] = [
     received: async (id) => memGot.get(id) ?? [],
   },
   {
+    type: "redisPub",
+    props: (id) => ({ address: "127.0.0.1:6379", channel: `floe:contract:${id}:${process.pid}` }),
+    before: async (id) => void (await redisSub.subscribe(`floe:contract:${id}:${process.pid}`, (m) => void redisGot.set(id, [...(redisGot.get(id) ?? []), m]))),
+    received: async (id) => redisGot.get(id) ?? [],
+  },
+  {
+    type: "websocket",
+    props: (id) => ({ addr: `127.0.0.1:${wsServer.port}`, path: `/${id}` }),
+    received: async (id) => wsGot.get(id) ?? [],
+  },
+  {
+    type: "sse",
+    props: (id) => ({ endpoint: `/sse/${id}` }),
+    before: async (id, t) => {
+      const into: string[] = [];
+      sseGot.set(id, into);
+      await sseClient(t, `/sse/${id}`, into);
+    },
+    received: async (id) => sseGot.get(id) ?? [],
+  },
+  {
+    type: "logToMemory",
+    props: () => ({}),
+    received: async (id) => {
+      const all = [...(memLogGot.get(id) ?? []), ...takeMemoryLog(id)];
+      memLogGot.set(id, all);
+      return all;
+    },
+  },
+  {
     type: "log",
     props: () => ({}),
     received: async (id, t) => t.logs.filter((l) => l.startsWith(`sink result for rule ${id}: `)).map((l) => l.slice(`sink result for rule ${id}: `.length)),
@@ -109,7 +187,7 @@ const defs = streams(`CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="contra
 for (const sink of SINKS) {
   describe(`${sink.type} sink`, () => {
     test.each(CASES.map((c, i) => [c.name, c, i] as const))("%s", async (_n, c, i) => {
-      const t = testRuntime();
+      const t = testRuntime({ dataServer: new DataServer({ hostname: "127.0.0.1", port: 0 }) });
       const id = `${sink.type}_${i}_${Date.now()}`;
       if (sink.type === "memory") {
         t.env.pubsub.subscribe(
@@ -123,6 +201,7 @@ for (const sink of SINKS) {
       }
       const rule = t.rule({ id, sql: "SELECT n, a FROM s", actions: [{ [sink.type]: { ...sink.props(id), ...c.props } }] }, defs);
       await rule.start();
+      await sink.before?.(id, t);
       for (let n = 0; n < 3; n++) await t.env.pubsub.publish("contract/in", { n: BigInt(n), a: "x" });
       const want: string[] = (c.props.batchSize ? TUPLE_BATCH[sink.type] : undefined) ?? c.want;
       if (sink.type === "file") {
@@ -139,6 +218,7 @@ for (const sink of SINKS) {
       expect(got).toEqual(want);
       expect(rule.status()[`sink_${sink.type}_0_0_connection_status`]).toBe(1);
       await rule.stop();
+      t.env.dataServer.close();
     });
   });
 }
@@ -162,6 +242,9 @@ test("connector property errors are the connector's texts", () => {
   expect(mk({ memory: { topic: "a/+" } })).toThrow("invalid memory topic a/+: wildcard found");
   expect(mk({ file: { fileType: "xml" } })).toThrow("fileType must be one of json, csv or lines");
   expect(mk({ redis: { db: 16 } })).toThrow("redisSink db should be in range 0-15");
+  expect(mk({ redisPub: {} })).toThrow("redisPub sink is missing property channel");
+  expect(mk({ sse: { endpoint: "x" } })).toThrow("sse endpoint should start with /");
+  expect(mk({ websocket: { path: "x" } })).toThrow("websocket endpoint should start with /");
   expect(mk({ kafka: {} })).toThrow("sink kafka is not defined");
   expect(mk({ nop: { fields: ["a"], excludeFields: ["b"] } })).toThrow("fail to parse sink configuration: field and excludeFields cannot both be set");
   expect(mk({ nop: { sendSingle: "true" } })).toThrow("1 error(s) decoding:\n\n* 'sendSingle' expected type 'bool', got unconvertible type 'string', value: 'true'");

@@ -1,0 +1,50 @@
+/**
+ * Lookup sources by table TYPE (sql §12.5). `createLookupSource` builds one from the table's
+ * resolved properties (yaml confKey, CONF_KEY, EXTRA, then the table options such as
+ * `datasource` and `key`: resolveSourceProps); `openLookupTable` does the whole job for a rule:
+ * resolve, create, wrap in the `lookup` cache when configured, open.
+ */
+import { EngineError, ErrCode } from "../../errors.ts";
+import type { StreamDef } from "../../plan/streams.ts";
+import type { ConnectionRegistry } from "../connections.ts";
+import type { MemoryPubSub } from "../memory-pubsub.ts";
+import { resolveSourceProps, sourceType, type SourcePropEnv } from "../sources/index.ts";
+import { CachedLookup, lookupCacheConf } from "./cache.ts";
+import { HttpPullLookup } from "./httppull.ts";
+import type { LookupSource } from "./lookup.ts";
+import { MemoryLookup } from "./memory.ts";
+import { RedisLookup } from "./redis.ts";
+import { SimulatorLookup } from "./simulator.ts";
+
+export type { LookupSource } from "./lookup.ts";
+
+export interface LookupEnv {
+  readonly pubsub: MemoryPubSub;
+  readonly connections: ConnectionRegistry;
+  readonly baseDir: string;
+}
+
+export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {
+  switch (type) {
+    case "memory":
+      return new MemoryLookup(props, env.pubsub);
+    case "simulator":
+      return new SimulatorLookup(props);
+    case "redis":
+      return new RedisLookup(props);
+    case "httppull":
+      return new HttpPullLookup(props, env);
+  }
+  throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
+}
+
+/** A ready lookup source for table `def` (a table without TYPE is a file table, sql §3.4). */
+export async function openLookupTable(def: StreamDef, env: LookupEnv & SourcePropEnv, now: () => number = Date.now): Promise<LookupSource> {
+  const type = sourceType(def, "file");
+  const props = await resolveSourceProps(def, type, env);
+  const raw = createLookupSource(type, props, env);
+  const cache = lookupCacheConf(props);
+  const src = cache ? new CachedLookup(raw, cache, now) : raw;
+  await src.open();
+  return src;
+}
