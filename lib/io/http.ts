@@ -65,12 +65,6 @@ export async function checkPrivateNet(url: string, allow: boolean): Promise<void
   for (const ip of ips) if (isPrivateIp(ip)) throw new EngineError(`ip ${ip} is in internal network`);
 }
 
-/** Whether a host env lets connectors reach private networks (`basic.enablePrivateNet`). */
-export function privateNetAllowed(env: object): boolean {
-  // Read structurally: lookup envs built by other layers may not declare the flag.
-  return (env as { enablePrivateNet?: unknown }).enablePrivateNet === true;
-}
-
 interface OAuthStep {
   readonly url: string;
   readonly body: string;

@@ -59,6 +59,19 @@ class TickStdout implements SinkNode {
   }
 }
 
+/** The runtime env fields pipe mode takes from its request. */
+export function pipeEnv(req: PipeRequest) {
+  return {
+    etcDir: req.etcDir,
+    zone: req.zone,
+    ignoreCase: req.ignoreCase,
+    // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
+    baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
+    enablePrivateNet: req.enablePrivateNet ?? false,
+    log: (l: string) => req.warn(l + "\n"),
+  };
+}
+
 export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
   const warnLine = (no: number, m: string) => req.warn(`floe: line ${no}: ${m}\n`);
   if (req.replay) {
@@ -77,15 +90,9 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     return props;
   };
   const env = createRuntimeEnv({
-    etcDir: req.etcDir,
-    zone: req.zone,
-    ignoreCase: req.ignoreCase,
-    // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
-    baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
-    enablePrivateNet: req.enablePrivateNet ?? false,
+    ...pipeEnv(req),
     confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
     dataServer: new DataServer(req.dataServer ?? { hostname: "127.0.0.1", port: 10081 }),
-    log: (l) => req.warn(l + "\n"),
   });
   env.connections.resolve = (id) => {
     for (const typ of Object.keys(conns)) {

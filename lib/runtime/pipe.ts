@@ -15,7 +15,6 @@ import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
 import { openLookupTable, type LookupSource } from "../io/lookup/index.ts";
 import { createRuntimeEnv } from "./env.ts";
-import { dirname, resolve } from "node:path";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
@@ -23,7 +22,7 @@ import { MemoryGovernor } from "./memory.ts";
 import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
-import { runLive } from "./pipe-live.ts";
+import { pipeEnv, runLive } from "./pipe-live.ts";
 import { parseRuleOptions, planOptions, type RuleOptions } from "./rule-options.ts";
 
 export interface PipeRequest {
@@ -176,16 +175,7 @@ class PipeRun {
   async openLookups(): Promise<void> {
     const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
     if (!tables.length) return;
-    const req = this.req;
-    const env = createRuntimeEnv({
-      etcDir: req.etcDir,
-      zone: req.zone,
-      ignoreCase: req.ignoreCase,
-      // As pipe-live.ts: the eKuiper root is the parent of --etc, else the working dir.
-      baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
-      enablePrivateNet: req.enablePrivateNet ?? false,
-      log: (l) => req.warn(l + "\n"),
-    });
+    const env = createRuntimeEnv(pipeEnv(this.req));
     for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
   }
 

@@ -4,17 +4,17 @@
  * the response rows are the result (responseType, compression, OAuth as for the source).
  */
 import type { Obj, Value } from "../../expr/values.ts";
-import { HttpClient, parseHttpConf, privateNetAllowed } from "../http.ts";
+import { HttpClient, parseHttpConf } from "../http.ts";
 import type { Props } from "../props.ts";
+import type { HttpPullEnv } from "../sources/httppull.ts";
 import type { LookupSource } from "./lookup.ts";
 
 export class HttpPullLookup implements LookupSource {
   private readonly client: HttpClient;
 
-  /** `env`: the lookup env; `enablePrivateNet` is read from it when the host provides it. */
-  constructor(props: Props, env: { readonly baseDir: string }) {
+  constructor(props: Props, env: HttpPullEnv) {
     // Lookups are one request per key: incremental skipping and pull intervals do not apply.
-    this.client = new HttpClient({ ...parseHttpConf(props, env.baseDir), incremental: false }, privateNetAllowed(env));
+    this.client = new HttpClient({ ...parseHttpConf(props, env.baseDir), incremental: false }, env.enablePrivateNet === true);
   }
 
   open(): Promise<void> {

@@ -22,6 +22,8 @@ export interface LookupEnv {
   readonly pubsub: MemoryPubSub;
   readonly connections: ConnectionRegistry;
   readonly baseDir: string;
+  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
+  readonly enablePrivateNet?: boolean;
 }
 
 export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {

@@ -5,20 +5,9 @@
  * templates rendered per payload (floe does not reproduce eKuiper's header-dropping quirk).
  */
 import { EngineError, IoError } from "../../errors.ts";
+import { BODY_TYPES } from "../http.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
-
-const BODY_TYPES: Record<string, string | undefined> = {
-  none: undefined,
-  text: "text/plain",
-  json: "application/json",
-  html: "text/html",
-  xml: "application/xml",
-  javascript: "application/javascript",
-  form: "application/x-www-form-urlencoded;param=value",
-  binary: "application/octet-stream",
-  formdata: undefined,
-};
 
 interface RestConf {
   url: string;

@@ -27,7 +27,7 @@ export class NopSink implements SinkConnector {
 
 export class LogSink implements SinkConnector {
   readonly bytes = true;
-  private ctx: SinkContext | undefined;
+  protected ctx: SinkContext | undefined;
   open(ctx: SinkContext): void {
     this.ctx = ctx;
     ctx.status.connected();
@@ -76,22 +76,14 @@ export function takeMemoryLog(ruleId: string): string[] {
 }
 
 /** `logToMemory` (rules-and-sinks.md §11.8): logs like `log` and keeps the payloads for `query`. */
-export class LogToMemorySink implements SinkConnector {
-  readonly bytes = true;
-  private ctx: SinkContext | undefined;
-  open(ctx: SinkContext): void {
-    this.ctx = ctx;
-    ctx.status.connected();
-  }
-  send(item: SinkItem): void {
-    const ctx = this.ctx!;
-    const s = text(item.payload);
-    ctx.log(`sink result for rule ${ctx.ruleId}: ${s}`);
-    let buf = memoryLogs.get(ctx.ruleId);
-    if (!buf) memoryLogs.set(ctx.ruleId, (buf = []));
+export class LogToMemorySink extends LogSink {
+  override send(item: SinkItem): void {
+    super.send(item);
+    const ruleId = this.ctx!.ruleId;
+    let buf = memoryLogs.get(ruleId);
+    if (!buf) memoryLogs.set(ruleId, (buf = []));
     // Bounded: drop the oldest half at once rather than shifting per payload.
     if (buf.length >= MEMORY_LOG_CAP) buf.splice(0, MEMORY_LOG_CAP / 2);
-    buf.push(s);
+    buf.push(text(item.payload));
   }
-  close(): void {}
 }

@@ -7,7 +7,7 @@
  */
 import { errorText } from "../../errors.ts";
 import type { Obj } from "../../expr/values.ts";
-import { HttpClient, parseHttpConf, privateNetAllowed } from "../http.ts";
+import { HttpClient, parseHttpConf } from "../http.ts";
 import type { Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";
@@ -25,7 +25,7 @@ export class HttpPullSource implements SourceConnector {
   private closed = false;
 
   constructor(props: Props, env: HttpPullEnv) {
-    this.client = new HttpClient(parseHttpConf(props, env.baseDir), privateNetAllowed(env));
+    this.client = new HttpClient(parseHttpConf(props, env.baseDir), env.enablePrivateNet === true);
     this.states = { ...this.client.conf.states };
   }
 
