@@ -22,6 +22,12 @@ class CollectFold implements Fold {
   value(): Value {
     return this.items.length === 0 ? null : this.items.slice();
   }
+  snapshot(): unknown {
+    return this.items;
+  }
+  restore(s: unknown): void {
+    for (const v of s as Value[]) this.items.push(v);
+  }
 }
 
 /** Objects merged in row order (later keys win); other values ignored; nothing merged → null. */
@@ -39,6 +45,15 @@ export class MergeFold implements Fold {
     let out: Obj | null = null;
     for (const k in this.merged) setMember((out ??= {}), k, this.merged[k]!);
     return out;
+  }
+  snapshot(): unknown {
+    // As key/value pairs: the merged keys may include `__proto__`.
+    const pairs: [string, Value][] = [];
+    for (const k in this.merged) pairs.push([k, this.merged[k]!]);
+    return pairs;
+  }
+  restore(s: unknown): void {
+    for (const [k, v] of s as [string, Value][]) this.merged[k] = v;
   }
 }
 
@@ -63,6 +78,12 @@ class LastValueAccumulator implements Accumulator {
       throw new RowError(`the second parameter requires bool but found ${typeValue(this.flag)}`);
     }
     return this.flag && this.lastNonNull !== null ? this.lastNonNull : this.last;
+  }
+  snapshot(): unknown {
+    return [this.rows, this.flag, this.last, this.lastNonNull];
+  }
+  restore(s: unknown): void {
+    [this.rows, this.flag, this.last, this.lastNonNull] = s as [number, Value, Value, Value];
   }
 }
 

@@ -37,6 +37,12 @@ export class CountFold implements Fold {
   value(): Value {
     return this.rows === 0 ? null : BigInt(this.count);
   }
+  snapshot(): unknown {
+    return [this.rows, this.count];
+  }
+  restore(s: unknown): void {
+    [this.rows, this.count] = s as [number, number];
+  }
 }
 
 /** Go `cast.ToInt64(v, CONVERT_SAMEKIND)`: ints as they are, floats truncated. */
@@ -134,5 +140,20 @@ export class NumFold implements Fold {
       case Mode.Str:
         return this.str;
     }
+  }
+
+  snapshot(): unknown {
+    return [this.rows, this.count, this.mode, this.err?.message ?? null, this.int, this.float, this.str];
+  }
+
+  restore(s: unknown): void {
+    const [rows, count, mode, err, int, float, str] = s as [number, number, Mode, string | null, bigint, number, string];
+    this.rows = rows;
+    this.count = count;
+    this.mode = mode;
+    this.err = err === null ? null : new RowError(err);
+    this.int = int;
+    this.float = float;
+    this.str = str;
   }
 }

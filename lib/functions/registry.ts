@@ -78,6 +78,10 @@ export interface Accumulator {
   add(args: Value[]): void;
   /** The aggregate so far; throws the (unprefixed) RowError the buffered `exec` would throw. */
   value(): Value;
+  /** The running state as plain data (checkpoints, rules-and-sinks.md §5); values stay Values. */
+  snapshot(): unknown;
+  /** Loads a `snapshot()` into a fresh accumulator of the same aggregate. */
+  restore(s: unknown): void;
 }
 
 const registry = new Map<string, FuncDef>();

@@ -7,6 +7,7 @@
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "./metrics.ts";
+import type { ScanTableContent } from "./operators/join.ts";
 
 export const RuleStateName = {
   stopped: "stopped",
@@ -30,6 +31,10 @@ export interface RuleRun {
   topo(): Topo;
   /** Stops sources, flushes sinks; resolves when the run has ended. */
   stop(): Promise<void>;
+  /** The scan tables a join holds (runtimes that run rules); undefined when the rule joins none. */
+  scanTables?(): ScanTableContent[] | undefined;
+  /** `reset_state`: rewinds the source of `stream` (throws the error to report). */
+  resetState?(stream: string, input: unknown): void;
 }
 
 /** How a run ended by itself. */
@@ -75,6 +80,18 @@ export class RuleLifecycle {
   /** Live metrics of the current run, else those kept from the last one. */
   nodes(): readonly NodeMetrics[] {
     return this.run ? this.run.nodes() : this.lastNodes;
+  }
+
+  /** The scan tables of the current run (`GET /rules/{id}/scantables`); undefined when none. */
+  scanTables(): ScanTableContent[] | undefined {
+    return this.run?.scanTables?.();
+  }
+
+  /** `PUT /rules/{id}/reset_state` on the current run; false when the runtime cannot rewind. */
+  resetState(stream: string, input: unknown): boolean {
+    if (!this.run?.resetState) return false;
+    this.run.resetState(stream, input);
+    return true;
   }
 
   get running(): boolean {

@@ -99,6 +99,17 @@ export abstract class Operator implements Consumer {
     if (this.env.sendError) this.next.push(err);
   }
 
+  /**
+   * The node's state for a checkpoint (rules-and-sinks.md §5) as plain data, or undefined for a
+   * stateless node. Called only between two batches, when the push chain is quiescent.
+   */
+  snapshot(): unknown {
+    return undefined;
+  }
+
+  /** Loads a `snapshot()` into the freshly built node, before any input. */
+  restore(_s: unknown): void {}
+
   /** End of input: flush anything held (windows) and pass the end on. */
   end(): void {
     const n = this.next as Partial<Operator>;

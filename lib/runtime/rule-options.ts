@@ -30,6 +30,8 @@ export interface RuleOptions {
   readonly qos: number;
   /** ms */
   readonly checkpointInterval: number;
+  /** With qos ≥ 1, take a final checkpoint at stop (§5). */
+  readonly enableSaveStateBeforeStop: boolean;
   readonly restartStrategy: { readonly attempts: number };
   readonly cron: string;
   /** The Go duration text ("" = none). */
@@ -163,6 +165,7 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
   const qos = d.int("qos", 0);
   const cron = d.str("cron");
   const disableBufferFullDiscard = d.bool("disableBufferFullDiscard");
+  const enableSaveStateBeforeStop = d.bool("enableSaveStateBeforeStop");
   if (d.errors.length) throw fail(d.errors[0]!);
 
   const rs = field(o, "restartStrategy");
@@ -200,6 +203,7 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
     sendError,
     qos,
     checkpointInterval,
+    enableSaveStateBeforeStop,
     restartStrategy: { attempts },
     cron,
     duration,

@@ -18,7 +18,9 @@ import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
+import { checkpointStore } from "../store/checkpoint.ts";
 import { WallClock } from "../window/clock.ts";
+import { Checkpointer } from "./checkpoint.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "./metrics.ts";
 import { planOptions, type RuleOptions } from "./rule-options.ts";
@@ -150,6 +152,8 @@ export class RuleRun {
   onAllEof: (() => void) | undefined;
   /** Called once when the run fails at run time (the rule stops by error). */
   onFatal: ((e: unknown) => void) | undefined;
+  /** The checkpoint coordinator (qos ≥ 1 only: qos 0 saves nothing and costs nothing). */
+  private readonly checkpoints: Checkpointer | undefined;
 
   constructor(
     private readonly spec: RunSpec,
@@ -173,6 +177,30 @@ export class RuleRun {
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    if (o.qos >= 1) {
+      const log = (l: string) => env.log(l);
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log);
+    }
+  }
+
+  /** Read positions of the rewindable sources this run reads alone, by stream. */
+  private readonly offsets = (): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const i of this.inlets) {
+      const att = i.att;
+      const o = att?.own?.offset?.(att.sub.length);
+      if (o !== undefined) out[i.name] = o;
+    }
+    return out;
+  };
+
+  /** `PUT /rules/{id}/reset_state`: rewinds the source of `stream` (rest-api.md). */
+  resetState(stream: string, input: unknown): void {
+    const inlet = this.inlets.find((i) => i.name === stream);
+    if (!inlet) throw new EngineError(`stream ${stream} not found in topo`);
+    const c = inlet.att?.own;
+    if (!c?.rewind) throw new EngineError(`source ${stream} is not rewindable`);
+    c.rewind(input);
   }
 
   /** Whatever can make the inlets wait: sinks and lookup nodes. */
@@ -207,6 +235,8 @@ export class RuleRun {
     const o = this.spec.options;
     const srcs = this.plan.sources;
     try {
+      // The newest checkpoint is loaded before any source delivers (§5).
+      const offsets = this.checkpoints?.restore(this.topo);
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
       // Lookup tables answer from the first row on: open them before any source delivers.
@@ -225,9 +255,11 @@ export class RuleRun {
           onEof: () => this.sourceEof(),
           ref: `${this.spec.id}_${src.name}_0`,
           connector: this.spec.connectors?.get(src.name),
+          offset: offsets?.get(src.name),
         });
         if (inlet.att.sub.length) inlet.wake();
       }
+      this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets);
     } catch (e) {
       await this.stop({ flushWindows: false });
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
@@ -260,6 +292,11 @@ export class RuleRun {
    * Ctrl-C), ends the topology, then lets every sink drain within the grace period.
    */
   async stop(opts: { flushWindows: boolean }): Promise<void> {
+    const cp = this.checkpoints;
+    cp?.stop();
+    // The final checkpoint reads the offsets before the sources are released; a flushing stop
+    // (end of input) empties the windows, so there is no state worth keeping then.
+    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) cp.take(this.topo, this.offsets);
     for (const i of this.inlets) await i.att?.release();
     if (opts.flushWindows) {
       this.drainAll();

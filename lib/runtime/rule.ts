@@ -36,6 +36,7 @@ import { parseSinkCommon, type SinkCommon } from "../io/sinks/common.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { mergeProps } from "../io/props.ts";
+import { selectorError } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { analyze } from "../plan/analyze.ts";
@@ -46,6 +47,7 @@ import { statusObject, type NodeMetrics } from "./metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "./rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import type { SourceHub } from "./sources.ts";
+import type { ScanTableContent } from "./operators/join.ts";
 import type { SinkNode } from "./topology.ts";
 
 export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
@@ -218,6 +220,17 @@ export class Rule {
     return this.run?.topoJson();
   }
 
+  /** The current run's scan tables and their rows; undefined when not running or joining none. */
+  scanTables(): ScanTableContent[] | undefined {
+    return this._state === "running" ? this.run?.topo.scanTables() : undefined;
+  }
+
+  /** `PUT /rules/{id}/reset_state`: rewinds a rewindable source of the running rule. */
+  resetState(stream: string, input: unknown): void {
+    if (this._state !== "running" || !this.run) throw new EngineError(`rule ${this.id} should be running when modify state`);
+    this.run.resetState(stream, input);
+  }
+
   /** Records lost since the rule was created (sink drops, unsent at stop, late rows). */
   lost(): number {
     return this.lostBefore + (this.run && this._state !== "stopped" ? this.run.lost() : 0);
@@ -250,7 +263,7 @@ function parseActions(raw: unknown, env: RuntimeEnv, ruleId: string, base: numbe
       const sel = typeof p.connectionSelector === "string" ? p.connectionSelector : "";
       if (sel) {
         const conn = env.confKey?.("connections", type, sel);
-        if (!conn) throw new EngineError(`connection ${sel} not existed`, ErrCode.io);
+        if (!conn) throw selectorError(sel, type, env);
         props = mergeProps(p, conn);
       }
       const rid = typeof p.resourceId === "string" ? p.resourceId : "";

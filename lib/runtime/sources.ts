@@ -28,12 +28,16 @@ export interface AttachOptions {
   readonly ref: string;
   /** A connector built by the host instead of the one TYPE names (pipe mode's stdin). */
   readonly connector?: SourceConnector;
+  /** A checkpointed read position to rewind a rewindable, unshared source to before it opens. */
+  readonly offset?: unknown;
 }
 
 export interface Attachment {
   readonly sub: Subscription<SourceMessage>;
   /** The payload decoder of a byte source, null for tuple sources. */
   readonly decoder: Decoder | null;
+  /** The connector, when this rule is its only reader (offsets are per rule, not per shared source). */
+  readonly own: SourceConnector | undefined;
   release(): Promise<void>;
 }
 
@@ -83,6 +87,7 @@ export class SourceHub {
     s.eofs.add(o.onEof);
     s.status.attach(o.node);
     const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber") }) : null;
+    if (fresh && !isShared && o.offset !== undefined) s.connector!.rewind?.(o.offset);
     if (fresh) {
       const ctx: SourceContext = {
         bus: s.bus,
@@ -110,6 +115,7 @@ export class SourceHub {
     return {
       sub,
       decoder,
+      own: isShared ? undefined : s.connector,
       release: async () => {
         sub.close();
         s.status.detach(o.node);

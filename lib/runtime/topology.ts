@@ -14,7 +14,7 @@ import { AggFuncOp } from "./operators/agg-func.ts";
 import { AnalyticOp } from "./operators/analytic.ts";
 import { FilterOp } from "./operators/filter.ts";
 import { HavingOp } from "./operators/having.ts";
-import { JoinAlignerOp, JoinOp } from "./operators/join.ts";
+import { JoinAlignerOp, JoinOp, type ScanTableContent } from "./operators/join.ts";
 import { LookupOp } from "./operators/lookup.ts";
 import { OrderOp } from "./operators/order.ts";
 import { DecoderOp } from "./operators/decoder.ts";
@@ -163,6 +163,11 @@ export class Topology {
     return this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
   }
 
+  /** The scan tables of the join aligner, or undefined when the rule joins none. */
+  scanTables(): ScanTableContent[] | undefined {
+    return this.operators.find((o): o is JoinAlignerOp => o instanceof JoinAlignerOp)?.scanTables();
+  }
+
   /** Resolves once no lookup node holds an item waiting for an asynchronous lookup. */
   async settle(): Promise<void> {
     const ops = this.lookupOps();
@@ -183,6 +188,37 @@ export class Topology {
 
   sourceNames(): string[] {
     return [...this.sources.keys()];
+  }
+
+  /**
+   * The state of every stateful node, by node name (rules-and-sinks.md §5). The topology is a
+   * synchronous push chain driven by the rule's inlets, so between two batches — where the
+   * checkpoint timer runs — every operator is quiescent and this snapshot is consistent without
+   * barriers; qos 1 and 2 therefore behave the same. Values are live references: encode them
+   * before the next batch.
+   */
+  snapshot(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const op of this.allOperators()) {
+      const s = op.snapshot();
+      if (s !== undefined) out[op.metrics.name] = s;
+    }
+    return out;
+  }
+
+  /** Loads a `snapshot()` into this fresh topology, before any input; unknown nodes are ignored. */
+  restore(state: Record<string, unknown>): void {
+    for (const op of this.allOperators()) {
+      const s = state[op.metrics.name];
+      if (s !== undefined) op.restore(s);
+    }
+  }
+
+  private allOperators(): Operator[] {
+    const ops: Operator[] = [];
+    for (const s of this.sources.values()) ops.push(...s.helpers);
+    ops.push(...this.operators);
+    return ops;
   }
 
   /** End of input: operators holding state (windows) flush, then sinks end. */

@@ -11,7 +11,12 @@ import type { Engine } from "./engine.ts";
 import { errorBody, json, jsonSniffed, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
 
-export const CONNECTION_TYPES = ["mqtt", "nng", "httppush", "websocket", "sse"];
+/**
+ * eKuiper's connection types that floe has connectors for (`nng` has none: `unknown connection
+ * type`). Only mqtt connections are live clients; the others hold props that the nodes selecting
+ * them merge over their own (rules-and-sinks.md §3, §8).
+ */
+export const CONNECTION_TYPES = ["httppush", "mqtt", "sse", "websocket"];
 
 interface Conn {
   id: string;

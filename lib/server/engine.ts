@@ -17,6 +17,7 @@ import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
+import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { ConfKeys } from "./confkeys.ts";
 import { preflight, withOrigin } from "./cors.ts";
@@ -29,7 +30,9 @@ export interface RuntimeHooks {
   readonly factory: RunFactory;
   readonly validate: (def: RuleDef) => void;
   /** Trial runs: the rule's results go to `publish` instead of its actions. */
-  readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>) => Promise<RuleRun>;
+  /** Releases what the runtime holds beyond its rules (the daemon's memory lookup tables). */
+  readonly close?: () => void;
+  readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
 }
 
 export interface EngineOptions {
@@ -118,6 +121,7 @@ export class Engine {
     rules.cleanup = (id) => {
       try {
         if (existsSync(join(o.paths.data, "cache.db"))) clearRuleCache(o.paths.data, id);
+        if (existsSync(join(o.paths.data, "checkpoint.db"))) checkpointStore(o.paths.data).clear(id);
         rmSync(join(o.paths.data, `rule_${id}`), { recursive: true, force: true });
       } catch (e) {
         log(`clean rule ${id} failed: ${errorText(e)}`);
@@ -197,7 +201,7 @@ export class Engine {
 
   /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */
   async trialRun(def: RuleDef, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<RuleRun> {
-    if (this.hooks.trial) return this.hooks.trial(def, publish, mocks);
+    if (this.hooks.trial) return this.hooks.trial(def, publish, mocks, onExit);
     return this.hooks.factory(def, onExit);
   }
 
@@ -218,6 +222,7 @@ export class Engine {
     if (this.patrolTimer) clearInterval(this.patrolTimer);
     this.patrolTimer = undefined;
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
+    this.hooks.close?.();
     await this.connections.closeAll();
     this.dataServer.close();
     this.kv.close();

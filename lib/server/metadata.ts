@@ -15,7 +15,15 @@ import { CONNECTION_TYPES } from "./connections.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, GoMap, json, jsonSniffed } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
-import { SINK_TYPES } from "./run-factory.ts";
+import { SINK_TYPES as CONNECTOR_SINKS } from "../io/sinks/index.ts";
+
+/**
+ * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):
+ * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` sink is not listed.
+ */
+const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "websocket"]);
+const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis"]);
+const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout");
 
 const MESSAGES: Record<string, string> = {
   notFound: "This plugin was not found:",
@@ -65,14 +73,13 @@ const SINK_PROPS: Record<string, Record<string, unknown>> = {
   nop: { log: false },
   redis: { addr: "127.0.0.1:6379", password: "", db: 0, key: "", field: "", dataType: "string", expiration: -1 },
   redisPub: { address: "127.0.0.1:6379", password: "", db: 0, channel: "" },
-  websocket: { addr: "", path: "" },
-  sse: { path: "" },
-  neuron: { url: "tcp://127.0.0.1:7081", nodeName: "", groupName: "", tags: [] },
+  websocket: { addr: "", path: "", scheme: "ws" },
+  sse: { endpoint: "" },
 };
 
 function sourceMeta(type: string): Record<string, unknown> | undefined {
   const s = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === type.toLowerCase());
-  if (!s) return undefined;
+  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]))) return undefined;
   const dflt = (s[1].default ?? {}) as Record<string, unknown>;
   return {
     about: ABOUT(s[0], "sources"),
@@ -106,8 +113,6 @@ function list(items: { name: string; about: unknown; type: string }[]): Response
   if (items.length === 0) return new Response("", { status: 200, headers: { "Content-Type": "application/json" } });
   return json(items.sort((a, b) => (a.name < b.name ? -1 : 1)));
 }
-
-const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis"]);
 
 function functionsMeta(): unknown[] {
   const groups = new Map<string, unknown[]>();
@@ -215,7 +220,7 @@ export const metadataRoutes: RouteDef<Engine>[] = [
     path: "/metadata/sources",
     handler: (ctx, e) => {
       const lookup = (ctx.query.get("kind") ?? "").toLowerCase() === "lookup";
-      const types = Object.keys(SHIPPED_SOURCES).filter((t) => (lookup ? LOOKUP_SOURCES.has(t) : t !== "redis"));
+      const types = Object.keys(SHIPPED_SOURCES).filter((t) => (lookup ? LOOKUP_SOURCES : SOURCE_TYPES).has(t));
       void e;
       return list(types.map((t) => ({ name: t, about: ABOUT(t, "sources"), type: "internal" })));
     },

@@ -338,7 +338,12 @@ export const ruleRoutes: R[] = [
       const params = field(b.value, "params");
       const stream = isObject(params) ? String(field(params, "streamName") ?? "") : "";
       if (!ruleSources(lc.def).includes(stream)) return errorBody(ErrCode.undefined, `stream ${stream} not found in topo`);
-      return errorBody(ErrCode.undefined, `source ${stream} is not rewindable`);
+      try {
+        if (!lc.resetState(stream, isObject(params) ? field(params, "input") : undefined)) return errorBody(ErrCode.undefined, `source ${stream} is not rewindable`);
+      } catch (err) {
+        return errorBody(ErrCode.undefined, errorText(err));
+      }
+      return sentence("success");
     },
   },
   {
@@ -386,8 +391,13 @@ export const ruleRoutes: R[] = [
     path: "/rules/{name}/scantables",
     handler: (ctx, e) => {
       const id = ctx.params.name!;
-      if (!e.rules.get(id)) return errorBody(ErrCode.notFound, `Rule ${id} is not found`);
-      return errorBody(ErrCode.undefined, `scan table error: join node is not found for ${id}`);
+      const lc = e.rules.get(id);
+      if (!lc) return errorBody(ErrCode.notFound, `Rule ${id} is not found`);
+      const tables = lc.scanTables();
+      if (!tables) return errorBody(ErrCode.undefined, `scan table error: join node is not found for ${id}`);
+      // A table that has delivered no row yet has no tuples to show (eKuiper keys them by arrival).
+      if (tables.some((t) => t.content.length === 0)) return errorBody(ErrCode.undefined, "scan table error: unable to find tuples for the given scan table");
+      return rawJson("[" + tables.map((t) => `{"emitter":${encodeGoJson(t.emitter)},"content":${encodeGoJson(t.content)}}`).join(",") + "]");
     },
   },
   { method: "POST", path: "/rules/bulkstart", handler: (ctx, e) => bulk(ctx, e, false) },

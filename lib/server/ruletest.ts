@@ -100,7 +100,8 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
             (payload) => publishTrial(id, payload),
             (exit) => {
               if (exit.kind === "error") {
-                publishTrial(id, JSON.stringify({ error: exit.message }));
+                // A run-time failure carries no text in eKuiper's status [quirk]: nothing to send then.
+                if (exit.message) publishTrial(id, JSON.stringify({ error: exit.message }));
                 void stopTrial(id);
               }
             },

@@ -3,13 +3,11 @@
  * process, a fresh `Rule` per run (so a run plans against the stream definitions of its start),
  * KV confKeys visible to connectors, and trial runs whose results go to SSE clients.
  */
-import { RowError } from "../errors.ts";
-import { encodeGoJson } from "../io/formats/json-encode.ts";
 import { parseSinkCommon } from "../io/sinks/common.ts";
+import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector.ts";
+import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
-import { Emission, type Item } from "../runtime/item.ts";
 import type { RuleRun, RunFactory } from "../runtime/lifecycle.ts";
-import { NodeMetrics } from "../runtime/metrics.ts";
 import { Rule } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../runtime/topology.ts";
@@ -17,23 +15,30 @@ import type { SourceConnector } from "../io/sources/source.ts";
 import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
+import { MemoryTables } from "./lookup-tables.ts";
 import type { RuntimeDeps } from "./run-factory.ts";
 
-/** A host sink that publishes each result to a trial's SSE clients (node `<id>_0`). */
-class TrialSink implements SinkNode {
-  readonly metrics = [new NodeMetrics("sink", "trial_0")];
+const utf8 = new TextDecoder();
+
+/** The trial sink's connector: each encoded payload is one event to the trial's SSE clients. */
+class TrialConnector implements SinkConnector {
+  readonly bytes = true;
   constructor(private readonly publish: (payload: string) => void) {}
-  push(item: Item): void {
-    const m = this.metrics[0]!;
-    m.recordsIn++;
-    let payload: string;
-    if (item instanceof Emission) payload = encodeGoJson(item.rows);
-    else if (item instanceof RowError) payload = encodeGoJson({ error: item.message });
-    else return;
-    m.recordsOut++;
-    this.publish(payload);
+  open(ctx: SinkContext): void {
+    ctx.status.connected();
   }
-  end(): void {}
+  send(item: SinkItem): void {
+    const p = item.payload;
+    this.publish(typeof p === "string" ? p : utf8.decode(p as Uint8Array));
+  }
+  close(): void {}
+}
+
+/** The trial's `sinkProps` (ruletest.ts carries them as the props of its only action). */
+function trialSinkProps(def: RuleDef): Record<string, unknown> {
+  const a = def.actions[0];
+  const props = a ? Object.values(a)[0] : undefined;
+  return props && typeof props === "object" && !Array.isArray(props) ? (props as Record<string, unknown>) : {};
 }
 
 function ruleJson(def: RuleDef) {
@@ -62,12 +67,18 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
   Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });
   const hub = new SourceHub(env);
+  // Memory lookup tables live from CREATE TABLE (or the restore at start) to DROP TABLE.
+  const tables = new MemoryTables(env.pubsub, engine.log);
+  engine.catalog.onChange = (name, def) => tables.update(name, def);
+  for (const [name, def] of engine.catalog.all()) tables.update(name, def);
   const create = (def: RuleDef, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
     Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
   const wrap = (rule: Rule): RuleRun => ({
     nodes: () => rule.nodes(),
     topo: () => rule.topo() ?? { sources: [], edges: {} },
     stop: () => rule.stop(),
+    scanTables: () => rule.scanTables(),
+    resetState: (stream, input) => rule.resetState(stream, input),
   });
   const factory: RunFactory = async (def, onExit) => {
     const rule = create(def);
@@ -79,14 +90,42 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   return {
     env,
     factory,
+    close: () => tables.closeAll(),
     validate: (def) => void create(def),
-    trial: async (def, publish, mocks) => {
+    trial: async (def, publish, mocks, onExit) => {
       const connectors = new Map<string, SourceConnector>();
       for (const [stream, m] of Object.entries(mocks ?? {})) connectors.set(stream, new SimulatorSource(m));
-      const rule = create({ ...def, actions: [] }, [new TrialSink(publish)], connectors);
-      await rule.start();
-      return wrap(rule);
+      // The results go through a real sink pipeline, so `sinkProps` (sendSingle, dataTemplate,
+      // fields, format …) shape each event as they shape a sink's payloads (rest-api.md §8).
+      const props = trialSinkProps(def);
+      const common = parseSinkCommon(props, env.cacheDefaults);
+      const sink = new SinkPipeline({
+        ruleId: def.id,
+        type: "trial",
+        index: 0,
+        props,
+        common: { ...common, cache: { ...common.cache, enableCache: false } },
+        connector: new TrialConnector(publish),
+        dataDir: engine.paths.data,
+        aesKey: env.aesKey,
+        log: engine.log,
+      });
+      const rule = create({ ...def, actions: [] }, [sink], connectors);
+      if (onExit) rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: "" } : { kind: "eof" });
+      sink.open();
+      try {
+        await rule.start();
+      } catch (e) {
+        await sink.close(0);
+        throw e;
+      }
+      return {
+        ...wrap(rule),
+        stop: async () => {
+          await rule.stop();
+          await sink.close(basic.gracefulShutdownTimeoutMs);
+        },
+      };
     },
   };
 }
-

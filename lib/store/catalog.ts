@@ -25,6 +25,8 @@ const err = (message: string, code: number = ErrCode.streamTable) => new EngineE
 export class Catalog {
   private readonly defs = new Map<string, StreamDef>();
   private readonly temp = new Set<string>();
+  /** Told after a definition is created or replaced (`def`) and after it is removed (undefined). */
+  onChange: ((name: string, def: StreamDef | undefined) => void) | undefined;
 
   constructor(
     private readonly kv: Kv,
@@ -120,6 +122,7 @@ export class Catalog {
     this.defs.set(c.name, streamDef(c, sql));
     if (temp) this.temp.add(c.name);
     else this.temp.delete(c.name);
+    this.onChange?.(c.name, this.defs.get(c.name));
   }
 
   /** `PUT /streams/{name}`: upsert with eKuiper's replace checks (rest-api.md §4). */
@@ -170,6 +173,7 @@ export class Catalog {
       this.kv.delete("stream", name);
       this.kv.delete("tempStream", name);
     });
+    if (had) this.onChange?.(name, undefined);
     return had;
   }
 
@@ -179,12 +183,14 @@ export class Catalog {
 
   /** Removes every definition (full data import). */
   clear(): void {
+    const names = [...this.defs.keys()];
     this.defs.clear();
     this.temp.clear();
     this.kv.transaction(() => {
       this.kv.clear("stream");
       this.kv.clear("tempStream");
     });
+    for (const n of names) this.onChange?.(n, undefined);
   }
 }
 

@@ -30,4 +30,14 @@ export class CountWindowOp extends WindowOp {
   flushTime(): undefined {
     return undefined;
   }
+
+  override snapshot(): unknown {
+    return { rows: this.buffer, count: this.count };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; count: number };
+    this.buffer = st.rows;
+    this.count = st.count;
+  }
 }

@@ -41,6 +41,21 @@ abstract class EventWindowOp extends WindowOp {
   flushTime(): undefined {
     return undefined;
   }
+
+  override snapshot(): unknown {
+    return { rows: this.buffer, previous: this.previous, own: this.ownState() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; previous: number; own: unknown };
+    this.buffer = st.rows;
+    this.previous = st.previous;
+    this.loadOwn(st.own);
+  }
+
+  /** The window kind's own state (next trigger times, pending triggers), and its inverse. */
+  protected abstract ownState(): unknown;
+  protected abstract loadOwn(s: unknown): void;
 }
 
 /** TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp. */
@@ -73,6 +88,14 @@ export class EventGridWindowOp extends EventWindowOp {
       else this.scanTumbling(end);
     }
     this.nextEnd = end;
+  }
+
+  protected ownState(): unknown {
+    return this.nextEnd ?? null;
+  }
+
+  protected loadOwn(s: unknown): void {
+    this.nextEnd = (s as number | null) ?? undefined;
   }
 
   private scanTumbling(end: number): void {
@@ -114,8 +137,8 @@ export class EventSlidingWindowOp extends EventWindowOp {
   private readonly delay: number;
   private readonly trigger: Evaluator | undefined;
   private readonly hits: HitState | undefined;
-  private readonly pending: number[] = [];
-  private readonly delayed: number[] = [];
+  private pending: number[] = [];
+  private delayed: number[] = [];
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined, hits: HitState | undefined) {
     super(name, env);
@@ -156,6 +179,17 @@ export class EventSlidingWindowOp extends EventWindowOp {
     }
   }
 
+  protected ownState(): unknown {
+    return { pending: this.pending, delayed: this.delayed, hits: this.hits ? [this.hits.count, this.hits.time] : null };
+  }
+
+  protected loadOwn(s: unknown): void {
+    const st = s as { pending: number[]; delayed: number[]; hits: [number, number] | null };
+    this.pending = st.pending;
+    this.delayed = st.delayed;
+    if (this.hits && st.hits) [this.hits.count, this.hits.time] = st.hits;
+  }
+
   private scan(left: number, end: number, closed: boolean): Tuple[] {
     const b = this.buffer;
     let i = 0;
@@ -187,6 +221,14 @@ export class EventSessionWindowOp extends EventWindowOp {
     this.maxDuration = spec.length;
     this.timeout = spec.interval;
     this.k = spec.length / unitMs(spec);
+  }
+
+  protected ownState(): unknown {
+    return this.endedByTick;
+  }
+
+  protected loadOwn(s: unknown): void {
+    this.endedByTick = s as boolean;
   }
 
   protected fire(wm: number): void {

@@ -50,4 +50,15 @@ export class HoppingWindowOp extends WindowOp {
     while (t <= last) t += this.hop;
     return t;
   }
+
+  override snapshot(): unknown {
+    return { rows: this.buffer, previous: this.previous, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; previous: number; tick: unknown };
+    this.buffer = st.rows;
+    this.previous = st.previous;
+    this.ticker.restore(st.tick);
+  }
 }

@@ -30,6 +30,20 @@ abstract class IncAccumulator implements Accumulator {
   }
   protected abstract step(args: Value[]): void;
   protected abstract result(): Value;
+  snapshot(): unknown {
+    return [this.seen, this.err?.message ?? null, this.body()];
+  }
+  restore(s: unknown): void {
+    const [seen, err, body] = s as [number, string | null, unknown];
+    this.seen = seen;
+    this.err = err === null ? null : new RowError(err);
+    this.load(body);
+  }
+  /** The subclass's own running state, and its inverse. */
+  protected body(): unknown {
+    return null;
+  }
+  protected load(_b: unknown): void {}
 }
 
 /** `inc_count`: non-null values. */
@@ -52,6 +66,12 @@ class IncFloat extends IncAccumulator {
   protected result(): Value {
     return this.avg ? this.sum / this.seen : this.sum;
   }
+  protected override body(): unknown {
+    return this.sum;
+  }
+  protected override load(b: unknown): void {
+    this.sum = b as number;
+  }
 }
 
 /** `inc_collect`: the non-null values. */
@@ -62,6 +82,12 @@ class IncCollect extends IncAccumulator {
   }
   protected result(): Value {
     return this.items.slice();
+  }
+  protected override body(): unknown {
+    return this.items;
+  }
+  protected override load(b: unknown): void {
+    for (const v of b as Value[]) this.items.push(v);
   }
 }
 
@@ -76,6 +102,12 @@ class IncMerge extends IncAccumulator {
   protected result(): Value {
     return this.fold.value();
   }
+  protected override body(): unknown {
+    return this.fold.snapshot();
+  }
+  protected override load(b: unknown): void {
+    this.fold.restore(b);
+  }
 }
 
 /** `inc_last_value`: the last non-null value (a null never reaches the body). */
@@ -87,6 +119,12 @@ class IncLast extends IncAccumulator {
   }
   protected result(): Value {
     return this.last;
+  }
+  protected override body(): unknown {
+    return this.last;
+  }
+  protected override load(b: unknown): void {
+    this.last = b as Value;
   }
 }
 

@@ -47,6 +47,21 @@ abstract class IncEventWindowOp extends IncWindowOp {
   flushTime(): undefined {
     return undefined;
   }
+
+  override snapshot(): unknown {
+    return { pending: this.pending, previous: this.previous, own: this.ownState() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { pending: Tuple[]; previous: number; own: unknown };
+    this.pending = st.pending;
+    this.previous = st.previous;
+    this.loadOwn(st.own);
+  }
+
+  /** The window kind's own state (open tables, next trigger), and its inverse. */
+  protected abstract ownState(): unknown;
+  protected abstract loadOwn(s: unknown): void;
 }
 
 interface GridWindow {
@@ -74,6 +89,16 @@ export class IncEventGridWindowOp extends IncEventWindowOp {
     this.hopping = hopping;
     this.length = spec.length;
     this.step = step;
+  }
+
+  protected ownState(): unknown {
+    return { open: this.open.map((w) => [w.end, w.table.snapshot()]), nextEnd: this.nextEnd };
+  }
+
+  protected loadOwn(s: unknown): void {
+    const st = s as { open: [number, unknown][]; nextEnd: number };
+    for (const [end, t] of st.open) this.open.push({ end, table: this.loadTable(t) });
+    this.nextEnd = st.nextEnd;
   }
 
   protected fire(wm: number): void {
@@ -144,6 +169,27 @@ export class IncEventSessionWindowOp extends IncEventWindowOp {
     super(name, env, spec, inc, spec.length / unitMs(spec));
     this.maxDuration = spec.length;
     this.timeout = spec.interval;
+  }
+
+  protected ownState(): unknown {
+    return {
+      table: this.current?.snapshot() ?? null,
+      held: this.held,
+      et: this.et,
+      tick: this.tick,
+      prev: this.prev,
+      endedByTick: this.endedByTick,
+    };
+  }
+
+  protected loadOwn(s: unknown): void {
+    const st = s as { table: unknown; held: Tuple[]; et: number; tick: number; prev: number; endedByTick: boolean };
+    this.current = st.table === null ? undefined : this.loadTable(st.table);
+    this.held = st.held;
+    this.et = st.et;
+    this.tick = st.tick;
+    this.prev = st.prev;
+    this.endedByTick = st.endedByTick;
   }
 
   protected fire(wm: number): void {

@@ -117,6 +117,23 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     }
   }
 
+  snapshot(): unknown {
+    const errors = this.errors === null ? null : this.errors.map((e) => e?.message ?? null);
+    return [this.rows[0] ?? null, this.accs.map((a) => a.snapshot()), errors, this.errorArg === null ? null : [...this.errorArg]];
+  }
+
+  /** A group as `snapshot()` saved it, with fresh accumulators of `spec` loaded. */
+  static restore(s: unknown, spec: IncSpec): AccGroupRow {
+    const [first, accs, errors, errorArg] = s as [Tuple | null, unknown[], (string | null)[] | null, number[] | null];
+    const g = new AccGroupRow(first, spec);
+    for (let i = 0; i < g.accs.length; i++) g.accs[i]!.restore(accs[i]);
+    if (errors !== null) {
+      g.errors = errors.map((m) => (m === null ? null : new RowError(m)));
+      g.errorArg = Int32Array.from(errorArg!);
+    }
+    return g;
+  }
+
   private recordError(slot: number, arg: number, e: RowError): void {
     if (this.errors === null) {
       this.errors = this.accs.map(() => null);
@@ -164,6 +181,24 @@ export class GroupTable implements IncInfo {
       this.groups.set(ev.key, g);
     } else if (this.spec.ekuiper) g.rows[0] = t;
     g.fold(ev);
+  }
+
+  snapshot(): unknown {
+    const groups: [string, unknown][] = [];
+    for (const [k, g] of this.groups) groups.push([k, g.snapshot()]);
+    return [groups, this.seen, this.passed, this.whereError?.message ?? null, this.groupError?.message ?? null, this.firstTs];
+  }
+
+  static restore(s: unknown, spec: IncSpec): GroupTable {
+    const [groups, seen, passed, whereError, groupError, firstTs] = s as [[string, unknown][], number, number, string | null, string | null, number];
+    const t = new GroupTable(spec);
+    for (const [k, g] of groups) t.groups.set(k, AccGroupRow.restore(g, spec));
+    t.seen = seen;
+    t.passed = passed;
+    t.whereError = whereError === null ? null : new RowError(whereError);
+    t.groupError = groupError === null ? null : new RowError(groupError);
+    t.firstTs = firstTs;
+    return t;
   }
 
   /** The window's emission: its groups (one empty group for an ungrouped aggregate). */

@@ -29,6 +29,11 @@ export abstract class IncWindowOp extends WindowOp {
     return new GroupTable(this.inc);
   }
 
+  /** A group table from a checkpoint. */
+  protected loadTable(s: unknown): GroupTable {
+    return GroupTable.restore(s, this.inc);
+  }
+
   /** Emits a window's groups; eKuiper's inc_agg_window emits nothing for a window without rows. */
   protected emitTable(table: GroupTable, range: WindowRange): void {
     if (this.inc.ekuiper && table.seen === 0) return;
@@ -67,6 +72,17 @@ export class IncTumblingWindowOp extends IncWindowOp {
 
   flushTime(): number | undefined {
     return this.current.seen ? this.ticker.nextTick : undefined;
+  }
+
+  override snapshot(): unknown {
+    return { table: this.current.snapshot(), previous: this.previous, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { table: unknown; previous: number; tick: unknown };
+    this.current = this.loadTable(st.table);
+    this.previous = st.previous;
+    this.ticker.restore(st.tick);
   }
 }
 
@@ -141,6 +157,20 @@ export class IncHoppingWindowOp extends IncWindowOp {
     while (t <= this.lastTs) t += this.hop;
     return t;
   }
+
+  override snapshot(): unknown {
+    const open = this.open.map((w) => [w.left, w.table.snapshot()]);
+    return { open, nextLeft: this.nextLeft, previous: this.previous, lastTs: this.lastTs, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { open: [number, unknown][]; nextLeft: number; previous: number; lastTs: number; tick: unknown };
+    for (const [left, t] of st.open) this.open.push({ left, table: this.loadTable(t) });
+    this.nextLeft = st.nextLeft;
+    this.previous = st.previous;
+    this.lastTs = st.lastTs;
+    this.ticker.restore(st.tick);
+  }
 }
 
 /**
@@ -196,6 +226,22 @@ export class IncSessionWindowOp extends IncWindowOp {
   flushTime(): number | undefined {
     return this.current.seen ? this.timeoutAt : undefined;
   }
+
+  override snapshot(): unknown {
+    const timeout = this.timeoutTimer ? this.timeoutAt : null;
+    return { table: this.current.snapshot(), start: this.start, timeout, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { table: unknown; start: number; timeout: number | null; tick: unknown };
+    this.current = this.loadTable(st.table);
+    this.start = st.start;
+    if (st.timeout !== null) {
+      this.timeoutAt = st.timeout;
+      this.timeoutTimer = this.clock.schedule(st.timeout, this.onTimeout);
+    }
+    this.ticker.restore(st.tick);
+  }
 }
 
 interface CountWindow {
@@ -244,5 +290,16 @@ export class IncCountWindowOp extends IncWindowOp {
 
   flushTime(): undefined {
     return undefined;
+  }
+
+  override snapshot(): unknown {
+    return { open: this.open.map((w) => [w.end, w.table.snapshot()]), count: this.count, nextEnd: this.nextEnd };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { open: [number, unknown][]; count: number; nextEnd: number };
+    for (const [end, t] of st.open) this.open.push({ end, table: this.loadTable(t) });
+    this.count = st.count;
+    this.nextEnd = st.nextEnd;
   }
 }

@@ -55,4 +55,20 @@ export class SessionWindowOp extends WindowOp {
   flushTime(): number | undefined {
     return this.buffer.length ? this.timeoutAt : undefined;
   }
+
+  override snapshot(): unknown {
+    const timeout = this.timeoutTimer ? this.timeoutAt : null;
+    return { rows: this.buffer, start: this.start, timeout, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; start: number; timeout: number | null; tick: unknown };
+    this.buffer = st.rows;
+    this.start = st.start;
+    if (st.timeout !== null) {
+      this.timeoutAt = st.timeout;
+      this.timeoutTimer = this.clock.schedule(st.timeout, this.onTimeout);
+    }
+    this.ticker.restore(st.tick);
+  }
 }

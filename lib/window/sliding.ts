@@ -16,7 +16,8 @@ export class SlidingWindowOp extends WindowOp {
   private readonly delay: number;
   private readonly trigger: Evaluator | undefined;
   private readonly hits: HitState | undefined;
-  private readonly pending = new Set<Timer>();
+  /** Delayed triggers waiting for their timer, with the trigger row's time. */
+  private readonly pending = new Map<Timer, number>();
   private lastDue = 0;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined, hits: HitState | undefined) {
@@ -38,13 +39,18 @@ export class SlidingWindowOp extends WindowOp {
       this.scan(T - this.length, T, true, T);
       return;
     }
+    this.delayed(T);
+  }
+
+  /** Schedules the window of a trigger at T, emitted at T + delay. */
+  private delayed(T: number): void {
     const due = T + this.delay;
     this.lastDue = Math.max(this.lastDue, due);
     const timer = this.clock.schedule(due, () => {
       this.pending.delete(timer);
       this.scan(T - this.length, due, false, due);
     });
-    this.pending.add(timer);
+    this.pending.set(timer, T);
   }
 
   private gc(before: number): void {
@@ -63,5 +69,16 @@ export class SlidingWindowOp extends WindowOp {
 
   flushTime(): number | undefined {
     return this.pending.size ? this.lastDue : undefined;
+  }
+
+  override snapshot(): unknown {
+    return { rows: this.buffer, triggers: [...this.pending.values()], hits: this.hits ? [this.hits.count, this.hits.time] : null };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; triggers: number[]; hits: [number, number] | null };
+    this.buffer = st.rows;
+    for (const T of st.triggers) this.delayed(T);
+    if (this.hits && st.hits) [this.hits.count, this.hits.time] = st.hits;
   }
 }

@@ -71,4 +71,16 @@ export class StateWindowOp extends WindowOp {
   flushTime(): undefined {
     return undefined;
   }
+
+  override snapshot(): unknown {
+    const states: [string, boolean, number, Tuple[]][] = [];
+    for (const [k, s] of this.states) states.push([k, s.started, s.start, s.rows]);
+    return { states, hits: this.hits ? [this.hits.count, this.hits.time] : null };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { states: [string, boolean, number, Tuple[]][]; hits: [number, number] | null };
+    for (const [k, started, start, rows] of st.states) this.states.set(k, { started, start, rows });
+    if (this.hits && st.hits) [this.hits.count, this.hits.time] = st.hits;
+  }
 }

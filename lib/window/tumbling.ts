@@ -35,6 +35,17 @@ export class TumblingWindowOp extends WindowOp {
   flushTime(): number | undefined {
     return this.buffer.length ? this.ticker.nextTick : undefined;
   }
+
+  override snapshot(): unknown {
+    return { rows: this.buffer, previous: this.previous, tick: this.ticker.snapshot() };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { rows: Tuple[]; previous: number; tick: unknown };
+    this.buffer = st.rows;
+    this.previous = st.previous;
+    this.ticker.restore(st.tick);
+  }
 }
 
 export function unitMs(spec: WindowSpec): number {

@@ -54,3 +54,31 @@ test("trial errors: bad JSON, planning failure, unknown id", async () => {
   expect([start.status, start.text]).toEqual([400, '{"error":1000,"message":"start rule error: try to start test rule t9 but it is not found"}\n']);
   expect((await d.call("DELETE", "/ruletest/t9")).text).toBe("Test rule t9 was stopped.");
 });
+
+test("sendSingle: one event per row of a result", async () => {
+  const body = {
+    id: "t3",
+    sql: "SELECT a FROM demo GROUP BY COUNTWINDOW(2)",
+    mockSource: { demo: { data: [{ a: 1 }, { a: 2 }], interval: 10, loop: false } },
+    sinkProps: { sendSingle: true },
+  };
+  const r = await d.call("POST", "/ruletest", body);
+  const { port } = JSON.parse(r.text) as { port: number };
+  expect(await events(port, "t3", 2)).toEqual(['{"a":1}', '{"a":2}']);
+  await d.call("DELETE", "/ruletest/t3");
+});
+
+test("sinkProps dataTemplate and fields shape each event", async () => {
+  const mockSource = { demo: { data: [{ a: 1 }, { a: 2 }], interval: 10, loop: false } };
+  const tpl = await d.call("POST", "/ruletest", { id: "t4", sql: "SELECT a * 2 AS b FROM demo", mockSource, sinkProps: { sendSingle: true, dataTemplate: "b={{.b}}" } });
+  expect(await events((JSON.parse(tpl.text) as { port: number }).port, "t4", 2)).toEqual(["b=2", "b=4"]);
+  await d.call("DELETE", "/ruletest/t4");
+  const f = await d.call("POST", "/ruletest", { id: "t5", sql: "SELECT a, a * 2 AS b FROM demo", mockSource, sinkProps: { fields: ["b"] } });
+  expect(await events((JSON.parse(f.text) as { port: number }).port, "t5", 2)).toEqual(['[{"b":2}]', '[{"b":4}]']);
+  await d.call("DELETE", "/ruletest/t5");
+});
+
+test("invalid sinkProps fail the trial with the sink's message", async () => {
+  const r = await d.call("POST", "/ruletest", { id: "t6", sql: "SELECT a FROM demo", sinkProps: { fields: ["a"], excludeFields: ["b"] } });
+  expect(r.text).toBe('{"error":1000,"message":"fail to run rule t6: fail to parse sink configuration: field and excludeFields cannot both be set"}\n');
+});

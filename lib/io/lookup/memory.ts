@@ -3,7 +3,8 @@
  * row memory sinks publish on the table's topic (wildcards allowed). Rows of a sink with
  * `rowkindField` are applied by kind (`delete` removes, the others upsert) under the sink's key
  * field; plain rows upsert under the table's KEY. One map per pub/sub, topic and key, shared by
- * every rule using it; it exists while a rule uses it and starts empty (not persisted).
+ * every holder: it exists while something holds it open (the daemon from CREATE TABLE to DROP,
+ * lib/server/lookup-tables.ts; pipe mode while the run uses it) and starts empty (not persisted).
  */
 import { EngineError } from "../../errors.ts";
 import type { Obj, Value } from "../../expr/values.ts";

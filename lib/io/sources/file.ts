@@ -55,6 +55,9 @@ export class FileSource implements SourceConnector {
   private chain: Promise<void> = Promise.resolve();
   /** Directory mode: the modification time (ms) each file had when it was last read. */
   private readonly seen = new Map<string, number>();
+  /** File mode: messages of the current read published so far, and messages still to skip (rewind). */
+  private published = 0;
+  private skip = 0;
 
   constructor(props: Props, env: FileSourceEnv) {
     const r = new PropReader(props);
@@ -112,8 +115,33 @@ export class FileSource implements SourceConnector {
     });
   }
 
+  /**
+   * `$$offset`: a file's position is the number of its messages the rule consumed; a directory's
+   * is the modification time of each file read (a file still being consumed counts as read).
+   */
+  offset(unconsumed: number): unknown {
+    if (this.isDir) return { seen: [...this.seen] };
+    return { line: Math.max(0, this.published - unconsumed) };
+  }
+
+  /** Resumes after a saved `offset()`; reset_state's `{"line": n}` (file) or `{"seen": [[file, mtimeMs]]}` (directory). */
+  rewind(state: unknown): void {
+    if (state === null || typeof state !== "object") throw new EngineError("invalid file source offset: expect an object");
+    const s = state as { line?: unknown; seen?: unknown };
+    if (this.isDir) {
+      if (!Array.isArray(s.seen)) throw new EngineError("invalid file source offset: expect seen");
+      this.seen.clear();
+      for (const e of s.seen as unknown[]) if (Array.isArray(e) && typeof e[0] === "string" && typeof e[1] === "number") this.seen.set(e[0], e[1]);
+      return;
+    }
+    const line = typeof s.line === "bigint" ? Number(s.line) : s.line;
+    if (typeof line !== "number" || !Number.isInteger(line) || line < 0) throw new EngineError("invalid file source offset: expect line");
+    this.skip = line;
+  }
+
   private async runFile(ctx: SourceContext): Promise<void> {
     for (;;) {
+      this.published = 0;
       if (existsSync(this.path)) await this.guarded(ctx, this.path);
       if (this.closed) return;
       if (this.interval <= 0) {
@@ -268,7 +296,14 @@ export class FileSource implements SourceConnector {
   private async emit(ctx: SourceContext, msgs: SourceMessage[]): Promise<boolean> {
     const bus = ctx.bus;
     const step = this.sendInterval > 0 ? 1 : BATCH;
-    for (let i = 0; i < msgs.length; ) {
+    let i = 0;
+    if (this.skip > 0 && !this.isDir) {
+      // Rewound: the messages before the saved position were consumed already.
+      i = Math.min(this.skip, msgs.length);
+      this.skip -= i;
+      this.published += i;
+    }
+    for (; i < msgs.length; ) {
       if (this.closed) return false;
       const n = Math.min(msgs.length - i, bus.maxBatch, step);
       if (!bus.publish(msgs, i, i + n)) {
@@ -276,6 +311,7 @@ export class FileSource implements SourceConnector {
         continue;
       }
       i += n;
+      this.published += n;
       if (this.sendInterval > 0) await this.sleep(this.sendInterval);
     }
     return !this.closed;

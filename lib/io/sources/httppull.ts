@@ -5,7 +5,7 @@
  * `states` are template fields of the request, updated from each response (pagination).
  * Failures are source exceptions; the rule keeps running.
  */
-import { errorText } from "../../errors.ts";
+import { EngineError, errorText } from "../../errors.ts";
 import type { Obj } from "../../expr/values.ts";
 import { HttpClient, parseHttpConf } from "../http.ts";
 import type { Props } from "../props.ts";
@@ -19,7 +19,9 @@ export interface HttpPullEnv {
 
 export class HttpPullSource implements SourceConnector {
   private readonly client: HttpClient;
-  private readonly states: Obj;
+  private states: Obj;
+  /** The states before the last response, while that response may still wait in the bus. */
+  private previous: Obj;
   private timer: ReturnType<typeof setInterval> | undefined;
   private busy = false;
   private closed = false;
@@ -27,6 +29,18 @@ export class HttpPullSource implements SourceConnector {
   constructor(props: Props, env: HttpPullEnv) {
     this.client = new HttpClient(parseHttpConf(props, env.baseDir), env.enablePrivateNet === true);
     this.states = { ...this.client.conf.states };
+    this.previous = this.states;
+  }
+
+  /** `$$offset`: the `states` map after the last response the rule consumed. */
+  offset(unconsumed: number): unknown {
+    return { ...(unconsumed > 0 ? this.previous : this.states) };
+  }
+
+  rewind(state: unknown): void {
+    if (state === null || typeof state !== "object" || Array.isArray(state)) throw new EngineError("invalid httppull offset: expect a states object");
+    this.states = { ...(state as Obj) };
+    this.previous = this.states;
   }
 
   async open(ctx: SourceContext): Promise<void> {
@@ -43,6 +57,7 @@ export class HttpPullSource implements SourceConnector {
     try {
       const rows = await this.client.fetchRows(this.states);
       if (rows === null || rows.length === 0 || this.closed) return;
+      this.previous = { ...this.states };
       this.updateStates(rows);
       const bus = ctx.bus;
       const batch = [new SourceMessage(null, rows, null)];

@@ -37,7 +37,15 @@ export interface SourcePropEnv {
   readonly etcDir: string | undefined;
   readonly vars: Readonly<Record<string, string | undefined>>;
   confKey?(kind: "sources" | "connections", type: string, key: string): Record<string, unknown> | undefined;
+  /** Named connections of any type by id: a selector naming one of another type is refused by type. */
+  readonly connections?: { resolve: ((id: string) => { readonly typ: string } | undefined) | undefined };
   log(line: string): void;
+}
+
+/** `connection <id> not existed`, or `connection <id> should be <type> connection` when it has another type. */
+export function selectorError(sel: string, type: string, env: Pick<SourcePropEnv, "connections">): EngineError {
+  const other = env.connections?.resolve?.(sel);
+  return new EngineError(other ? `connection ${sel} should be ${type} connection` : `connection ${sel} not existed`, ErrCode.io);
 }
 
 /**
@@ -70,7 +78,7 @@ export async function resolveSourceProps(def: StreamDef, type: string, env: Sour
   const sel = new PropReader(props).str("connectionSelector");
   if (sel) {
     const conn = env.confKey?.("connections", type, sel);
-    if (!conn) throw new EngineError(`connection ${sel} not existed`, ErrCode.io);
+    if (!conn) throw selectorError(sel, type, env);
     props = mergeProps(props, conn);
   }
   const o = def.options;

@@ -23,4 +23,12 @@ export interface SourceContext {
 export interface SourceConnector {
   open(ctx: SourceContext): Promise<void> | void;
   close(): Promise<void> | void;
+  /**
+   * A rewindable source's read position (eKuiper's `$$offset`, rules-and-sinks.md §5) as plain
+   * data, counting only what the rule consumed: `unconsumed` messages published to the bus have
+   * not been processed yet.
+   */
+  offset?(unconsumed: number): unknown;
+  /** Moves the read position to a saved `offset()` (before `open`, or while running: reset_state). */
+  rewind?(state: unknown): void;
 }

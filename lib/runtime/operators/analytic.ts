@@ -32,6 +32,22 @@ export class AnalyticOp extends Operator {
     }
   }
 
+  /**
+   * Per call site, the state of every partition. Analytic states (functions/analytic*.ts) are
+   * plain data objects, so they are restored by copying the saved fields into a fresh `init()`.
+   */
+  override snapshot(): unknown {
+    return this.sites.map((s) => [...s.states]);
+  }
+
+  override restore(s: unknown): void {
+    const saved = s as [string, object][][];
+    this.sites.forEach((site, i) => {
+      site.states.clear();
+      for (const [k, v] of saved[i] ?? []) site.states.set(k, Object.assign(site.def.analytic!.init() as object, v));
+    });
+  }
+
   private compute(t: Tuple): void {
     const cache: Value[] = t.cache ?? (t.cache = new Array(this.slots));
     const ctx = this.ctx;

@@ -4,7 +4,7 @@
  */
 import { RowError } from "../../errors.ts";
 import { JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { typeValue } from "../../expr/values.ts";
+import { typeValue, type Obj } from "../../expr/values.ts";
 import type { JoinSpec } from "../../plan/specs.ts";
 import { Collection, type Consumer, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
@@ -88,12 +88,37 @@ export class JoinOp extends Operator {
   }
 }
 
+/** A scan table's retained rows, as `GET /rules/{id}/scantables` shows them (rest-api.md §5). */
+export interface ScanTableContent {
+  readonly emitter: string;
+  readonly content: Obj[];
+}
+
 /** Keeps the last RETAIN_SIZE rows per scan table; each stream row or window gets them appended. */
 export class JoinAlignerOp extends Operator {
-  private readonly tables = new Map<string, { retain: number; rows: Tuple[] }>();
+  private readonly tables = new Map<string, { readonly retain: number; rows: Tuple[] }>();
   constructor(name: string, env: OpEnv, tables: { name: string; retain: number }[]) {
     super(name, env, "");
     for (const t of tables) this.tables.set(t.name, { retain: t.retain, rows: [] });
+  }
+
+  /** The rows each scan table holds now, in table order (`GET /rules/{id}/scantables`). */
+  scanTables(): ScanTableContent[] {
+    const out: ScanTableContent[] = [];
+    for (const [emitter, t] of this.tables) out.push({ emitter, content: t.rows.map((r) => r.data) });
+    return out;
+  }
+
+  /** eKuiper's `$$batchInputs`: the retained rows of each table. */
+  override snapshot(): unknown {
+    const batch: Record<string, Tuple[]> = {};
+    for (const [name, t] of this.tables) batch[name] = t.rows;
+    return { $$batchInputs: batch };
+  }
+
+  override restore(s: unknown): void {
+    const batch = (s as { $$batchInputs: Record<string, Tuple[]> }).$$batchInputs;
+    for (const [name, t] of this.tables) t.rows = batch[name] ?? [];
   }
 
   /** The input a table source feeds: rows are retained, never emitted. */

@@ -51,6 +51,24 @@ export class WatermarkOp extends Operator {
     if (wm > this.lastWM) this.release(wm);
   }
 
+  /** eKuiper's state keys (`$$wartermark` sic): the last watermark, held rows, per-stream maxima. */
+  override snapshot(): unknown {
+    const streamwms: Record<string, number> = {};
+    for (const [s, i] of this.streams) streamwms[s] = this.maxTs[i]!;
+    return { $$wartermark: this.lastWM, $$eventinputs: this.held.slice(this.head), $$streamwms: streamwms };
+  }
+
+  override restore(s: unknown): void {
+    const st = s as { $$wartermark: number; $$eventinputs: Tuple[]; $$streamwms: Record<string, number> };
+    this.lastWM = st.$$wartermark;
+    this.held = st.$$eventinputs;
+    this.head = 0;
+    for (const [name, i] of this.streams) {
+      const m = st.$$streamwms[name];
+      if (m !== undefined) this.maxTs[i] = m;
+    }
+  }
+
   private insert(t: Tuple): void {
     const h = this.held;
     let hi = h.length;
