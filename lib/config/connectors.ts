@@ -24,6 +24,7 @@ export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
   redis: { default: { addr: "127.0.0.1:6379", datatype: "string" } },
   redisSub: { default: { address: "127.0.0.1:6379", db: 0 } },
   simulator: { default: { data: [{ temperature: 22.5, humidity: 50 }], interval: "1s", loop: true } },
+  sql: { default: { interval: 10000, dburl: "" } },
   websocket: { default: { addr: "" } },
 };
 

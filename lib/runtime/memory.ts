@@ -27,3 +27,6 @@ export class MemoryGovernor {
     }
   }
 }
+
+/** The process's governor: pipe mode checks it per input batch, the streaming runtime per inlet drain. */
+export const memoryGovernor = new MemoryGovernor();

@@ -18,7 +18,7 @@ import { createRuntimeEnv } from "./env.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
-import { MemoryGovernor } from "./memory.ts";
+import { memoryGovernor } from "./memory.ts";
 import { statusObject } from "./metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
@@ -137,7 +137,6 @@ class PipeRun {
   private readonly decoders = new Map<string, Decoder>();
   private readonly earlyErrors: string[] = [];
   private defaultStream: string | undefined;
-  private readonly memory = new MemoryGovernor();
   /** The time of the current batch (replay: of the current line), for metrics. */
   private readonly stamp = { ms: 0 };
   /** Opened sources of the plan's lookup nodes, in plan order. */
@@ -238,7 +237,7 @@ class PipeRun {
       }
     }
     this.sink.flush();
-    this.memory.check();
+    memoryGovernor.check();
     return true;
   }
 

@@ -21,6 +21,7 @@ import type { SelectStatement } from "../sql/ast.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { WallClock } from "../window/clock.ts";
 import { Checkpointer } from "./checkpoint.ts";
+import { memoryGovernor } from "./memory.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "./metrics.ts";
 import { planOptions, type RuleOptions } from "./rule-options.ts";
@@ -76,6 +77,7 @@ class Inlet {
     const buf = this.buf;
     // One clock read per drain: every record of the batch arrived in the same read.
     run.batchNow = run.clock.now();
+    memoryGovernor.check();
     try {
       this.loop(sub, run, buf);
     } catch (e) {

@@ -21,8 +21,8 @@ import { SINK_TYPES as CONNECTOR_SINKS } from "../io/sinks/index.ts";
  * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):
  * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` sink is not listed.
  */
-const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "websocket"]);
-const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis"]);
+const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "sql", "websocket"]);
+const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis", "sql"]);
 const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout");
 
 const MESSAGES: Record<string, string> = {
@@ -75,6 +75,7 @@ const SINK_PROPS: Record<string, Record<string, unknown>> = {
   redisPub: { address: "127.0.0.1:6379", password: "", db: 0, channel: "" },
   websocket: { addr: "", path: "", scheme: "ws" },
   sse: { endpoint: "" },
+  sql: { dburl: "", table: "", fields: [], rowKindField: "", keyField: "" },
 };
 
 function sourceMeta(type: string): Record<string, unknown> | undefined {

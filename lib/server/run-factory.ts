@@ -17,8 +17,8 @@ import type { StreamDef } from "../plan/streams.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { WallClock } from "../window/clock.ts";
 
-/** Sink types of eKuiper's default build (rules-and-sinks.md, preamble). */
-export const SINK_TYPES = ["log", "logToMemory", "mqtt", "rest", "nop", "memory", "neuron", "file", "websocket", "sse", "redis", "redisPub"];
+/** Sink types of eKuiper's default build (rules-and-sinks.md, preamble), plus the full-build `sql` (§12). */
+export const SINK_TYPES = ["log", "logToMemory", "mqtt", "rest", "nop", "memory", "neuron", "file", "websocket", "sse", "redis", "redisPub", "sql"];
 
 export interface RuntimeDeps {
   streams(): ReadonlyMap<string, StreamDef>;

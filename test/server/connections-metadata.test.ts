@@ -63,9 +63,9 @@ test("a selector naming a connection of another type is refused by type", async 
 });
 
 test("metadata lists the connectors floe implements, as eKuiper names them", async () => {
-  expect(await names("/metadata/sources")).toEqual(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "websocket"]);
-  expect(await names("/metadata/sources?kind=LOOKUP")).toEqual(["httppull", "memory", "redis", "simulator"]);
-  expect(await names("/metadata/sinks")).toEqual(["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sse", "websocket"]);
+  expect(await names("/metadata/sources")).toEqual(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "sql", "websocket"]);
+  expect(await names("/metadata/sources?kind=LOOKUP")).toEqual(["httppull", "memory", "redis", "simulator", "sql"]);
+  expect(await names("/metadata/sinks")).toEqual(["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sql", "sse", "websocket"]);
   expect(await names("/metadata/connections")).toEqual(["httppush", "mqtt", "sse", "websocket"]);
   const sse = JSON.parse((await d.call("GET", "/metadata/sinks/sse")).text) as { properties: { name: string }[]; type: string };
   expect([sse.type, sse.properties.map((p) => p.name)]).toEqual(["internal", ["endpoint"]]);

@@ -15,6 +15,7 @@ import type { LookupSource } from "./lookup.ts";
 import { MemoryLookup } from "./memory.ts";
 import { RedisLookup } from "./redis.ts";
 import { SimulatorLookup } from "./simulator.ts";
+import { SqlLookup } from "./sql.ts";
 
 export type { LookupSource } from "./lookup.ts";
 
@@ -36,6 +37,8 @@ export function createLookupSource(type: string, props: Record<string, unknown>,
       return new RedisLookup(props);
     case "httppull":
       return new HttpPullLookup(props, env);
+    case "sql":
+      return new SqlLookup(props);
   }
   throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
 }

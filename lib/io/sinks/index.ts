@@ -15,6 +15,7 @@ import { RedisPubSink } from "./redis-pub.ts";
 import { RedisSink } from "./redis.ts";
 import { RestSink } from "./rest.ts";
 import { LogSink, LogToMemorySink, NopSink, StdoutConnector } from "./simple.ts";
+import { SqlSink } from "./sql.ts";
 import { SseSink } from "./sse.ts";
 import { WebSocketSink } from "./websocket.ts";
 
@@ -25,7 +26,7 @@ export interface SinkEnv {
   readonly dataServer?: DataServer;
 }
 
-export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sse", "stdout", "websocket"] as const;
+export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sql", "sse", "stdout", "websocket"] as const;
 
 export function createSinkConnector(type: string, props: Props, env: SinkEnv): SinkConnector {
   switch (type) {
@@ -53,6 +54,8 @@ export function createSinkConnector(type: string, props: Props, env: SinkEnv): S
       return new WebSocketSink(props, env.dataServer);
     case "sse":
       return new SseSink(props, env.dataServer);
+    case "sql":
+      return new SqlSink(props);
   }
   throw new EngineError(`sink ${type} is not defined`);
 }

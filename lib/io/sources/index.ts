@@ -18,11 +18,12 @@ import { MemorySource } from "./memory.ts";
 import { MqttSource } from "./mqtt.ts";
 import { RedisSubSource } from "./redis-sub.ts";
 import { SimulatorSource } from "./simulator.ts";
+import { SqlSource } from "./sql.ts";
 import { WebSocketSource } from "./websocket.ts";
 import type { SourceConnector } from "./source.ts";
 
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
-const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin"]);
+const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin", "sql"]);
 
 /** The connector type of a stream; a stream without TYPE is an MQTT stream (eKuiper's default). */
 export function sourceType(def: StreamDef, fallback = "mqtt"): string {
@@ -130,6 +131,8 @@ export function createSourceConnector(type: string, props: Record<string, unknow
       return new WebSocketSource(props, env.dataServer);
     case "redissub":
       return new RedisSubSource(props);
+    case "sql":
+      return new SqlSource(props);
   }
   throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
 }
