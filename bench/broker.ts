@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { canConnect, mosquittoPath } from "../test/helpers/mosquitto.ts";
 import { pinned } from "./meter.ts";
 
 /** A free loopback TCP port (bound, read, released). */
@@ -16,16 +17,6 @@ export function freePort(): number {
   return p;
 }
 
-async function canConnect(port: number): Promise<boolean> {
-  try {
-    const s = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    s.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface Broker {
   readonly port: number;
   readonly pid: number;
@@ -34,8 +25,7 @@ export interface Broker {
 
 /** Starts a bounded Mosquitto on `cpu`; resolves once it accepts connections. */
 export async function startBroker(cpu = 0): Promise<Broker> {
-  const mosq = Bun.which("mosquitto") ?? ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"].find((p) => Bun.file(p).size > 0);
-  if (!mosq) throw new Error("mosquitto is not installed: `apt-get install mosquitto`");
+  const mosq = mosquittoPath();
   const dir = mkdtempSync(join(tmpdir(), "floe-bench-mosq-"));
   const port = freePort();
   const conf = join(dir, "mosquitto.conf");

@@ -120,7 +120,8 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     if (!run.lines(batch)) break;
     const lag = req.drain?.();
     if (lag) await lag;
-    await run.lookupLag();
+    const lookups = run.lookupLag();
+    if (lookups) await lookups;
   }
   return await run.finish();
 }

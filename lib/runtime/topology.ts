@@ -92,6 +92,7 @@ class FanOut implements Consumer {
 export class Topology {
   private readonly sources = new Map<string, SourceNode>();
   private readonly operators: Operator[];
+  private readonly lookups: LookupOp[];
   private readonly sinks: SinkNode[];
   private readonly env: RuleEnv;
   /** Epoch ms at which the topology (the rule's run) started. */
@@ -102,6 +103,7 @@ export class Topology {
     this.startedAt = env.now();
     this.sinks = sinks;
     this.operators = plan.ops.map((s) => createOperator(s, env));
+    this.lookups = this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
     const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);
     for (let i = 0; i < this.operators.length; i++) this.operators[i]!.next = this.operators[i + 1] ?? out;
     const first: Consumer = this.operators[0] ?? out;
@@ -159,8 +161,8 @@ export class Topology {
   }
 
   /** The lookup-table nodes (sql §12.5): the run attaches their sources and honours their room. */
-  lookupOps(): LookupOp[] {
-    return this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
+  lookupOps(): readonly LookupOp[] {
+    return this.lookups;
   }
 
   /** The scan tables of the join aligner, or undefined when the rule joins none. */

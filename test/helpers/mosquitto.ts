@@ -20,13 +20,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function mosquittoPath(): string {
+/** The mosquitto binary (the MQTT tests and the benchmark start their own brokers). */
+export function mosquittoPath(): string {
   const p = Bun.which("mosquitto") ?? ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"].find((x) => Bun.file(x).size > 0);
-  if (!p) throw new Error("mosquitto is not installed: `apt-get install mosquitto` (the MQTT tests start their own broker)");
+  if (!p) throw new Error("mosquitto is not installed: `apt-get install mosquitto` (the MQTT tests and the benchmark start their own brokers)");
   return p;
 }
 
-async function canConnect(port: number): Promise<boolean> {
+/** Whether a TCP connection to the loopback port succeeds. */
+export async function canConnect(port: number): Promise<boolean> {
   try {
     const s = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
     s.end();
