@@ -6,8 +6,8 @@
  */
 import "../lib/functions/index.ts";
 import { Tuple } from "../lib/expr/row.ts";
-import { UTC } from "../lib/expr/time.ts";
-import type { Obj } from "../lib/expr/values.ts";
+import { UTC } from "../lib/value/time.ts";
+import type { Obj } from "../lib/value/values.ts";
 import { planRule } from "../lib/plan/plan.ts";
 import type { StreamDef } from "../lib/plan/streams.ts";
 import type { SinkNode } from "../lib/runtime/topology.ts";

@@ -1,7 +1,7 @@
 /** `floe check RULE`: parse and plan a rule, print the first error with its position (for CI lint). */
 import { defineCommand } from "citty";
 import { EngineError, errorText, ParseError } from "../errors.ts";
-import { UTC } from "../expr/time.ts";
+import { UTC } from "../value/time.ts";
 import { planRule } from "../plan/plan.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseRuleFile } from "../sql/parse.ts";

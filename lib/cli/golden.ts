@@ -4,7 +4,7 @@
  * optional `status` subset, so `floe test` runs both floe's fixtures and the vectors.
  */
 import { resolve } from "node:path";
-import { loadLocation, UTC } from "../expr/time.ts";
+import { loadLocation, UTC } from "../value/time.ts";
 import { runPipe } from "../runtime/pipe.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";

@@ -6,8 +6,8 @@
 import { YAML } from "bun";
 import { join } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { goDurationMs } from "../expr/duration.ts";
-import { localZone, loadLocation, type Zone } from "../expr/time.ts";
+import { goDurationMs } from "../value/duration.ts";
+import { localZone, loadLocation, type Zone } from "../value/time.ts";
 import { applyEnv, isDoc, lowerKeys, pick, type Doc } from "./env.ts";
 
 export interface KuiperConfig {

@@ -4,7 +4,7 @@ import type { Arrow, Index, MetaRef, Slice } from "../sql/ast.ts";
 import { renderExpr } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { invalidOp } from "./ops.ts";
-import { isObj, toIntSame, typeValue, type Value } from "./values.ts";
+import { isObj, toIntSame, typeValue, type Value } from "../value/values.ts";
 
 export function compileMeta(e: MetaRef): Evaluator {
   const name = e.name;

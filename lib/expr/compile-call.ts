@@ -11,7 +11,7 @@ import { colFuncFieldName } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS } from "./hits.ts";
 import { GroupRow, type Row } from "./row.ts";
-import { fmtV, isObj, strictEqual, type Obj, type Value } from "./values.ts";
+import { fmtV, isObj, strictEqual, type Obj, type Value } from "../value/values.ts";
 
 export function compileCall(e: Call, scope: Scope): Evaluator {
   const slot = scope.cachedCalls.get(e);

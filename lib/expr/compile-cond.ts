@@ -4,7 +4,7 @@ import { compileLikePattern } from "../functions/regex.ts";
 import type { Between, Case, In, Like } from "../sql/ast.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { checkLeft, compare, equals } from "./ops.ts";
-import { fmtV, typeValue } from "./values.ts";
+import { fmtV, typeValue } from "../value/values.ts";
 
 function wrap(prefix: string, e: unknown): unknown {
   return e instanceof RowError ? new RowError(prefix + e.message) : e;

@@ -12,7 +12,7 @@ import { compileBetween, compileCase, compileIn, compileLike } from "./compile-c
 import { arith, checkLeft, compare, invalidOp, type ArithOp, type CmpOp } from "./ops.ts";
 import type { Hits } from "./hits.ts";
 import type { EvalCtx, Row } from "./row.ts";
-import type { Value } from "./values.ts";
+import type { Value } from "../value/values.ts";
 
 export type Evaluator = (row: Row, ctx: EvalCtx) => Value;
 

@@ -3,8 +3,8 @@
  * model, with eKuiper's null rules and exact error texts. Operands are already evaluated.
  */
 import { RowError } from "../errors.ts";
-import { DateTime, toTimeForCompare } from "./time.ts";
-import { int64, isObj, typeValue, type Value } from "./values.ts";
+import { DateTime, toTimeForCompare } from "../value/time.ts";
+import { int64, isObj, typeValue, type Value } from "../value/values.ts";
 
 export type ArithOp = "+" | "-" | "*" | "/" | "%" | "&" | "|" | "^";
 export type CmpOp = "=" | "!=" | "<" | "<=" | ">" | ">=";

@@ -2,7 +2,7 @@
  * What expressions evaluate against: a source tuple, a joined row (several tuples, sql §12.6), or
  * a group of rows (aggregate context, sql §11). All three answer the same `Row` questions.
  */
-import type { Obj, Value } from "./values.ts";
+import type { Obj, Value } from "../value/values.ts";
 
 /** Window range of a collection (windows §2.3), epoch ms. */
 export interface WindowRange {

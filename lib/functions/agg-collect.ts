@@ -1,6 +1,6 @@
 /** collect, merge_agg, last_value and deduplicate (functions.md §1.2). */
 import { RowError } from "../errors.ts";
-import { fmtV, isObj, typeValue, type Obj, type Value } from "../expr/values.ts";
+import { fmtV, isObj, typeValue, type Obj, type Value } from "../value/values.ts";
 import { runFold, type Fold } from "./agg-fold.ts";
 import { arity, BOOL, register, validateArgs, type Accumulator } from "./registry.ts";
 

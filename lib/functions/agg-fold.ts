@@ -5,7 +5,7 @@
  * the error (remembered, thrown by `value()`).
  */
 import { RowError } from "../errors.ts";
-import { compareUtf8, floatToInt64, typeValue, type Value } from "../expr/values.ts";
+import { compareUtf8, floatToInt64, typeValue, type Value } from "../value/values.ts";
 import type { Accumulator } from "./registry.ts";
 
 /**

@@ -4,7 +4,7 @@
  * windows use FuncDef.accumulator instead; these exist so the names resolve as in eKuiper.
  */
 import { RowError } from "../errors.ts";
-import { isObj, toFloatAll, type Value } from "../expr/values.ts";
+import { isObj, toFloatAll, type Value } from "../value/values.ts";
 import { MergeFold } from "./agg-collect.ts";
 import { NumFold } from "./agg-fold.ts";
 import { arity, register, type CallCtx, type FuncDef } from "./registry.ts";

@@ -3,7 +3,7 @@
  * percentile_cont, percentile_disc — montanaflynn/stats arithmetic as eKuiper uses it.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, floatToInt64, typeValue, type Value } from "../expr/values.ts";
+import { fmtV, floatToInt64, typeValue, type Value } from "../value/values.ts";
 import { NUMBER, register, validateArgs, type FuncDef } from "./registry.ts";
 
 /** Go `cast.ToFloat64Slice(arr, CONVERT_SAMEKIND, IGNORE_NIL)` with eKuiper's wrapping message. */

@@ -3,7 +3,7 @@
  * group's per-row values (§0.5); the incremental ones also offer an `accumulator` that yields the
  * same result row by row.
  */
-import type { Value } from "../expr/values.ts";
+import type { Value } from "../value/values.ts";
 import { CountFold, NumFold, runFold, type NumOp } from "./agg-fold.ts";
 import { arity, NUMBER, register, validateArgs, type FuncDef } from "./registry.ts";
 import "./agg-collect.ts";

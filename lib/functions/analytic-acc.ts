@@ -4,7 +4,7 @@
  * lifetime, per call site and partition; an invalid row (`OVER (WHEN …)` false) changes nothing.
  */
 import { RowError } from "../errors.ts";
-import type { Value } from "../expr/values.ts";
+import type { Value } from "../value/values.ts";
 import { register, type FuncDef } from "./registry.ts";
 
 type AccKind = "sum" | "min" | "max" | "avg" | "count";

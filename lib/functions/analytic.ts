@@ -4,7 +4,7 @@
  * false iff the call's `OVER (WHEN …)` evaluated to boolean false.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, strictEqual, toIntStrict, type Value } from "../expr/values.ts";
+import { fmtV, strictEqual, toIntStrict, type Value } from "../value/values.ts";
 import type { Expr } from "../sql/ast.ts";
 import {
   expectArgs,

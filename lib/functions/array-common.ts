@@ -1,6 +1,6 @@
 /** Shared argument checks of the array functions. */
 import { RowError } from "../errors.ts";
-import type { Value } from "../expr/values.ts";
+import type { Value } from "../value/values.ts";
 
 export const FIRST_ARRAY = "first argument should be array of interface{}";
 export const SECOND_ARRAY = "second argument should be array of interface{}";

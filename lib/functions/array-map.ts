@@ -1,7 +1,7 @@
 /** `array_map(name, arr)` (functions.md §10.2): applies a named built-in scalar to each element. */
 import { RowError } from "../errors.ts";
 import type { FieldRef } from "../sql/ast.ts";
-import type { Value } from "../expr/values.ts";
+import type { Value } from "../value/values.ts";
 import { SECOND_ARRAY } from "./array-common.ts";
 import { arity, lookupFunction, register, type CallCtx, type Exec } from "./registry.ts";
 

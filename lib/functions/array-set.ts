@@ -5,7 +5,7 @@
  * returns that panic text as the function error.
  */
 import { RowError } from "../errors.ts";
-import { DateTime, Duration, goType, type Value } from "../expr/values.ts";
+import { DateTime, Duration, goType, type Value } from "../value/values.ts";
 import { FIRST_ARRAY, SECOND_ARRAY, asArray } from "./array-common.ts";
 import { arity, register } from "./registry.ts";
 

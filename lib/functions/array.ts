@@ -10,7 +10,7 @@ import {
   typeValue,
   type Obj,
   type Value,
-} from "../expr/values.ts";
+} from "../value/values.ts";
 import { compareBytewise, setMember } from "./key-order.ts";
 import { arity, atLeastArgs, register, type FuncDef, type Validator } from "./registry.ts";
 import { SECOND_ARRAY, asArray } from "./array-common.ts";

@@ -1,6 +1,6 @@
 /** Conversion functions (functions.md §12): cast, to_json, parse_json, chr, encode/decode, trunc, ... */
 import { RowError } from "../errors.ts";
-import { toTime } from "../expr/time.ts";
+import { toTime } from "../value/time.ts";
 import {
   fmtV,
   toBoolAll,
@@ -11,10 +11,10 @@ import {
   toStrConv,
   typeValue,
   type Value,
-} from "../expr/values.ts";
-import { encodeGoJson } from "../io/formats/json-encode.ts";
-import { decodeBase64Go } from "./go-base64.ts";
-import { parseGoJson } from "./go-json.ts";
+} from "../value/values.ts";
+import { encodeGoJson } from "../value/json-encode.ts";
+import { decodeBase64Go } from "../value/go-base64.ts";
+import { parseGoJson } from "../value/go-json.ts";
 import {
   arity,
   expectArgs,

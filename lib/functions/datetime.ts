@@ -3,12 +3,12 @@
  * "Now" is the engine clock `ctx.env.now()` in the configured zone `ctx.env.zone`.
  */
 import { RowError } from "../errors.ts";
-import { daysFromCivil } from "../expr/civil.ts";
+import { daysFromCivil } from "../value/civil.ts";
 import {
   civil, DateTime, Duration, formatGoLayout, formatPattern, fromUnix, loadLocation,
   parseGoDuration, toTime, UTC,
-} from "../expr/time.ts";
-import { toIntStrict, toStr, typeValue, type Value } from "../expr/values.ts";
+} from "../value/time.ts";
+import { toIntStrict, toStr, typeValue, type Value } from "../value/values.ts";
 import {
   alias, arity, DATETIME, expectArgs, expectType, isIntegerLit, isStringLit, notDatetime, register,
   STRING, validateArgs, type CallCtx, type Exec, type Validator,

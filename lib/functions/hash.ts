@@ -4,7 +4,7 @@
  */
 import zlib from "node:zlib";
 import { RowError } from "../errors.ts";
-import { fmtV, toStr, type Value } from "../expr/values.ts";
+import { fmtV, toStr, type Value } from "../value/values.ts";
 import { codecInput, compressor, decompressor } from "./compress.ts";
 import { register, STRING, validateArgs, type CallCtx, type FuncDef } from "./registry.ts";
 

@@ -3,7 +3,7 @@
  * first, then the body, with failures prefixed by `call func <name> error: `.
  */
 import { ErrorValue, RowError } from "../errors.ts";
-import { isNullish, type Value } from "../expr/values.ts";
+import { isNullish, type Value } from "../value/values.ts";
 import type { CallCtx, FuncDef } from "./registry.ts";
 
 /** The value a null policy yields when one argument is null/empty, or undefined to run the body. */

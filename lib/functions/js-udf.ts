@@ -8,8 +8,8 @@
  */
 import vm from "node:vm";
 import { RowError } from "../errors.ts";
-import { DateTime } from "../expr/time.ts";
-import { isObj, type Value } from "../expr/values.ts";
+import { DateTime } from "../value/time.ts";
+import { isObj, type Value } from "../value/values.ts";
 import { registerPlugin, unregisterPlugin, type FuncDef } from "./registry.ts";
 
 export interface ScriptDef {

@@ -4,7 +4,7 @@
  * operators of the "full" language, combined the way gval combines typed operator variants.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, floatToInt64, goType, parseGoFloat, strictEqual, type Value } from "../expr/values.ts";
+import { fmtV, floatToInt64, goType, parseGoFloat, strictEqual, type Value } from "../value/values.ts";
 import { compareBytewise } from "./key-order.ts";
 import { goPow } from "./math-go.ts";
 import { compileGoRegex as compileRegex } from "./regex.ts";

@@ -5,7 +5,7 @@
  * fails with `parsing error: <path>⇥:<line>:<col> - <line>:<col> <reason>`.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, isObj, parseGoFloat, type Obj, type Value } from "../expr/values.ts";
+import { fmtV, isObj, parseGoFloat, type Obj, type Value } from "../value/values.ts";
 import { setMember } from "./key-order.ts";
 import {
   EOF,

@@ -5,7 +5,7 @@
  * matches whose later plain selectors fail are dropped.
  */
 import { RowError } from "../errors.ts";
-import { goType, isObj, type Value } from "../expr/values.ts";
+import { goType, isObj, type Value } from "../value/values.ts";
 import { sortedKeys } from "./key-order.ts";
 import { evalBool, evalInt, evalString, type Ev } from "./jsonpath-ops.ts";
 

@@ -4,7 +4,7 @@
  * run-time error as in eKuiper.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, isObj, type Value } from "../expr/values.ts";
+import { fmtV, isObj, type Value } from "../value/values.ts";
 import { compileJsonPath } from "./jsonpath-parse.ts";
 import type { Ev } from "./jsonpath-ops.ts";
 import { expectArgs, expectType, register, type CallCtx, type Validator } from "./registry.ts";

@@ -2,7 +2,7 @@
  * Byte order of UTF-8 strings, the order Go uses for map keys and string comparison. JS compares
  * UTF-16 code units, which disagrees only between surrogates and U+E000..U+FFFF.
  */
-import type { Obj } from "../expr/values.ts";
+import type { Obj } from "../value/values.ts";
 
 function fixSurrogate(c: number): number {
   return c >= 0xe000 ? c - 0x800 : c + 0x2000;

@@ -1,6 +1,6 @@
 /** `conv(n, from, to)`: MySQL-style base conversion as eKuiper ports it (functions.md §6). */
 import { RowError } from "../errors.ts";
-import { fmtV, toIntSame, type Value } from "../expr/values.ts";
+import { fmtV, toIntSame, type Value } from "../value/values.ts";
 
 const U64 = (1n << 64n) - 1n;
 const MAX_I64 = (1n << 63n) - 1n;

@@ -8,7 +8,7 @@ import {
   toIntSame,
   typeValue,
   type Value,
-} from "../expr/values.ts";
+} from "../value/values.ts";
 import { goCot, goPow, goRound, roundDigits } from "./math-go.ts";
 import { conv } from "./math-conv.ts";
 import {

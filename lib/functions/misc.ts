@@ -3,7 +3,7 @@
  * delay, get_keyed_state, bypass, and the hit-state functions compiled by the engine.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, toIntSame, type Value } from "../expr/values.ts";
+import { fmtV, toIntSame, type Value } from "../value/values.ts";
 import { castTo } from "./convert.ts";
 import {
   arity,

@@ -1,6 +1,6 @@
 /** `object_pick(obj, k1, k2 …)` / `object_pick(obj, [k1, …])` (functions.md §11.1). */
 import { RowError } from "../errors.ts";
-import { fmtV, isObj, type Obj, type Value } from "../expr/values.ts";
+import { fmtV, isObj, type Obj, type Value } from "../value/values.ts";
 import { setMember } from "./key-order.ts";
 
 function has(o: Obj, k: string): boolean {

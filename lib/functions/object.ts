@@ -3,7 +3,7 @@
  * where eKuiper's order is Go's random map order.
  */
 import { RowError } from "../errors.ts";
-import { fmtV, isObj, toStrConv, type Obj, type Value } from "../expr/values.ts";
+import { fmtV, isObj, toStrConv, type Obj, type Value } from "../value/values.ts";
 import { setMember, sortedKeys } from "./key-order.ts";
 import { objectPick } from "./object-pick.ts";
 import {

@@ -4,8 +4,8 @@
  * `register(...)`; `index.ts` imports them all once.
  */
 import type { Expr } from "../sql/ast.ts";
-import type { Value } from "../expr/values.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Value } from "../value/values.ts";
+import type { Zone } from "../value/time.ts";
 
 export type FuncKind =
   | "scalar"

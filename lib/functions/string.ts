@@ -3,7 +3,7 @@
  * offsets and lengths are UTF-8 bytes unless the entry says code points.
  */
 import { RowError } from "../errors.ts";
-import { isObj, toFloatSame, toIntStrict, toStr, type Value } from "../expr/values.ts";
+import { isObj, toFloatSame, toIntStrict, toStr, type Value } from "../value/values.ts";
 import type { Expr } from "../sql/ast.ts";
 import {
   arity,

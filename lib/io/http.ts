@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { isAbsolute, join } from "node:path";
 import { EngineError, errorText } from "../errors.ts";
-import { isObj, type Obj, type Value } from "../expr/values.ts";
+import { isObj, type Obj, type Value } from "../value/values.ts";
 import { DECOMPRESSIONS, decompressBytes } from "./decompress.ts";
 import { decodeTupleJson } from "./formats/json-tuple.ts";
 import { PropReader, type Props } from "./props.ts";

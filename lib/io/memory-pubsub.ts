@@ -6,7 +6,7 @@
  * the backpressure of a single rule (eKuiper drops the new message instead).
  */
 import { EngineError } from "../errors.ts";
-import type { Obj } from "../expr/values.ts";
+import type { Obj } from "../value/values.ts";
 
 export type Rows = Obj | Obj[];
 

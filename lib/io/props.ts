@@ -5,7 +5,7 @@
  * duration strings, unknown keys are ignored.
  */
 import { EngineError, ErrCode, RowError } from "../errors.ts";
-import { goDurationMs } from "../expr/duration.ts";
+import { goDurationMs } from "../value/duration.ts";
 
 export type Props = Readonly<Record<string, unknown>>;
 

@@ -7,8 +7,8 @@
  */
 import { SQL } from "bun";
 import { EngineError, IoError } from "../errors.ts";
-import { DateTime, UTC } from "../expr/time.ts";
-import { isObj, type Obj, type Value } from "../expr/values.ts";
+import { DateTime, UTC } from "../value/time.ts";
+import { isObj, type Obj, type Value } from "../value/values.ts";
 import { PropReader, type Props } from "./props.ts";
 
 export type SqlDialect = "postgres" | "mysql" | "sqlite";

@@ -5,7 +5,7 @@
  */
 import { PlanError } from "../errors.ts";
 import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";

@@ -4,7 +4,7 @@
  */
 import type { Evaluator } from "../expr/compile.ts";
 import type { HitState } from "../expr/hits.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import type { CallCtx, FuncDef } from "../functions/registry.ts";
 import type { FieldType, JoinType, StreamField } from "../sql/ast.ts";
 import type { StreamDef } from "./streams.ts";

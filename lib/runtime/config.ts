@@ -3,7 +3,7 @@
  * `KUIPER__BASIC__<KEY>` environment overrides (§5). The full loader is lib/config.
  */
 import { loadKuiperConfig } from "../config/kuiper.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 
 export interface BasicConfig {
   readonly timezone: Zone;

@@ -4,8 +4,8 @@
  * names, descriptors (`@hourly` …) and `@every <duration>`. Evaluated in a zone.
  */
 import { EngineError, ErrCode } from "../errors.ts";
-import { goDurationMs } from "../expr/duration.ts";
-import type { Zone } from "../expr/time.ts";
+import { goDurationMs } from "../value/duration.ts";
+import type { Zone } from "../value/time.ts";
 
 export interface Schedule {
   /** The first fire time strictly after `ms` (epoch ms), or undefined when there is none. */

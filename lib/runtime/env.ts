@@ -2,8 +2,8 @@
  * What the streaming runtime needs from its host (the daemon or pipe mode): directories,
  * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
  */
-import type { Zone } from "../expr/time.ts";
-import { localZone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
+import { localZone } from "../value/time.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import { MemoryPubSub } from "../io/memory-pubsub.ts";

@@ -4,7 +4,7 @@
  */
 import type { RowError } from "../errors.ts";
 import type { GroupRow, Row, Tuple, WindowRange } from "../expr/row.ts";
-import type { Obj } from "../expr/values.ts";
+import type { Obj } from "../value/values.ts";
 
 export class Collection {
   rows: Row[];

@@ -4,8 +4,8 @@
  */
 import { EngineError, errorText, ParseError, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
-import type { Zone } from "../expr/time.ts";
-import { isObj, type Obj, type Value } from "../expr/values.ts";
+import type { Zone } from "../value/time.ts";
+import { isObj, type Obj, type Value } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";

@@ -6,8 +6,8 @@
  * says `"disableBufferFullDiscard": false` explicitly (eKuiper's drop-oldest, opted into).
  */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { goDurationMs } from "../expr/duration.ts";
-import { assignField, field, isObject, jsonKind } from "../functions/go-json.ts";
+import { goDurationMs } from "../value/duration.ts";
+import { assignField, field, isObject, jsonKind } from "../value/go-json.ts";
 import type { PlanOptions } from "../plan/plan.ts";
 import { DEFAULT_SUBSCRIBER_CAPACITY, type OverflowPolicy } from "./bus.ts";
 

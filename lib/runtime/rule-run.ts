@@ -6,7 +6,7 @@
  */
 import { EngineError, errorText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
-import type { Obj } from "../expr/values.ts";
+import type { Obj } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import type { Decoder } from "../io/formats/decode.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";

@@ -3,7 +3,7 @@
  * (`cronDatetimeRange`, `cron` + `duration`, `duration` alone) and the restart strategy. Unlike
  * eKuiper (documented quirk) a rule the user stopped (`triggered=false`) is never schedule-started.
  */
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { parseCron, type Schedule } from "./cron.ts";
 import { isScheduled, RuleLifecycle, RuleStateName } from "./lifecycle.ts";

@@ -3,7 +3,7 @@
  * whole number written `3` is the float 3, a declared BIGINT holding `3.0` the int 3
  * (conformance README, "Number typing"). Other values are left to the preprocessor.
  */
-import { isObj, type Obj, type Value } from "../expr/values.ts";
+import { isObj, type Obj, type Value } from "../value/values.ts";
 import type { FieldType, StreamField } from "../sql/ast.ts";
 
 function coerce(v: Value, t: FieldType): Value {

@@ -1,9 +1,9 @@
 /** Request bodies decoded with Go's `json.Decoder` error texts (rest-api.md §1.6). */
-import { jsonKind } from "../functions/go-json.ts";
+import { jsonKind } from "../value/go-json.ts";
 import { jsonDecodeError } from "../store/rule-def.ts";
 import type { Ctx } from "./router.ts";
 
-export { field, isObject } from "../functions/go-json.ts";
+export { field, isObject } from "../value/go-json.ts";
 
 export type Decoded<T> = { ok: true; value: T; text: string } | { ok: false; error: string; text: string };
 

@@ -10,7 +10,7 @@ import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type Ku
 import { errorText } from "../errors.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";

@@ -3,8 +3,8 @@
  * download, empty — status, bytes and Content-Type exactly as the Go handlers produce them.
  */
 import { EngineError, ErrCode, errorText, RowError } from "../errors.ts";
-import { encodeGoJson } from "../io/formats/json-encode.ts";
-import { goQuote, type Value } from "../expr/values.ts";
+import { encodeGoJson } from "../value/json-encode.ts";
+import { goQuote, type Value } from "../value/values.ts";
 
 export { goQuote };
 

@@ -5,7 +5,7 @@
  * the store before the caller replies.
  */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
 import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
 import { isScheduled } from "../runtime/lifecycle.ts";

@@ -5,7 +5,7 @@
  * eKuiper's node names, but no connector reads or writes.
  */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import type { Item } from "../runtime/item.ts";
 import type { RuleRun, RunFactory, Topo } from "../runtime/lifecycle.ts";

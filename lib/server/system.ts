@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { ErrCode } from "../errors.ts";
-import { loadLocation } from "../expr/time.ts";
+import { loadLocation } from "../value/time.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, jsonSniffed, sentence } from "./respond.ts";

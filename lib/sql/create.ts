@@ -3,7 +3,7 @@
  * DEFAULT literals converted, and the parse-time checks with their exact messages.
  */
 import { EngineError, ErrCode } from "../errors.ts";
-import { parseGoBool, parseGoFloat, parseGoInt } from "../expr/values.ts";
+import { parseGoBool, parseGoFloat, parseGoInt } from "../value/values.ts";
 import type { CreateStatement, FieldType, StreamField, StreamOptions } from "./ast.ts";
 
 interface RawField {

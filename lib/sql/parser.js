@@ -4,7 +4,7 @@
 
 
 
-  import { goQuote } from "../expr/values.ts";
+  import { goQuote } from "../value/values.ts";
 
   const KEYWORDS = new Set([
     "SELECT", "AS", "FROM", "WHERE", "AND", "OR", "GROUP", "HAVING", "ORDER", "BY", "DESC", "ASC",

@@ -3,7 +3,7 @@
  * references render with the stream they were bound to by the planner (`src.a`), or `$$default`.
  */
 import type { Expr, FieldRef } from "./ast.ts";
-import { formatFloatG } from "../expr/values.ts";
+import { formatFloatG } from "../value/values.ts";
 import { compileLikeSource } from "./like.ts";
 
 /** Binding annotations the planner attaches to field references. */

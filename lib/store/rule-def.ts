@@ -5,9 +5,9 @@
  * it rewrites `triggered` or `tags`.
  */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { assignField, field, goSyntaxError, isObject, jsonKind } from "../functions/go-json.ts";
-import { encodeGoJson } from "../io/formats/json-encode.ts";
-import type { Value } from "../expr/values.ts";
+import { assignField, field, goSyntaxError, isObject, jsonKind } from "../value/go-json.ts";
+import { encodeGoJson } from "../value/json-encode.ts";
+import type { Value } from "../value/values.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import { parseSelect } from "../sql/parse.ts";
 import { parseRuleOptions, type RuleOptions } from "../runtime/rule-options.ts";

@@ -5,7 +5,7 @@
  * (Tuple). Tags are one-key objects whose key starts with NUL, which no decoded JSON key carries.
  */
 import { Tuple } from "../expr/row.ts";
-import { DateTime, Duration, FixedZone, zoneByName, type Zone } from "../expr/time.ts";
+import { DateTime, Duration, FixedZone, zoneByName, type Zone } from "../value/time.ts";
 
 const INT = "\u0000i";
 const FLOAT = "\u0000f";

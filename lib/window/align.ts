@@ -1,7 +1,7 @@
 /** `alignedEnd(now, k, unit)` (windows §3.2): where the first window of a time window ends. */
-import { civil, DateTime, type Zone } from "../expr/time.ts";
-import { zonedUnix } from "../expr/zones.ts";
-import { daysFromCivil } from "../expr/civil.ts";
+import { civil, DateTime, type Zone } from "../value/time.ts";
+import { zonedUnix } from "../value/zones.ts";
+import { daysFromCivil } from "../value/civil.ts";
 import type { TimeUnit } from "../sql/ast.ts";
 
 /** g = k, or k·(c/k + 1) when the component c exceeds k [quirk: c === k gives the current unit's start]. */

@@ -4,7 +4,7 @@
  * sum/avg run in float. floe reproduces those results on its own incremental evaluator.
  */
 import { RowError } from "../errors.ts";
-import { isObj, toFloatAll, type Value } from "../expr/values.ts";
+import { isObj, toFloatAll, type Value } from "../value/values.ts";
 import { MergeFold } from "../functions/agg-collect.ts";
 import { NumFold } from "../functions/agg-fold.ts";
 import type { Accumulator } from "../functions/registry.ts";

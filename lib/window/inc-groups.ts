@@ -7,7 +7,7 @@
 import { RowError } from "../errors.ts";
 import type { IncrementalGroup } from "../expr/compile-call.ts";
 import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../expr/row.ts";
-import { fmtV, type Value } from "../expr/values.ts";
+import { fmtV, type Value } from "../value/values.ts";
 import type { Accumulator } from "../functions/registry.ts";
 import type { IncSpec } from "../plan/window-spec.ts";
 import { Collection, type IncInfo } from "../runtime/item.ts";

@@ -5,7 +5,7 @@
 import type { Evaluator } from "../expr/compile.ts";
 import type { HitState } from "../expr/hits.ts";
 import type { Tuple } from "../expr/row.ts";
-import { fmtV } from "../expr/values.ts";
+import { fmtV } from "../value/values.ts";
 import { triggers } from "./condition.ts";
 import { WindowOp, type WindowEnv } from "./window-op.ts";
 

@@ -3,7 +3,7 @@
  * aligned end, then a period; a tick more than 50 ms off schedule re-aligns without emitting.
  */
 import type { TimeUnit } from "../sql/ast.ts";
-import type { Zone } from "../expr/time.ts";
+import type { Zone } from "../value/time.ts";
 import { alignedEnd } from "./align.ts";
 import type { Clock, Timer } from "./clock.ts";
 

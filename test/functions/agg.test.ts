@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { RowError } from "../../lib/errors.ts";
 import { callFailure, invoke } from "../../lib/functions/index.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import { ctxFor } from "./env.ts";
 import { bool, call, cmp, col, def, int, star, str, unit, validate } from "./invoke-helpers.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { RowError } from "../../lib/errors.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import { ctxFor } from "./env.ts";
 import { bool, cmp, col, def, int, num, str, unit, validate } from "./invoke-helpers.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { DateTime, Duration } from "../../lib/expr/values.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { DateTime, Duration } from "../../lib/value/values.ts";
+import { UTC } from "../../lib/value/time.ts";
 import { call } from "./invoke-helpers.ts";
 import { runFixture } from "./fixture-run.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { DateTime } from "../../lib/expr/time.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import { DateTime } from "../../lib/value/time.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import { bool, bytes, call, cmp, col, int, num, plus, str, unit, validate } from "./invoke-helpers.ts";
 

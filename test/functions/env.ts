@@ -1,5 +1,5 @@
 /** A fixed function environment for unit tests: virtual clock at the conformance epoch, UTC. */
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import type { CallCtx, FuncEnv } from "../../lib/functions/registry.ts";
 
 export const testEnv: FuncEnv = {

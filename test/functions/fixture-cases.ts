@@ -4,7 +4,7 @@
  * array, `{"$float": "NaN" | "Infinity" | "-Infinity" | "-0"}` a special float.
  */
 import { readFileSync } from "node:fs";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr, TimeUnit } from "../../lib/sql/ast.ts";
 
 export interface CallCase {

@@ -1,6 +1,6 @@
 /** Runs a fixture table (fixture-cases.ts) as bun tests. */
 import { expect, test } from "bun:test";
-import { fmtV, formatFloatG, isObj, type Value } from "../../lib/expr/values.ts";
+import { fmtV, formatFloatG, isObj, type Value } from "../../lib/value/values.ts";
 import { argExpr, loadCases, sameValue } from "./fixture-cases.ts";
 import { call, validate } from "./invoke-helpers.ts";
 

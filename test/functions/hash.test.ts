@@ -3,7 +3,7 @@ import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
 import "../../lib/functions/index.ts";
 import { invoke, lookupFunction } from "../../lib/functions/index.ts";
 import { RowError } from "../../lib/errors.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import { ctxFor } from "./env.ts";
 import { decodeValue } from "./tagged-values.ts";
 import cases from "../../fixtures/functions/hash.json";

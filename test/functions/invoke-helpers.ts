@@ -2,7 +2,7 @@
 import "../../lib/functions/index.ts";
 import { RowError } from "../../lib/errors.ts";
 import { invoke, lookupFunction, type FuncDef } from "../../lib/functions/index.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr, TimeUnit } from "../../lib/sql/ast.ts";
 import { ctxFor } from "./env.ts";
 

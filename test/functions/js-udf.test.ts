@@ -3,7 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
 import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 

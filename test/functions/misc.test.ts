@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import { setKeyedStateReader, snowflake, uuidV1 } from "../../lib/functions/misc.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import { call, col, int, num, str, unit, validate } from "./invoke-helpers.ts";

@@ -3,7 +3,7 @@
  * bytes; arrays and objects nest. Validator fixtures describe argument syntax as `{"int": 1}`,
  * `{"float": 1.5}`, `{"str": "x"}`, `{"bool": true}`, `{"time": "SS"}`, `{"field": "a"}`, `{"cmp": true}`.
  */
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import type { Expr, TimeUnit } from "../../lib/sql/ast.ts";
 
 export function decodeValue(j: unknown): Value {

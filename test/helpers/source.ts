@@ -3,7 +3,7 @@
  * its exceptions and whether it reached EOF; and the `floe run` CLI for end-to-end source tests.
  */
 import { join } from "node:path";
-import type { Obj } from "../../lib/expr/values.ts";
+import type { Obj } from "../../lib/value/values.ts";
 import { ConnectionReporter } from "../../lib/io/sinks/connector.ts";
 import type { SourceMessage } from "../../lib/io/sources/message.ts";
 import type { SourceConnector, SourceContext } from "../../lib/io/sources/source.ts";

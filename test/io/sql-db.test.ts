@@ -6,7 +6,7 @@
  */
 import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { encodeGoJson } from "../../lib/io/formats/json-encode.ts";
+import { encodeGoJson } from "../../lib/value/json-encode.ts";
 import { parseDbUrl } from "../../lib/io/sql-db.ts";
 import type { Rule } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";

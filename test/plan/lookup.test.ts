@@ -1,7 +1,7 @@
 /** Lookup-table joins at plan time (sql.md §12.5, §6.6, §13): node names, key extraction, errors. */
 import { describe, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";

@@ -1,7 +1,7 @@
 /** The planner: eKuiper's operator order and node names (sql.md §13.3), and plan-time errors (§6). */
 import { describe, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";

@@ -1,6 +1,6 @@
 /** The rule state machine and the patrol tick (rest-api.md §6.1, rules-and-sinks.md §6–§7), with a fake run. */
 import { expect, test } from "bun:test";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import "../../lib/functions/index.ts";
 import { parseCron } from "../../lib/runtime/cron.ts";
 import { RuleLifecycle, type RuleRun, type RunExit, type RunFactory } from "../../lib/runtime/lifecycle.ts";

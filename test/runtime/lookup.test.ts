@@ -6,8 +6,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { Tuple } from "../../lib/expr/row.ts";
-import type { Obj } from "../../lib/expr/values.ts";
-import { encodeGoJson } from "../../lib/io/formats/json-encode.ts";
+import type { Obj } from "../../lib/value/values.ts";
+import { encodeGoJson } from "../../lib/value/json-encode.ts";
 import { Collection } from "../../lib/runtime/item.ts";
 import { LOOKUP_CAPACITY, LookupOp } from "../../lib/runtime/operators/lookup.ts";
 import type { Rule } from "../../lib/runtime/rule.ts";

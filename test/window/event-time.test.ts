@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { runPipe } from "../../lib/runtime/pipe.ts";

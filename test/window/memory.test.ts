@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
 import "../../lib/functions/index.ts";
-import { UTC } from "../../lib/expr/time.ts";
+import { UTC } from "../../lib/value/time.ts";
 import { runPipe } from "../../lib/runtime/pipe.ts";
 
 const KEYS = 50;

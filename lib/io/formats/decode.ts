@@ -3,7 +3,7 @@
  * sql §3.7), binary (`self`), delimited (`col0`, `col1`, … or the schema's names) and urlencoded.
  */
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import { isObj, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
 import type { StreamDef } from "../../plan/streams.ts";
 

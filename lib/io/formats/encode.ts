@@ -3,8 +3,8 @@
  * delimited (columns fixed at the first row [quirk]) and urlencoded (Go `url.Values.Encode`).
  */
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
-import { fmtV, isObj, toStrConv, type Obj, type Value } from "../../expr/values.ts";
-import { encodeGoJson } from "./json-encode.ts";
+import { fmtV, isObj, toStrConv, type Obj, type Value } from "../../value/values.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 
 /** Sink data → payload. Throws RowError when the data does not fit the format. */
 export type Encoder = (data: Value) => string | Uint8Array;

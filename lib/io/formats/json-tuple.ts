@@ -8,7 +8,7 @@
  * scan decides, and the exact parser below takes the rare remaining lines.
  */
 import { RowError } from "../../errors.ts";
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 
 // A number literal with a zero-only fraction or an exponent: its value may be whole but it is a float.
 const WHOLE_FLOAT_TEXT = /\d\.0*(?![0-9])|\d[eE][+-]?\d/;

@@ -4,7 +4,7 @@
  * `cacheTtl`; empty results only with `cacheMissingKey`. Concurrent lookups of one key share the
  * pending query. The cache is bounded: past MAX_ENTRIES the oldest entry goes.
  */
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { LookupSource } from "./lookup.ts";
 import { valuesKey } from "./match.ts";

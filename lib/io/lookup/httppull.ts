@@ -3,7 +3,7 @@
  * request with the lookup key values as template fields of url, body and headers (`{{.id}}`), and
  * the response rows are the result (responseType, compression, OAuth as for the source).
  */
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import { HttpClient, parseHttpConf } from "../http.ts";
 import type { Props } from "../props.ts";
 import type { HttpPullEnv } from "../sources/httppull.ts";

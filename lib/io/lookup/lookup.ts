@@ -4,7 +4,7 @@
  * evaluated from the current input row. Synchronous kinds (memory, simulator) return rows; remote
  * kinds (redis, httppull) return a promise and the operator keeps its output in input order.
  */
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 
 export interface LookupSource {
   open(): Promise<void> | void;

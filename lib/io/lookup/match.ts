@@ -3,7 +3,7 @@
  * there; floe's decoders keep integers as int64 while JSON props and some connectors yield
  * integral floats for the same key, so numbers compare by numeric value here.
  */
-import { fmtV, type Obj, type Value } from "../../expr/values.ts";
+import { fmtV, type Obj, type Value } from "../../value/values.ts";
 
 /** A string that equal keys share (numbers by value, strings and others by type and text). */
 export function valueKey(v: Value): string {

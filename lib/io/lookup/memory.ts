@@ -7,7 +7,7 @@
  * lib/server/lookup-tables.ts; pipe mode while the run uses it) and starts empty (not persisted).
  */
 import { EngineError } from "../../errors.ts";
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import { checkFilter, type MemoryPubSub, type RowKind, type Rows } from "../memory-pubsub.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { LookupSource } from "./lookup.ts";

@@ -6,7 +6,7 @@
  */
 import { RedisClient } from "bun";
 import { EngineError, IoError } from "../../errors.ts";
-import { isObj, toStrConv, type Obj, type Value } from "../../expr/values.ts";
+import { isObj, toStrConv, type Obj, type Value } from "../../value/values.ts";
 import { decodeTupleJson } from "../formats/json-tuple.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { LookupSource } from "./lookup.ts";

@@ -3,7 +3,7 @@
  * equal the lookup values. Used by trial runs and pipe mode.
  */
 import { EngineError } from "../../errors.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { decodeTupleJson } from "../formats/json-tuple.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { LookupSource } from "./lookup.ts";

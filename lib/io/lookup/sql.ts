@@ -4,7 +4,7 @@
  * key values as parameters and returns the matching rows (integers as int64, sql-db.ts).
  */
 import { EngineError } from "../../errors.ts";
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import { PropReader, type Props } from "../props.ts";
 import { dbUrlProp, parseDbUrl, sqlIdent, SqlDb, toFloeRows, toParam } from "../sql-db.ts";
 import type { LookupSource } from "./lookup.ts";

@@ -11,7 +11,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { connect, MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
 import type { MqttConf } from "./conf.ts";
 import { FrameReader, Publish, pubacks } from "./frames.ts";

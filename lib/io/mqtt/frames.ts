@@ -4,7 +4,7 @@
  * payload as a view of the read buffer), and hands every other frame back untouched for MQTT.js.
  * PUBACKs for a whole batch are built into one buffer.
  */
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 
 export class Publish {
   topic: string;

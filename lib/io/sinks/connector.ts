@@ -5,7 +5,7 @@
  * connection-type failure (retried when retry is on) and any other error for a failure that
  * drops the item (rules-and-sinks.md §3.4).
  */
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import type { NodeMetrics } from "../../runtime/metrics.ts";
 
 /** What a payload was encoded from: the transform's outputs (one, or a batch). */

@@ -3,7 +3,7 @@
  * chain. Waits while a subscriber's queue is full (backpressure across the chain).
  */
 import { EngineError } from "../../errors.ts";
-import { fmtV, isObj, type Obj } from "../../expr/values.ts";
+import { fmtV, isObj, type Obj } from "../../value/values.ts";
 import type { MemoryPubSub, RowKind } from "../memory-pubsub.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";

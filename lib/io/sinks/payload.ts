@@ -5,11 +5,11 @@
  * sampled item (`timed`) records its process_latency_us.
  */
 import { RowError } from "../../errors.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
-import { parseGoJson } from "../../functions/go-json.ts";
+import { isObj, type Obj, type Value } from "../../value/values.ts";
+import { parseGoJson } from "../../value/go-json.ts";
 import type { NodeMetrics } from "../../runtime/metrics.ts";
 import { createEncoder, type Encoder } from "../formats/encode.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
 import { SinkItem, type SinkSource } from "./connector.ts";

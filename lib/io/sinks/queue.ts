@@ -7,8 +7,8 @@
  * `max(2, maxDiskCache / bufferPageSize)` pages, then the oldest page is dropped and counted.
  * Order is preserved across the tiers, and unsent items are saved at stop for the next run.
  */
-import { DateTime } from "../../expr/values.ts";
-import { formatRfc3339Nano } from "../../expr/time.ts";
+import { DateTime } from "../../value/values.ts";
+import { formatRfc3339Nano } from "../../value/time.ts";
 import { Ring } from "../../runtime/ring.ts";
 import type { SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";

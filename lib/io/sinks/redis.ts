@@ -5,8 +5,8 @@
  */
 import { RedisClient } from "bun";
 import { EngineError, IoError } from "../../errors.ts";
-import { fmtV, isObj, toStrConv, type Obj } from "../../expr/values.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
+import { fmtV, isObj, toStrConv, type Obj } from "../../value/values.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 

@@ -8,7 +8,7 @@
  * `resendInterval`/the cache); a failing statement drops the item. A tuple sink.
  */
 import { EngineError, errorText, IoError } from "../../errors.ts";
-import { fmtV, isObj, type Obj } from "../../expr/values.ts";
+import { fmtV, isObj, type Obj } from "../../value/values.ts";
 import { PropReader, type Props } from "../props.ts";
 import { dbUrlProp, parseDbUrl, sqlIdent, SqlDb, toParam } from "../sql-db.ts";
 import type { ConnectionReporter, SinkConnector, SinkContext, SinkItem } from "./connector.ts";

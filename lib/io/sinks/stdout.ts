@@ -3,11 +3,11 @@
  * per row (`rows`) or one array per emission (`array`). Output is gathered and written in chunks.
  */
 import { RowError } from "../../errors.ts";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import { Emission, type Item } from "../../runtime/item.ts";
 import { NodeMetrics } from "../../runtime/metrics.ts";
 import type { SinkNode } from "../../runtime/topology.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 
 export type EmitMode = "rows" | "array";
 

@@ -5,9 +5,9 @@
  * `dataField` / `fields` / `excludeFields`. Templated sink properties are rendered here too.
  */
 import { RowError } from "../../errors.ts";
-import { fmtV, isObj, type Obj, type Value } from "../../expr/values.ts";
+import { fmtV, isObj, type Obj, type Value } from "../../value/values.ts";
 import { Emission, type Item } from "../../runtime/item.ts";
-import { parseGoJson } from "../../functions/go-json.ts";
+import { parseGoJson } from "../../value/go-json.ts";
 import { compileTemplate, isTemplate, type CompiledTemplate } from "../templates/index.ts";
 import type { SinkCommon } from "./common.ts";
 

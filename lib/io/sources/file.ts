@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs"
 import { copyFile, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, isAbsolute, join, resolve } from "node:path";
 import { EngineError, errorText } from "../../errors.ts";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import { DECOMPRESSIONS, decompressBytes } from "../decompress.ts";
 import { PropReader, type Props } from "../props.ts";
 import { LineWindow, parseCsvRecord, readLines, splitJsonArray } from "./file-read.ts";

@@ -6,7 +6,7 @@
  * Failures are source exceptions; the rule keeps running.
  */
 import { EngineError, errorText } from "../../errors.ts";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import { HttpClient, parseHttpConf } from "../http.ts";
 import type { Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";

@@ -2,7 +2,7 @@
  * What a source puts on the bus: raw payload bytes for byte sources (decoded by the rule's
  * decoder node) or already-decoded rows for tuple sources (memory, stdin), with metadata.
  */
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 
 export class SourceMessage {
   /** Byte sources: the payload; null for tuple sources. */

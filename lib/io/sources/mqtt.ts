@@ -7,7 +7,7 @@
  */
 import { EngineError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import type { Bus } from "../../runtime/bus.ts";
 import { parseMqttConf, type MqttConf } from "../mqtt/conf.ts";
 import { MqttConnection, type PublishHandler, type ReaderKind } from "../mqtt/client.ts";

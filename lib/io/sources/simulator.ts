@@ -5,7 +5,7 @@
  * with EOF. A refused row is offered again when the bus drains; ticks meanwhile are skipped.
  */
 import { EngineError } from "../../errors.ts";
-import type { Obj } from "../../expr/values.ts";
+import type { Obj } from "../../value/values.ts";
 import { decodeTupleJson } from "../formats/json-tuple.ts";
 import { PropReader, type Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";

@@ -9,8 +9,8 @@
  * disconnected until a query succeeds again.
  */
 import { EngineError, errorText, IoError } from "../../errors.ts";
-import { DateTime, formatPattern } from "../../expr/time.ts";
-import { isObj, type Obj, type Value } from "../../expr/values.ts";
+import { DateTime, formatPattern } from "../../value/time.ts";
+import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { PropReader, type Props } from "../props.ts";
 import { dbUrlProp, parseDbUrl, sqlIdent, SqlDb, toFloeRows, toParam } from "../sql-db.ts";
 import { compileTemplate, type CompiledTemplate } from "../templates/index.ts";

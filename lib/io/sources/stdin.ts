@@ -3,7 +3,7 @@
  * record of the stdin stream, admitted in batches with backpressure; end of input is EOF.
  */
 import { errorText } from "../../errors.ts";
-import { isObj, type Obj } from "../../expr/values.ts";
+import { isObj, type Obj } from "../../value/values.ts";
 import { decodeTupleJson } from "../formats/json-tuple.ts";
 import { SourceMessage } from "./message.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";

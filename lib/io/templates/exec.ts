@@ -3,7 +3,7 @@
  * for a missing map key, truthiness, variables and scoping, range over arrays / maps (sorted keys)
  * / integers, and Go's error texts (`template: sink:1:2: executing "sink" at <.x>: …`).
  */
-import { fmtV, goType, isObj, type Obj, type Value } from "../../expr/values.ts";
+import { fmtV, goType, isObj, type Obj, type Value } from "../../value/values.ts";
 import { TemplateError, type Command, type Node, type Operand, type Pipeline, type Template } from "./parse.ts";
 
 /** A missing map key: prints `<no value>`, is nil everywhere else. */

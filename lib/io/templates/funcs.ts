@@ -2,8 +2,8 @@
  * Template functions: Go's text/template builtins and eKuiper's own `json`, `base64`, `prop`
  * (rules-and-sinks.md §3.2), plus the Sprig set of sprig.ts.
  */
-import { fmtV, formatFloatPlain, goType, isObj, type Value } from "../../expr/values.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
+import { fmtV, formatFloatPlain, goType, isObj, type Value } from "../../value/values.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 import { FuncError, truth, type FuncCtx, type TemplateFunc } from "./exec.ts";
 import { sprint, sprintf, sprintln } from "./printf.ts";
 import { arity, SPRIG, str, strval, toJson } from "./sprig.ts";

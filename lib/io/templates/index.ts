@@ -1,5 +1,5 @@
 /** Sink data templates (rules-and-sinks.md §3.2): Go text/template over floe values. */
-import type { Value } from "../../expr/values.ts";
+import type { Value } from "../../value/values.ts";
 import { Executor, type FuncCtx } from "./exec.ts";
 import { TEMPLATE_FUNCS } from "./funcs.ts";
 import { parseTemplate, TemplateError, type Node, type Operand, type Pipeline } from "./parse.ts";

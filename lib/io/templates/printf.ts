@@ -3,7 +3,7 @@
  * templates use (%v %s %d %f %e %g %x %o %b %q %t %c %T %%) with flags, width and precision, and
  * Go's error forms (`%!d(string=x)`, `%!d(MISSING)`, `%!(EXTRA …)`).
  */
-import { fmtV, formatFloatG, goQuote, goType, type Value } from "../../expr/values.ts";
+import { fmtV, formatFloatG, goQuote, goType, type Value } from "../../value/values.ts";
 
 interface Spec {
   minus: boolean;

@@ -3,13 +3,13 @@
  * conversions (spf13/cast: failures give the zero value; integer math truncates floats [quirk]).
  */
 import { createHash } from "node:crypto";
-import { DateTime, fmtV, goType, isObj, type Obj, type Value } from "../../expr/values.ts";
-import { formatGoLayout, fromUnix, localZone, loadLocation, UTC, type Zone } from "../../expr/time.ts";
-import { compileLayout } from "../../expr/layout.ts";
-import { parseLayout } from "../../expr/layout-parse.ts";
-import { encodeGoJson } from "../formats/json-encode.ts";
+import { DateTime, fmtV, goType, isObj, type Obj, type Value } from "../../value/values.ts";
+import { formatGoLayout, fromUnix, localZone, loadLocation, UTC, type Zone } from "../../value/time.ts";
+import { compileLayout } from "../../value/layout.ts";
+import { parseLayout } from "../../value/layout-parse.ts";
+import { encodeGoJson } from "../../value/json-encode.ts";
 import { FuncError, truth, type TemplateFunc } from "./exec.ts";
-import { goQuote } from "../../expr/values.ts";
+import { goQuote } from "../../value/values.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Conversions (spf13/cast as Sprig uses it: failures give the zero value)

@@ -4,7 +4,7 @@
  */
 import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, type EvalCtx, type Row } from "../../expr/row.ts";
-import { fmtV } from "../../expr/values.ts";
+import { fmtV } from "../../value/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 

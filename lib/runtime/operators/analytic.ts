@@ -4,7 +4,7 @@
  */
 import { RowError } from "../../errors.ts";
 import { Tuple, type EvalCtx } from "../../expr/row.ts";
-import { fmtV, type Value } from "../../expr/values.ts";
+import { fmtV, type Value } from "../../value/values.ts";
 import { callFailure } from "../../functions/invoke.ts";
 import type { AnalyticSite } from "../../plan/specs.ts";
 import { Collection, type Item } from "../item.ts";

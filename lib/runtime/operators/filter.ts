@@ -3,7 +3,7 @@ import { RowError } from "../../errors.ts";
 import type { Evaluator } from "../../expr/compile.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { typeValue, type Value } from "../../expr/values.ts";
+import { typeValue, type Value } from "../../value/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 

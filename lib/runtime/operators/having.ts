@@ -2,7 +2,7 @@
 import type { Evaluator } from "../../expr/compile.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { GroupRow, Tuple, type EvalCtx } from "../../expr/row.ts";
-import type { Value } from "../../expr/values.ts";
+import type { Value } from "../../value/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 import { nonBool } from "./filter.ts";

@@ -4,7 +4,7 @@
  */
 import { RowError } from "../../errors.ts";
 import { JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { typeValue, type Obj } from "../../expr/values.ts";
+import { typeValue, type Obj } from "../../value/values.ts";
 import type { JoinSpec } from "../../plan/specs.ts";
 import { Collection, type Consumer, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";

@@ -7,7 +7,7 @@
  */
 import { EngineError, RowError } from "../../errors.ts";
 import { JoinedRow, Tuple, type EvalCtx, type Row, type WindowRange } from "../../expr/row.ts";
-import type { Obj, Value } from "../../expr/values.ts";
+import type { Obj, Value } from "../../value/values.ts";
 import type { LookupSource } from "../../io/lookup/lookup.ts";
 import type { LookupSpec } from "../../plan/specs.ts";
 import { Collection, type Item } from "../item.ts";

@@ -4,8 +4,8 @@
  */
 import { RowError } from "../../errors.ts";
 import type { SortKey } from "../../plan/specs.ts";
-import { DateTime } from "../../expr/time.ts";
-import { goType, type Value } from "../../expr/values.ts";
+import { DateTime } from "../../value/time.ts";
+import { goType, type Value } from "../../value/values.ts";
 import { compare } from "../../expr/ops.ts";
 import type { EvalCtx, Row } from "../../expr/row.ts";
 import { Collection, type Item } from "../item.ts";

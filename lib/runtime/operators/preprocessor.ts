@@ -4,8 +4,8 @@
  */
 import { RowError } from "../../errors.ts";
 import { Tuple } from "../../expr/row.ts";
-import { DateTime, toTime } from "../../expr/time.ts";
-import { fmtV, isObj, typeValue, type Obj, type Value } from "../../expr/values.ts";
+import { DateTime, toTime } from "../../value/time.ts";
+import { fmtV, isObj, typeValue, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";

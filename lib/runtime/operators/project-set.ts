@@ -3,7 +3,7 @@
  * element. A single-row input yields one emission per element; a collection stays one emission.
  */
 import { RowError } from "../../errors.ts";
-import { isObj, type Obj } from "../../expr/values.ts";
+import { isObj, type Obj } from "../../value/values.ts";
 import { Emission, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 

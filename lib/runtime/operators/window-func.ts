@@ -4,7 +4,7 @@
  */
 import type { RowNumberSite } from "../../plan/specs.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { fmtV, type Value } from "../../expr/values.ts";
+import { fmtV, type Value } from "../../value/values.ts";
 import { Collection, type Item } from "../item.ts";
 import { Operator, type OpEnv } from "../operator.ts";
 import { sortRows } from "./order.ts";

@@ -1,6 +1,6 @@
 /** Lookup sources (rules-and-sinks.md §10.3, §11.3, §11.10): memory, simulator, the `lookup` cache. */
 import { describe, expect, test } from "bun:test";
-import type { Obj, Value } from "../../../lib/expr/values.ts";
+import type { Obj, Value } from "../../../lib/value/values.ts";
 import { CachedLookup, lookupCacheConf } from "../../../lib/io/lookup/cache.ts";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
 import type { LookupSource } from "../../../lib/io/lookup/lookup.ts";

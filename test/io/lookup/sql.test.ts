@@ -8,7 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeGoJson } from "../../../lib/io/formats/json-encode.ts";
+import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
 import { SqlLookup } from "../../../lib/io/lookup/sql.ts";
 import { createRuntimeEnv } from "../../../lib/runtime/env.ts";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectAsync, type MqttClient } from "mqtt";
 import { DataServer } from "../../../lib/io/data-server.ts";
-import { encodeGoJson } from "../../../lib/io/formats/json-encode.ts";
+import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { takeMemoryLog } from "../../../lib/io/sinks/simple.ts";
 import { Mosquitto } from "../../helpers/mosquitto.ts";
 import { streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";

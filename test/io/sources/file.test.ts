@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import type { Obj } from "../../../lib/expr/values.ts";
+import type { Obj } from "../../../lib/value/values.ts";
 import { FileSource } from "../../../lib/io/sources/file.ts";
 import { floeRun, openOn, rowsOf, text } from "../../helpers/source.ts";
 import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import type { Obj } from "../../../lib/expr/values.ts";
+import type { Obj } from "../../../lib/value/values.ts";
 import { HttpPullSource } from "../../../lib/io/sources/httppull.ts";
 import { floeRun, openOn, rowsOf, text } from "../../helpers/source.ts";
 import { waitFor } from "../../helpers/runtime.ts";

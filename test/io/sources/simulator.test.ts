@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Obj } from "../../../lib/expr/values.ts";
+import type { Obj } from "../../../lib/value/values.ts";
 import { SimulatorSource } from "../../../lib/io/sources/simulator.ts";
 import { floeRun, openOn, rowsOf, text } from "../../helpers/source.ts";
 import { waitFor } from "../../helpers/runtime.ts";

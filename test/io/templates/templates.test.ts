@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { compileTemplate } from "../../../lib/io/templates/index.ts";
-import type { Value } from "../../../lib/expr/values.ts";
+import type { Value } from "../../../lib/value/values.ts";
 import cases from "../../../fixtures/templates/sink-templates.json";
 
 interface Case {

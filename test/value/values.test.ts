@@ -1,7 +1,7 @@
 /** The value model's Go renderings and conversions (sql.md §0.3, §0.4; functions.md §0.6). */
 import { describe, expect, test } from "bun:test";
 import { decodeTupleJson } from "../../lib/io/formats/json-tuple.ts";
-import { fmtV, formatFloatPlain, parseGoFloat, parseGoInt, toStrConv, typeValue } from "../../lib/expr/values.ts";
+import { fmtV, formatFloatPlain, parseGoFloat, parseGoInt, toStrConv, typeValue } from "../../lib/value/values.ts";
 
 /** Values written as JSON text: a whole number is an int64, one with a fraction a float64. */
 const v = (json: string) => decodeTupleJson(json);

@@ -3,9 +3,9 @@
  * byte order, HTML characters escaped as Go does, floats in Go's shortest form, ints exact,
  * bytes as base64, datetimes as RFC 3339 with trimmed nanoseconds, durations as integer ns.
  */
-import { RowError } from "../../errors.ts";
-import { compareUtf8, type Value } from "../../expr/values.ts";
-import { DateTime, Duration, formatRfc3339Nano } from "../../expr/time.ts";
+import { RowError } from "../errors.ts";
+import { compareUtf8, type Value } from "./values.ts";
+import { DateTime, Duration, formatRfc3339Nano } from "./time.ts";
 
 /** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
 export function encodeGoJson(v: Value): string {

@@ -4,7 +4,7 @@
  * (`invalid character 'k' looking for beginning of value`, `unexpected end of JSON input`, ...).
  */
 import { RowError } from "../errors.ts";
-import { isObj, type Value } from "../expr/values.ts";
+import { isObj, type Value } from "./values.ts";
 
 /** Parses `text`; throws RowError with Go's message (without any caller prefix). */
 export function parseGoJson(text: string): Value {

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import parseCases from "../../fixtures/expr/time-parse.json";
-import formatCases from "../../fixtures/expr/time-format.json";
-import misc from "../../fixtures/expr/time-misc.json";
+import parseCases from "../../fixtures/value/time-parse.json";
+import formatCases from "../../fixtures/value/time-format.json";
+import misc from "../../fixtures/value/time-misc.json";
 import {
   DateTime, Duration, formatGoLayout, formatGoTimeString, formatPattern, formatRfc3339Nano,
   loadLocation, parseGoDuration, parseTime, toTime, toTimeForCompare, UTC, zoneByName, civil,
-} from "../../lib/expr/time.ts";
-import { fmtV } from "../../lib/expr/values.ts";
+} from "../../lib/value/time.ts";
+import { fmtV } from "../../lib/value/values.ts";
 import { RowError } from "../../lib/errors.ts";
 
 const NOW = 1541152480000; // 2018-11-02T09:54:40Z, the conformance epoch

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { RowError } from "../../../lib/errors.ts";
-import { DateTime, Duration, UTC } from "../../../lib/expr/time.ts";
-import type { Value } from "../../../lib/expr/values.ts";
-import { encodeGoJson } from "../../../lib/io/formats/json-encode.ts";
+import { RowError } from "../../lib/errors.ts";
+import { DateTime, Duration, UTC } from "../../lib/value/time.ts";
+import type { Value } from "../../lib/value/values.ts";
+import { encodeGoJson } from "../../lib/value/json-encode.ts";
 
 const cases: [label: string, v: Value, want: string][] = [
   ["null", null, "null"],
