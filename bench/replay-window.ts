@@ -10,7 +10,7 @@ import { UTC } from "../lib/value/time.ts";
 import type { Obj } from "../lib/value/values.ts";
 import { planRule } from "../lib/plan/plan.ts";
 import type { StreamDef } from "../lib/plan/streams.ts";
-import type { SinkNode } from "../lib/runtime/topology.ts";
+import type { SinkNode } from "../lib/core/sink.ts";
 import { Topology } from "../lib/runtime/topology.ts";
 import { parseRuleFile } from "../lib/sql/parse.ts";
 import { VirtualClock } from "../lib/window/clock.ts";

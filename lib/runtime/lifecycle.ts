@@ -6,7 +6,7 @@
  */
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
-import type { NodeMetrics } from "./metrics.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "./operators/join.ts";
 
 export const RuleStateName = {

@@ -13,12 +13,12 @@ import { StdinSource } from "../io/sources/stdin.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
-import type { Item } from "./item.ts";
+import type { Item } from "../core/item.ts";
 import { createRuntimeEnv } from "./env.ts";
 import type { PipeRequest, PipeResult } from "./pipe.ts";
 import { Rule } from "./rule.ts";
 import { SourceHub } from "./sources.ts";
-import type { SinkNode } from "./topology.ts";
+import type { SinkNode } from "../core/sink.ts";
 
 /** Streams pipe mode feeds from --input: no TYPE or TYPE="stdin". */
 export function isStdinStream(def: StreamDef): boolean {

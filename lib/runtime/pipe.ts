@@ -19,7 +19,7 @@ import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
 import { memoryGovernor } from "./memory.ts";
-import { statusObject } from "./metrics.ts";
+import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
 import { pipeEnv, runLive } from "./pipe-live.ts";

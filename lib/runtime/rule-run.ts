@@ -23,11 +23,12 @@ import { WallClock } from "../window/clock.ts";
 import { Checkpointer } from "./checkpoint.ts";
 import { memoryGovernor } from "./memory.ts";
 import type { RuntimeEnv } from "./env.ts";
-import type { NodeMetrics } from "./metrics.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
 import { planOptions, type RuleOptions } from "./rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
-import { Topology, type SinkNode } from "./topology.ts";
+import { Topology } from "./topology.ts";
+import type { SinkNode } from "../core/sink.ts";
 
 /** Records an inlet moves into the topology per step. */
 const STEP = 1024;

@@ -43,12 +43,12 @@ import { analyze } from "../plan/analyze.ts";
 import { parseSelect } from "../sql/parse.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { RuntimeEnv } from "./env.ts";
-import { statusObject, type NodeMetrics } from "./metrics.ts";
+import { statusObject, type NodeMetrics } from "../core/metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "./rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
-import type { SinkNode } from "./topology.ts";
+import type { SinkNode } from "../core/sink.ts";
 
 export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
 

@@ -5,7 +5,7 @@
  * its last rule detaches.
  */
 import { errorText } from "../errors.ts";
-import type { NodeMetrics } from "./metrics.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { ConnectionReporter } from "../io/sinks/connector.ts";
@@ -13,7 +13,7 @@ import { createSourceConnector, isByteSource, resolveSourceProps } from "../io/s
 import type { SourceMessage } from "../io/sources/message.ts";
 import type { SourceConnector, SourceContext } from "../io/sources/source.ts";
 import { PropReader } from "../io/props.ts";
-import { Bus, type OverflowPolicy, type Subscription } from "./bus.ts";
+import { Bus, type OverflowPolicy, type Subscription } from "../core/bus.ts";
 import type { RuntimeEnv } from "./env.ts";
 
 export interface AttachOptions {

@@ -6,9 +6,10 @@
 import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
-import type { Consumer, Item } from "./item.ts";
-import { NodeMetrics } from "./metrics.ts";
-import { Operator } from "./operator.ts";
+import type { Consumer, Item } from "../core/item.ts";
+import { NodeMetrics } from "../core/metrics.ts";
+import { Operator } from "../core/operator.ts";
+import type { SinkNode } from "../core/sink.ts";
 import { AggregateOp } from "./operators/aggregate.ts";
 import { AggFuncOp } from "./operators/agg-func.ts";
 import { AnalyticOp } from "./operators/analytic.ts";
@@ -23,18 +24,6 @@ import { ProjectOp } from "./operators/project.ts";
 import { ProjectSetOp } from "./operators/project-set.ts";
 import { WatermarkOp } from "./operators/watermark.ts";
 import { WindowFuncOp } from "./operators/window-func.ts";
-
-/**
- * A sink as the topology sees it: a consumer with metrics and an end. A bounded sink pushes back
- * through `room` (results it takes before the rule should wait) and `onRoom` (called once when
- * it has room again); a sink without them never makes the rule wait.
- */
-export interface SinkNode extends Consumer {
-  readonly metrics: NodeMetrics[];
-  end(): void;
-  room?(): number;
-  onRoom?(fn: () => void): void;
-}
 
 export type RuleEnv = WindowEnv;
 

@@ -7,10 +7,11 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { Zone } from "../value/time.ts";
 import type { FuncEnv } from "../functions/registry.ts";
-import type { Item } from "../runtime/item.ts";
+import type { Item } from "../core/item.ts";
 import type { RuleRun, RunFactory, Topo } from "../runtime/lifecycle.ts";
-import { NodeMetrics } from "../runtime/metrics.ts";
-import { Topology, type SinkNode } from "../runtime/topology.ts";
+import { NodeMetrics } from "../core/metrics.ts";
+import { Topology } from "../runtime/topology.ts";
+import type { SinkNode } from "../core/sink.ts";
 import { planRule } from "../plan/plan.ts";
 import { planOptions } from "../runtime/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";

@@ -10,7 +10,7 @@ import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
 import type { RuleRun, RunFactory } from "../runtime/lifecycle.ts";
 import { Rule } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
-import type { SinkNode } from "../runtime/topology.ts";
+import type { SinkNode } from "../core/sink.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";

@@ -6,7 +6,7 @@
 import type { Evaluator } from "../expr/compile.ts";
 import type { Tuple } from "../expr/row.ts";
 import type { WindowSpec } from "../plan/window-spec.ts";
-import type { Watermark } from "../runtime/item.ts";
+import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { HitState } from "../expr/hits.ts";
 import { triggers } from "./condition.ts";

@@ -7,7 +7,7 @@
  */
 import type { Tuple } from "../expr/row.ts";
 import type { IncSpec, WindowSpec } from "../plan/window-spec.ts";
-import type { Watermark } from "../runtime/item.ts";
+import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { GroupTable } from "./inc-groups.ts";
 import { IncWindowOp } from "./inc-time.ts";

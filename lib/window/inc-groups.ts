@@ -10,8 +10,8 @@ import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../expr/ro
 import { fmtV, type Value } from "../value/values.ts";
 import type { Accumulator } from "../functions/registry.ts";
 import type { IncSpec } from "../plan/window-spec.ts";
-import { Collection, type IncInfo } from "../runtime/item.ts";
-import { truthy } from "../runtime/operators/filter.ts";
+import { Collection, type IncInfo } from "../core/item.ts";
+import { truthy } from "../expr/truthy.ts";
 
 const NO_WINDOW: EvalCtx = { window: null };
 

@@ -1,8 +1,8 @@
 /** Common shape of the window operators (`<n>_window`): a clock, emission of collections. */
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { Zone } from "../value/time.ts";
-import { Collection, type Item, type Watermark } from "../runtime/item.ts";
-import { Operator, type OpEnv } from "../runtime/operator.ts";
+import { Collection, type Item, type Watermark } from "../core/item.ts";
+import { Operator, type OpEnv } from "../core/operator.ts";
 import { WallClock, type Clock } from "./clock.ts";
 
 export interface WindowEnv extends OpEnv {

@@ -7,7 +7,7 @@ import type { Obj } from "../../lib/value/values.ts";
 import { ConnectionReporter } from "../../lib/io/sinks/connector.ts";
 import type { SourceMessage } from "../../lib/io/sources/message.ts";
 import type { SourceConnector, SourceContext } from "../../lib/io/sources/source.ts";
-import { Bus, type Subscription } from "../../lib/runtime/bus.ts";
+import { Bus, type Subscription } from "../../lib/core/bus.ts";
 
 export interface SourceProbe {
   readonly bus: Bus<SourceMessage>;

@@ -8,7 +8,7 @@ import { RedisClient } from "bun";
 import { Tuple } from "../../lib/expr/row.ts";
 import type { Obj } from "../../lib/value/values.ts";
 import { encodeGoJson } from "../../lib/value/json-encode.ts";
-import { Collection } from "../../lib/runtime/item.ts";
+import { Collection } from "../../lib/core/item.ts";
 import { LOOKUP_CAPACITY, LookupOp } from "../../lib/runtime/operators/lookup.ts";
 import type { Rule } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";

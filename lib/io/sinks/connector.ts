@@ -6,7 +6,7 @@
  * drops the item (rules-and-sinks.md §3.4).
  */
 import type { Obj, Value } from "../../value/values.ts";
-import type { NodeMetrics } from "../../runtime/metrics.ts";
+import type { NodeMetrics } from "../../core/metrics.ts";
 
 /** What a payload was encoded from: the transform's outputs (one, or a batch). */
 export class SinkSource {

@@ -7,7 +7,7 @@
 import { RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { parseGoJson } from "../../value/go-json.ts";
-import type { NodeMetrics } from "../../runtime/metrics.ts";
+import type { NodeMetrics } from "../../core/metrics.ts";
 import { createEncoder, type Encoder } from "../formats/encode.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";

@@ -7,9 +7,9 @@
  * go to a resend instance of the connector behind its own cache (resend.ts).
  */
 import { errorText, IoError, RowError } from "../../errors.ts";
-import type { Item } from "../../runtime/item.ts";
-import { NodeMetrics } from "../../runtime/metrics.ts";
-import type { SinkNode } from "../../runtime/topology.ts";
+import type { Item } from "../../core/item.ts";
+import { NodeMetrics } from "../../core/metrics.ts";
+import type { SinkNode } from "../../core/sink.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { SinkCommon } from "./common.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";

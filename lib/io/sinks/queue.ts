@@ -9,7 +9,7 @@
  */
 import { DateTime } from "../../value/values.ts";
 import { formatRfc3339Nano } from "../../value/time.ts";
-import { Ring } from "../../runtime/ring.ts";
+import { Ring } from "../../core/ring.ts";
 import type { SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";
 import { SinkItem, SinkSource } from "./connector.ts";

@@ -16,7 +16,7 @@
  * The queue is saved at stop (unless `cleanCacheAtStop`) and resent first at the next start.
  */
 import { errorText, IoError } from "../../errors.ts";
-import { NodeMetrics } from "../../runtime/metrics.ts";
+import { NodeMetrics } from "../../core/metrics.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";
 import { ConnectionReporter, type SinkConnector, type SinkItem } from "./connector.ts";

@@ -4,9 +4,9 @@
  */
 import { RowError } from "../../errors.ts";
 import type { Obj } from "../../value/values.ts";
-import { Emission, type Item } from "../../runtime/item.ts";
-import { NodeMetrics } from "../../runtime/metrics.ts";
-import type { SinkNode } from "../../runtime/topology.ts";
+import { Emission, type Item } from "../../core/item.ts";
+import { NodeMetrics } from "../../core/metrics.ts";
+import type { SinkNode } from "../../core/sink.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 
 export type EmitMode = "rows" | "array";

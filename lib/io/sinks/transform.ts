@@ -6,7 +6,7 @@
  */
 import { RowError } from "../../errors.ts";
 import { fmtV, isObj, type Obj, type Value } from "../../value/values.ts";
-import { Emission, type Item } from "../../runtime/item.ts";
+import { Emission, type Item } from "../../core/item.ts";
 import { parseGoJson } from "../../value/go-json.ts";
 import { compileTemplate, isTemplate, type CompiledTemplate } from "../templates/index.ts";
 import type { SinkCommon } from "./common.ts";

@@ -8,7 +8,7 @@
 import { EngineError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
 import type { Obj } from "../../value/values.ts";
-import type { Bus } from "../../runtime/bus.ts";
+import type { Bus } from "../../core/bus.ts";
 import { parseMqttConf, type MqttConf } from "../mqtt/conf.ts";
 import { MqttConnection, type PublishHandler, type ReaderKind } from "../mqtt/client.ts";
 import type { Publish } from "../mqtt/frames.ts";

@@ -4,8 +4,8 @@
  * in batches; while the bus refuses, they keep waiting and the queue is retried when it drains.
  * A full queue refuses the new message (eKuiper drops the new one; the caller counts it).
  */
-import type { Bus } from "../../runtime/bus.ts";
-import { Ring } from "../../runtime/ring.ts";
+import type { Bus } from "../../core/bus.ts";
+import { Ring } from "../../core/ring.ts";
 import type { SourceMessage } from "./message.ts";
 
 /** Default `bufferLength` of a push subscription (rules-and-sinks.md §4). */

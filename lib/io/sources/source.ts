@@ -2,7 +2,7 @@
  * The contract of a source connector: it opens, publishes SourceMessages in batches to the bus it
  * is given (stopping reading while the bus refuses), reports its connection state, and closes.
  */
-import type { Bus } from "../../runtime/bus.ts";
+import type { Bus } from "../../core/bus.ts";
 import type { ConnectionReporter } from "../sinks/connector.ts";
 import type { SourceMessage } from "./message.ts";
 

@@ -4,8 +4,8 @@
  */
 import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class AggFuncOp extends Operator {
   private readonly calls: { slot: number; eval: Evaluator }[];

@@ -5,8 +5,8 @@
 import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, type EvalCtx, type Row } from "../../expr/row.ts";
 import { fmtV } from "../../value/values.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class AggregateOp extends Operator {
   private readonly dims: Evaluator[];

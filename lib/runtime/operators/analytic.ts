@@ -7,8 +7,8 @@ import { Tuple, type EvalCtx } from "../../expr/row.ts";
 import { fmtV, type Value } from "../../value/values.ts";
 import { callFailure } from "../../functions/invoke.ts";
 import type { AnalyticSite } from "../../plan/specs.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class AnalyticOp extends Operator {
   private readonly sites: AnalyticSite[];

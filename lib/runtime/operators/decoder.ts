@@ -5,8 +5,8 @@
  * process_latency_us (the decoding time, sampled) by the rule's inlet.
  */
 import { RowError } from "../../errors.ts";
-import { Watermark, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Watermark, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class DecoderOp extends Operator {
   constructor(name: string, env: OpEnv) {

@@ -1,22 +1,10 @@
 /** WHERE (`<n>_filter`) and window FILTER (`<n>_windowFilter`): keeps rows whose condition is true. */
-import { RowError } from "../../errors.ts";
 import type { Evaluator } from "../../expr/compile.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { typeValue, type Value } from "../../value/values.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
-
-export function nonBool(v: Value): RowError {
-  return new RowError(`invalid condition that returns non-bool value ${typeValue(v)}`);
-}
-
-/** WHERE truthiness (sql §9.4): true keeps, false/null drop, anything else is an error. */
-export function truthy(v: Value): boolean {
-  if (v === true) return true;
-  if (v === false || v === null) return false;
-  throw nonBool(v);
-}
+import { truthy } from "../../expr/truthy.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class FilterOp extends Operator {
   private readonly cond: Evaluator;

@@ -3,9 +3,9 @@ import type { Evaluator } from "../../expr/compile.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { GroupRow, Tuple, type EvalCtx } from "../../expr/row.ts";
 import type { Value } from "../../value/values.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
-import { nonBool } from "./filter.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
+import { nonBool } from "../../expr/truthy.ts";
 
 /** HAVING accepts only booleans: null is an error too (sql §9.4). */
 function passes(v: Value): boolean {

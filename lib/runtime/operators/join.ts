@@ -6,8 +6,8 @@ import { RowError } from "../../errors.ts";
 import { JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { typeValue, type Obj } from "../../value/values.ts";
 import type { JoinSpec } from "../../plan/specs.ts";
-import { Collection, type Consumer, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Consumer, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 function tuplesOf(r: Row): Tuple[] {
   return r instanceof JoinedRow ? r.tuples : [r as Tuple];

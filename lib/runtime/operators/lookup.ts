@@ -10,9 +10,9 @@ import { JoinedRow, Tuple, type EvalCtx, type Row, type WindowRange } from "../.
 import type { Obj, Value } from "../../value/values.ts";
 import type { LookupSource } from "../../io/lookup/lookup.ts";
 import type { LookupSpec } from "../../plan/specs.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
-import { Ring } from "../ring.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
+import { Ring } from "../../core/ring.ts";
 
 /** Items an asynchronous lookup may hold before the rule stops feeding it. */
 export const LOOKUP_CAPACITY = 256;

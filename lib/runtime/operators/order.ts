@@ -8,8 +8,8 @@ import { DateTime } from "../../value/time.ts";
 import { goType, type Value } from "../../value/values.ts";
 import { compare } from "../../expr/ops.ts";
 import type { EvalCtx, Row } from "../../expr/row.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 
 function typeClass(v: Value): string {

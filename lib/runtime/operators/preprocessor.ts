@@ -7,8 +7,8 @@ import { Tuple } from "../../expr/row.ts";
 import { DateTime, toTime } from "../../value/time.ts";
 import { fmtV, isObj, typeValue, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 import type { PreprocessorSpec } from "../../plan/specs.ts";
 
 function mismatch(v: Value, to: string): RowError {

@@ -4,8 +4,8 @@
  */
 import { RowError } from "../../errors.ts";
 import { isObj, type Obj } from "../../value/values.ts";
-import { Emission, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Emission, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class ProjectSetOp extends Operator {
   private readonly column: string;

@@ -5,8 +5,8 @@
 import { RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { compareUtf8, isObj, type Obj, type Value } from "../../value/values.ts";
-import { Collection, Emission, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, Emission, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
 
 /** No value for this output key (omitted null, invisible field). */

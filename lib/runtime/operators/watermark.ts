@@ -5,8 +5,8 @@
  * window) sends the watermark itself. Rows older than the last watermark are dropped and counted.
  */
 import { Tuple } from "../../expr/row.ts";
-import { Watermark, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Watermark, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class WatermarkOp extends Operator {
   /** Largest timestamp seen per stream, by the stream's index in `streams`. */

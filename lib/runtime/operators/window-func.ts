@@ -5,8 +5,8 @@
 import type { RowNumberSite } from "../../plan/specs.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { fmtV, type Value } from "../../value/values.ts";
-import { Collection, type Item } from "../item.ts";
-import { Operator, type OpEnv } from "../operator.ts";
+import { Collection, type Item } from "../../core/item.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 import { sortRows } from "./order.ts";
 
 function setCached(r: Row, slot: number, v: Value, slots: number): void {

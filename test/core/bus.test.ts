@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { Bus } from "../../lib/runtime/bus.ts";
-import { Ring } from "../../lib/runtime/ring.ts";
+import { Bus } from "../../lib/core/bus.ts";
+import { Ring } from "../../lib/core/ring.ts";
 
 describe("ring", () => {
   test("is a bounded FIFO that wraps around", () => {

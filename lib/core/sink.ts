@@ -1,0 +1,15 @@
+/** The sink-node contract: what a rule's topology pushes results into. */
+import type { Consumer } from "./item.ts";
+import type { NodeMetrics } from "./metrics.ts";
+
+/**
+ * A sink as the topology sees it: a consumer with metrics and an end. A bounded sink pushes back
+ * through `room` (results it takes before the rule should wait) and `onRoom` (called once when
+ * it has room again); a sink without them never makes the rule wait.
+ */
+export interface SinkNode extends Consumer {
+  readonly metrics: NodeMetrics[];
+  end(): void;
+  room?(): number;
+  onRoom?(fn: () => void): void;
+}
