@@ -1,7 +1,7 @@
 /** `floe run RULE`: one rule as a Unix filter (pipe-mode.md). */
 import { defineCommand } from "citty";
 import { extname } from "node:path";
-import { loadBasicConfig } from "../runtime/config.ts";
+import { loadBasicConfig } from "../config/pipe-basic.ts";
 import { runPipe } from "../runtime/pipe.ts";
 import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";

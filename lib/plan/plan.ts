@@ -17,7 +17,7 @@ import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectField, ProjectS
 import { isLookupTable, retainSize, type StreamDef } from "./streams.ts";
 import { andAll, conjuncts, readsSource } from "./lookup.ts";
 import { aggregateCalls, chooseEvaluator, ekuiperIncremental, type WindowEvaluator } from "./plan-window.ts";
-import { ekuiperAccumulator } from "../window/inc-ekuiper.ts";
+import { ekuiperAccumulator } from "../functions/inc-ekuiper.ts";
 import type { IncSpec } from "./window-spec.ts";
 
 /** Rule options that shape the plan (rules-and-sinks.md §2, sql §18). */

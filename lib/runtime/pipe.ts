@@ -23,7 +23,7 @@ import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
 import { pipeEnv, runLive } from "./pipe-live.ts";
-import { parseRuleOptions, planOptions, type RuleOptions } from "./rule-options.ts";
+import { parseRuleOptions, planOptions, type RuleOptions } from "../plan/rule-options.ts";
 
 export interface PipeRequest {
   /** Rule file text: CREATE statements then one SELECT. */

@@ -24,7 +24,7 @@ import { Checkpointer } from "./checkpoint.ts";
 import { memoryGovernor } from "./memory.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
-import { planOptions, type RuleOptions } from "./rule-options.ts";
+import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";

@@ -44,7 +44,7 @@ import { parseSelect } from "../sql/parse.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { RuntimeEnv } from "./env.ts";
 import { statusObject, type NodeMetrics } from "../core/metrics.ts";
-import { parseRuleOptions, type RuleOptions } from "./rule-options.ts";
+import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";

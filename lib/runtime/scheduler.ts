@@ -7,7 +7,7 @@ import type { Zone } from "../value/time.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { parseCron, type Schedule } from "./cron.ts";
 import { isScheduled, RuleLifecycle, RuleStateName } from "./lifecycle.ts";
-import type { DatetimeRange } from "./rule-options.ts";
+import type { DatetimeRange } from "../plan/rule-options.ts";
 
 const cronCache = new Map<string, Schedule | null>();
 

@@ -2,7 +2,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
 import { planRule } from "../plan/plan.ts";
-import { planOptions } from "../runtime/rule-options.ts";
+import { planOptions } from "../plan/rule-options.ts";
 import { idError } from "../store/ids.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";

@@ -13,7 +13,7 @@ import { NodeMetrics } from "../core/metrics.ts";
 import { Topology } from "../runtime/topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { planRule } from "../plan/plan.ts";
-import { planOptions } from "../runtime/rule-options.ts";
+import { planOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { WallClock } from "../window/clock.ts";

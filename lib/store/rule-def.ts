@@ -10,7 +10,7 @@ import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import { parseSelect } from "../sql/parse.ts";
-import { parseRuleOptions, type RuleOptions } from "../runtime/rule-options.ts";
+import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { idError } from "./ids.ts";
 
 export interface RuleDef {

@@ -5,9 +5,9 @@
  */
 import { RowError } from "../errors.ts";
 import { isObj, toFloatAll, type Value } from "../value/values.ts";
-import { MergeFold } from "../functions/agg-collect.ts";
-import { NumFold } from "../functions/agg-fold.ts";
-import type { Accumulator } from "../functions/registry.ts";
+import { MergeFold } from "./agg-collect.ts";
+import { NumFold } from "./agg-fold.ts";
+import type { Accumulator } from "./registry.ts";
 
 /** Shared behaviour: nulls skipped, the first failure remembered and thrown by `value()`. */
 abstract class IncAccumulator implements Accumulator {

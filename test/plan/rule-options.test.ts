@@ -1,6 +1,6 @@
 /** Rule options: defaults, Go decode errors and validation (rules-and-sinks.md §1.1, §2). */
 import { expect, test } from "bun:test";
-import { parseRuleOptions } from "../../lib/runtime/rule-options.ts";
+import { parseRuleOptions } from "../../lib/plan/rule-options.ts";
 
 function message(f: () => unknown): string {
   try {

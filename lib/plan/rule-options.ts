@@ -8,7 +8,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { goDurationMs } from "../value/duration.ts";
 import { assignField, field, isObject, jsonKind } from "../value/go-json.ts";
-import type { PlanOptions } from "../plan/plan.ts";
+import type { PlanOptions } from "./plan.ts";
 import { DEFAULT_SUBSCRIBER_CAPACITY, type OverflowPolicy } from "../core/bus.ts";
 
 export interface DatetimeRange {
