@@ -26,6 +26,16 @@ async function readRule(path: string): Promise<{ sql: string; id?: string; optio
   };
 }
 
+/** ` (2 decode error(s), 1 row error(s))`: what the lost/rejected count is made of. */
+function breakdown(res: { lost: number; decodeErrors: number; rowErrors: number }): string {
+  const parts: string[] = [];
+  if (res.decodeErrors) parts.push(`${res.decodeErrors} decode error(s)`);
+  if (res.rowErrors) parts.push(`${res.rowErrors} row error(s)`);
+  const dropped = res.lost - res.decodeErrors;
+  if (dropped) parts.push(`${dropped} late row(s) or sink failure(s)`);
+  return parts.length ? ` (${parts.join(", ")})` : "";
+}
+
 export default defineCommand({
   meta: {
     name: "run",
@@ -36,7 +46,10 @@ export default defineCommand({
       "  floe run rule.sql --input case.ndjson --replay --emit array --on-eof drop\n\n" +
       "RULE is a .sql file (CREATE STREAM/TABLE statements, then one SELECT; with no CREATE, the\n" +
       "streams it reads are schemaless) or an eKuiper rule .json (streams from --streams).\n" +
-      "Exit status: 0 done, 1 the rule failed, 2 bad usage, 3 records were lost (with --strict).",
+      "Decode errors and row errors go to stderr (the first 10 in full, with their line or source,\n" +
+      "then a count per second).\n" +
+      "Exit status: 0 done, 1 the rule failed or stopped by error, 2 bad usage, 3 records were lost\n" +
+      "or rejected (decode errors, row errors, late rows, sink failures) and --strict was given.",
   },
   args: {
     rule: { type: "positional", required: true, description: "rule file: .sql or eKuiper rule .json" },
@@ -48,7 +61,7 @@ export default defineCommand({
     streams: { type: "string", description: "a .sql file of CREATE statements (for .json rules)", valueHint: "FILE" },
     status: { type: "string", description: "write the rule status (eKuiper's keys) to FILE at the end", valueHint: "FILE" },
     etc: { type: "string", description: "configuration directory holding kuiper.yaml (basic.timezone ...)", valueHint: "DIR" },
-    strict: { type: "boolean", description: "exit 3 when records were lost or rejected" },
+    strict: { type: "boolean", description: "exit 3 when records were lost or rejected (decode errors, row errors, late rows, sink failures)" },
     actions: { type: "boolean", default: true, description: "run a .json rule's actions as well as stdout", negativeDescription: "print results only; skip a .json rule's actions" },
   },
   async run({ args, rawArgs }) {
@@ -80,8 +93,9 @@ export default defineCommand({
     });
     await stdout.end();
     if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
-    if (res.lost > 0) process.stderr.write(`floe: ${res.lost} record(s) lost or rejected\n`);
+    const rejected = res.lost + res.rowErrors;
+    if (rejected > 0) process.stderr.write(`floe: ${rejected} record(s) lost or rejected${breakdown(res)}\n`);
     if (res.exitCode !== 0) return res.exitCode;
-    return args.strict && res.lost > 0 ? 3 : 0;
+    return args.strict && rejected > 0 ? 3 : 0;
   },
 });

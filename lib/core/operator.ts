@@ -11,6 +11,8 @@ import { NodeMetrics } from "./metrics.ts";
 export interface OpEnv {
   now(): number;
   readonly sendError: boolean;
+  /** Told of every record failure after it is counted (pipe mode's stderr report); called only on errors. */
+  readonly onRowError?: (message: string) => void;
 }
 
 export abstract class Operator implements Consumer {
@@ -96,6 +98,7 @@ export abstract class Operator implements Consumer {
   protected fail(e: RowError, prefixed = false): void {
     const err = prefixed ? e : new RowError(this.errorPrefix + e.message);
     this.metrics.exception(err.message, this.env.now());
+    this.env.onRowError?.(err.message);
     if (this.env.sendError) this.next.push(err);
   }
 

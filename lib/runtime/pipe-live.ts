@@ -16,6 +16,7 @@ import type { SelectStatement } from "../sql/ast.ts";
 import type { Item } from "../core/item.ts";
 import { createRuntimeEnv } from "./env.ts";
 import type { PipeRequest, PipeResult } from "./pipe.ts";
+import { PipeErrors } from "./pipe-errors.ts";
 import { Rule } from "./rule.ts";
 import { SourceHub } from "./sources.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -72,11 +73,16 @@ export function pipeEnv(req: PipeRequest) {
   };
 }
 
+/** The result of a run that failed before or while starting. */
+function failed(status: Record<string, number | string> | null = null): PipeResult {
+  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status };
+}
+
 export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
-  const warnLine = (no: number, m: string) => req.warn(`floe: line ${no}: ${m}\n`);
+  const errors = new PipeErrors(req.warn);
   if (req.replay) {
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
-    return { exitCode: 1, lost: 0, status: null };
+    return failed();
   }
   // Named connections (`connectionSelector`) come from etc/connections/connection.yaml.
   const conns = await loadConnectionYaml(req.etcDir);
@@ -110,9 +116,9 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     if (def && isStdinStream(def)) {
       if (stdin) {
         req.warn("floe: live pipe mode feeds one stdin stream; give the others a connector TYPE\n");
-        return { exitCode: 1, lost: 0, status: null };
+        return failed();
       }
-      stdin = new StdinSource(req.input, warnLine);
+      stdin = new StdinSource(req.input, (no, m) => errors.decode(`line ${no}`, m));
       connectors.set(n, stdin);
     }
   }
@@ -123,11 +129,12 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
       extraSinks: [new TickStdout(stdout, () => req.drain?.())],
       defaultType: "stdin",
       connectors,
+      errors,
     });
   } catch (e) {
     if (!(e instanceof EngineError || e instanceof RowError)) throw e;
     req.warn(`floe: ${errorText(e)}\n`);
-    return { exitCode: 1, lost: 0, status: null };
+    return failed();
   }
   let onSignal: () => void = () => {};
   const ended = new Promise<"signal" | "done">((resolve) => {
@@ -142,7 +149,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
       await rule.start();
     } catch (e) {
       req.warn(`floe: ${errorText(e)}\n`);
-      return { exitCode: 1, lost: 0, status: rule.status() };
+      return failed(rule.status());
     }
     const why = await ended;
     if (why === "signal") await rule.stop("canceled manually", req.onEof === "flush");
@@ -152,8 +159,9 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     env.dataServer.close();
   }
   stdout.flush();
+  errors.end();
   const status = rule.status();
-  let decodeErrors = 0;
-  for (const [k, v] of Object.entries(status)) if (/_decoder_0_exceptions_total$/.test(k) && typeof v === "number") decodeErrors += v;
-  return { exitCode: 0, lost: rule.lost() + decodeErrors + (stdin?.errors ?? 0) + stdout.lost(), status };
+  // A run-time failure stopped the rule (the report printed it): the run failed.
+  const exitCode = rule.state === "stopped by error" ? 1 : 0;
+  return { exitCode, lost: rule.lost() + errors.decodeErrors + stdout.lost(), decodeErrors: errors.decodeErrors, rowErrors: errors.rowErrors, status };
 }

@@ -24,6 +24,7 @@ import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
 import { pipeEnv, runLive } from "./pipe-live.ts";
 import { parseRuleOptions, planOptions, type RuleOptions } from "../plan/rule-options.ts";
+import { PipeErrors } from "./pipe-errors.ts";
 
 export interface PipeRequest {
   /** Rule file text: CREATE statements then one SELECT. */
@@ -60,10 +61,14 @@ export interface PipeRequest {
 }
 
 export interface PipeResult {
-  /** 0 done, 1 the rule failed. (3 is the caller's, from `lost` with --strict.) */
+  /** 0 done, 1 the rule failed (or stopped by error). (3 is the caller's, from `lost`/`rowErrors` with --strict.) */
   readonly exitCode: 0 | 1;
   /** Records lost or rejected: decode errors, late rows, sink failures. */
   readonly lost: number;
+  /** Of `lost`: records that did not decode (or failed the stream schema). */
+  readonly decodeErrors: number;
+  /** Record failures in the rule's operators (reported on stderr; not in `lost`). */
+  readonly rowErrors: number;
   /** Rule status with eKuiper's keys; null when the rule never ran. */
   readonly status: Record<string, number | string> | null;
 }
@@ -95,7 +100,7 @@ function isStdin(def: StreamDef): boolean {
 function failure(req: PipeRequest, e: unknown): PipeResult {
   const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
   req.warn(`floe: ${pos}${errorText(e)}\n`);
-  return { exitCode: 1, lost: 0, status: null };
+  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status: null };
 }
 
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
@@ -116,12 +121,17 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);
     throw e;
   }
-  for await (const batch of req.input) {
-    if (!run.lines(batch)) break;
-    const lag = req.drain?.();
-    if (lag) await lag;
-    const lookups = run.lookupLag();
-    if (lookups) await lookups;
+  try {
+    for await (const batch of req.input) {
+      if (!run.lines(batch)) break;
+      const lag = req.drain?.();
+      if (lag) await lag;
+      const lookups = run.lookupLag();
+      if (lookups) await lookups;
+    }
+  } catch (e) {
+    // The input could not be read to its end (or a lookup failed for good): the rule stops by error.
+    run.fatal(e);
   }
   return await run.finish();
 }
@@ -134,7 +144,9 @@ class PipeRun {
   private lineNo = 0;
   private lastTs = -Infinity;
   private failed = false;
-  private decodeErrors = 0;
+  /** The line being delivered (0 between lines): where a row error happened. */
+  private current = 0;
+  private readonly errors: PipeErrors;
   private readonly decoders = new Map<string, Decoder>();
   private readonly earlyErrors: string[] = [];
   private defaultStream: string | undefined;
@@ -150,6 +162,7 @@ class PipeRun {
     plan: (env: FuncEnv) => RulePlan,
   ) {
     this.clock = req.replay ? new VirtualClock(0) : new WallClock();
+    this.errors = new PipeErrors(req.warn);
     const clock = this.clock;
     let ruleStart = 0;
     const env: FuncEnv = {
@@ -192,7 +205,9 @@ class PipeRun {
     this.stamp.ms = this.clock.now();
     const stamp = this.stamp;
     // Metric timestamps read the batch's time: reading the clock per operator per row costs more than the rule.
-    const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone };
+    const errors = this.errors;
+    const onRowError = (m: string) => errors.row(this.current ? `line ${this.current}` : "", m);
+    const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone, onRowError };
     const topo = new Topology(this.plan, env, [this.sink]);
     topo.lookupOps().forEach((op, i) => op.attach(this.lookups[i]!));
     const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
@@ -202,13 +217,14 @@ class PipeRun {
     return topo;
   }
 
-  private warn(no: number, message: string): void {
-    this.req.warn(`floe: line ${no}: ${message}\n`);
+  /** The rule stops by error (an input that cannot be read, a failure that is not a record's). */
+  fatal(e: unknown): void {
+    this.failed = true;
+    this.errors.fatal(errorText(e));
   }
 
   private decodeError(no: number, message: string): void {
-    this.decodeErrors++;
-    this.warn(no, message);
+    this.errors.decode(`line ${no}`, message);
     if (!this.topo) this.earlyErrors.push(message);
     else if (this.defaultStream) this.topo.sourceError(this.defaultStream, message);
   }
@@ -222,20 +238,29 @@ class PipeRun {
   /** Handles a batch of lines; false once the run has failed. */
   lines(batch: string[]): boolean {
     if (!this.req.replay) this.stamp.ms = this.clock.now();
-    for (const text of batch) {
-      const no = ++this.lineNo;
-      if (!text.trim()) continue;
-      let env: Envelope;
-      try {
-        env = this.req.replay ? envelope(text, this.keepFor) : { data: decodeTupleJson(text, this.keepFor(undefined)) };
-      } catch (e) {
-        this.decodeError(no, errorText(e));
-        continue;
+    try {
+      for (const text of batch) {
+        const no = ++this.lineNo;
+        if (!text.trim()) continue;
+        let env: Envelope;
+        try {
+          env = this.req.replay ? envelope(text, this.keepFor) : { data: decodeTupleJson(text, this.keepFor(undefined)) };
+        } catch (e) {
+          this.decodeError(no, errorText(e));
+          continue;
+        }
+        this.current = no;
+        if (!this.deliver(no, env)) {
+          this.failed = true;
+          return false;
+        }
       }
-      if (!this.deliver(no, env)) {
-        this.failed = true;
-        return false;
-      }
+    } catch (e) {
+      // Record errors are caught at the operators; anything reaching here stops the rule.
+      this.fatal(e);
+      return false;
+    } finally {
+      this.current = 0;
     }
     this.sink.flush();
     memoryGovernor.check();
@@ -246,7 +271,9 @@ class PipeRun {
     const replay = this.req.replay;
     if (replay && e.ts !== undefined) {
       if (e.ts < this.lastTs) {
-        this.warn(no, `ts ${e.ts} goes backwards (previous line had ${this.lastTs})`);
+        const m = `line ${no}: ts ${e.ts} goes backwards (previous line had ${this.lastTs})`;
+        this.errors.fatalMessage = m;
+        this.req.warn(`floe: ${m}\n`);
         return false;
       }
       this.lastTs = e.ts;
@@ -268,9 +295,8 @@ class PipeRun {
       rows = this.rows(def, e);
     } catch (err) {
       if (!(err instanceof RowError || err instanceof EngineError)) throw err;
-      this.decodeErrors++;
       topo.sourceError(def.name, err.message);
-      this.warn(no, err.message);
+      this.errors.decode(`line ${no}`, err.message);
       return true;
     }
     const now = replay ? this.clock.now() : this.stamp.ms;
@@ -302,25 +328,31 @@ class PipeRun {
     const clock = this.clock;
     // A rule whose input was empty still starts (and stops) once.
     const topo = this.topo ?? this.start(this.req.replay ? 0 : Date.now());
-    if (!this.failed && this.req.onEof === "flush") {
-      const until = topo.windowOps().map((w) => w.flushTime()).filter((t): t is number => t !== undefined);
-      if (until.length) clock.advance(Math.max(...until));
+    try {
+      if (!this.failed && this.req.onEof === "flush") {
+        const until = topo.windowOps().map((w) => w.flushTime()).filter((t): t is number => t !== undefined);
+        if (until.length) clock.advance(Math.max(...until));
+      }
+      await topo.settle();
+      topo.end();
+    } catch (e) {
+      this.fatal(e);
     }
-    await topo.settle();
-    topo.end();
     for (const op of topo.lookupOps()) await op.detach();
     if (clock instanceof WallClock) clock.stop();
+    this.errors.end();
     const status = statusObject(
       {
         status: this.failed ? "stopped by error" : "stopped",
-        message: this.failed ? "" : "done",
+        message: this.failed ? (this.errors.fatalMessage ?? "") : "done",
         lastStartTimestamp: topo.startedAt,
         lastStopTimestamp: clock.now(),
         nextStartTimestamp: 0,
       },
       topo.nodes(),
     );
-    return { exitCode: this.failed ? 1 : 0, lost: this.decodeErrors + this.sink.lost() + topo.dropped(), status };
+    const e = this.errors;
+    return { exitCode: this.failed ? 1 : 0, lost: e.decodeErrors + this.sink.lost() + topo.dropped(), decodeErrors: e.decodeErrors, rowErrors: e.rowErrors, status };
   }
 }
 

@@ -26,6 +26,7 @@ import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
+import { messageWhere, type PipeErrors } from "./pipe-errors.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -46,6 +47,8 @@ export interface RunSpec {
   readonly defaultType: string;
   /** Host-built connectors by stream name (pipe mode's stdin). */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
+  /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */
+  readonly errors?: PipeErrors;
 }
 
 class Inlet {
@@ -57,6 +60,8 @@ class Inlet {
   /** The `<i>_decoder` node of a byte source. */
   decoderNode: NodeMetrics | undefined;
   private decoded = 0;
+  /** The record being processed (pipe mode's error report locates row errors by it). */
+  current: SourceMessage | null = null;
   readonly wake = (): void => {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -79,6 +84,7 @@ class Inlet {
     // One clock read per drain: every record of the batch arrived in the same read.
     run.batchNow = run.clock.now();
     memoryGovernor.check();
+    run.active = this;
     try {
       this.loop(sub, run, buf);
     } catch (e) {
@@ -86,6 +92,8 @@ class Inlet {
       run.fatal(e);
     } finally {
       run.batchNow = 0;
+      run.active = undefined;
+      this.current = null;
     }
   };
 
@@ -110,6 +118,7 @@ class Inlet {
     const topo = this.run.topo;
     const dec: Decoder | null = this.att!.decoder;
     const now = this.run.now();
+    this.current = m;
     let rows: Obj | Obj[];
     if (m.payload !== null && dec) {
       // The decoder node's latency: one payload in 64 is timed.
@@ -122,6 +131,7 @@ class Inlet {
       } catch (e) {
         if (!(e instanceof RowError || e instanceof EngineError)) throw e;
         topo.sourceError(this.name, e.message);
+        this.run.errors?.decode(messageWhere(this.name, m), e.message);
         return;
       }
     } else rows = m.rows ?? {};
@@ -157,6 +167,10 @@ export class RuleRun {
   onFatal: ((e: unknown) => void) | undefined;
   /** The checkpoint coordinator (qos ≥ 1 only: qos 0 saves nothing and costs nothing). */
   private readonly checkpoints: Checkpointer | undefined;
+  /** Pipe mode's error report (RunSpec.errors). */
+  readonly errors: PipeErrors | undefined;
+  /** The inlet draining (undefined between drains: timers fire outside any record). */
+  active: Inlet | undefined;
 
   constructor(
     private readonly spec: RunSpec,
@@ -178,7 +192,10 @@ export class RuleRun {
     }).plan;
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
+    const errors = spec.errors;
+    this.errors = errors;
+    const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError }, this.sinkNodes);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     if (o.qos >= 1) {
       const log = (l: string) => env.log(l);
@@ -212,8 +229,16 @@ export class RuleRun {
   fatal(e: unknown): void {
     if (this.halted) return;
     this.halted = true;
-    this.env.log(`rule ${this.spec.id} stops by error: ${errorText(e)}`);
+    if (this.errors) this.errors.fatal(errorText(e));
+    else this.env.log(`rule ${this.spec.id} stops by error: ${errorText(e)}`);
     this.onFatal?.(e);
+  }
+
+  /** Where the record being processed came from, for the error report ("" outside a record). */
+  private where(): string {
+    const i = this.active;
+    const m = i?.current;
+    return i && m ? messageWhere(i.name, m) : "";
   }
 
   now(): number {
@@ -256,6 +281,7 @@ export class RuleRun {
           wake: inlet.wake,
           node,
           onEof: () => this.sourceEof(),
+          onFail: (e) => this.fatal(e),
           ref: `${this.spec.id}_${src.name}_0`,
           connector: this.spec.connectors?.get(src.name),
           offset: offsets?.get(src.name),
@@ -282,11 +308,14 @@ export class RuleRun {
       const att = i.att;
       if (!att) continue;
       const buf: SourceMessage[] = [];
+      this.active = i;
       while (att.sub.length) {
         att.sub.take(buf, STEP);
         for (const m of buf) i.process(m);
         buf.length = 0;
       }
+      this.active = undefined;
+      i.current = null;
     }
   }
 

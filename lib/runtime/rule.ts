@@ -48,6 +48,7 @@ import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
+import type { PipeErrors } from "./pipe-errors.ts";
 import type { SinkNode } from "../core/sink.ts";
 
 export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
@@ -70,6 +71,8 @@ export interface RuleHostOptions {
   readonly defaultType?: string;
   /** Host-built source connectors by stream name. */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
+  /** Pipe mode's stderr report of decode and row errors (rule-run.ts). */
+  readonly errors?: PipeErrors;
 }
 
 interface Action {
@@ -142,6 +145,7 @@ export class Rule {
             extraSinks: this.host.extraSinks ?? [],
             defaultType: this.host.defaultType ?? "mqtt",
             connectors: this.host.connectors,
+            errors: this.host.errors,
           },
           this.env,
           this.hub,

@@ -24,6 +24,8 @@ export interface AttachOptions {
   /** The rule's source node (connection metrics, exceptions). */
   readonly node: NodeMetrics;
   readonly onEof: () => void;
+  /** The source failed for good (`SourceContext.fail`): the rule stops by error. */
+  readonly onFail?: (e: unknown) => void;
   /** The attaching node as a named connection's reference, `<ruleId>_<stream>_0`. */
   readonly ref: string;
   /** A connector built by the host instead of the one TYPE names (pipe mode's stdin). */
@@ -46,6 +48,7 @@ class OpenSource {
   readonly status = new ConnectionReporter();
   readonly nodes = new Set<NodeMetrics>();
   readonly eofs = new Set<() => void>();
+  readonly fails = new Set<(e: unknown) => void>();
   refs = 0;
   connector: SourceConnector | undefined;
   ended = false;
@@ -85,6 +88,8 @@ export class SourceHub {
     s.refs++;
     s.nodes.add(o.node);
     s.eofs.add(o.onEof);
+    const onFail = o.onFail;
+    if (onFail) s.fails.add(onFail);
     s.status.attach(o.node);
     const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber") }) : null;
     if (fresh && !isShared && o.offset !== undefined) s.connector!.rewind?.(o.offset);
@@ -102,6 +107,10 @@ export class SourceHub {
         eof: () => {
           s.ended = true;
           for (const f of s.eofs) f();
+        },
+        fail: (e) => {
+          for (const n of s.nodes) n.exception(errorText(e), Date.now());
+          for (const f of s.fails) f(e);
         },
         log: (l) => this.env.log(l),
       };
@@ -121,6 +130,7 @@ export class SourceHub {
         s.status.detach(o.node);
         s.nodes.delete(o.node);
         s.eofs.delete(o.onEof);
+        if (onFail) s.fails.delete(onFail);
         if (--s.refs > 0) return;
         if (isShared) this.shared.delete(key);
         await s.connector?.close();

@@ -29,6 +29,7 @@ export function probe(capacity = 4096): SourceProbe {
     status: new ConnectionReporter(),
     ref: "r_s_0",
     exception: (m) => void exceptions.push(m),
+    fail: (e) => void exceptions.push(e instanceof Error ? e.message : String(e)),
     duplicates: () => {},
     eof: () => void (ended = true),
     log: () => {},

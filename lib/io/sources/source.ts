@@ -13,6 +13,8 @@ export interface SourceContext {
   readonly ref: string;
   /** A failure counted on the source node (the rule keeps running). */
   exception(message: string): void;
+  /** The source cannot go on (its input failed): the rules reading it stop by error. */
+  fail(e: unknown): void;
   /** Redelivered messages (MQTT DUP) were admitted. */
   duplicates(n: number): void;
   /** The source has no more data (`eofMessage`, end of stdin). */

@@ -8,6 +8,15 @@ import { decodeTupleJson } from "../formats/json-tuple.ts";
 import { SourceMessage } from "./message.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";
 
+/** A stdin record with its input line number (pipe mode reports row errors by line). */
+export class LineMessage extends SourceMessage {
+  readonly line: number;
+  constructor(rows: Obj | Obj[], line: number) {
+    super(null, rows, null);
+    this.line = line;
+  }
+}
+
 export class StdinSource implements SourceConnector {
   private closed = false;
   /** Lines that were not JSON objects. */
@@ -20,7 +29,10 @@ export class StdinSource implements SourceConnector {
 
   open(ctx: SourceContext): void {
     ctx.status.connected();
-    void this.pump(ctx);
+    // An input that cannot be read to its end stops the rule by error (it is not an end of input).
+    this.pump(ctx).catch((e: unknown) => {
+      if (!this.closed) ctx.fail(e);
+    });
   }
 
   private async pump(ctx: SourceContext): Promise<void> {
@@ -41,7 +53,7 @@ export class StdinSource implements SourceConnector {
           ctx.exception(errorText(e));
           continue;
         }
-        msgs.push(new SourceMessage(null, v as Obj | Obj[], null));
+        msgs.push(new LineMessage(v as Obj | Obj[], no));
       }
       for (let i = 0; i < msgs.length; ) {
         if (this.closed) return;
