@@ -251,7 +251,7 @@ async function pinnedFetch(u: URL, init: BunFetchRequestInit, guard: NetGuard): 
   }
 }
 
-/** Go's http.Client limit (eKuiper's client); fetch's would be 20. */
+/** Go's http.Client limit (eKuiper's client): 9 redirects are followed; fetch would follow 20. */
 export const MAX_REDIRECTS = 10;
 
 const CONTENT_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-location"];
@@ -262,7 +262,7 @@ const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "w
  * host once, checks every address and connects to a checked one; redirects (301/302/303/307/308)
  * are followed here as fetch would — 303, and 301/302 after POST, turn into a body-less GET;
  * 307/308 keep method and body; credentials are dropped on a cross-origin hop — at most
- * `MAX_REDIRECTS` times (`stopped after 10 redirects`). `redirect: "manual"` returns the 3xx.
+ * 9 times (the 10th: `stopped after 10 redirects`, Go's client). `redirect: "manual"` returns the 3xx.
  */
 export async function guardedFetch(url: string | URL, init: BunFetchRequestInit, guard: NetGuard): Promise<Response> {
   let u = httpUrl(url);
@@ -281,7 +281,8 @@ export async function guardedFetch(url: string | URL, init: BunFetchRequestInit,
     if (location === null || (!toGet && body instanceof ReadableStream)) return res;
     await res.body?.cancel();
     if (mode === "error") throw new EngineError(`redirect to ${location} refused`);
-    if (hop >= MAX_REDIRECTS) throw new EngineError(`stopped after ${MAX_REDIRECTS} redirects`);
+    // Go's CheckRedirect: the 10th redirect is refused (the 10 requests made so far all redirected).
+    if (hop + 1 >= MAX_REDIRECTS) throw new EngineError(`stopped after ${MAX_REDIRECTS} redirects`);
     const next = httpUrl(location, u);
     if (toGet) {
       method = "GET";
