@@ -236,8 +236,8 @@ async function pinnedFetch(u: URL, init: BunFetchRequestInit, guard: NetGuard): 
   const { literal, addresses } = await checkedAddresses(u, guard);
   if (literal) return guard.fetch(u.href, init);
   const headers = new Headers(init.headers);
-  // The URL's host, as Go's client sends it (a Host entry in the configured headers is ignored there too).
-  headers.set("host", u.host);
+  // The URL's host, unless the headers name one (then sent as configured, as without the guard).
+  if (!headers.has("host")) headers.set("host", u.host);
   const tls = u.protocol === "https:" ? { ...init.tls, serverName: hostOf(u) } : init.tls;
   for (let i = 0; ; i++) {
     const a = formatIp(addresses[i]!);

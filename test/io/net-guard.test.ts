@@ -215,9 +215,11 @@ test("DNS rebinding: the name is resolved once and the connection goes to the ad
   expect(secretHits).toBe(0);
 });
 
-test("the pinned request keeps the URL's Host header (a configured Host is replaced, as Go does) and reaches an IPv6 address", async () => {
-  const res = await guardedFetch(`http://api.example:${api.port}/p?q=1`, { headers: { Host: "evil.example" } }, guarded());
+test("the pinned request keeps the URL's Host header (or the configured one) and reaches an IPv6 address", async () => {
+  const res = await guardedFetch(`http://api.example:${api.port}/p?q=1`, {}, guarded());
   expect(await res.json()).toMatchObject({ host: `api.example:${api.port}`, path: "/p" });
+  const configured = await guardedFetch(`http://api.example:${api.port}/p`, { headers: { Host: "vhost.example" } }, guarded());
+  expect(await configured.json()).toMatchObject({ host: "vhost.example" });
   const before = connects.length;
   const r6 = await guardedFetch(`http://v6.example:${api.port}/`, {}, guarded());
   expect(r6.status).toBe(200);
