@@ -20,7 +20,23 @@ export interface NetGuard {
   readonly allowPrivate: boolean;
   readonly resolve: Resolver;
   readonly fetch: FetchFn;
+  /** Host → its checked addresses, for `RESOLVE_TTL_MS` (connections still go only to these). */
+  readonly _checked: Map<string, Checked>;
 }
+
+interface Checked {
+  /** Formatted for a URL host (IPv6 in brackets), in the order to try them. */
+  readonly hosts: readonly string[];
+  readonly until: number;
+}
+
+/**
+ * How long a name's checked addresses are reused, as Bun's own DNS cache does (30 s): a lookup
+ * through getaddrinfo costs ~60 µs even when cached, on every REST sink request. Safe, since a
+ * connection only ever goes to an address that was checked.
+ */
+export const RESOLVE_TTL_MS = 30_000;
+const MAX_CACHED_HOSTS = 256;
 
 /** getaddrinfo through Bun's cached lookup; IPv4 first, as the old check ordered them. */
 export const systemResolve: Resolver = async (host) => {
@@ -29,7 +45,7 @@ export const systemResolve: Resolver = async (host) => {
 };
 
 export function createNetGuard(o: { allowPrivate?: boolean; resolve?: Resolver; fetch?: FetchFn } = {}): NetGuard {
-  return { allowPrivate: o.allowPrivate === true, resolve: o.resolve ?? systemResolve, fetch: o.fetch ?? ((url, init) => fetch(url, init)) };
+  return { allowPrivate: o.allowPrivate === true, resolve: o.resolve ?? systemResolve, fetch: o.fetch ?? ((url, init) => fetch(url, init)), _checked: new Map() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -195,21 +211,31 @@ function hostOf(u: URL): string {
 
 /**
  * The addresses of the URL's host, each checked: resolved once (an IP literal is its own
- * address). Throws `ip <ip> is in internal network` when any of them is refused.
+ * address; undefined then). Throws `ip <ip> is in internal network` when any of them is refused.
  */
-export async function checkedAddresses(u: URL, guard: NetGuard): Promise<{ literal: boolean; addresses: Uint8Array[] }> {
+async function checkedHosts(u: URL, guard: NetGuard): Promise<readonly string[] | undefined> {
   const host = hostOf(u);
   const lit = parseIp(host);
-  const texts = lit ? [host] : await guard.resolve(host);
-  const addresses: Uint8Array[] = [];
+  if (lit) {
+    if (!guard.allowPrivate && isPrivateIp(lit)) throw internal(lit);
+    return undefined;
+  }
+  const now = Date.now();
+  const hit = guard._checked.get(host);
+  if (hit && hit.until > now) return hit.hosts;
+  const texts = await guard.resolve(host);
+  const hosts: string[] = [];
   for (const t of texts) {
     const b = parseIp(t);
     if (!b) throw new EngineError(`lookup ${host}: invalid address ${t}`);
     if (!guard.allowPrivate && isPrivateIp(b)) throw internal(b);
-    addresses.push(b);
+    const a = formatIp(b);
+    hosts.push(a.includes(":") ? `[${a}]` : a);
   }
-  if (addresses.length === 0) throw Object.assign(new Error(`lookup ${host}: no such host`), { code: "ENOTFOUND" });
-  return { literal: lit !== undefined, addresses };
+  if (hosts.length === 0) throw Object.assign(new Error(`lookup ${host}: no such host`), { code: "ENOTFOUND" });
+  if (guard._checked.size >= MAX_CACHED_HOSTS) guard._checked.clear();
+  guard._checked.set(host, { hosts, until: now + RESOLVE_TTL_MS });
+  return hosts;
 }
 
 /** Parses an http(s) URL; Go's client error for any other scheme. */
@@ -222,7 +248,7 @@ function httpUrl(url: string | URL, base?: URL): URL {
 /** Refuses the URL now (at connect time of a source) when its host is refused; nothing is sent. */
 export async function checkUrl(url: string, guard: NetGuard): Promise<void> {
   if (guard.allowPrivate) return;
-  await checkedAddresses(httpUrl(url), guard);
+  await checkedHosts(httpUrl(url), guard);
 }
 
 /** Connection-level failures after which the next resolved address is tried. */
@@ -233,20 +259,22 @@ function unreachable(e: unknown): boolean {
 
 /** One request (no redirect following) to exactly the checked addresses of `u`'s host. */
 async function pinnedFetch(u: URL, init: BunFetchRequestInit, guard: NetGuard): Promise<Response> {
-  const { literal, addresses } = await checkedAddresses(u, guard);
-  if (literal) return guard.fetch(u.href, init);
+  const hosts = await checkedHosts(u, guard);
+  if (!hosts) return guard.fetch(u.href, init);
   const headers = new Headers(init.headers);
   // The URL's host, unless the headers name one (then sent as configured, as without the guard).
   if (!headers.has("host")) headers.set("host", u.host);
   const tls = u.protocol === "https:" ? { ...init.tls, serverName: hostOf(u) } : init.tls;
+  const target = new URL(u.href);
   for (let i = 0; ; i++) {
-    const a = formatIp(addresses[i]!);
-    const target = new URL(u.href);
-    target.hostname = a.includes(":") ? `[${a}]` : a;
+    target.hostname = hosts[i]!;
     try {
       return await guard.fetch(target.href, { ...init, headers, tls });
     } catch (e) {
-      if (i + 1 >= addresses.length || !unreachable(e) || init.signal?.aborted) throw e;
+      if (i + 1 >= hosts.length || !unreachable(e) || init.signal?.aborted) {
+        guard._checked.delete(hostOf(u)); // resolve afresh next time
+        throw e;
+      }
     }
   }
 }

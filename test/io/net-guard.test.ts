@@ -215,6 +215,16 @@ test("DNS rebinding: the name is resolved once and the connection goes to the ad
   expect(secretHits).toBe(0);
 });
 
+test("one guard reuses a name's checked addresses for RESOLVE_TTL_MS: no new lookup, the same address connected to", async () => {
+  let calls = 0;
+  const g = guarded(async () => (++calls, ["93.184.216.35"]));
+  const before = connects.length;
+  await checkUrl(`http://other.example:${api.port}/`, g);
+  for (let i = 0; i < 3; i++) expect((await guardedFetch(`http://other.example:${api.port}/`, {}, g)).status).toBe(200);
+  expect(calls).toBe(1);
+  expect(connects.slice(before).map((c) => new URL(c.url).hostname)).toEqual(["93.184.216.35", "93.184.216.35", "93.184.216.35"]);
+});
+
 test("the pinned request keeps the URL's Host header (or the configured one) and reaches an IPv6 address", async () => {
   const res = await guardedFetch(`http://api.example:${api.port}/p?q=1`, {}, guarded());
   expect(await res.json()).toMatchObject({ host: `api.example:${api.port}`, path: "/p" });
