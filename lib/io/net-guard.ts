@@ -283,7 +283,8 @@ async function pinnedFetch(u: URL, init: BunFetchRequestInit, guard: NetGuard): 
 export const MAX_REDIRECTS = 10;
 
 const CONTENT_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-location"];
-const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "www-authenticate"];
+/** Dropped on a cross-origin hop: credentials (fetch, Go) and a configured Host meant for the first origin. */
+const ORIGIN_HEADERS = ["authorization", "proxy-authorization", "cookie", "www-authenticate", "host"];
 
 /**
  * fetch through the guard. With `allowPrivate` it is plain fetch. Otherwise each hop resolves its
@@ -317,7 +318,7 @@ export async function guardedFetch(url: string | URL, init: BunFetchRequestInit,
       body = undefined;
       for (const h of CONTENT_HEADERS) headers.delete(h);
     }
-    if (next.origin !== u.origin) for (const h of CREDENTIAL_HEADERS) headers.delete(h);
+    if (next.origin !== u.origin) for (const h of ORIGIN_HEADERS) headers.delete(h);
     u = next;
   }
 }
