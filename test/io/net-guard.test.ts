@@ -21,7 +21,11 @@ const key = readFileSync(join(TLS_DIR, "guard-test.key"), "utf8");
 
 /** Public addresses of the fake internet; each leads to the loopback server on the URL's port. */
 const ROUTED = new Set(["93.184.216.34", "93.184.216.35", "2606:2800:220:1:248:1893:25c8:1946"]);
+/** A public address whose host is down (connections to it are refused). */
+const DOWN = "93.184.216.99";
 const NAMES: Record<string, string[]> = {
+  "multi.example": [DOWN, "93.184.216.35"],
+  "down.example": [DOWN],
   "api.example": ["93.184.216.34"],
   "other.example": ["93.184.216.35"],
   "v6.example": ["2606:2800:220:1:248:1893:25c8:1946"],
@@ -47,7 +51,9 @@ const routedFetch: FetchFn = (url, init) => {
   const u = new URL(url);
   const h = u.hostname.replace(/^\[|\]$/g, "");
   connects.push({ url, host: new Headers(init.headers).get("host"), serverName: init.tls?.serverName });
-  if (ROUTED.has(formatIp(parseIp(h)!))) u.hostname = "127.0.0.1";
+  const a = formatIp(parseIp(h)!);
+  if (ROUTED.has(a)) u.hostname = "127.0.0.1";
+  else if (a === DOWN) u.hostname = "127.0.0.2"; // nothing listens there: a real refused connection
   return fetch(u.href, init);
 };
 const guarded = (resolve: Resolver = resolveFake) => createNetGuard({ allowPrivate: false, resolve, fetch: routedFetch });
@@ -167,6 +173,14 @@ test("one guard reuses a name's checked addresses for RESOLVE_TTL_MS: no new loo
   for (let i = 0; i < 3; i++) expect((await guardedFetch(`http://other.example:${api.port}/`, {}, g)).status).toBe(200);
   expect(calls).toBe(1);
   expect(connects.slice(before).map((c) => new URL(c.url).hostname)).toEqual(["93.184.216.35", "93.184.216.35", "93.184.216.35"]);
+});
+
+test("a refused connection to one checked address falls through to the next; never to an unchecked one", async () => {
+  const before = connects.length;
+  const res = await guardedFetch(`http://multi.example:${api.port}/m`, {}, guarded());
+  expect(await res.json()).toMatchObject({ host: `multi.example:${api.port}`, path: "/m" });
+  expect(connects.slice(before).map((c) => new URL(c.url).hostname)).toEqual([DOWN, "93.184.216.35"]);
+  await expect(guardedFetch(`http://down.example:${api.port}/`, {}, guarded())).rejects.toThrow(/ECONNREFUSED|ConnectionRefused/);
 });
 
 test("the pinned request keeps the URL's Host header (or the configured one) and reaches an IPv6 address", async () => {
