@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { formatIp, parseIp } from "../../lib/io/net-address.ts";
 import { checkUrl, createNetGuard, guardedFetch, type FetchFn, type Resolver } from "../../lib/io/net-guard.ts";
 
+/** A self-signed test-only certificate for `guard.test` (EC P-256, valid to 2126; `openssl req -x509`). */
 const TLS_DIR = join(import.meta.dir, "..", "..", "fixtures", "tls");
 const cert = readFileSync(join(TLS_DIR, "guard-test.crt"), "utf8");
 const key = readFileSync(join(TLS_DIR, "guard-test.key"), "utf8");
