@@ -1,17 +1,16 @@
 /**
  * The HTTP client shared by the httppull source and the httppull lookup (rules-and-sinks.md §11.3):
  * property parsing with eKuiper's error texts, templates over states / OAuth tokens / lookup keys
- * in url, body and headers, the private-network guard (`basic.enablePrivateNet`), OAuth access and
- * refresh, response decompression and decoding (`responseType` code or body).
+ * in url, body and headers, requests through the private-network guard (net-guard.ts), OAuth access
+ * and refresh, response decompression and decoding (`responseType` code or body).
  */
-import { lookup as dnsLookup } from "node:dns/promises";
 import { readFileSync } from "node:fs";
-import { isIP } from "node:net";
 import { isAbsolute, join } from "node:path";
 import { EngineError, errorText } from "../errors.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import { DECOMPRESSIONS, decompressBytes } from "./decompress.ts";
 import { decodeTupleJson } from "./formats/json-tuple.ts";
+import { checkUrl, guardedFetch, type NetGuard } from "./net-guard.ts";
 import { PropReader, type Props } from "./props.ts";
 import { compileTemplate, isTemplate, type CompiledTemplate } from "./templates/index.ts";
 
@@ -29,41 +28,6 @@ export const BODY_TYPES: Readonly<Record<string, string | undefined>> = {
 };
 
 const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH"]);
-
-/**
- * Loopback, private (RFC 1918, fc00::/7), link-local and unspecified addresses: what Go's
- * `IsPrivate || IsLoopback || IsLinkLocalUnicast || IsUnspecified` covers.
- */
-export function isPrivateIp(ip: string): boolean {
-  const v6 = ip.toLowerCase();
-  if (v6 === "::1" || v6 === "::" || v6.startsWith("fe80:") || v6.startsWith("fc") || v6.startsWith("fd")) return true;
-  const m = /^(?:::ffff:)?(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(v6);
-  if (!m) return false;
-  const a = Number(m[1]);
-  const b = Number(m[2]);
-  return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
-}
-
-/**
- * Refuses a URL whose host is (or resolves to) a loopback/private address unless allowed:
- * `ip <ip> is in internal network` **[quirk]** (this blocks `http://localhost` by default).
- */
-export async function checkPrivateNet(url: string, allow: boolean): Promise<void> {
-  if (allow) return;
-  let host: string;
-  try {
-    host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  } catch {
-    return; // an unparsable URL fails at the request with its own error
-  }
-  let ips: string[];
-  if (isIP(host)) ips = [host];
-  else {
-    const all = await dnsLookup(host, { all: true });
-    ips = all.sort((x, y) => x.family - y.family).map((a) => a.address);
-  }
-  for (const ip of ips) if (isPrivateIp(ip)) throw new EngineError(`ip ${ip} is in internal network`);
-}
 
 interface OAuthStep {
   readonly url: string;
@@ -197,7 +161,7 @@ function compileRequest(url: string, body: string, headers: Record<string, strin
 const utf8 = new TextDecoder();
 
 /**
- * One configured HTTP endpoint: `connect` applies the private-network guard and OAuth access;
+ * One configured HTTP endpoint: `connect` checks the configured host and runs the OAuth access;
  * `fetchRows` renders the request over the given template data, sends it and decodes the answer.
  */
 export class HttpClient {
@@ -208,12 +172,11 @@ export class HttpClient {
   tokens: Obj = {};
   private tokenAt = 0;
   private lastMd5 = "";
-  private readonly checked = new Set<string>();
   private readonly aborts = new Set<AbortController>();
 
   constructor(
     readonly conf: HttpConf,
-    private readonly allowPrivate: boolean,
+    private readonly guard: NetGuard,
   ) {
     this.req = compileRequest(conf.url, conf.body, conf.headers);
     const o = conf.oauth;
@@ -221,22 +184,17 @@ export class HttpClient {
     this.refresh = o?.refresh?.url ? compileRequest(o.refresh.url, o.refresh.body, o.refresh.headers) : undefined;
   }
 
-  /** The guard on the configured URL, then the OAuth access request. */
+  /**
+   * The guard on the configured URL when its host is not a template (refused at open, before any
+   * request; every request is checked again as it connects), then the OAuth access request.
+   */
   async connect(): Promise<void> {
-    await this.guard(this.conf.url.replace(/\{\{[^}]*\}\}/g, ""));
-    if (this.access) await this.authorize(this.access);
-  }
-
-  private async guard(url: string): Promise<void> {
-    let host = "";
-    try {
-      host = new URL(url).host;
-    } catch {
-      return;
+    const url = this.conf.url;
+    if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\{\{/i.test(url)) {
+      const plain = url.replace(/\{\{[^}]*\}\}/g, "");
+      if (URL.canParse(plain)) await checkUrl(plain, this.guard);
     }
-    if (this.checked.has(host)) return;
-    await checkPrivateNet(url, this.allowPrivate);
-    this.checked.add(host);
+    if (this.access) await this.authorize(this.access);
   }
 
   private async authorize(step: Request): Promise<void> {
@@ -301,7 +259,6 @@ export class HttpClient {
   private async send(r: Request, method: string, bodyType: string, data: Obj): Promise<{ status: number; body: Uint8Array }> {
     const c = this.conf;
     const url = r.url(data);
-    await this.guard(url);
     const headers: Record<string, string> = {};
     for (const [k, f] of r.headers) headers[k] = f(data);
     let body: string | undefined;
@@ -316,7 +273,7 @@ export class HttpClient {
     const timer = c.timeoutMs > 0 ? setTimeout(() => ac.abort(new DOMException("timeout", "TimeoutError")), c.timeoutMs) : undefined;
     try {
       // With `compression` the body is decompressed here, by the configured algorithm (eKuiper).
-      const res = await fetch(url, { method, headers, body, signal: ac.signal, tls: c.tls, decompress: !c.compression });
+      const res = await guardedFetch(url, { method, headers, body, signal: ac.signal, tls: c.tls, decompress: !c.compression }, this.guard);
       return { status: res.status, body: new Uint8Array(await res.arrayBuffer()) };
     } catch (e) {
       if (e instanceof EngineError) throw e;

@@ -8,6 +8,7 @@ import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
+import type { Resolver } from "../io/net-guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
 
 export interface RuntimeEnv {
@@ -27,8 +28,10 @@ export interface RuntimeEnv {
   readonly cacheDefaults: CacheConf;
   /** base64 `basic.aesKey`. */
   readonly aesKey: string | undefined;
-  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses (default false). */
+  /** `basic.enablePrivateNet`: httppull, lookups and the REST sink may reach loopback/private addresses (default false). */
   readonly enablePrivateNet: boolean;
+  /** Host name resolution for the private-network guard (tests inject one; default getaddrinfo). */
+  readonly resolveHost?: Resolver;
   /** MQTT source read path (bench/tests); default lean. */
   readonly mqttReader: ReaderKind | undefined;
   /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
@@ -57,6 +60,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     cacheDefaults: p.cacheDefaults ?? SHIPPED_CACHE_DEFAULTS,
     aesKey: p.aesKey,
     enablePrivateNet: p.enablePrivateNet ?? false,
+    resolveHost: p.resolveHost,
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),

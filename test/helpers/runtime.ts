@@ -26,9 +26,10 @@ export interface TestRuntime {
   rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
 }
 
+/** A runtime for tests; `enablePrivateNet` defaults to true here, since test servers listen on loopback. */
 export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
   const logs: string[] = [];
-  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, ...p });
+  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, enablePrivateNet: true, ...p });
   const hub = new SourceHub(env);
   return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
 }

@@ -10,6 +10,7 @@ import type { ConnectionRegistry } from "../connections.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import { resolveSourceProps, sourceType, type SourcePropEnv } from "../sources/index.ts";
 import { CachedLookup, lookupCacheConf } from "./cache.ts";
+import type { Resolver } from "../net-guard.ts";
 import { HttpPullLookup } from "./httppull.ts";
 import type { LookupSource } from "./lookup.ts";
 import { MemoryLookup } from "./memory.ts";
@@ -25,6 +26,8 @@ export interface LookupEnv {
   readonly baseDir: string;
   /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
   readonly enablePrivateNet?: boolean;
+  /** Host name resolution for the private-network guard (default getaddrinfo). */
+  readonly resolveHost?: Resolver;
 }
 
 export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {

@@ -6,6 +6,7 @@ import { EngineError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
 import type { DataServer } from "../data-server.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
+import { createNetGuard, type Resolver } from "../net-guard.ts";
 import type { Props } from "../props.ts";
 import type { SinkConnector } from "./connector.ts";
 import { FileSink } from "./file.ts";
@@ -24,6 +25,10 @@ export interface SinkEnv {
   readonly connections?: ConnectionRegistry;
   /** websocket and sse server endpoints. */
   readonly dataServer?: DataServer;
+  /** `basic.enablePrivateNet`: the REST sink may reach loopback/private addresses (default false). */
+  readonly enablePrivateNet?: boolean;
+  /** Host name resolution for the private-network guard (default getaddrinfo). */
+  readonly resolveHost?: Resolver;
 }
 
 export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sql", "sse", "stdout", "websocket"] as const;
@@ -43,7 +48,7 @@ export function createSinkConnector(type: string, props: Props, env: SinkEnv): S
     case "memory":
       return new MemorySink(props, env.pubsub);
     case "rest":
-      return new RestSink(props);
+      return new RestSink(props, createNetGuard({ allowPrivate: env.enablePrivateNet, resolve: env.resolveHost }));
     case "redis":
       return new RedisSink(props);
     case "redisPub":

@@ -1,11 +1,13 @@
 /**
- * The REST sink (rules-and-sinks.md §11.5): one HTTP request per payload with fetch. Transport
+ * The REST sink (rules-and-sinks.md §11.5): one HTTP request per payload, through the
+ * private-network guard like httppull (loopback/private targets need `basic.enablePrivateNet`). Transport
  * failures (refused, reset, timeout, DNS) are IO errors — retried with the cache or
  * resendInterval — and non-2xx answers are not. Configured headers are sent on every request,
  * templates rendered per payload (floe does not reproduce eKuiper's header-dropping quirk).
  */
 import { EngineError, IoError } from "../../errors.ts";
 import { BODY_TYPES } from "../http.ts";
+import { guardedFetch, type NetGuard } from "../net-guard.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 
@@ -68,7 +70,10 @@ export class RestSink implements SinkConnector {
   private readonly c: RestConf;
   private readonly aborts = new Set<AbortController>();
 
-  constructor(props: Props) {
+  constructor(
+    props: Props,
+    private readonly guard: NetGuard,
+  ) {
     this.c = parse(props);
   }
 
@@ -103,7 +108,7 @@ export class RestSink implements SinkConnector {
     const timer = c.timeout > 0 ? setTimeout(() => ac.abort(new DOMException("timeout", "TimeoutError")), c.timeout) : undefined;
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body, signal: ac.signal });
+      res = await guardedFetch(url, { method, headers, body, signal: ac.signal }, this.guard);
     } catch (e) {
       const text = `rest sink fails to send out the data:err=${(e as Error).message} recoverAble=${recoverable(e)} method=${method} path="${url}"`;
       if (recoverable(e)) throw new IoError(text, { cause: e });

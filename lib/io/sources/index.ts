@@ -13,6 +13,7 @@ import { mergeProps, PropReader } from "../props.ts";
 import type { DataServer } from "../data-server.ts";
 import { HttpPushSource } from "./httppush.ts";
 import { FileSource } from "./file.ts";
+import type { Resolver } from "../net-guard.ts";
 import { HttpPullSource } from "./httppull.ts";
 import { MemorySource } from "./memory.ts";
 import { MqttSource } from "./mqtt.ts";
@@ -109,6 +110,8 @@ export interface SourceConnectorEnv {
   readonly mqttReader: ReaderKind | undefined;
   /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
   readonly enablePrivateNet?: boolean;
+  /** Host name resolution for the private-network guard (default getaddrinfo). */
+  readonly resolveHost?: Resolver;
   /** httppush and websocket server endpoints. */
   readonly dataServer: DataServer;
 }

@@ -1,7 +1,7 @@
 /**
  * The httppull lookup (rules-and-sinks.md §11.3, last paragraph) against a real local HTTP
  * server: each lookup renders the key values into url and body, the response rows are the result;
- * the private-network guard applies at open.
+ * the private-network guard applies at open and to every lookup (a key may render the host).
  */
 import { afterAll, expect, test } from "bun:test";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
@@ -39,4 +39,16 @@ test("each lookup sends the request with the key values as template fields in ur
 test("a loopback target is refused at open without basic.enablePrivateNet", async () => {
   const src = createLookupSource("httppull", { url: base }, createRuntimeEnv());
   await expect(Promise.resolve(src.open())).rejects.toThrow("ip 127.0.0.1 is in internal network");
+});
+
+test("a lookup key rendered into the host is checked per lookup: loopback in any spelling is refused", async () => {
+  const env = createRuntimeEnv({ resolveHost: async (h) => (h === "api.example" ? ["127.0.0.1"] : []) });
+  const src = createLookupSource("httppull", { url: `http://{{.host}}:${server.port}/devices/1` }, env);
+  await src.open();
+  const before = bodies.length;
+  for (const host of ["[::ffff:127.0.0.1]", "2130706433", "0x7f.1", "api.example", "[::1]"]) {
+    await expect(Promise.resolve(src.lookup(["host"], [host]))).rejects.toThrow(/^ip (127\.0\.0\.1|::1) is in internal network$/);
+  }
+  expect(bodies.length).toBe(before);
+  await src.close();
 });

@@ -2,7 +2,7 @@
  * The httppull source (rules-and-sinks.md §11.3) against a real local HTTP server: pull at start
  * then every interval, url + DATASOURCE, method/body/bodyType/headers, pagination states,
  * incremental, responseType body, OAuth access and refresh, compression, eKuiper's error texts,
- * the private-network guard, and backpressure (no new pull while the bus refuses).
+ * the private-network guard (every spelling, names, templated hosts), and backpressure (no new pull while the bus refuses).
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -75,6 +75,34 @@ test("without basic.enablePrivateNet a loopback target is refused: `ip <ip> is i
   // In-process too, and for a host name resolving to loopback.
   await expect(openOn(new HttpPullSource({ url: `http://localhost:${server.port}` }, { baseDir: "." }))).rejects.toThrow(/^ip (127\.0\.0\.1|::1) is in internal network$/);
 }, 20_000);
+
+test.each([
+  ["http://[::ffff:127.0.0.1]:PORT/x", "127.0.0.1"],
+  ["http://[::ffff:7f00:1]:PORT/x", "127.0.0.1"],
+  ["http://[::1]:PORT/x", "::1"],
+  ["http://2130706433:PORT/x", "127.0.0.1"],
+  ["http://0x7f000001:PORT/x", "127.0.0.1"],
+  ["http://0177.0.0.1:PORT/x", "127.0.0.1"],
+  ["http://127.1:PORT/x", "127.0.0.1"],
+  ["http://api.example:PORT/x", "127.0.0.1"],
+])("every spelling of a loopback target is refused at open: %s → ip %s is in internal network", async (url, ip) => {
+  reset({});
+  // A public-looking name that resolves to loopback (an injected resolver, not real DNS).
+  const resolveHost = async (h: string) => (h === "api.example" ? ["127.0.0.1"] : []);
+  const src = new HttpPullSource({ url: url.replace("PORT", String(server.port)) }, { baseDir: ".", resolveHost });
+  await expect(openOn(src)).rejects.toThrow(new Error(`ip ${ip} is in internal network`));
+  expect(seen.length).toBe(0);
+});
+
+test("a url whose host is a state template is checked at each pull, not only at open", async () => {
+  reset({ "/x": () => json({ a: 1 }) });
+  const src = new HttpPullSource({ url: `http://{{.host}}:${server.port}/x`, states: { host: "2130706433" }, interval: 0 }, { baseDir: "." });
+  const p = await openOn(src);
+  await waitFor(() => p.exceptions.length > 0, "the refusal");
+  await src.close();
+  expect(p.exceptions).toEqual(["ip 127.0.0.1 is in internal network"]);
+  expect(seen.length).toBe(0);
+});
 
 test.each([
   [{ method: "fetch" }, "Not supported HTTP method fetch."],
