@@ -4,7 +4,7 @@
  * `ip <ip> is in internal network` and nothing is sent; `basic.enablePrivateNet` lets them through.
  */
 import { afterEach, expect, test } from "bun:test";
-import type { Obj } from "../../../lib/expr/values.ts";
+import type { Obj } from "../../../lib/value/values.ts";
 import { systemResolve, type Resolver } from "../../../lib/io/net-guard.ts";
 import { HttpCollector } from "../../helpers/http.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
