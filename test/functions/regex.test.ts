@@ -1,14 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import { RowError } from "../../lib/errors.ts";
 import {
+  CACHE_LIMIT,
+  cachedPatterns,
+  callSiteRegex,
   compileLikePattern,
+  GoRegex,
   goFindString,
   goFindStringSubmatch,
   goMatchString,
   goRegex,
   goReplaceAllString,
 } from "../../lib/functions/regex/index.ts";
+import { Lru } from "../../lib/functions/regex/lru.ts";
+import type { Value } from "../../lib/expr/values.ts";
 import { compileLikeSource } from "../../lib/sql/like.ts";
+import { ctxFor } from "./env.ts";
+import { call } from "./invoke-helpers.ts";
+import sqlCases from "../../fixtures/functions/regex-sql.json";
 import goCases from "../../fixtures/functions/regex-go.json";
 import go125Cases from "../../fixtures/functions/regex-go125.json";
 import likeCases from "../../fixtures/functions/like.json";
@@ -88,5 +97,86 @@ describe("compile cache", () => {
     const re = goRegex("a");
     expect(re.test("a")).toBe(true);
     expect(re.test("a")).toBe(true);
+  });
+});
+
+describe("Go syntax and Go errors through the SQL functions", () => {
+  type SqlCase = { fn: string; args: string[]; want?: Value; err?: string };
+  test.each((sqlCases as SqlCase[]).map((c) => [`${c.fn}(${c.args.map((a) => JSON.stringify(a)).join(", ")})`, c] as const))("%s", (_l, c) => {
+    const got = call(c.fn, c.args);
+    expect(got).toEqual(c.err !== undefined ? { err: c.err } : c.want!);
+  });
+});
+
+describe("linear time (RE2): patterns that make a backtracking engine explode", () => {
+  const s = "a".repeat(10_000) + "b";
+  const ms = (f: () => unknown): number => {
+    const t0 = performance.now();
+    f();
+    return performance.now() - t0;
+  };
+
+  test.each([
+    ["regexp_matches", ["(a+)+$"], false],
+    ["regexp_substr", ["(a+)+$"], ""],
+    ["regexp_replace", ["(a+)+$", "x"], s],
+    ["regexp_matches", ["(a|aa)+$"], false],
+    ["regexp_matches", ["(a*)*c"], false],
+    ["regexp_matches", ["(.*a){20}c"], false],
+  ] as const)("%s(10,000 a's + b, %p) answers in < 50 ms", (fn, rest, want) => {
+    call(fn, ["aab", ...rest]); // compiled outside the timing
+    let got: unknown;
+    expect(ms(() => (got = call(fn, [s, ...rest])))).toBeLessThan(50);
+    expect(got).toEqual(want);
+  });
+
+  test("LIKE with many wildcards answers in < 50 ms", () => {
+    const re = compileLikePattern("%a%a%a%a%a%a%a%a%a%a%c");
+    expect(ms(() => expect(re.test(s)).toBe(false))).toBeLessThan(50);
+  });
+
+  test("a JSON path =~ filter answers in < 50 ms", () => {
+    call("json_path_exists", [{ v: ["aab"] }, '$.v[? @ =~ "(a+)+$"]']);
+    let got: unknown;
+    expect(ms(() => (got = call("json_path_exists", [{ v: [s] }, '$.v[? @ =~ "(a+)+$"]'])))).toBeLessThan(50);
+    expect(got).toBe(false);
+  });
+});
+
+describe("compiled once", () => {
+  test("a call site compiles a constant pattern on the first row only", () => {
+    const ctx = ctxFor("regexp_matches");
+    const a = callSiteRegex(ctx, "x(y)z");
+    expect(callSiteRegex(ctx, "x(y)z")).toBe(a);
+    const b = callSiteRegex(ctx, "other");
+    expect(b).not.toBe(a);
+    // The cache still holds the first: going back does not recompile.
+    expect(callSiteRegex(ctx, "x(y)z")).toBe(a);
+  });
+
+  test("an invalid pattern at a call site fails on every row", () => {
+    const ctx = ctxFor("regexp_matches");
+    expect(() => callSiteRegex(ctx, "(a")).toThrow("error parsing regexp: missing closing ): `(a`");
+    expect(() => callSiteRegex(ctx, "(a")).toThrow("error parsing regexp: missing closing ): `(a`");
+  });
+
+  test("the cache is a bounded LRU: the least recently used entry goes first", () => {
+    const lru = new Lru<number>(3);
+    lru.set("a", 1);
+    lru.set("b", 2);
+    lru.set("c", 3);
+    expect(lru.get("a")).toBe(1);
+    lru.set("d", 4);
+    expect(lru.size).toBe(3);
+    expect(lru.get("b")).toBeUndefined();
+    expect([lru.get("a"), lru.get("c"), lru.get("d")]).toEqual([1, 3, 4]);
+  });
+
+  test("patterns from data never grow the cache past its bound", () => {
+    for (let i = 0; i < CACHE_LIMIT + 100; i++) goRegex(`p${i}`);
+    expect(cachedPatterns()).toBe(CACHE_LIMIT);
+    const latest = goRegex(`p${CACHE_LIMIT + 99}`);
+    expect(latest).toBeInstanceOf(GoRegex);
+    expect(goRegex(`p${CACHE_LIMIT + 99}`)).toBe(latest);
   });
 });

@@ -29,6 +29,11 @@ export const CACHE_LIMIT = 4096;
 
 const cache = new Lru<GoRegex | RowError>(CACHE_LIMIT);
 
+/** How many pattern texts the cache holds (at most CACHE_LIMIT). */
+export function cachedPatterns(): number {
+  return cache.size;
+}
+
 /** Go's `syntax.Error` text of an re2js parse failure, its fragment as the user wrote it. */
 function goErrorText(e: RE2JSSyntaxException, pattern: string, rw: GoRewrite): string {
   let code = e.error;
