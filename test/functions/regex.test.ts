@@ -4,6 +4,7 @@ import {
   CACHE_LIMIT,
   cachedPatterns,
   callSiteRegex,
+  compileGoRegex,
   compileLikePattern,
   GoRegex,
   goFindString,
@@ -44,13 +45,22 @@ function errorOf(f: () => unknown): string | undefined {
   }
 }
 
-/** Checks one case; `groups` are FindStringSubmatch texts ("" for a group that did not take part). */
+/**
+ * Checks one case on both engines (the cached regexp, with its JS twin when the pattern has one,
+ * and re2js alone); `groups` are FindStringSubmatch texts ("" for a group that did not take part).
+ */
 function check(c: RegexCase): void {
   if (c.err !== undefined) {
     expect(errorOf(() => goRegex(c.pattern))).toBe(c.err);
     return;
   }
-  const re = goRegex(c.pattern);
+  checkWith(goRegex(c.pattern), c);
+  const alone = compileGoRegex(c.pattern, false);
+  if (alone instanceof RowError) throw new Error(alone.message);
+  checkWith(alone, c);
+}
+
+function checkWith(re: GoRegex, c: RegexCase): void {
   const s = c.input!;
   if (c.match !== undefined) expect(goMatchString(re, s)).toBe(c.match);
   if (c.find !== undefined) expect(goFindString(re, s)).toBe(c.find);

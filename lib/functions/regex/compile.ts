@@ -1,26 +1,48 @@
 /**
  * Go regular expressions on re2js (a JavaScript port of RE2/Go regexp): linear-time matching,
- * Go's syntax and Go's error texts. A pattern is compiled once per text and kept in a bounded
- * LRU cache, because patterns may come from data.
+ * Go's syntax and Go's error texts; simple patterns proven fast on a backtracking engine also get
+ * a JS RegExp twin (safe-js.ts), used where its speed is proven. A pattern is compiled once per
+ * text and kept in a bounded LRU cache, because patterns may come from data.
  */
 import { RE2JS, RE2JSSyntaxException } from "re2js";
 import { RowError } from "../../errors.ts";
+import { JsCursor, type MatchCursor } from "./cursor.ts";
 import { rewriteGoPattern, type GoRewrite } from "./go-syntax.ts";
 import { Lru } from "./lru.ts";
+import { safeJsOf, UNANCHORED_MAX } from "./safe-js.ts";
 
-/** A compiled Go regexp. Stateless: safe to share between rules. */
+/** A compiled Go regexp. Stateless between calls: safe to share between rules. */
 export class GoRegex {
   readonly re: RE2JS;
   /** Capture names by group index ("" for the whole match and unnamed groups). */
   readonly names: readonly string[];
-  constructor(re: RE2JS, names: readonly string[]) {
+  /** The JS twin (flag `u`), null when the pattern is not proven fast on it. */
+  readonly js: RegExp | null;
+  /** The JS twin with flag `g`, for cursors (lastIndex is set before every search). */
+  private readonly jsScan: RegExp | null;
+  /** The twin is anchored by `^`: linear on any input, not only on short ones. */
+  private readonly jsAnyLength: boolean;
+
+  constructor(re: RE2JS, names: readonly string[], js: { source: string; anchored: boolean } | null) {
     this.re = re;
     this.names = names;
+    this.js = js ? new RegExp(js.source, "u") : null;
+    this.jsScan = js ? new RegExp(js.source, "gu") : null;
+    this.jsAnyLength = js !== null && js.anchored;
+  }
+
+  private useJs(s: string): boolean {
+    return this.js !== null && (this.jsAnyLength || s.length <= UNANCHORED_MAX);
   }
 
   /** Go `MatchString`: a match anywhere. */
   test(s: string): boolean {
-    return this.re.test(s);
+    return this.useJs(s) ? this.js!.test(s) : this.re.test(s);
+  }
+
+  /** A search cursor over `s` (for FindString, submatches and ReplaceAllString). */
+  cursor(s: string): MatchCursor {
+    return this.useJs(s) ? new JsCursor(this.jsScan!, s) : this.re.matcher(s);
   }
 }
 
@@ -53,7 +75,11 @@ function goErrorText(e: RE2JSSyntaxException, pattern: string, rw: GoRewrite): s
   return `error parsing regexp: ${code}: \`${expr}\``;
 }
 
-function build(pattern: string): GoRegex | RowError {
+/**
+ * Compiles without the cache; `twin: false` leaves the pattern on re2js alone (tests and the
+ * benchmark compare the engines). Returns the RowError instead of throwing it.
+ */
+export function compileGoRegex(pattern: string, twin = true): GoRegex | RowError {
   const rw = rewriteGoPattern(pattern);
   let re: RE2JS;
   try {
@@ -69,14 +95,14 @@ function build(pattern: string): GoRegex | RowError {
     for (const [name, idx] of Object.entries(re.namedGroups())) byIndex[idx] = name;
     names = byIndex;
   }
-  return new GoRegex(re, names);
+  return new GoRegex(re, names, twin ? safeJsOf(pattern) : null);
 }
 
 /** Compiles (cached) a Go pattern; throws RowError `error parsing regexp: <reason>: \`<fragment>\``. */
 export function goRegex(pattern: string): GoRegex {
   let r = cache.get(pattern);
   if (r === undefined) {
-    r = build(pattern);
+    r = compileGoRegex(pattern);
     cache.set(pattern, r);
   }
   if (r instanceof RowError) throw r;

@@ -3,19 +3,19 @@ import type { GoRegex } from "./compile.ts";
 
 /** Go `MatchString`: a match anywhere. */
 export function goMatchString(re: GoRegex, s: string): boolean {
-  return re.re.test(s);
+  return re.test(s);
 }
 
 /** Go `FindString`: the leftmost match, "" when none. */
 export function goFindString(re: GoRegex, s: string): string {
-  const m = re.re.matcher(s);
-  return m.find() ? m.group()! : "";
+  const m = re.cursor(s);
+  return m.find(0) ? m.group(0)! : "";
 }
 
 /** Go `FindStringSubmatch`: the match and its groups ("" for a group that did not take part), null when none. */
 export function goFindStringSubmatch(re: GoRegex, s: string): string[] | null {
-  const m = re.re.matcher(s);
-  if (!m.find()) return null;
+  const m = re.cursor(s);
+  if (!m.find(0)) return null;
   const out: string[] = [];
   for (let i = 0; i < re.names.length; i++) out.push(m.group(i) ?? "");
   return out;

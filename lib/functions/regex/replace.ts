@@ -2,8 +2,8 @@
  * Go `Regexp.ReplaceAllString` (functions §8.4): `$name` / `${name}` templates, non-overlapping
  * matches left to right, and Go's rule for empty matches.
  */
-import type { Matcher } from "re2js";
 import { CACHE_LIMIT, type GoRegex } from "./compile.ts";
+import type { MatchCursor } from "./cursor.ts";
 import { Lru } from "./lru.ts";
 
 /** A `$` reference of a template: a group number or a group name. */
@@ -76,7 +76,7 @@ function parseTemplate(t: string): TemplatePart[] {
   return parts;
 }
 
-function expand(parts: TemplatePart[], m: Matcher, names: readonly string[]): string {
+function expand(parts: TemplatePart[], m: MatchCursor, names: readonly string[]): string {
   let out = "";
   for (const p of parts) {
     if (typeof p === "string") out += p;
@@ -102,7 +102,7 @@ function expand(parts: TemplatePart[], m: Matcher, names: readonly string[]): st
  */
 export function goReplaceAllString(re: GoRegex, s: string, template: string): string {
   const parts = parseTemplate(template);
-  const m = re.re.matcher(s);
+  const m = re.cursor(s);
   const n = s.length;
   let out = "";
   let lastMatchEnd = 0;
