@@ -46,8 +46,11 @@ export class GoRegex {
   }
 }
 
-/** Entries kept by each cache of compiled patterns. */
-export const CACHE_LIMIT = 4096;
+/**
+ * Entries kept by each cache of compiled patterns. Bounded also because each re2js pattern keeps
+ * a lazily built DFA (re2js caps it at 8 MB per pattern).
+ */
+export const CACHE_LIMIT = 1024;
 
 const cache = new Lru<GoRegex | RowError>(CACHE_LIMIT);
 

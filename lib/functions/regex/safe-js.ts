@@ -9,7 +9,10 @@
  * `^` first, `$` last. Proof of speed: every quantifier whose count may vary is followed by a
  * mandatory character disjoint from the repeated one (or ends the pattern), so at every
  * backtracking point the alternative fails on its first character and one match attempt costs
- * O(characters consumed). An attempt anchored by `^` is one attempt: linear. An unanchored search
+ * O(characters consumed). One exception, for LIKE's `^prefix.*suffix$`: in a pattern anchored by
+ * `^`, one repeat may overlap what follows if only fixed-count items follow it; each of its O(n)
+ * backtracking points then costs the fixed tail. An attempt anchored by `^` is one attempt:
+ * linear. An unanchored search
  * makes one attempt per start position: quadratic at worst, so it is used only on inputs of at
  * most UNANCHORED_MAX characters (≤ ~10^6 steps) and longer inputs go to re2js.
  * Semantics are Go's by construction: classes are emitted as explicit code-point ranges, `.` as
@@ -172,6 +175,11 @@ function quantifier(r: Reader): { min: number; max: number } {
   return q;
 }
 
+function fixedFrom(items: readonly Item[], k: number): boolean {
+  for (let i = k; i < items.length; i++) if (items[i]!.min !== items[i]!.max) return false;
+  return true;
+}
+
 function scan(p: string): SafeJs {
   const r = new Reader(p);
   const items: Item[] = [];
@@ -231,12 +239,17 @@ function scan(p: string): SafeJs {
     src += atom + (q.min === 1 && q.max === 1 ? "" : `{${q.min},${q.max === Infinity ? "" : q.max}}`);
     items.push({ set, min: q.min, max: q.max });
   }
+  let overlap = false;
   for (let k = 0; k < items.length; k++) {
     const it = items[k]!;
     if (it.min === it.max) continue;
     const next = items[k + 1];
     if (next === undefined) continue;
-    if (next.min < 1 || !disjoint(it.set, next.set)) throw UNSAFE;
+    if (next.min >= 1 && disjoint(it.set, next.set)) continue;
+    // One overlapping repeat in an anchored pattern, followed by fixed items only (LIKE
+    // "prefix%suffix"): its O(n) backtracking points each try a fixed tail: O(n × tail).
+    if (!anchored || overlap || !fixedFrom(items, k + 1)) throw UNSAFE;
+    overlap = true;
   }
   return { source: src, anchored };
 }
