@@ -120,10 +120,12 @@ describe("Go syntax and Go errors through the SQL functions", () => {
 
 describe("linear time (RE2): patterns that make a backtracking engine explode", () => {
   const s = "a".repeat(10_000) + "b";
+  // CPU milliseconds of this process: the bound is about the algorithm, not the machine's load.
   const ms = (f: () => unknown): number => {
-    const t0 = performance.now();
+    const t0 = process.cpuUsage();
     f();
-    return performance.now() - t0;
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / 1000;
   };
 
   test.each([
@@ -134,7 +136,7 @@ describe("linear time (RE2): patterns that make a backtracking engine explode", 
     ["regexp_matches", ["(a*)*c"], false],
     ["regexp_matches", ["(.*a){20}c"], false],
   ] as const)("%s(10,000 a's + b, %p) answers in < 50 ms", (fn, rest, want) => {
-    call(fn, ["aab", ...rest]); // compiled outside the timing
+    call(fn, ["a".repeat(100) + "b", ...rest]); // compiled and warmed up outside the timing
     let got: unknown;
     expect(ms(() => (got = call(fn, [s, ...rest])))).toBeLessThan(50);
     expect(got).toEqual(want);
