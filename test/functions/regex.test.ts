@@ -118,6 +118,12 @@ describe("Go syntax and Go errors through the SQL functions", () => {
   });
 });
 
+test("nesting deeper than Go's limit fails with Go's text, the whole pattern as fragment", () => {
+  const deep = "(".repeat(1001) + "a" + ")".repeat(1001);
+  expect(errorOf(() => goRegex(deep))).toBe(`error parsing regexp: expression nests too deeply: \`${deep}\``);
+  expect(goRegex("(".repeat(999) + "a" + ")".repeat(999))).toBeInstanceOf(GoRegex);
+});
+
 describe("linear time (RE2): patterns that make a backtracking engine explode", () => {
   const s = "a".repeat(10_000) + "b";
   // CPU milliseconds of this process: the bound is about the algorithm, not the machine's load.
