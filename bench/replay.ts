@@ -6,9 +6,10 @@
  * high-water mark starts at this process's RSS at fork time), and proves the output: windows → Σ n over
  * every emitted window equals the records, every device present; W1 → exactly the rows with
  * temp > 21.0, no duplicate id; W3 → one row per record, every topic present.
- *   make build && node_modules/.bin/bun bench/replay.ts [w1 … w5] [--runs N] [--rate R] [--bin PATH] [--options K=V]
- * Writes bench/results/<date>-replay[-<options>].json (`--options windowEvaluator=buffered`
- * measures the buffered evaluator).
+ *   make build && node_modules/.bin/bun bench/replay.ts [w1 … w5] [--runs N] [--rate R] [--bin PATH] [--options K=V] [--rule PATH]
+ * Writes bench/results/<date>-replay[-<options>][-<rule>].json (`--options windowEvaluator=buffered`
+ * measures the buffered evaluator; `--rule bench/rules/w3-regex.sql` runs W3's data through
+ * another rule with the same output proof, e.g. the regular-expression variant).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -25,6 +26,7 @@ const runs = Number(opt("--runs", "3"));
 const rate = Number(opt("--rate", String(DEFAULT_RATE)));
 const bin = opt("--bin", join(ROOT, "dist/floe"));
 const extra = opt("--options", "");
+const ruleOverride = opt("--rule", "");
 const workloads = (args.length ? args : ["w1", "w2", "w3", "w4", "w5"]) as Workload[];
 const SIZES = [100_000, 1_000_000];
 if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`make build\` first`);
@@ -38,6 +40,10 @@ interface Run {
   /** Σ n over the windows (W2/W4/W5), distinct ids (W1). */
   sumN: number;
   devices: number;
+}
+
+function ruleOf(w: Workload): string {
+  return ruleOverride || WORKLOADS[w].rule;
 }
 
 /** What the proof expects: Σ n (windows), rows (W1: temp > 21.0 on 139 of every 150; W3: one per record). */
@@ -65,7 +71,7 @@ function status(pid: number): Record<string, number> {
 }
 
 async function engine(w: Workload, file: string, records: number): Promise<Run> {
-  const cmd = [bin, "run", join(ROOT, WORKLOADS[w].rule), "--input", file, "--replay", "--on-eof", "flush"];
+  const cmd = [bin, "run", join(ROOT, ruleOf(w)), "--input", file, "--replay", "--on-eof", "flush"];
   if (extra) cmd.push("-o", extra);
   const t0 = performance.now();
   const p = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
@@ -165,7 +171,7 @@ for (const w of workloads) {
       sumN: last.sumN,
       devices: last.devices,
       proof,
-      command: `${bin} run ${WORKLOADS[w].rule} --input ${file} --replay --on-eof flush${extra ? ` -o ${extra}` : ""}`,
+      command: `${bin} run ${ruleOf(w)} --input ${file} --replay --on-eof flush${extra ? ` -o ${extra}` : ""}`,
     };
     results.push(row);
     console.log(
@@ -180,7 +186,8 @@ for (const w of workloads) {
 }
 const dir = join(ROOT, "bench/results");
 if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
-const suffix = extra ? `-${extra.replace(/[^A-Za-z0-9]+/g, "_")}` : "";
+const suffix =
+  (extra ? `-${extra.replace(/[^A-Za-z0-9]+/g, "_")}` : "") + (ruleOverride ? `-${ruleOverride.replace(/^.*\//, "").replace(/\.sql$/, "")}` : "");
 const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay${suffix}.json`);
 // Runs of other workloads the same day stay in the file; this run's replace theirs.
 type Result = { workload: string; records: number };

@@ -1,6 +1,6 @@
 /** CASE, IN, BETWEEN and LIKE (sql §7.7–7.10), with eKuiper's error wrapping. */
 import { RowError } from "../errors.ts";
-import { compileLikePattern } from "../functions/regex.ts";
+import { compileLikePattern, type GoRegex } from "../functions/regex/index.ts";
 import type { Between, Case, In, Like } from "../sql/ast.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
 import { checkLeft, compare, equals } from "./ops.ts";
@@ -108,7 +108,7 @@ export function compileLike(e: Like, scope: Scope): Evaluator {
   const left = compileExpr(e.left, scope);
   const op = e.not ? "NOT LIKE" : "LIKE";
   const not = e.not;
-  let pattern: (row: Parameters<Evaluator>[0], ctx: Parameters<Evaluator>[1]) => RegExp;
+  let pattern: (row: Parameters<Evaluator>[0], ctx: Parameters<Evaluator>[1]) => GoRegex;
   if (e.pattern.kind === "string") {
     const re = compileLikePattern(e.pattern.value);
     pattern = () => re;

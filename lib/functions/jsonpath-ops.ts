@@ -7,7 +7,7 @@ import { RowError } from "../errors.ts";
 import { fmtV, floatToInt64, goType, parseGoFloat, strictEqual, type Value } from "../value/values.ts";
 import { compareBytewise } from "./key-order.ts";
 import { goPow } from "./math-go.ts";
-import { compileGoRegex as compileRegex } from "./regex.ts";
+import { goRegex as compileRegex } from "./regex/index.ts";
 
 /** An evaluable: `cur` is the current element (`@`), `root` the document (`$`). */
 export type Ev = ((cur: Value, root: Value) => Value) & { isConst?: boolean };

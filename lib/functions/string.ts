@@ -20,7 +20,7 @@ import {
   type FuncDef,
   type Validator,
 } from "./registry.ts";
-import { goFindString, goMatchString, goRegex, goReplaceAllString } from "./regex.ts";
+import { callSiteRegex, goFindString, goMatchString, goReplaceAllString } from "./regex/index.ts";
 import { formatFixed, formatLocale } from "./string-format.ts";
 import {
   caseMapGo,
@@ -206,21 +206,21 @@ const defs: FuncDef[] = [
     kind: "scalar",
     validate: S2,
     policy: "F",
-    exec: (a) => goMatchString(goRegex(toStr(a[1])), toStr(a[0])),
+    exec: (a, ctx) => goMatchString(callSiteRegex(ctx, toStr(a[1])), toStr(a[0])),
   },
   {
     name: "regexp_replace",
     kind: "scalar",
     validate: validateArgs(3, [STRING, STRING, STRING]),
     policy: "N",
-    exec: (a) => goReplaceAllString(goRegex(toStr(a[1])), toStr(a[0]), toStr(a[2])),
+    exec: (a, ctx) => goReplaceAllString(callSiteRegex(ctx, toStr(a[1])), toStr(a[0]), toStr(a[2])),
   },
   {
     name: "regexp_substr",
     kind: "scalar",
     validate: S2,
     policy: "N",
-    exec: (a) => goFindString(goRegex(toStr(a[1])), toStr(a[0])),
+    exec: (a, ctx) => goFindString(callSiteRegex(ctx, toStr(a[1])), toStr(a[0])),
   },
   { name: "reverse", kind: "scalar", validate: S1, policy: "N", exec: (a) => reverseCodePoints(toStr(a[0])) },
   { name: "substring", kind: "scalar", validate: validateSubstring, policy: "N", exec: substring },

@@ -1,10 +1,11 @@
 /**
  * `\p{name}` / `\P{name}` of Go's regexp (Go 1.25): general categories (short names and their
  * long aliases), Any, ASCII, Assigned, LC, Cn and the script names of Go's `unicode.Scripts`,
- * looked up loosely (case-insensitive, ignoring spaces, `_` and `-`), rendered as JS class atoms.
+ * looked up loosely (case-insensitive, ignoring spaces, `_` and `-`), rendered as class atoms that
+ * re2js reads with Go's meaning (re2js knows only exact names, and its `C` includes `Cn`).
  */
 
-/** The JS class atoms of a named class and of its complement. */
+/** The class atoms (re2js syntax, usable inside `[…]`) of a named class and of its complement. */
 export interface UnicodeClass {
   readonly pos: readonly string[];
   readonly neg: readonly string[];
@@ -91,9 +92,9 @@ function build(): Map<string, UnicodeClass> {
     neg: ["\\p{L}", "\\p{M}", "\\p{N}", "\\p{P}", "\\p{S}", "\\p{Z}", "\\p{Cn}"],
   });
   add(["Any"], simple("Any"));
-  add(["ASCII"], simple("ASCII"));
+  add(["ASCII"], { pos: ["\\x00-\\x7F"], neg: ["\\x{80}-\\x{10FFFF}"] });
   add(["Assigned"], { pos: ["\\P{Cn}"], neg: ["\\p{Cn}"] });
-  for (const s of SCRIPTS.split(" ")) add([s], simple(`Script=${s}`));
+  for (const s of SCRIPTS.split(" ")) add([s], simple(s));
   return m;
 }
 
