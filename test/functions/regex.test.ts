@@ -14,7 +14,7 @@ import {
   goReplaceAllString,
 } from "../../lib/functions/regex/index.ts";
 import { Lru } from "../../lib/functions/regex/lru.ts";
-import type { Value } from "../../lib/expr/values.ts";
+import type { Value } from "../../lib/value/values.ts";
 import { compileLikeSource } from "../../lib/sql/like.ts";
 import { ctxFor } from "./env.ts";
 import { call } from "./invoke-helpers.ts";
