@@ -80,6 +80,9 @@ class Inlet {
     memoryGovernor.check();
     try {
       this.loop(sub, run, buf);
+      // The sink caches write through what this drain queued before the source's acknowledgements
+      // go out: they are answered in microtasks queued behind this one.
+      for (const p of run.pipelines) p.flush();
     } catch (e) {
       // Record errors are caught at the operators; anything reaching here stops the rule.
       run.fatal(e);
