@@ -177,7 +177,19 @@ export class CachedQueue implements SinkQueue {
       if (this.fillOff === 0 && p.n >= this.pageSize) this.spilledFull--;
       if (this.fillOff < p.written && p.loaded === null) {
         const data = this.store.read(p.seq);
-        p.loaded = data === undefined ? [] : decodePage(data);
+        if (data === undefined) {
+          // Deleted behind the queue's back (never by floe): what memory lacks of it is dropped, counted.
+          const k = p.n - this.fillOff;
+          this.count -= k;
+          this.dropped += k;
+          if (this.fillOff === 0) this.remove(p);
+          else p.n = this.fillOff;
+          this.fillPage = p.next;
+          this.fillOff = 0;
+          this.onDrop(k);
+          continue;
+        }
+        p.loaded = decodePage(data);
       }
       while (mem.free > 0 && this.fillOff < p.n) {
         const i = this.fillOff++;
