@@ -182,9 +182,9 @@ export class CachedQueue implements SinkQueue {
           const k = p.n - this.fillOff;
           this.count -= k;
           this.dropped += k;
+          this.fillPage = p.next;
           if (this.fillOff === 0) this.remove(p);
           else p.n = this.fillOff;
-          this.fillPage = p.next;
           this.fillOff = 0;
           this.onDrop(k);
           continue;
