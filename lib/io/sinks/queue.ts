@@ -99,10 +99,43 @@ function reviver(_key: string, value: unknown): unknown {
 export function encodePage(items: readonly SinkItem[]): string {
   let out = "";
   for (const i of items) {
-    out += JSON.stringify(i.source ? [i.payload, i.props, i.rows, i.source.outs, i.source.batched] : [i.payload, i.props, i.rows], replacer);
+    const p = i.payload;
+    // The common item (encoded bytes or text, static props, nothing kept for a resend) is
+    // written without the replacer, which costs more than the rest of the journal together.
+    if (i.source === null && (i.props === null || !hasTagged(i.props))) {
+      if (p instanceof Uint8Array) out += `[{"\\u0000b":"${base64(p)}"},`;
+      else if (typeof p === "string") out += "[" + JSON.stringify(p) + ",";
+      else {
+        out += JSON.stringify([p, i.props, i.rows], replacer) + "\n";
+        continue;
+      }
+      out += (i.props === null ? "null" : JSON.stringify(i.props)) + "," + i.rows + "]\n";
+      continue;
+    }
+    out += JSON.stringify(i.source ? [p, i.props, i.rows, i.source.outs, i.source.batched] : [p, i.props, i.rows], replacer);
     out += "\n";
   }
   return out;
+}
+
+type WithBase64 = Uint8Array & { toBase64?: () => string };
+
+/** Base64 of bytes: the engine's native encoder where it has one (twice Buffer's speed in Bun). */
+function base64(b: WithBase64): string {
+  return b.toBase64 ? b.toBase64() : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
+}
+
+/** Whether rendered props hold a value the plain JSON encoding would change (int64, bytes, time). */
+function hasTagged(v: unknown): boolean {
+  if (typeof v === "bigint" || v instanceof Uint8Array || v instanceof DateTime) return true;
+  if (Array.isArray(v)) {
+    for (const x of v) if (hasTagged(x)) return true;
+    return false;
+  }
+  if (v !== null && typeof v === "object") {
+    for (const k in v) if (hasTagged((v as Record<string, unknown>)[k])) return true;
+  }
+  return false;
 }
 
 type PageRow = [SinkItem["payload"], SinkItem["props"], number, SinkSource["outs"]?, boolean?];
