@@ -5,9 +5,10 @@
  * (one drain of the rule's inlet, one window emission) are written by one `flush` — one sqlite
  * transaction, one WAL append — so the cost is per batch, not per item. The rule's inlet flushes
  * at the end of each drain, before any source acknowledges the messages it drained; a microtask
- * flushes whatever else (timer emissions, resend takes). A kill -9 of the process then loses
- * nothing the queue held: the next run lists the pages and resends them first. What was sent but
- * whose page was not yet deleted (at most the head page) is sent again: at least once.
+ * flushes whatever else (timer emissions, resend takes). Pages sent whole are deleted by the next
+ * flush, in the same transaction. A kill -9 of the process then loses nothing the queue held: the
+ * next run lists the pages and resends them first. What was sent but whose page was not deleted
+ * yet (the head page's sent part, pages sent in the last microseconds) is sent again: at least once.
  *
  * Tiers, as in eKuiper: items are held in memory (a read buffer) up to `memoryCacheThreshold`;
  * beyond it they live only on disk and are read back page by page, in order, as memory frees.
@@ -65,6 +66,8 @@ export class CachedQueue implements SinkQueue {
   private count = 0;
   /** Pages with items not yet written. */
   private dirty: Page[] = [];
+  /** Pages sent whole, to delete at the next flush. */
+  private sent: number[] = [];
   private flushQueued = false;
   private readonly flushTask = (): void => {
     this.flushQueued = false;
@@ -128,18 +131,24 @@ export class CachedQueue implements SinkQueue {
     if (p.n === this.pageSize && this.fillPage !== null && (this.fillPage !== p || this.fillOff === 0)) {
       if (++this.spilledFull > this.maxPages) this.dropOldest();
     }
+    this.queueFlush();
+  }
+
+  private queueFlush(): void {
     if (!this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(this.flushTask);
     }
   }
 
-  /** Writes what was queued since the last flush: one transaction. */
+  /** Writes what was queued and deletes the pages sent since the last flush: one transaction. */
   flush(): void {
     const dirty = this.dirty;
-    if (dirty.length === 0) return;
+    const sent = this.sent;
+    if (dirty.length === 0 && sent.length === 0) return;
     const store = this.store;
     store.tx(() => {
+      for (const seq of sent) store.delete(seq);
       for (const p of dirty) {
         if (p.gone || p.tail.length === 0) continue;
         const k = p.tail.length;
@@ -152,6 +161,7 @@ export class CachedQueue implements SinkQueue {
       }
     });
     dirty.length = 0;
+    sent.length = 0;
   }
 
   peek(): SinkItem | undefined {
@@ -227,7 +237,11 @@ export class CachedQueue implements SinkQueue {
   }
 
   private remove(p: Page): void {
-    if (p.written > 0) this.store.delete(p.seq);
+    // Deleted with the next flush, in its transaction: one commit per tick, not one per page.
+    if (p.written > 0) {
+      this.sent.push(p.seq);
+      this.queueFlush();
+    }
     p.gone = true;
     p.loaded = null;
     p.tail = [];
@@ -246,6 +260,7 @@ export class CachedQueue implements SinkQueue {
     if (clean) {
       this.store.clear();
       this.dirty.length = 0;
+      this.sent.length = 0;
     } else {
       this.flush();
       const h = this.head;
