@@ -24,6 +24,7 @@ export function cacheDb(dataDir: string): Database {
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA busy_timeout = 5000");
     db.run("CREATE TABLE IF NOT EXISTS sink_cache (key TEXT NOT NULL, seq INTEGER NOT NULL, n INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, seq)) WITHOUT ROWID");
+    db.run("CREATE TABLE IF NOT EXISTS ack_ledger (rule TEXT NOT NULL, stream TEXT NOT NULL, acked INTEGER NOT NULL, covered INTEGER NOT NULL, PRIMARY KEY (rule, stream)) WITHOUT ROWID");
     open.set(path, db);
   }
   return db;
@@ -87,7 +88,55 @@ export class SinkCacheStore {
   }
 }
 
-/** Deletes every cache page of a rule (rule deletion, rest-api.md §5). */
+/** One stream's line of a rule's acknowledgement ledger. */
+export interface LedgerRow {
+  readonly stream: string;
+  /** Messages the rule's subscription admitted (what the source may have acknowledged). */
+  readonly acked: number;
+  /** Of those, messages whose effect was durable: in the sink caches or in a checkpoint. */
+  readonly covered: number;
+}
+
+/**
+ * A rule run's acknowledgement ledger (sink-cache durability, README): per stream, how many
+ * messages were admitted and how many of them were durable, written in the same transaction as
+ * the sink caches' pages. What a run admitted beyond what was durable is what a kill (or a stop)
+ * lost; the next run reads it and counts it.
+ */
+export class AckLedger {
+  private readonly put: Statement<unknown, [string, string, number, number]>;
+  private readonly all: Statement<LedgerRow, [string]>;
+  private readonly clearStmt: Statement<unknown, [string]>;
+  /** Runs a function in one transaction of the cache database. */
+  readonly tx: (fn: () => void) => void;
+
+  constructor(
+    db: Database,
+    readonly rule: string,
+  ) {
+    this.put = db.query("INSERT OR REPLACE INTO ack_ledger (rule, stream, acked, covered) VALUES (?, ?, ?, ?)");
+    this.all = db.query("SELECT stream, acked, covered FROM ack_ledger WHERE rule = ? ORDER BY stream");
+    this.clearStmt = db.query("DELETE FROM ack_ledger WHERE rule = ?");
+    const t = db.transaction((fn: () => void) => fn());
+    this.tx = (fn) => t(fn);
+  }
+
+  write(stream: string, acked: number, covered: number): void {
+    this.put.run(this.rule, stream, acked, covered);
+  }
+
+  rows(): LedgerRow[] {
+    return this.all.all(this.rule);
+  }
+
+  clear(): void {
+    this.clearStmt.run(this.rule);
+  }
+}
+
+/** Deletes every cache page and the ledger of a rule (rule deletion, rest-api.md §5). */
 export function clearRuleCache(dataDir: string, ruleId: string): void {
-  cacheDb(dataDir).query("DELETE FROM sink_cache WHERE key LIKE ? ESCAPE '\\'").run(`sink/${ruleId.replace(/[\\%_]/g, "\\$&")}/%`);
+  const db = cacheDb(dataDir);
+  db.query("DELETE FROM sink_cache WHERE key LIKE ? ESCAPE '\\'").run(`sink/${ruleId.replace(/[\\%_]/g, "\\$&")}/%`);
+  db.query("DELETE FROM ack_ledger WHERE rule = ?").run(ruleId);
 }

@@ -338,6 +338,11 @@ export class SinkPipeline implements SinkNode {
     if (this.roomWaiters.length) this.checkRoom();
   }
 
+  /** Every item this sink has not sent is on disk (cache on, no alter queue). */
+  get journaled(): boolean {
+    return this.queue instanceof CachedQueue;
+  }
+
   /**
    * Makes what was queued durable now (the cache's write-through, cached-queue.ts); the rule's
    * inlet calls it at the end of each drain, before the sources acknowledge what they delivered.
