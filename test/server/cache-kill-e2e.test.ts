@@ -7,8 +7,8 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
-import { freePort } from "../helpers/data-server.ts";
-import { Mosquitto } from "../helpers/mosquitto.ts";
+import { freePort as freeDataPort } from "../helpers/data-server.ts";
+import { freePort, Mosquitto } from "../helpers/mosquitto.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 const N = 3000;
@@ -39,7 +39,7 @@ async function status(p: DaemonProc, id: string): Promise<Record<string, unknown
 test("every message httppush acknowledged while the sink's broker was down arrives after kill -9 and restart", async () => {
   broker = await Mosquitto.start();
   await broker.stop();
-  const dataPort = freePort();
+  const dataPort = freeDataPort();
   const dir = tempHome();
   const env = { KUIPER__SOURCE__HTTPSERVERPORT: String(dataPort) };
   d = await startFloe(dir, env);
@@ -93,7 +93,9 @@ test("every message httppush acknowledged while the sink's broker was down arriv
     if (got.has(n)) dups++;
     got.add(n);
   });
-  d = await startFloe(dir, env);
+  // Restarted with Prometheus on the REST port, for the lost count's series.
+  const rest = String(await freePort());
+  d = await startFloe(dir, { ...env, KUIPER__BASIC__RESTPORT: rest, KUIPER__BASIC__PROMETHEUS: "true", KUIPER__BASIC__PROMETHEUSPORT: rest });
   await waitFor(() => got.size === N, `all ${N} acknowledged messages (got ${got.size})`);
   expect([...got].sort((a, b) => a - b)).toEqual([...acked].sort((a, b) => a - b));
   // At least once: a page already sent when the process died may repeat, never more than one page.
