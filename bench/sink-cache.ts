@@ -32,7 +32,8 @@ const BATCH = 1024;
 
 type Case = "down" | "up" | "off";
 
-async function once(kind: Case, deadPort: number): Promise<number> {
+/** items/s (wall) and CPU µs per item (user + system: steadier than wall on a loaded machine). */
+async function once(kind: Case, deadPort: number): Promise<[number, number]> {
   const dir = mkdtempSync(join(tmpdir(), "floe-bench-cache-"));
   const props: Record<string, unknown> =
     kind === "down" ? { server: `tcp://127.0.0.1:${deadPort}`, topic: "bench/out", sendSingle: true, enableCache: true } : { sendSingle: true, enableCache: kind === "up" };
@@ -50,6 +51,7 @@ async function once(kind: Case, deadPort: number): Promise<number> {
   p.open();
   const flush = (p as unknown as { flush?: () => void }).flush?.bind(p);
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < ITEMS; ) {
     const end = Math.min(ITEMS, i + BATCH);
     for (; i < end; i++) p.push(new Emission([{ id: i, device: `d${i % 100}`, temperature: 20 + (i % 17) / 10, ok: true }], null));
@@ -59,18 +61,23 @@ async function once(kind: Case, deadPort: number): Promise<number> {
   }
   if (kind !== "down") while (p.queued > 0) await new Promise<void>((r) => setImmediate(r));
   const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
   if (kind === "down" && p.queued !== ITEMS) throw new Error(`cache holds ${p.queued}, want ${ITEMS}`);
   await p.close(0);
   rmSync(dir, { recursive: true, force: true });
-  return (ITEMS / ms) * 1000;
+  return [(ITEMS / ms) * 1000, (c.user + c.system) / ITEMS];
 }
 
 const deadPort = await freePort();
 console.log(`items ${ITEMS}, batches of ${BATCH}, ${RUNS} runs, load ${loadavg()[0]!.toFixed(2)}`);
 for (const kind of ["down", "up", "off"] as Case[]) {
-  const rates: number[] = [];
-  for (let r = 0; r < RUNS; r++) rates.push(await once(kind, deadPort));
-  rates.sort((a, b) => a - b);
-  console.log(`${kind.padEnd(5)} median ${Math.round(rates[rates.length >> 1]!).toLocaleString("en")} items/s  (${rates.map((x) => Math.round(x).toLocaleString("en")).join(", ")})`);
+  const runs: [number, number][] = [];
+  for (let r = 0; r < RUNS; r++) runs.push(await once(kind, deadPort));
+  const med = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+  const rate = med(runs.map((x) => x[0]));
+  const cpu = med(runs.map((x) => x[1]));
+  console.log(
+    `${kind.padEnd(5)} median ${Math.round(rate).toLocaleString("en")} items/s, ${cpu.toFixed(2)} CPU µs/item  (${runs.map((x) => Math.round(x[0]).toLocaleString("en")).join(", ")})`,
+  );
 }
 process.exit(0);
