@@ -4,6 +4,8 @@
  * every sink has room, so a slow sink stops the inlet, the subscription fills, the bus refuses
  * the source, and the source stops reading: backpressure end to end with bounded queues.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { EngineError, errorText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
 import type { Obj } from "../expr/values.ts";
@@ -243,9 +245,13 @@ export class RuleRun {
     });
   };
 
-  /** Counts what the previous run admitted and did not make durable, then starts a fresh ledger. */
+  /**
+   * Counts what the previous run admitted and did not make durable, then starts a fresh ledger
+   * (read even when this run keeps none: the rule may have changed since).
+   */
   private settleLedger(): void {
-    const l = this.ledger;
+    const dir = this.env.dataDir;
+    const l = this.ledger ?? (existsSync(join(dir, "cache.db")) ? new AckLedger(cacheDb(dir), this.spec.id) : undefined);
     if (!l) return;
     for (const r of l.rows()) {
       const lost = Math.max(0, r.acked - r.covered);
@@ -257,9 +263,11 @@ export class RuleRun {
         `rule ${this.spec.id}: ${lost} message(s) of stream ${r.stream} acknowledged before the last stop were lost (neither in the sink cache nor in a checkpoint)`,
       );
     }
-    for (const src of this.plan.sources) {
-      const node = this.topo.sourceMetrics(src.name);
-      if (node && node.recordsLost < 0) node.recordsLost = 0;
+    if (this.ledger) {
+      for (const src of this.plan.sources) {
+        const node = this.topo.sourceMetrics(src.name);
+        if (node && node.recordsLost < 0) node.recordsLost = 0;
+      }
     }
     l.clear();
   }

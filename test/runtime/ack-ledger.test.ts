@@ -82,3 +82,19 @@ test("no ledger (and no key) for qos 0 windows or a sink without the cache", asy
     await r.stop();
   }
 });
+
+test("what a run lost is still counted when the rule was changed to keep no ledger", async () => {
+  const t = testRuntime();
+  const before = rule(t, "upd", WINDOW, { qos: 1, checkpointInterval: 3_600_000 });
+  await before.start();
+  await publish(t, 3);
+  await waitFor(() => metric(before, "source_s_0_records_in_total") === 3, "three in");
+  await before.stop();
+  const after = rule(t, "upd", WINDOW);
+  await after.start();
+  expect(metric(after, "source_s_0_records_lost_total")).toBe(3);
+  await after.stop();
+  await after.start();
+  expect(after.status()["source_s_0_records_lost_total"]).toBeUndefined();
+  await after.stop();
+});
