@@ -112,3 +112,39 @@ test("every message httppush acknowledged while the sink's broker was down arriv
     "rule windowed: 200 message(s) of stream winbox acknowledged before the last stop were lost",
   );
 }, 60_000);
+
+test("MQTT messages at qos 1 the source acknowledged reach a sink whose broker was down, across kill -9", async () => {
+  const M = 2000;
+  const src = await Mosquitto.start();
+  const sink = await Mosquitto.start();
+  await sink.stop();
+  const dir = tempHome();
+  let p: DaemonProc | undefined = await startFloe(dir);
+  const pub = await mqtt.connectAsync(src.url.replace("tcp:", "mqtt:"));
+  let sub: mqtt.MqttClient | undefined;
+  try {
+    expect((await p.call("PUT", "/metadata/sources/mqtt/confKeys/src", { server: src.url, qos: 1 })).status).toBe(200);
+    expect((await p.call("POST", "/streams", { sql: 'CREATE STREAM m () WITH (DATASOURCE="kill/in", FORMAT="json", CONF_KEY="src")' })).status).toBe(201);
+    const r = { id: "fwd", sql: "SELECT n FROM m", actions: [{ mqtt: { server: sink.url, topic: "kill/out", qos: 1, sendSingle: true, enableCache: true } }] };
+    expect((await p.call("POST", "/rules", r)).status).toBe(201);
+    await waitFor(async () => (await status(p!, "fwd")).source_m_0_connection_status === 1, "the source's subscription");
+    for (let n = 0; n < M; n++) await pub.publishAsync("kill/in", JSON.stringify({ n }), { qos: 1 });
+    await waitFor(async () => (await status(p!, "fwd")).source_m_0_records_in_total === M, `all ${M} taken`);
+    expect(await p.stop("SIGKILL")).not.toBe(0);
+
+    await sink.restart();
+    const got = new Set<number>();
+    sub = await mqtt.connectAsync(sink.url.replace("tcp:", "mqtt:"));
+    await sub.subscribeAsync("kill/out", { qos: 1 });
+    sub.on("message", (_t, b) => got.add((JSON.parse(b.toString()) as { n: number }).n));
+    p = await startFloe(dir);
+    await waitFor(() => got.size === M, `all ${M} (got ${got.size})`);
+    expect((await status(p, "fwd")).source_m_0_records_lost_total).toBe(0);
+  } finally {
+    await pub.endAsync();
+    await sub?.endAsync();
+    if (p.proc.exitCode === null) await p.stop("SIGKILL");
+    await src.stop();
+    await sink.stop();
+  }
+}, 60_000);
