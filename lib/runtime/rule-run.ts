@@ -228,15 +228,24 @@ export class RuleRun {
     }
     l.tx(() => {
       for (const p of this.pipelines) p.flush();
-      if (this.stateless) for (const i of this.inlets) i.covered = i.taken;
+      if (this.stateless && this.lookupsIdle()) for (const i of this.inlets) i.covered = i.taken;
       for (const i of this.inlets) l.write(i.name, i.acked(), i.covered);
     });
+  }
+
+  /**
+   * No row waits for an asynchronous lookup: those rows are in no sink cache and no checkpoint,
+   * so what was taken is durable only when none waits.
+   */
+  private lookupsIdle(): boolean {
+    for (const op of this.topo.lookupOps()) if (op.queued() > 0) return false;
+    return true;
   }
 
   /** A checkpoint was stored: everything taken so far is in it (stateful rules). */
   private readonly checkpointed = (): void => {
     const l = this.ledger;
-    if (!l) return;
+    if (!l || !this.lookupsIdle()) return;
     l.tx(() => {
       for (const i of this.inlets) {
         i.covered = i.taken;
@@ -407,7 +416,7 @@ export class RuleRun {
     // What the run admitted and left undone (released unread, state not saved) is counted at the next start.
     const l = this.ledger;
     if (l) {
-      const done = this.stateless || opts.flushWindows || saved;
+      const done = (this.stateless || opts.flushWindows || saved) && this.lookupsIdle();
       l.tx(() => {
         for (const i of this.inlets) {
           if (done) i.covered = i.taken;
