@@ -409,6 +409,8 @@ export class RuleRun {
     this.halted = true;
     // Rows waiting for an asynchronous lookup still reach the sinks, within the grace period.
     await within(this.topo.settle(), this.env.sinkGraceMs);
+    // Read before the lookups detach, which drops what still waits.
+    const idle = this.lookupsIdle();
     this.topo.end();
     for (const op of this.topo.lookupOps()) await op.detach();
     this.clock.stop();
@@ -416,7 +418,7 @@ export class RuleRun {
     // What the run admitted and left undone (released unread, state not saved) is counted at the next start.
     const l = this.ledger;
     if (l) {
-      const done = (this.stateless || opts.flushWindows || saved) && this.lookupsIdle();
+      const done = (this.stateless || opts.flushWindows || saved) && idle;
       l.tx(() => {
         for (const i of this.inlets) {
           if (done) i.covered = i.taken;
