@@ -25,6 +25,12 @@ export class NodeMetrics {
   lastTryTime = 0;
   /** floe: redelivered messages a source admitted (MQTT DUP flag); not an eKuiper status key. */
   duplicates = 0;
+  /**
+   * floe: messages the source acknowledged that the rule's last run lost (not in a sink cache
+   * nor in a checkpoint at a kill or stop), counted at start from the acknowledgement ledger;
+   * -1 when the rule keeps no ledger. Reported as `records_lost_total` on source nodes.
+   */
+  recordsLost = -1;
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;
@@ -50,6 +56,7 @@ export class NodeMetrics {
       [p + "last_exception", this.lastException],
       [p + "last_exception_time", this.lastExceptionTime],
     ];
+    if (this.recordsLost >= 0) out.push([p + "records_lost_total", this.recordsLost]);
     if (this.kind !== "op") {
       out.push(
         [p + "connection_status", this.connectionStatus],

@@ -54,20 +54,24 @@ export class Checkpointer {
     return offsets;
   }
 
-  /** Takes a checkpoint every `intervalMs`. */
-  start(intervalMs: number, topo: Topology, offsets: OffsetReader): void {
-    this.timer = setInterval(() => this.take(topo, offsets), Math.max(1, intervalMs));
+  /** Takes a checkpoint every `intervalMs`; `onSaved` runs after each one stored. */
+  start(intervalMs: number, topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
+    this.timer = setInterval(() => {
+      if (this.take(topo, offsets)) onSaved?.();
+    }, Math.max(1, intervalMs));
   }
 
-  /** Snapshots and stores one checkpoint; a failure is logged and the rule goes on. */
-  take(topo: Topology, offsets: OffsetReader): void {
+  /** Snapshots and stores one checkpoint (true when stored); a failure is logged and the rule goes on. */
+  take(topo: Topology, offsets: OffsetReader): boolean {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
       const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources };
       this.store.save(this.ruleId, encodeState(saved), Date.now());
+      return true;
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`);
+      return false;
     }
   }
 

@@ -4,6 +4,8 @@
  * every sink has room, so a slow sink stops the inlet, the subscription fills, the bus refuses
  * the source, and the source stops reading: backpressure end to end with bounded queues.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { EngineError, errorText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
 import type { Obj } from "../value/values.ts";
@@ -19,6 +21,7 @@ import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
+import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../window/clock.ts";
 import { Checkpointer } from "./checkpoint.ts";
 import { memoryGovernor } from "./memory.ts";
@@ -62,6 +65,10 @@ class Inlet {
   private decoded = 0;
   /** The record being processed (pipe mode's error report locates row errors by it). */
   current: SourceMessage | null = null;
+  /** Messages taken from the subscription into the topology. */
+  taken = 0;
+  /** Of the messages taken, how many were durable at the last ledger write. */
+  covered = 0;
   readonly wake = (): void => {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -87,6 +94,9 @@ class Inlet {
     run.active = this;
     try {
       this.loop(sub, run, buf);
+      // The sink caches write through what this drain queued before the source's acknowledgements
+      // go out: they are answered in microtasks queued behind this one.
+      run.commit();
     } catch (e) {
       // Record errors are caught at the operators; anything reaching here stops the rule.
       run.fatal(e);
@@ -106,12 +116,21 @@ class Inlet {
         return;
       }
       const n = sub.take(buf, Math.min(room, STEP));
+      this.taken += n;
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
       for (let i = 0; i < n; i++) this.process(buf[i]!);
       buf.length = 0;
     }
     this.node.bufferLength = sub.length;
+  }
+
+  /**
+   * Messages the subscription admitted (a push source answers after admission) less those it
+   * evicted (drop-oldest, counted apart): the ones taken and the ones still waiting.
+   */
+  acked(): number {
+    return this.taken + (this.att?.sub.length ?? 0);
   }
 
   process(m: SourceMessage): void {
@@ -171,6 +190,15 @@ export class RuleRun {
   readonly errors: PipeErrors | undefined;
   /** The inlet draining (undefined between drains: timers fire outside any record). */
   active: Inlet | undefined;
+  /**
+   * The acknowledgement ledger, kept when every sink is journaled (cache on, no alter queue) and
+   * the rule's state is either nothing or covered by checkpoints (qos ≥ 1).
+   */
+  private readonly ledger: AckLedger | undefined;
+  /** No operator holds state: what a drain took is durable once the sinks flushed. */
+  private readonly stateless: boolean;
+  /** Messages the previous run lost, counted at this run's start from the ledger. */
+  private restoredLost = 0;
 
   constructor(
     private readonly spec: RunSpec,
@@ -201,6 +229,74 @@ export class RuleRun {
       const log = (l: string) => env.log(l);
       this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log);
     }
+    this.stateless = Object.keys(this.topo.snapshot()).length === 0;
+    const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
+    this.ledger = journaled && (this.stateless || o.qos >= 1) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
+  }
+
+  /**
+   * End of a drain: the sink caches write what was queued and the ledger what was admitted and
+   * what is durable, in one transaction, before the sources acknowledge.
+   */
+  commit(): void {
+    const l = this.ledger;
+    if (!l) {
+      for (const p of this.pipelines) p.flush();
+      return;
+    }
+    l.tx(() => {
+      for (const p of this.pipelines) p.flush();
+      if (this.stateless && this.lookupsIdle()) for (const i of this.inlets) i.covered = i.taken;
+      for (const i of this.inlets) l.write(i.name, i.acked(), i.covered);
+    });
+  }
+
+  /**
+   * No row waits for an asynchronous lookup: those rows are in no sink cache and no checkpoint,
+   * so what was taken is durable only when none waits.
+   */
+  private lookupsIdle(): boolean {
+    for (const op of this.topo.lookupOps()) if (op.queued() > 0) return false;
+    return true;
+  }
+
+  /** A checkpoint was stored: everything taken so far is in it (stateful rules). */
+  private readonly checkpointed = (): void => {
+    const l = this.ledger;
+    if (!l || !this.lookupsIdle()) return;
+    l.tx(() => {
+      for (const i of this.inlets) {
+        i.covered = i.taken;
+        l.write(i.name, i.acked(), i.covered);
+      }
+    });
+  };
+
+  /**
+   * Counts what the previous run admitted and did not make durable, then starts a fresh ledger
+   * (read even when this run keeps none: the rule may have changed since).
+   */
+  private settleLedger(): void {
+    const dir = this.env.dataDir;
+    const l = this.ledger ?? (existsSync(join(dir, "cache.db")) ? new AckLedger(cacheDb(dir), this.spec.id) : undefined);
+    if (!l) return;
+    for (const r of l.rows()) {
+      const lost = Math.max(0, r.acked - r.covered);
+      const node = this.topo.sourceMetrics(r.stream);
+      if (node) node.recordsLost = Math.max(0, node.recordsLost) + lost;
+      if (lost === 0) continue;
+      this.restoredLost += lost;
+      this.env.log(
+        `rule ${this.spec.id}: ${lost} message(s) of stream ${r.stream} acknowledged before the last stop were lost (neither in the sink cache nor in a checkpoint)`,
+      );
+    }
+    if (this.ledger) {
+      for (const src of this.plan.sources) {
+        const node = this.topo.sourceMetrics(src.name);
+        if (node && node.recordsLost < 0) node.recordsLost = 0;
+      }
+    }
+    l.clear();
   }
 
   /** Read positions of the rewindable sources this run reads alone, by stream. */
@@ -265,6 +361,7 @@ export class RuleRun {
     try {
       // The newest checkpoint is loaded before any source delivers (§5).
       const offsets = this.checkpoints?.restore(this.topo);
+      this.settleLedger();
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
       // Lookup tables answer from the first row on: open them before any source delivers.
@@ -288,7 +385,7 @@ export class RuleRun {
         });
         if (inlet.att.sub.length) inlet.wake();
       }
-      this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets);
+      this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.checkpointed);
     } catch (e) {
       await this.stop({ flushWindows: false });
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
@@ -310,7 +407,7 @@ export class RuleRun {
       const buf: SourceMessage[] = [];
       this.active = i;
       while (att.sub.length) {
-        att.sub.take(buf, STEP);
+        i.taken += att.sub.take(buf, STEP);
         for (const m of buf) i.process(m);
         buf.length = 0;
       }
@@ -328,7 +425,8 @@ export class RuleRun {
     cp?.stop();
     // The final checkpoint reads the offsets before the sources are released; a flushing stop
     // (end of input) empties the windows, so there is no state worth keeping then.
-    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) cp.take(this.topo, this.offsets);
+    let saved = false;
+    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
     for (const i of this.inlets) await i.att?.release();
     if (opts.flushWindows) {
       this.drainAll();
@@ -341,10 +439,23 @@ export class RuleRun {
     this.halted = true;
     // Rows waiting for an asynchronous lookup still reach the sinks, within the grace period.
     await within(this.topo.settle(), this.env.sinkGraceMs);
+    // Read before the lookups detach, which drops what still waits.
+    const idle = this.lookupsIdle();
     this.topo.end();
     for (const op of this.topo.lookupOps()) await op.detach();
     this.clock.stop();
     await Promise.all(this.pipelines.map((p) => p.close(this.env.sinkGraceMs)));
+    // What the run admitted and left undone (released unread, state not saved) is counted at the next start.
+    const l = this.ledger;
+    if (l) {
+      const done = (this.stateless || opts.flushWindows || saved) && idle;
+      l.tx(() => {
+        for (const i of this.inlets) {
+          if (done) i.covered = i.taken;
+          l.write(i.name, i.acked(), i.covered);
+        }
+      });
+    }
   }
 
   /** Metrics of every node: sources, operators (plan, then sink helpers), sinks (rest-api.md §6.2). */
@@ -353,9 +464,9 @@ export class RuleRun {
     return [...all.filter((n) => n.kind === "source"), ...all.filter((n) => n.kind === "op"), ...all.filter((n) => n.kind === "sink")];
   }
 
-  /** Records lost in this run: sink drops, unsent at stop, late rows. */
+  /** Records lost in this run: sink drops, unsent at stop, late rows, and what the last run lost unsaved. */
   lost(): number {
-    let n = this.topo.dropped();
+    let n = this.topo.dropped() + this.restoredLost;
     for (const p of this.pipelines) n += p.lost;
     return n;
   }

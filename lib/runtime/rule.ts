@@ -27,8 +27,10 @@
  *   (the daemon then sets `triggered=false`). A failure at run time (not a record error: those are
  *   counted on the node and the rule goes on) stops it as `stopped by error` with message `""`
  *   (eKuiper's quirk) and also fires `onEnd`; `state` tells the two apart.
- * - `lost()` counts records lost since creation (sink drops, evictions, unsent at stop);
- *   `duplicates()` the MQTT redeliveries the sources admitted. Neither is a status key.
+ * - `lost()` counts records lost since creation (sink drops, evictions, unsent at stop, and
+ *   what an earlier run lost acknowledged but unsaved, from the acknowledgement ledger: that part
+ *   is also the status key `source_<s>_0_records_lost_total`); `duplicates()` the MQTT
+ *   redeliveries the sources admitted. Neither is a status key.
  * - State names are eKuiper's (rest-api.md §6.1): see `RuleState`.
  */
 import { EngineError, ErrCode } from "../errors.ts";

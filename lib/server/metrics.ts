@@ -34,6 +34,7 @@ export function prometheusText(e: Engine): string {
       add(p + "process_latency_us", "gauge", labels, n.processLatencyUs);
       add(p + "buffer_length", "gauge", labels, n.bufferLength);
       if (n.kind !== "op") add(p + "connection_status", "gauge", labels, n.connectionStatus);
+      if (n.recordsLost >= 0) add(p + "records_lost_total", "counter", labels, n.recordsLost);
     }
   }
   for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);

@@ -1,8 +1,11 @@
 /**
  * Disk pages of the sink cache (rules-and-sinks.md §3.4) in bun:sqlite: `<data>/cache.db`, one
- * table, one row per page of `bufferPageSize` items, keyed by the sink's cache key (eKuiper's
- * `sink/<ruleId><opId><instance>`) and ordered by a sequence number. Pages are opaque strings;
- * the cache queue serialises its items.
+ * table, one row per page of at most `bufferPageSize` items, keyed by the sink's cache key
+ * (eKuiper's `sink/<ruleId><opId><instance>`) and ordered by a sequence number. Pages are opaque
+ * strings the cache queue writes and reads; a page grows by appending text (`data || ?`) until it
+ * is full, so a write costs the new items only. The database runs in WAL mode with
+ * `synchronous = NORMAL`: a committed write is in the OS once the statement returns, so it
+ * survives a kill -9 of the process (not a power cut before the next checkpoint of the WAL).
  */
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
@@ -21,88 +24,119 @@ export function cacheDb(dataDir: string): Database {
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA busy_timeout = 5000");
     db.run("CREATE TABLE IF NOT EXISTS sink_cache (key TEXT NOT NULL, seq INTEGER NOT NULL, n INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, seq)) WITHOUT ROWID");
+    db.run("CREATE TABLE IF NOT EXISTS ack_ledger (rule TEXT NOT NULL, stream TEXT NOT NULL, acked INTEGER NOT NULL, covered INTEGER NOT NULL, PRIMARY KEY (rule, stream)) WITHOUT ROWID");
     open.set(path, db);
   }
   return db;
 }
 
+/** A page as listed at start: its sequence number and item count (the data is read on demand). */
+export interface PageRef {
+  readonly seq: number;
+  readonly n: number;
+}
+
 export class SinkCacheStore {
   private readonly ins: Statement<unknown, [string, number, number, string]>;
-  private readonly first: Statement<{ seq: number; n: number; data: string }, [string]>;
+  private readonly app: Statement<unknown, [number, string, string, number]>;
+  private readonly get: Statement<{ data: string }, [string, number]>;
   private readonly del: Statement<unknown, [string, number]>;
-  private readonly bounds: Statement<{ lo: number | null; hi: number | null; pages: number; items: number | null }, [string]>;
+  private readonly list: Statement<PageRef, [string]>;
   private readonly clearStmt: Statement<unknown, [string]>;
-  private lo = 0;
-  private hi = -1;
-  /** Pages and items currently on disk. */
-  pages = 0;
-  items = 0;
+  /** Runs a function in one transaction (one WAL commit for a flush, however many pages it touches). */
+  readonly tx: (fn: () => void) => void;
 
   constructor(
     private readonly db: Database,
     readonly key: string,
   ) {
     this.ins = db.query("INSERT INTO sink_cache (key, seq, n, data) VALUES (?, ?, ?, ?)");
-    this.first = db.query("SELECT seq, n, data FROM sink_cache WHERE key = ? ORDER BY seq LIMIT 1");
+    this.app = db.query("UPDATE sink_cache SET n = n + ?, data = data || ? WHERE key = ? AND seq = ?");
+    this.get = db.query("SELECT data FROM sink_cache WHERE key = ? AND seq = ?");
     this.del = db.query("DELETE FROM sink_cache WHERE key = ? AND seq = ?");
-    this.bounds = db.query("SELECT min(seq) AS lo, max(seq) AS hi, count(*) AS pages, sum(n) AS items FROM sink_cache WHERE key = ?");
+    this.list = db.query("SELECT seq, n FROM sink_cache WHERE key = ? ORDER BY seq");
     this.clearStmt = db.query("DELETE FROM sink_cache WHERE key = ?");
-    const b = this.bounds.get(key)!;
-    if (b.pages > 0) {
-      this.lo = b.lo!;
-      this.hi = b.hi!;
-      this.pages = b.pages;
-      this.items = b.items ?? 0;
-    }
+    const t = db.transaction((fn: () => void) => fn());
+    this.tx = (fn) => t(fn);
   }
 
-  /** Writes a page after the newest. */
-  append(n: number, data: string): void {
-    if (this.pages === 0) this.lo = this.hi = 0;
-    else this.hi++;
-    this.ins.run(this.key, this.hi, n, data);
-    this.pages++;
-    this.items += n;
+  /** The pages on disk, oldest first. */
+  pages(): PageRef[] {
+    return this.list.all(this.key);
   }
 
-  /** Writes pages before the oldest, keeping their order (state saved at stop). */
-  prepend(pages: { n: number; data: string }[]): void {
-    if (pages.length === 0) return;
-    const tx = this.db.transaction(() => {
-      for (let i = pages.length - 1; i >= 0; i--) {
-        const p = pages[i]!;
-        if (this.pages === 0) this.lo = this.hi = 0;
-        else this.lo--;
-        this.ins.run(this.key, this.lo, p.n, p.data);
-        this.pages++;
-        this.items += p.n;
-      }
-    });
-    tx();
+  /** Writes a new page. */
+  insert(seq: number, n: number, data: string): void {
+    this.ins.run(this.key, seq, n, data);
   }
 
-  /** Removes and returns the oldest page. */
-  shift(): { n: number; data: string } | undefined {
-    if (this.pages === 0) return undefined;
-    const row = this.first.get(this.key);
-    if (!row) return undefined;
-    this.del.run(this.key, row.seq);
-    this.pages--;
-    this.items -= row.n;
-    this.lo = row.seq + 1;
-    return { n: row.n, data: row.data };
+  /** Appends `n` items (encoded as `data`) to page `seq`. */
+  append(seq: number, n: number, data: string): void {
+    this.app.run(n, data, this.key, seq);
+  }
+
+  read(seq: number): string | undefined {
+    return this.get.get(this.key, seq)?.data;
+  }
+
+  delete(seq: number): void {
+    this.del.run(this.key, seq);
   }
 
   clear(): void {
     this.clearStmt.run(this.key);
-    this.pages = 0;
-    this.items = 0;
-    this.lo = 0;
-    this.hi = -1;
   }
 }
 
-/** Deletes every cache page of a rule (rule deletion, rest-api.md §5). */
+/** One stream's line of a rule's acknowledgement ledger. */
+export interface LedgerRow {
+  readonly stream: string;
+  /** Messages the rule's subscription admitted (what the source may have acknowledged). */
+  readonly acked: number;
+  /** Of those, messages whose effect was durable: in the sink caches or in a checkpoint. */
+  readonly covered: number;
+}
+
+/**
+ * A rule run's acknowledgement ledger (sink-cache durability, README): per stream, how many
+ * messages were admitted and how many of them were durable, written in the same transaction as
+ * the sink caches' pages. What a run admitted beyond what was durable is what a kill (or a stop)
+ * lost; the next run reads it and counts it.
+ */
+export class AckLedger {
+  private readonly put: Statement<unknown, [string, string, number, number]>;
+  private readonly all: Statement<LedgerRow, [string]>;
+  private readonly clearStmt: Statement<unknown, [string]>;
+  /** Runs a function in one transaction of the cache database. */
+  readonly tx: (fn: () => void) => void;
+
+  constructor(
+    db: Database,
+    readonly rule: string,
+  ) {
+    this.put = db.query("INSERT OR REPLACE INTO ack_ledger (rule, stream, acked, covered) VALUES (?, ?, ?, ?)");
+    this.all = db.query("SELECT stream, acked, covered FROM ack_ledger WHERE rule = ? ORDER BY stream");
+    this.clearStmt = db.query("DELETE FROM ack_ledger WHERE rule = ?");
+    const t = db.transaction((fn: () => void) => fn());
+    this.tx = (fn) => t(fn);
+  }
+
+  write(stream: string, acked: number, covered: number): void {
+    this.put.run(this.rule, stream, acked, covered);
+  }
+
+  rows(): LedgerRow[] {
+    return this.all.all(this.rule);
+  }
+
+  clear(): void {
+    this.clearStmt.run(this.rule);
+  }
+}
+
+/** Deletes every cache page and the ledger of a rule (rule deletion, rest-api.md §5). */
 export function clearRuleCache(dataDir: string, ruleId: string): void {
-  cacheDb(dataDir).query("DELETE FROM sink_cache WHERE key LIKE ? ESCAPE '\\'").run(`sink/${ruleId.replace(/[\\%_]/g, "\\$&")}/%`);
+  const db = cacheDb(dataDir);
+  db.query("DELETE FROM sink_cache WHERE key LIKE ? ESCAPE '\\'").run(`sink/${ruleId.replace(/[\\%_]/g, "\\$&")}/%`);
+  db.query("DELETE FROM ack_ledger WHERE rule = ?").run(ruleId);
 }

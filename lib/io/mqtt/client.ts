@@ -118,7 +118,9 @@ class LeanStream extends Duplex {
         h.duplicates?.(dups);
       }
       const acks = pubacks(pubs, this.pos, to);
-      if (acks) this.sock.write(acks);
+      // Acknowledged after the rules drained the batch (their drains were queued by the admission,
+      // so they run first): a cached sink has it on disk before the broker hears PUBACK.
+      if (acks) queueMicrotask(() => this.destroyed || this.sock.write(acks));
       this.pos = to;
     }
     const n = pubs.length;
@@ -193,7 +195,8 @@ export class MqttConnection {
               this.duplicates++;
               handler.duplicates?.(1);
             }
-            cb();
+            // MQTT.js acknowledges on cb: after the rules' drains, queued by the admission.
+            queueMicrotask(cb);
           } else handler.onDrain(tryAdmit);
         };
         tryAdmit();

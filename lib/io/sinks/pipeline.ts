@@ -14,7 +14,8 @@ import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { SinkCommon } from "./common.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
-import { CachedQueue, MemoryQueue, type SinkQueue } from "./queue.ts";
+import { CachedQueue } from "./cached-queue.ts";
+import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
 
@@ -335,6 +336,19 @@ export class SinkPipeline implements SinkNode {
     this.sink.bufferLength = this.queue.memLength;
     if (this.cacheNode) this.cacheNode.bufferLength = this.queue.length - this.queue.memLength;
     if (this.roomWaiters.length) this.checkRoom();
+  }
+
+  /** Every item this sink has not sent is on disk (cache on, no alter queue). */
+  get journaled(): boolean {
+    return this.queue instanceof CachedQueue;
+  }
+
+  /**
+   * Makes what was queued durable now (the cache's write-through, cached-queue.ts); the rule's
+   * inlet calls it at the end of each drain, before the sources acknowledge what they delivered.
+   */
+  flush(): void {
+    this.queue.flush();
   }
 
   /** End of input: the partial batch is flushed; the worker finishes what is queued. */

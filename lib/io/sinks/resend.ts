@@ -21,7 +21,7 @@ import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";
 import { ConnectionReporter, type SinkConnector, type SinkItem } from "./connector.ts";
 import { elapsedUs } from "./payload.ts";
-import { CachedQueue } from "./queue.ts";
+import { CachedQueue } from "./cached-queue.ts";
 
 export interface ResendInit {
   readonly ruleId: string;

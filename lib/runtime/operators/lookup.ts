@@ -89,7 +89,8 @@ export class LookupOp extends Operator {
     return new Promise((resolve) => this.settleWaiters.push(resolve));
   }
 
-  private queued(): number {
+  /** Rows waiting for their lookup. */
+  queued(): number {
     return this.fifo.length;
   }
 
