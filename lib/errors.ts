@@ -80,6 +80,18 @@ export function errorText(e: unknown): string {
 }
 
 /**
+ * Text of a failure caught by a rule's error boundary: never empty (an error without a message
+ * is named by its class), and an engine bug or a stack overflow says what it was
+ * (`RangeError: Maximum call stack size exceeded.`).
+ */
+export function failureText(e: unknown): string {
+  if (e instanceof RowError || e instanceof EngineError) return e.message || e.constructor.name;
+  if (e instanceof Error) return e.message ? `${e.name}: ${e.message}` : e.name || "Error";
+  const s = String(e);
+  return s === "" ? "unknown error" : s;
+}
+
+/**
  * A connection-type failure of a connector (not connected, transport error, timeout): the kind of
  * error a sink retries when `resendInterval` or the cache is on (rules-and-sinks.md §3.4).
  */

@@ -4,7 +4,7 @@
  * every sink has room, so a slow sink stops the inlet, the subscription fills, the bus refuses
  * the source, and the source stops reading: backpressure end to end with bounded queues.
  */
-import { EngineError, errorText, RowError } from "../errors.ts";
+import { EngineError, errorText, failureText } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
 import type { Obj } from "../expr/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
@@ -99,10 +99,27 @@ class Inlet {
       const n = sub.take(buf, Math.min(room, STEP));
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
-      for (let i = 0; i < n; i++) this.process(buf[i]!);
+      this.processAll(buf, n);
       buf.length = 0;
     }
     this.node.bufferLength = sub.length;
+  }
+
+  /**
+   * The rule's outer error boundary, per message: what escapes the operators' own boundaries
+   * (a failure between the decoder and the first node) fails that message only, counted on the
+   * source node. One try per batch, re-entered after a failure: nothing per message.
+   */
+  processAll(buf: readonly SourceMessage[], n: number): void {
+    let i = 0;
+    while (i < n) {
+      try {
+        for (; i < n; i++) this.process(buf[i]!);
+      } catch (e) {
+        this.node.exception(failureText(e), this.run.now());
+        i++;
+      }
+    }
   }
 
   process(m: SourceMessage): void {
@@ -119,8 +136,8 @@ class Inlet {
         rows = dec(m.payload);
         if (timed) dn.processLatencyUs = Math.round((performance.now() - t0) * 1000);
       } catch (e) {
-        if (!(e instanceof RowError || e instanceof EngineError)) throw e;
-        topo.sourceError(this.name, e.message);
+        // Any decoder failure is a decode error of this message (counted; the rule goes on).
+        topo.sourceError(this.name, failureText(e));
         return;
       }
     } else rows = m.rows ?? {};
@@ -175,6 +192,7 @@ export class RuleRun {
       ...planOptions(o),
       decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
     }).plan;
+    this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone }, this.sinkNodes);
@@ -208,12 +226,17 @@ export class RuleRun {
   /** Whatever can make the inlets wait: sinks and lookup nodes. */
   private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
 
+  /** A failure outside any record (the inlet's own loop, a timer): the rule stops by error with its message. */
   fatal(e: unknown): void {
     if (this.halted) return;
     this.halted = true;
-    this.env.log(`rule ${this.spec.id} stops by error: ${errorText(e)}`);
+    this.fatalMessage = failureText(e);
+    this.env.log(`rule ${this.spec.id} stops by error: ${this.fatalMessage}`);
     this.onFatal?.(e);
   }
+
+  /** The message of the failure that stopped the run (empty while it has not failed). */
+  fatalMessage = "";
 
   now(): number {
     return this.batchNow || this.clock.now();
@@ -282,8 +305,8 @@ export class RuleRun {
       if (!att) continue;
       const buf: SourceMessage[] = [];
       while (att.sub.length) {
-        att.sub.take(buf, STEP);
-        for (const m of buf) i.process(m);
+        const n = att.sub.take(buf, STEP);
+        i.processAll(buf, n);
         buf.length = 0;
       }
     }

@@ -4,6 +4,7 @@
  * configured), prints eKuiper's startup line, and stops gracefully on SIGTERM/SIGINT or `/stop`.
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
+import { createLogger } from "../log.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { closeTrials } from "./ruletest.ts";
@@ -34,10 +35,11 @@ function joinHostPort(host: string, port: number): string {
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const env = o.env ?? process.env;
   const paths = resolvePaths(o, env);
-  const log = o.logger ?? ((l: string) => process.stderr.write(l + "\n"));
+  const logger = createLogger();
+  const log = o.logger ?? ((l: string) => logger.info(l));
   const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
-  const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, version: o.version });
+  const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, logger, version: o.version });
   engine.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
@@ -73,11 +75,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       await engine.shutdown();
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
+      process.off("uncaughtException", onUncaught);
+      process.off("unhandledRejection", onUncaught);
       resolveDone(code);
     })());
   const onSignal = () => void stop(0);
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // A failure no rule boundary caught (a connector's socket callback …) is logged; the daemon and
+  // its other rules go on.
+  const onUncaught = (e: unknown) => logger.error(`uncaught error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.on("uncaughtException", onUncaught);
+  process.on("unhandledRejection", onUncaught);
   engine.requestStop = (code) => void stop(code);
   // Printed last: a supervisor (or test) that waits for this line can signal the daemon at once.
   out(`Serving kuiper (version - ${o.version}) on port ${cliPort}, and restful api on ${scheme}://${joinHostPort(basic.restIp, restPort)}.`);

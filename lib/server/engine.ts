@@ -8,11 +8,12 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, wr
 import { join } from "node:path";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../expr/time.ts";
 import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
-import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
+import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
@@ -41,6 +42,8 @@ export interface EngineOptions {
   /** Supplies the rule runtime; the plan-only runtime when absent. */
   readonly runtime?: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
   readonly log?: (line: string) => void;
+  /** Levelled log of rule state changes and errors (the daemon's; none in tests that build an Engine). */
+  readonly logger?: Logger;
   readonly version?: string;
 }
 
@@ -115,6 +118,12 @@ export class Engine {
     let hooks: RuntimeHooks | undefined;
     const factory: RunFactory = (def, onExit) => hooks!.factory(def, onExit);
     const rules = new RuleManager(kv, catalog, () => config.rule, factory, (def) => hooks!.validate(def), () => deps.zone(), log);
+    const logger = o.logger;
+    if (logger)
+      rules.onState = (id, state, message) => {
+        if (state === RuleStateName.stoppedByErr) logger.error(`rule ${id} is stopped by error: ${message}`);
+        else logger.info(`rule ${id} is ${state}${message ? `: ${message}` : ""}`);
+      };
     engine = new Engine(o.paths, config, env, kv, catalog, confKeys, rules, log, o.version ?? "0.0.0");
     hooks = o.runtime ? o.runtime(deps, engine) : { factory: planOnlyFactory(deps), validate: planValidator(deps) };
     engine.hooks = hooks;

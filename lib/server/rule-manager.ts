@@ -55,8 +55,13 @@ export class RuleManager {
   }
 
   private lifecycle(def: RuleDef): RuleLifecycle {
-    return new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+    const lc = new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+    lc.onState = this.onState;
+    return lc;
   }
+
+  /** Told of every rule's state changes (the daemon's log). */
+  onState: RuleLifecycle["onState"];
 
   /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2). */
   restore(): void {

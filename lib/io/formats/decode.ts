@@ -6,6 +6,7 @@ import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../expr/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
 import type { StreamDef } from "../../plan/streams.ts";
+import { bytesTooDeep, DEPTH_ERROR } from "./json-depth.ts";
 
 /** Bytes → rows. Throws RowError (a decode error: counted, the rule goes on). */
 export type Decoder = (payload: Uint8Array) => Obj[];
@@ -32,6 +33,7 @@ export function createDecoder(def: StreamDef, props: { useInt64ForWholeNumber?: 
 
 function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
   return (p) => {
+    if (bytesTooDeep(p)) throw new RowError(DEPTH_ERROR);
     const text = utf8.decode(p);
     let v: unknown;
     try {

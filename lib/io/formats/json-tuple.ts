@@ -9,16 +9,20 @@
  */
 import { RowError } from "../../errors.ts";
 import type { Obj, Value } from "../../expr/values.ts";
+import { DEPTH_ERROR, textTooDeep } from "./json-depth.ts";
 
 // A number literal with a zero-only fraction or an exponent: its value may be whole but it is a float.
 const WHOLE_FLOAT_TEXT = /\d\.0*(?![0-9])|\d[eE][+-]?\d/;
 
 /**
- * Decodes one JSON text; throws SyntaxError/RowError when it is not JSON. With `keep`, only those
+ * Decodes one JSON text; throws SyntaxError/RowError when it is not JSON or nests deeper than
+ * eKuiper's limit (json-depth.ts). With `keep`, only those
  * top-level keys get the int conversion (column pruning: the rule reads no other column, so the
  * others are never observed).
  */
 export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null): Value {
+  // Deeper than eKuiper's limit: a decode error (and the recursive walks below stay shallow).
+  if (textTooDeep(text)) throw new RowError(DEPTH_ERROR);
   if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
   const v = JSON.parse(text) as Value;
   try {
@@ -34,6 +38,7 @@ export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null)
  * the stream the envelope names (`keepFor(stream)`; undefined stream = the default one).
  */
 export function decodeEnvelopeJson(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): Value {
+  if (textTooDeep(text)) throw new RowError(DEPTH_ERROR);
   if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
   const v = JSON.parse(text) as Value;
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
