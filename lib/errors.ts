@@ -39,6 +39,17 @@ export class ParseError extends EngineError {
   }
 }
 
+/**
+ * A definition or request body past one of floe's documented size limits (README "Limits"):
+ * the REST API answers 413 with the usual `{"error":1000,"message":…}` body.
+ */
+export class TooLargeError extends EngineError {
+  constructor(message: string) {
+    super(message, ErrCode.undefined);
+    this.name = "TooLargeError";
+  }
+}
+
 /** A plan-time (analyzer) error: the rule cannot be created. */
 export class PlanError extends EngineError {
   constructor(message: string) {

@@ -3,7 +3,8 @@
  * and the request pipeline around it (CORS, JWT, body limit, audit log).
  */
 import { join } from "node:path";
-import { ErrCode } from "../errors.ts";
+import { EngineError, ErrCode } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, textTooDeep } from "../io/formats/json-depth.ts";
 import { checkToken } from "./auth.ts";
 import { preflight, withOrigin } from "./cors.ts";
 import { connectionRoutes } from "./connections.ts";
@@ -69,7 +70,17 @@ async function readLimited(req: Request, max: number): Promise<string> {
     if (total > max) throw new BodyTooLarge();
     chunks.push(c);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return checkDepth(new TextDecoder().decode(Buffer.concat(chunks)));
+}
+
+/**
+ * A JSON body nesting deeper than the payload limit is refused before any handler walks it:
+ * every definition is stored so that it can be read back (encoders and masks recurse).
+ */
+function checkDepth(text: string): string {
+  const c = /^\s*([[{])/.exec(text.length > 64 ? text.slice(0, 64) : text);
+  if (c && textTooDeep(text)) throw new EngineError(DEFINITION_TOO_DEEP, ErrCode.undefined);
+  return text;
 }
 
 export interface HandlerOptions {

@@ -4,7 +4,7 @@
  * RuleLifecycle per rule, and the status/topology views. Every definition change is committed to
  * the store before the caller replies.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import type { Zone } from "../expr/time.ts";
 import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
 import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
@@ -19,6 +19,8 @@ import { goQuote } from "./respond.ts";
 export type RuleValidator = (def: RuleDef) => void;
 
 const e1000 = (m: string) => new EngineError(m, ErrCode.undefined);
+/** A code-1000 error with `m`; a size refusal stays one (413). */
+const wrapped = (m: string, cause: unknown) => (cause instanceof TooLargeError ? new TooLargeError(m) : e1000(m));
 const notFound = (m: string) => new EngineError(m, ErrCode.notFound);
 
 export class RuleManager {
@@ -90,7 +92,7 @@ export class RuleManager {
     try {
       def = this.parse(text);
     } catch (e) {
-      throw e1000(`invalid rule json: ${errorText(e)}`);
+      throw wrapped(`invalid rule json: ${errorText(e)}`, e);
     }
     if (this.rules.has(def.id)) throw e1000(`rule ${def.id} already exists`);
     this.validate(def);
@@ -116,7 +118,7 @@ export class RuleManager {
     try {
       def = this.parse(text, id);
     } catch (e) {
-      throw e1000(`Invalid rule json: ${errorText(e)}`);
+      throw wrapped(`Invalid rule json: ${errorText(e)}`, e);
     }
     const old = this.rules.get(id);
     if (old && !versionAllows(old.def.version, def.version))

@@ -4,7 +4,8 @@
  * options merged over the kuiper.yaml `rule:` defaults, and the re-marshalling eKuiper does when
  * it rewrites `triggered` or `tags`.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, textTooDeep } from "../io/formats/json-depth.ts";
 import { assignField, field, goSyntaxError, isObject, jsonKind } from "../functions/go-json.ts";
 import { encodeGoJson } from "../io/formats/json-encode.ts";
 import type { Value } from "../expr/values.ts";
@@ -30,6 +31,9 @@ export interface RuleDef {
 }
 
 const fail = (message: string) => new EngineError(message, ErrCode.undefined);
+
+/** The longest rule JSON floe stores, in characters (README "Limits"). */
+export const MAX_RULE_LENGTH = 1024 * 1024;
 
 /** Go `json.Unmarshal` error text for `text` (syntax), or undefined when it is valid JSON. */
 export function jsonUnmarshalError(text: string): string | undefined {
@@ -71,6 +75,9 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
  * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI).
  */
 export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string): RuleDef {
+  // Refused before anything walks it, so that whatever is stored can be read back (README "Limits").
+  if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
+  if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
   let o: unknown;
   try {
     o = JSON.parse(text);
@@ -99,7 +106,7 @@ export function parseRuleDef(text: string, defaults: Readonly<Record<string, unk
     try {
       select = parseSelect(sql);
     } catch (e) {
-      throw fail(errorText(e));
+      throw e instanceof TooLargeError ? e : fail(errorText(e));
     }
     if (actions.length === 0) throw fail("Missing rule actions.");
   } else if (!hasGraph) throw fail(`Rule ${id} has neither sql nor graph.`);

@@ -14,6 +14,9 @@ export const MAX_JSON_DEPTH = 300;
 /** The decode error of a payload past the limit (fastjson's words). */
 export const DEPTH_ERROR = `cannot parse JSON: too big depth for the nested JSON; it exceeds ${MAX_JSON_DEPTH}`;
 
+/** The refusal of a definition (REST body, stored rule, confKey) past the limit. */
+export const DEFINITION_TOO_DEEP = `exceeded max depth: the JSON nests deeper than ${MAX_JSON_DEPTH} levels`;
+
 const LBRACE = 123;
 const LBRACKET = 91;
 const RBRACE = 125;
