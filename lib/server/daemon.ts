@@ -9,6 +9,7 @@ import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { closeTrials } from "./ruletest.ts";
 import { ruleRuntime } from "./runtime-bridge.ts";
+import { guardStart } from "./safe-mode.ts";
 
 export interface DaemonOptions extends PathFlags {
   readonly env?: Record<string, string | undefined>;
@@ -16,6 +17,8 @@ export interface DaemonOptions extends PathFlags {
   readonly runtime?: EngineOptions["runtime"];
   readonly out?: (line: string) => void;
   readonly logger?: (line: string) => void;
+  /** `floe serve --safe`: serve REST without starting rules or loading UDF scripts (safe-mode.ts). */
+  readonly safe?: boolean;
 }
 
 export interface Daemon {
@@ -40,6 +43,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
   const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, logger, version: o.version });
+  // Counted before any rule or script loads: a start that hangs or crashes there counts too.
+  const after = Number.parseInt(env.FLOE_SAFE_AFTER_CRASHES ?? "", 10);
+  const guard = guardStart({ dataDir: paths.data, flag: !!o.safe, after: Number.isFinite(after) ? after : undefined });
+  engine.safeMode = guard.mode;
+  if (guard.mode.on) logger.warn(`safe mode: ${guard.mode.reason}; rules are not started and UDF scripts are not loaded`);
   engine.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
@@ -73,6 +81,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       for (const s of servers) s.stop(true);
       await closeTrials();
       await engine.shutdown();
+      guard.clean();
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
       process.off("uncaughtException", onUncaught);

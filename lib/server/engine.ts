@@ -25,6 +25,7 @@ import { preflight, withOrigin } from "./cors.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
+import type { SafeMode } from "./safe-mode.ts";
 import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
 
 export interface RuntimeHooks {
@@ -64,6 +65,8 @@ export class Engine {
   /** Set by `floe serve`: graceful shutdown then exit with `code` (`/stop`, `/data/import?stop=1`). */
   requestStop: ((code: number) => void) | undefined;
   readonly scripts = new Map<string, ScriptDef>();
+  /** Safe mode (safe-mode.ts): set by `floe serve` before `start()`. */
+  safeMode: SafeMode = { on: false, reason: "" };
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   hooks!: RuntimeHooks;
   /** Named connections: one live client each, shared by the rules that select them. */
@@ -140,12 +143,17 @@ export class Engine {
     return engine;
   }
 
-  /** Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). */
+  /**
+   * Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). In safe mode
+   * the scripts are listed but not loaded, init.json is not imported, rules are registered but
+   * not started, and the patrol (schedules, restart strategies) does not run.
+   */
   start(): void {
+    const safe = this.safeMode.on;
     for (const [id, text] of this.kv.entries("script")) {
       try {
         const def = JSON.parse(text) as ScriptDef;
-        registerScript(def);
+        if (!safe) registerScript(def);
         this.scripts.set(id, def);
       } catch (e) {
         this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
@@ -155,12 +163,13 @@ export class Engine {
       const t = JSON.parse(text) as { status: string };
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
     }
-    for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
+    if (!safe) for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
     for (const [full, props] of this.confKeys.entries()) {
       const [kind, typ, ...id] = full.split(".");
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
     }
-    this.rules.restore();
+    this.rules.restore(!safe);
+    if (safe) return;
     // Scheduled rules restored inside their window start now, not at the first tick.
     this.patrolNow();
     this.patrolTimer = setInterval(() => this.patrolNow(), this.config.basic.rulePatrolIntervalMs);

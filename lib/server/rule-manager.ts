@@ -65,13 +65,13 @@ export class RuleManager {
   /** Told of every rule's state changes (the daemon's log). */
   onState: RuleLifecycle["onState"];
 
-  /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2). */
-  restore(): void {
-    for (const [id, text] of this.kv.entries("rule")) this.recover(id, text);
+  /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2); none in safe mode. */
+  restore(start = true): void {
+    for (const [id, text] of this.kv.entries("rule")) this.recover(id, text, start);
   }
 
-  /** Registers a stored rule (replacing a registered one) and starts it when triggered. */
-  recover(id: string, text: string): void {
+  /** Registers a stored rule (replacing a registered one) and starts it when triggered (and `start`). */
+  recover(id: string, text: string, start = true): void {
     let def: RuleDef;
     try {
       def = this.parse(text);
@@ -83,7 +83,7 @@ export class RuleManager {
     if (old) void old.stop("stopped by update");
     const lc = this.lifecycle(def);
     this.rules.set(id, lc);
-    if (def.triggered) void lc.start();
+    if (def.triggered && start) void lc.start();
   }
 
   /** `POST /rules`: returns the id. */
