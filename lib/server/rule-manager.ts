@@ -74,7 +74,7 @@ export class RuleManager {
   recover(id: string, text: string, start = true): void {
     let def: RuleDef;
     try {
-      def = this.parse(text);
+      def = parseRuleDef(text, this.defaults(), undefined, { keepBadSql: true });
     } catch (e) {
       this.log(`cannot restore rule ${id}: ${errorText(e)}`);
       return;

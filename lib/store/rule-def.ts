@@ -72,9 +72,10 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
 
 /**
  * Parses and validates rule JSON (rest-api.md §5 step 1). Throws code-1000 errors whose message
- * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI).
+ * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI);
+ * `keepBadSql` (boot recovery) leaves `select` undefined when the SQL does not parse.
  */
-export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string): RuleDef {
+export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
   // Refused before anything walks it, so that whatever is stored can be read back (README "Limits").
   if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
   if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
@@ -106,7 +107,9 @@ export function parseRuleDef(text: string, defaults: Readonly<Record<string, unk
     try {
       select = parseSelect(sql);
     } catch (e) {
-      throw e instanceof TooLargeError ? e : fail(errorText(e));
+      // A stored rule whose SQL no longer parses (its UDF was deleted or not loaded) is still
+      // registered, so it can be inspected and deleted; starting it fails with the parse error.
+      if (!opts.keepBadSql) throw e instanceof TooLargeError ? e : fail(errorText(e));
     }
     if (actions.length === 0) throw fail("Missing rule actions.");
   } else if (!hasGraph) throw fail(`Rule ${id} has neither sql nor graph.`);
