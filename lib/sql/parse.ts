@@ -57,11 +57,12 @@ function tokenAt(text: string, offset: number): string {
 }
 
 /**
- * The longest SQL statement floe parses, in characters. The parser is synchronous (~1 µs per
- * character) and the daemon has one thread: a statement at the limit parses in tens of ms,
- * an 8 MB one would stop every rule for seconds (README "Limits").
+ * The longest SQL statement floe parses, in characters. The parser is synchronous (~0.5–1 µs
+ * per character on wide projections) and the daemon has one thread: a statement at the limit
+ * parses in tens of ms, an 8 MB one would stop every rule for seconds (bench/limits.ts, README
+ * "Limits").
  */
-export const MAX_SQL_LENGTH = 64 * 1024;
+export const MAX_SQL_LENGTH = 32 * 1024;
 
 /** What a statement nesting deeper than the parser's stack can hold is refused with. */
 export const SQL_TOO_DEEP = "the SQL statement nests too deeply";

@@ -32,8 +32,8 @@ export interface RuleDef {
 
 const fail = (message: string) => new EngineError(message, ErrCode.undefined);
 
-/** The longest rule JSON floe stores, in characters (README "Limits"). */
-export const MAX_RULE_LENGTH = 1024 * 1024;
+/** The longest rule JSON floe stores, in characters: the REST body limit of definitions (README "Limits"). */
+export const MAX_RULE_LENGTH = 256 * 1024;
 
 /** Go `json.Unmarshal` error text for `text` (syntax), or undefined when it is valid JSON. */
 export function jsonUnmarshalError(text: string): string | undefined {
