@@ -28,7 +28,7 @@ const BACKSLASH = 92;
  * Whether the JSON bytes nest deeper than `max` (syntax is not checked: JSON.parse does that).
  * Hot path: a payload shorter than 2·max bytes cannot be that deep and costs one compare (the
  * bench workloads' telemetry is ~100 B); a longer one is scanned once, byte by byte, which costs
- * about a third of JSON.parse on the same bytes (bench/json-depth.ts).
+ * 20–100 % of JSON.parse on the same bytes (bench/json-depth.ts).
  */
 export function bytesTooDeep(p: Uint8Array, max = MAX_JSON_DEPTH): boolean {
   const n = p.length;
