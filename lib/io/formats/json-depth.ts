@@ -6,6 +6,12 @@
  *
  * Depth is fastjson's: the top-level value is at depth 1 and each container adds one for what it
  * holds, so 300 nested objects are allowed only when the innermost is empty.
+ *
+ * Payload decoders check the parsed value (`valueTooDeep`, after JSC's JSON.parse, which is not
+ * recursive) and only when the text is at least MIN_DEEP_LENGTH long: a walk of the containers
+ * costs a tenth of the parse on a batch of rows, where a byte scan of the text would cost half
+ * (bench/json-depth.ts). The scans serve the texts that a recursive parser reads (pipe mode's
+ * exact number parser) and the definitions.
  */
 
 /** eKuiper's (fastjson's) MaxDepth. */
@@ -13,6 +19,9 @@ export const MAX_JSON_DEPTH = 300;
 
 /** The decode error of a payload past the limit (fastjson's words). */
 export const DEPTH_ERROR = `cannot parse JSON: too big depth for the nested JSON; it exceeds ${MAX_JSON_DEPTH}`;
+
+/** Shorter JSON cannot nest deeper than the limit (it needs 301 opening and closing brackets). */
+export const MIN_DEEP_LENGTH = 2 * MAX_JSON_DEPTH;
 
 /** The refusal of a definition (REST body, stored rule, confKey) past the limit. */
 export const DEFINITION_TOO_DEEP = `exceeded max depth: the JSON nests deeper than ${MAX_JSON_DEPTH} levels`;
@@ -26,9 +35,8 @@ const BACKSLASH = 92;
 
 /**
  * Whether the JSON bytes nest deeper than `max` (syntax is not checked: JSON.parse does that).
- * Hot path: a payload shorter than 2·max bytes cannot be that deep and costs one compare (the
- * bench workloads' telemetry is ~100 B); a longer one is scanned once, byte by byte, which costs
- * 20–100 % of JSON.parse on the same bytes (bench/json-depth.ts).
+ * A payload shorter than 2·max bytes cannot be that deep and costs one compare; a longer one is
+ * scanned once, byte by byte, stopping at the first container past the limit.
  */
 export function bytesTooDeep(p: Uint8Array, max = MAX_JSON_DEPTH): boolean {
   const n = p.length;
@@ -82,18 +90,27 @@ function textClosesNext(s: string, i: number): boolean {
   return c === RBRACE || c === RBRACKET;
 }
 
-/** Whether an already parsed value nests deeper than `max` (definitions built in memory). */
+/** Whether an already parsed value nests deeper than `max` (same depth as the scans above). */
 export function valueTooDeep(v: unknown, max = MAX_JSON_DEPTH): boolean {
-  return deeper(v, 1, max);
+  return v !== null && typeof v === "object" && containerTooDeep(v as object, 1, max);
 }
 
-function deeper(v: unknown, depth: number, max: number): boolean {
-  if (depth > max) return true;
-  if (v === null || typeof v !== "object") return false;
+/** A container at `depth`: its children are at depth + 1; only containers are descended into. */
+function containerTooDeep(v: object, depth: number, max: number): boolean {
   if (Array.isArray(v)) {
-    for (const x of v) if (deeper(x, depth + 1, max)) return true;
+    if (v.length > 0 && depth >= max) return true;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (x !== null && typeof x === "object" && containerTooDeep(x, depth + 1, max)) return true;
+    }
     return false;
   }
-  for (const k in v as Record<string, unknown>) if (deeper((v as Record<string, unknown>)[k], depth + 1, max)) return true;
+  if (v instanceof Uint8Array) return depth > max;
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (depth >= max) return true;
+    const x = o[k];
+    if (x !== null && typeof x === "object" && containerTooDeep(x, depth + 1, max)) return true;
+  }
   return false;
 }
