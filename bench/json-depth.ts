@@ -39,7 +39,9 @@ function time(f: () => void): number {
 
 for (const [name, text] of Object.entries(payloads)) {
   const bytes = new TextEncoder().encode(text);
+  const parsed = JSON.parse(text) as unknown;
   const variants: Record<string, () => void> = {
+    walk: () => void (sink += valueTooDeep(parsed) ? 1 : 0),
     plain: () => void (sink += JSON.parse(dec.decode(bytes)) ? 1 : 0),
     guarded: () => {
       const v = JSON.parse(dec.decode(bytes)) as unknown;
@@ -55,9 +57,9 @@ for (const [name, text] of Object.entries(payloads)) {
       const ns = time(f);
       if (r > 0) best[k] = Math.min(best[k] ?? Infinity, ns);
     }
-  const { plain, guarded, bytesGuard, textGuard } = best as Record<string, number>;
+  const { plain, guarded, walk, bytesGuard, textGuard } = best as Record<string, number>;
   console.log(
-    `${name.padEnd(14)} ${bytes.length} B: decode ${plain!.toFixed(0)} ns, with guard ${guarded!.toFixed(0)} ns (${(((guarded! - plain!) / plain!) * 100).toFixed(1)} %); ` +
+    `${name.padEnd(14)} ${bytes.length} B: decode ${plain!.toFixed(0)} ns, with guard ${guarded!.toFixed(0)} ns (${(((guarded! - plain!) / plain!) * 100).toFixed(1)} %), the walk alone ${walk!.toFixed(0)} ns; ` +
       `a byte scan would cost ${bytesGuard!.toFixed(0)} ns, a text scan ${textGuard!.toFixed(0)} ns`,
   );
 }
