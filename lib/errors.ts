@@ -39,6 +39,17 @@ export class ParseError extends EngineError {
   }
 }
 
+/**
+ * A definition or request body past one of floe's documented size limits (README "Errors, limits and the safe start"):
+ * the REST API answers 413 with the usual `{"error":1000,"message":…}` body.
+ */
+export class TooLargeError extends EngineError {
+  constructor(message: string) {
+    super(message, ErrCode.undefined);
+    this.name = "TooLargeError";
+  }
+}
+
 /** A plan-time (analyzer) error: the rule cannot be created. */
 export class PlanError extends EngineError {
   constructor(message: string) {
@@ -77,6 +88,18 @@ export function isRowError(e: unknown): e is RowError {
 export function errorText(e: unknown): string {
   if (e instanceof RowError || e instanceof Error) return e.message;
   return String(e);
+}
+
+/**
+ * Text of a failure caught by a rule's error boundary: never empty (an error without a message
+ * is named by its class), and an engine bug or a stack overflow says what it was
+ * (`RangeError: Maximum call stack size exceeded.`).
+ */
+export function failureText(e: unknown): string {
+  if (e instanceof RowError || e instanceof EngineError) return e.message || e.constructor.name;
+  if (e instanceof Error) return e.message ? (e.name === "Error" ? e.message : `${e.name}: ${e.message}`) : e.name || "Error";
+  const s = String(e);
+  return s === "" ? "unknown error" : s;
 }
 
 /**

@@ -21,6 +21,16 @@ export function serverFlags(argv: string[]): Partial<Record<(typeof FLAGS)[numbe
   return out;
 }
 
+/** `-safe`, `--safe` or `--safe=true|false` (a Go bool flag): serve without starting rules or loading UDFs. */
+export function safeFlag(argv: string[]): boolean {
+  let on = false;
+  for (const a of argv) {
+    const m = /^--?safe(?:=(.*))?$/i.exec(a);
+    if (m) on = m[1] === undefined || ["1", "t", "true", "T", "TRUE", "True"].includes(m[1]);
+  }
+  return on;
+}
+
 export default defineCommand({
   meta: {
     name: "serve",
@@ -28,11 +38,13 @@ export default defineCommand({
       "Run the daemon: eKuiper's REST API (default 127.0.0.1:9081), persistence under the data dir, rules.\n\n" +
       "  floe serve --etc ./etc --data ./data\n" +
       "  KUIPER__BASIC__RESTPORT=9082 floe serve\n\n" +
-      "Flags (Go style, - or --): -etc DIR, -data DIR, -log DIR, -loadFileType relative|absolute.",
+      "Flags (Go style, - or --): -etc DIR, -data DIR, -log DIR, -loadFileType relative|absolute,\n" +
+      "  -safe (serve REST without starting rules or loading UDF scripts, to inspect and delete them;\n" +
+      "  also entered by itself after 3 starts in a row that ended within 30 s: FLOE_SAFE_AFTER_CRASHES=N, 0 = never).",
   },
   async run({ rawArgs }) {
     const flags = serverFlags(rawArgs);
-    const d = await startDaemon({ ...flags, version: pkg.version });
+    const d = await startDaemon({ ...flags, safe: safeFlag(rawArgs), version: pkg.version });
     return await d.done;
   },
 });

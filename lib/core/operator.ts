@@ -1,9 +1,11 @@
 /**
  * The operator contract (STYLE: most.js-like `push`): every plan node is an Operator with the
  * same shape. Failures are caught once per item here, counted in the node's metrics, and
- * forwarded downstream as an error item when the rule has `sendError`.
+ * forwarded downstream as an error item when the rule has `sendError`. This is the rule's error
+ * boundary: anything an item makes a node throw (a RowError, an engine bug, a stack overflow on
+ * a deep value) fails that item only, with a message, and the rule goes on.
  */
-import { RowError } from "../errors.ts";
+import { failureText, RowError } from "../errors.ts";
 import { Watermark, type Consumer, type Item } from "./item.ts";
 import { NodeMetrics } from "./metrics.ts";
 
@@ -54,8 +56,7 @@ export abstract class Operator implements Consumer {
     try {
       this.process(item);
     } catch (e) {
-      if (!(e instanceof RowError)) throw e;
-      this.fail(e);
+      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
     }
   }
 
@@ -69,8 +70,7 @@ export abstract class Operator implements Consumer {
     try {
       this.process(item);
     } catch (e) {
-      if (!(e instanceof RowError)) throw e;
-      this.fail(e);
+      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
     } finally {
       this.timing = false;
     }

@@ -65,6 +65,8 @@ export class RuleLifecycle {
   private pending: Action | undefined;
   /** Bumped per run, so a late exit report of an old run is ignored. */
   private generation = 0;
+  /** Told of every settled state (running, stopped, stopped by error …) with its message: the daemon logs them. */
+  onState: ((id: string, state: RuleStateName, message: string) => void) | undefined;
 
   constructor(
     public def: RuleDef,
@@ -104,7 +106,10 @@ export class RuleLifecycle {
     this.pending = action;
     this.queue = this.queue.then(async () => {
       if (this.pending === action) this.pending = undefined;
+      const before = this.state;
+      const msg = this.message;
       await fn();
+      if (this.state !== before || this.message !== msg) this.onState?.(this.id, this.state, this.message);
     });
     return this.queue;
   }
@@ -213,7 +218,7 @@ export class RuleLifecycle {
     this.message = message;
   }
 
-  /** A run ended by itself: EOF → `stopped`/`done`; a runtime error → `stopped by error`, message "". */
+  /** A run ended by itself: EOF → `stopped`/`done`; a runtime error → `stopped by error` with its message. */
   private exited(gen: number, exit: RunExit): void {
     if (gen !== this.generation) return;
     void this.enqueue("stop", async () => {
@@ -233,9 +238,9 @@ export class RuleLifecycle {
         this.message = exit.message ? `done: ${exit.message}` : "done";
         this.onEof(this.id);
       } else {
-        // eKuiper quirk: a rule dying at run time shows an empty message.
+        // eKuiper leaves the message empty here; floe reports what stopped the rule.
         this.state = RuleStateName.stoppedByErr;
-        this.message = "";
+        this.message = exit.message;
       }
     });
   }

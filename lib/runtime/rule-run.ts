@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { EngineError, errorText, RowError } from "../errors.ts";
+import { EngineError, errorText, failureText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
 import type { Obj } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
@@ -119,7 +119,7 @@ class Inlet {
       this.taken += n;
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
-      for (let i = 0; i < n; i++) this.process(buf[i]!);
+      this.processAll(buf, n);
       buf.length = 0;
     }
     this.node.bufferLength = sub.length;
@@ -131,6 +131,25 @@ class Inlet {
    */
   acked(): number {
     return this.taken + (this.att?.sub.length ?? 0);
+  }
+
+  /**
+   * The rule's outer error boundary, per message: what escapes the operators' own boundaries
+   * (a failure between the decoder and the first node) fails that message only, counted on the
+   * source node. One try per batch, re-entered after a failure: nothing per message.
+   */
+  processAll(buf: readonly SourceMessage[], n: number): void {
+    let i = 0;
+    while (i < n) {
+      try {
+        for (; i < n; i++) this.process(buf[i]!);
+      } catch (e) {
+        const text = failureText(e);
+        this.node.exception(text, this.run.now());
+        this.run.errors?.row(messageWhere(this.name, buf[i]!), text);
+        i++;
+      }
+    }
   }
 
   process(m: SourceMessage): void {
@@ -148,9 +167,10 @@ class Inlet {
         rows = dec(m.payload);
         if (timed) dn.processLatencyUs = Math.round((performance.now() - t0) * 1000);
       } catch (e) {
-        if (!(e instanceof RowError || e instanceof EngineError)) throw e;
-        topo.sourceError(this.name, e.message);
-        this.run.errors?.decode(messageWhere(this.name, m), e.message);
+        // Any decoder failure is a decode error of this message (counted; the rule goes on).
+        const text = failureText(e);
+        topo.sourceError(this.name, text);
+        this.run.errors?.decode(messageWhere(this.name, m), text);
         return;
       }
     } else rows = m.rows ?? {};
@@ -218,6 +238,7 @@ export class RuleRun {
       ...planOptions(o),
       decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
     }).plan;
+    this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     const errors = spec.errors;
@@ -322,13 +343,18 @@ export class RuleRun {
   /** Whatever can make the inlets wait: sinks and lookup nodes. */
   private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
 
+  /** A failure outside any record (the inlet's own loop, a timer): the rule stops by error with its message. */
   fatal(e: unknown): void {
     if (this.halted) return;
     this.halted = true;
-    if (this.errors) this.errors.fatal(errorText(e));
-    else this.env.log(`rule ${this.spec.id} stops by error: ${errorText(e)}`);
+    this.fatalMessage = failureText(e);
+    if (this.errors) this.errors.fatal(this.fatalMessage);
+    else this.env.log(`rule ${this.spec.id} stops by error: ${this.fatalMessage}`);
     this.onFatal?.(e);
   }
+
+  /** The message of the failure that stopped the run (empty while it has not failed). */
+  fatalMessage = "";
 
   /** Where the record being processed came from, for the error report ("" outside a record). */
   private where(): string {
@@ -407,8 +433,9 @@ export class RuleRun {
       const buf: SourceMessage[] = [];
       this.active = i;
       while (att.sub.length) {
-        i.taken += att.sub.take(buf, STEP);
-        for (const m of buf) i.process(m);
+        const n = att.sub.take(buf, STEP);
+        i.taken += n;
+        i.processAll(buf, n);
         buf.length = 0;
       }
       this.active = undefined;

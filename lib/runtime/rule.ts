@@ -25,8 +25,9 @@
  *   of the last run stay visible while stopped. Concurrent start/stop calls are serialised.
  * - When every source reaches EOF the rule stops by itself with message `done`; `onEnd` fires
  *   (the daemon then sets `triggered=false`). A failure at run time (not a record error: those are
- *   counted on the node and the rule goes on) stops it as `stopped by error` with message `""`
- *   (eKuiper's quirk) and also fires `onEnd`; `state` tells the two apart.
+ *   counted on the node and the rule goes on) stops it as `stopped by error` with the failure's
+ *   text as message (eKuiper leaves it empty; floe never does, issue 10) and also fires `onEnd`;
+ *   `state` tells the two apart.
  * - `lost()` counts records lost since creation (sink drops, evictions, unsent at stop, and
  *   what an earlier run lost acknowledged but unsaved, from the acknowledgement ledger: that part
  *   is also the status key `source_<s>_0_records_lost_total`); `duplicates()` the MQTT
@@ -154,10 +155,10 @@ export class Rule {
         );
         this.run = run;
         run.onAllEof = () => void this.serial(() => this.doStop("done", true)).then(() => this.onEnd?.(this));
-        // [quirk] a rule that dies at run time shows "stopped by error" with an empty message.
+        // eKuiper shows an empty message here; floe shows what stopped the rule.
         run.onFatal = () =>
           void this.serial(async () => {
-            await this.doStop("", false);
+            await this.doStop(run.fatalMessage, false);
             this._state = "stopped by error";
           }).then(() => this.onEnd?.(this));
         await run.start();

@@ -1,11 +1,13 @@
 /**
  * eKuiper's JWT check (rest-api.md §1.4): the bare compact token in `Authorization`, the key file
- * in `<etc>/mgmt/` named by the `iss` claim (case-insensitive), any RSA algorithm, `exp`/`nbf`/
- * `iat` checked without leeway, `aud` must contain `eKuiper`. Keys are read per request.
+ * in `<etc>/mgmt/` named by the `iss` claim (case-insensitive), any RSA algorithm, registered
+ * claims type-checked as golang-jwt decodes them (jwt-claims.ts), `exp`/`nbf`/`iat` checked
+ * without leeway, `aud` must contain `eKuiper`. Keys are read per request.
  */
 import { createPublicKey, createVerify, constants, type KeyObject } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { claimsInvalid, decodeClaims } from "./jwt-claims.ts";
 
 const ALGS: Record<string, { hash: string; pss: boolean }> = {
   RS256: { hash: "RSA-SHA256", pss: false },
@@ -57,8 +59,10 @@ export function checkToken(token: string | null, mgmtDir: string, now = Date.now
   const claims = b64json(parts[1]!);
   if (!header) return bad("token is malformed: could not JSON decode header");
   if (!claims) return bad("token is malformed: could not JSON decode claim");
-  const iss = claims.iss;
-  if (typeof iss !== "string" || iss === "") return bad("token is unverifiable: error while executing keyfunc: issuer field not exist in jwt payload");
+  const reg = decodeClaims(claims);
+  if (typeof reg === "string") return bad(`token is malformed: could not JSON decode claim: ${reg}`);
+  const iss = reg.iss;
+  if (iss === "") return bad("token is unverifiable: error while executing keyfunc: issuer field not exist in jwt payload");
   const key = findKey(mgmtDir, iss);
   if (!key) return bad(`token is unverifiable: error while executing keyfunc: not found target key file ${iss} in /etc/mgmt`);
   const alg = ALGS[String(header.alg)];
@@ -68,12 +72,9 @@ export function checkToken(token: string | null, mgmtDir: string, now = Date.now
   const sig = Buffer.from(parts[2]!, "base64url");
   const ok = alg.pss ? v.verify({ key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_AUTO }, sig) : v.verify(key, sig);
   if (!ok) return bad("token signature is invalid: crypto/rsa: verification error");
-  const sec = Math.floor(now / 1000);
-  if (typeof claims.exp === "number" && sec >= claims.exp) return bad("token has invalid claims: token is expired");
-  if (typeof claims.nbf === "number" && sec < claims.nbf) return bad("token has invalid claims: token is not valid yet");
-  if (typeof claims.iat === "number" && sec < claims.iat) return bad("token has invalid claims: token used before issued");
-  const aud = claims.aud;
-  const auds = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.map(String) : [];
+  const invalid = claimsInvalid(reg, now);
+  if (invalid) return bad(`token has invalid claims: ${invalid}`);
+  const auds = reg.aud;
   if (!auds.includes("eKuiper")) return `audience field should contain eKuiper, but got [${auds.join(" ")}]`;
   return undefined;
 }

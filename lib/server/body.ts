@@ -10,9 +10,12 @@ export type Decoded<T> = { ok: true; value: T; text: string } | { ok: false; err
 /** Decodes the body as JSON; `error` is Go's decoder message (`EOF`, `unexpected EOF`, `invalid character …`). */
 export async function readJson<T = unknown>(ctx: Ctx): Promise<Decoded<T>> {
   const text = await ctx.text();
-  const error = jsonDecodeError(text);
-  if (error !== undefined) return { ok: false, error, text };
-  return { ok: true, value: JSON.parse(text) as T, text };
+  // Parsed once: Go's error text is worked out only for a body that is not JSON.
+  try {
+    return { ok: true, value: JSON.parse(text) as T, text };
+  } catch {
+    return { ok: false, error: jsonDecodeError(text) ?? "unexpected EOF", text };
+  }
 }
 
 /** Go type-mismatch text for decoding into a struct: `json: cannot unmarshal <kind> into Go value of type <t>`. */

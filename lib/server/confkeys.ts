@@ -5,6 +5,8 @@
  */
 import { loadSourceYaml, sourceTypes, type Doc } from "../config/index.ts";
 import type { Kv } from "../store/kv.ts";
+import { EngineError, ErrCode } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, valueTooDeep } from "../value/json-depth.ts";
 
 export type ConfKind = "sources" | "sinks" | "connections";
 
@@ -88,7 +90,9 @@ export class ConfKeys {
     return all?.[key.toLowerCase()] ?? all?.[key];
   }
 
+  /** Stores one confKey; props nesting deeper than the JSON limit are refused (they must read back). */
   put(kind: ConfKind, type: string, key: string, props: Record<string, unknown>): void {
+    if (valueTooDeep(props)) throw new EngineError(DEFINITION_TOO_DEEP, ErrCode.confKey);
     const full = `${kind}.${type}.${key}`;
     const old = this.kv.get("confKey", full);
     const value = unmaskSecrets(props, old ? (JSON.parse(old) as Record<string, unknown>) : undefined);

@@ -8,11 +8,12 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, wr
 import { join } from "node:path";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../value/time.ts";
 import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
-import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
+import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
@@ -24,6 +25,7 @@ import { preflight, withOrigin } from "./cors.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
+import type { SafeMode } from "./safe-mode.ts";
 import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
 
 export interface RuntimeHooks {
@@ -41,6 +43,8 @@ export interface EngineOptions {
   /** Supplies the rule runtime; the plan-only runtime when absent. */
   readonly runtime?: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
   readonly log?: (line: string) => void;
+  /** Levelled log of rule state changes and errors (the daemon's; none in tests that build an Engine). */
+  readonly logger?: Logger;
   readonly version?: string;
 }
 
@@ -61,6 +65,8 @@ export class Engine {
   /** Set by `floe serve`: graceful shutdown then exit with `code` (`/stop`, `/data/import?stop=1`). */
   requestStop: ((code: number) => void) | undefined;
   readonly scripts = new Map<string, ScriptDef>();
+  /** Safe mode (safe-mode.ts): set by `floe serve` before `start()`. */
+  safeMode: SafeMode = { on: false, reason: "" };
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   hooks!: RuntimeHooks;
   /** Named connections: one live client each, shared by the rules that select them. */
@@ -115,6 +121,12 @@ export class Engine {
     let hooks: RuntimeHooks | undefined;
     const factory: RunFactory = (def, onExit) => hooks!.factory(def, onExit);
     const rules = new RuleManager(kv, catalog, () => config.rule, factory, (def) => hooks!.validate(def), () => deps.zone(), log);
+    const logger = o.logger;
+    if (logger)
+      rules.onState = (id, state, message) => {
+        if (state === RuleStateName.stoppedByErr) logger.error(`rule ${id} is stopped by error: ${message}`);
+        else logger.info(`rule ${id} is ${state}${message ? `: ${message}` : ""}`);
+      };
     engine = new Engine(o.paths, config, env, kv, catalog, confKeys, rules, log, o.version ?? "0.0.0");
     hooks = o.runtime ? o.runtime(deps, engine) : { factory: planOnlyFactory(deps), validate: planValidator(deps) };
     engine.hooks = hooks;
@@ -131,12 +143,17 @@ export class Engine {
     return engine;
   }
 
-  /** Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). */
+  /**
+   * Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). In safe mode
+   * the scripts are listed but not loaded, init.json is not imported, rules are registered but
+   * not started, and the patrol (schedules, restart strategies) does not run.
+   */
   start(): void {
+    const safe = this.safeMode.on;
     for (const [id, text] of this.kv.entries("script")) {
       try {
         const def = JSON.parse(text) as ScriptDef;
-        registerScript(def);
+        if (!safe) registerScript(def);
         this.scripts.set(id, def);
       } catch (e) {
         this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
@@ -146,12 +163,13 @@ export class Engine {
       const t = JSON.parse(text) as { status: string };
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
     }
-    for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
+    if (!safe) for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
     for (const [full, props] of this.confKeys.entries()) {
       const [kind, typ, ...id] = full.split(".");
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
     }
-    this.rules.restore();
+    this.rules.restore(!safe);
+    if (safe) return;
     // Scheduled rules restored inside their window start now, not at the first tick.
     this.patrolNow();
     this.patrolTimer = setInterval(() => this.patrolNow(), this.config.basic.rulePatrolIntervalMs);

@@ -3,7 +3,8 @@
  * and the request pipeline around it (CORS, JWT, body limit, audit log).
  */
 import { join } from "node:path";
-import { ErrCode } from "../errors.ts";
+import { EngineError, ErrCode } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { checkToken } from "./auth.ts";
 import { preflight, withOrigin } from "./cors.ts";
 import { connectionRoutes } from "./connections.ts";
@@ -69,8 +70,27 @@ async function readLimited(req: Request, max: number): Promise<string> {
     if (total > max) throw new BodyTooLarge();
     chunks.push(c);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return checkDepth(new TextDecoder().decode(Buffer.concat(chunks)));
 }
+
+/**
+ * A JSON body nesting deeper than the payload limit is refused before any handler walks it:
+ * every definition is stored so that it can be read back (encoders and masks recurse).
+ */
+function checkDepth(text: string): string {
+  const c = /^\s*([[{])/.exec(text.length > 64 ? text.slice(0, 64) : text);
+  if (c && textTooDeep(text)) throw new EngineError(DEFINITION_TOO_DEEP, ErrCode.undefined);
+  return text;
+}
+
+/**
+ * Definitions (rules, streams, tables, confKeys, connections, UDFs) are small: their bodies are
+ * refused past 256 KiB before being read, so an 8 MB rule costs no decoding at all, and one at
+ * the limit holds the loop for tens of ms at most (bench/limits.ts). Uploads, imports and
+ * batches keep `basic.maxBodySize` (README "Errors, limits and the safe start").
+ */
+export const MAX_DEFINITION_BODY = 256 * 1024;
+const DEFINITION_ROUTE = /^\/(?:v2\/)?(?:rules|streams|tables|metadata|udf|connections)(?:\/|$)/;
 
 export interface HandlerOptions {
   /** The CLI listener (eKuiper's RPC port): no JWT, like eKuiper's RPC server. */
@@ -101,6 +121,7 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       if (bad !== undefined) return withOrigin(req, new Response(bad + "\n", { status: 401, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" } }));
     }
     if (basic.enableRestAuditLog) engine.log(`visit ${req.method} ${url.pathname}${url.search}`);
+    const limit = DEFINITION_ROUTE.test(path) ? Math.min(max, MAX_DEFINITION_BODY) : max;
     let body: Promise<string> | undefined;
     const ctx: Ctx = {
       method: req.method,
@@ -109,13 +130,13 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       query: url.searchParams,
       headers: req.headers,
       request: req,
-      text: () => (body ??= readLimited(req, max)),
+      text: () => (body ??= readLimited(req, limit)),
       dispatch: handle,
     };
     try {
       return withOrigin(req, await m.handler(ctx, engine));
     } catch (e) {
-      if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${max} bytes)`, 413));
+      if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413));
       engine.log(`${req.method} ${path}: ${(e as Error).stack ?? e}`);
       return withOrigin(req, fromError(e));
     }

@@ -2,7 +2,7 @@
  * eKuiper's response styles (rest-api.md §1.6–§1.7): sentence, json, json-sniffed, error,
  * download, empty — status, bytes and Content-Type exactly as the Go handlers produce them.
  */
-import { EngineError, ErrCode, errorText, RowError } from "../errors.ts";
+import { EngineError, ErrCode, errorText, RowError, TooLargeError } from "../errors.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import { goQuote, type Value } from "../value/values.ts";
 
@@ -85,8 +85,11 @@ export class HttpError extends Error {
 export function fromError(e: unknown, prefix = ""): Response {
   const msg = prefix ? `${prefix}: ${errorText(e)}` : errorText(e);
   if (e instanceof HttpError) return errorBody(e.code, msg, e.status);
+  if (e instanceof TooLargeError) return errorBody(e.code, msg, 413);
   if (e instanceof EngineError) return errorBody(e.code, msg);
   if (e instanceof RowError) return errorBody(ErrCode.undefined, msg);
+  // A stack overflow (or another range failure) comes from what the request held: a 400, not a 500.
+  if (e instanceof RangeError) return errorBody(ErrCode.undefined, `${msg} (the request nests too deeply or is too large)`);
   return errorBody(ErrCode.undefined, msg, 500);
 }
 

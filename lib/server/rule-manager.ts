@@ -4,7 +4,7 @@
  * RuleLifecycle per rule, and the status/topology views. Every definition change is committed to
  * the store before the caller replies.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import type { Zone } from "../value/time.ts";
 import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
 import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
@@ -19,6 +19,8 @@ import { goQuote } from "./respond.ts";
 export type RuleValidator = (def: RuleDef) => void;
 
 const e1000 = (m: string) => new EngineError(m, ErrCode.undefined);
+/** A code-1000 error with `m`; a size refusal stays one (413). */
+const wrapped = (m: string, cause: unknown) => (cause instanceof TooLargeError ? new TooLargeError(m) : e1000(m));
 const notFound = (m: string) => new EngineError(m, ErrCode.notFound);
 
 export class RuleManager {
@@ -55,19 +57,24 @@ export class RuleManager {
   }
 
   private lifecycle(def: RuleDef): RuleLifecycle {
-    return new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+    const lc = new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+    lc.onState = this.onState;
+    return lc;
   }
 
-  /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2). */
-  restore(): void {
-    for (const [id, text] of this.kv.entries("rule")) this.recover(id, text);
+  /** Told of every rule's state changes (the daemon's log). */
+  onState: RuleLifecycle["onState"];
+
+  /** Boot: registers every stored rule and starts the triggered ones (config-and-cli.md §6.2); none in safe mode. */
+  restore(start = true): void {
+    for (const [id, text] of this.kv.entries("rule")) this.recover(id, text, start);
   }
 
-  /** Registers a stored rule (replacing a registered one) and starts it when triggered. */
-  recover(id: string, text: string): void {
+  /** Registers a stored rule (replacing a registered one) and starts it when triggered (and `start`). */
+  recover(id: string, text: string, start = true): void {
     let def: RuleDef;
     try {
-      def = this.parse(text);
+      def = parseRuleDef(text, this.defaults(), undefined, { keepBadSql: true });
     } catch (e) {
       this.log(`cannot restore rule ${id}: ${errorText(e)}`);
       return;
@@ -76,7 +83,7 @@ export class RuleManager {
     if (old) void old.stop("stopped by update");
     const lc = this.lifecycle(def);
     this.rules.set(id, lc);
-    if (def.triggered) void lc.start();
+    if (def.triggered && start) void lc.start();
   }
 
   /** `POST /rules`: returns the id. */
@@ -85,7 +92,7 @@ export class RuleManager {
     try {
       def = this.parse(text);
     } catch (e) {
-      throw e1000(`invalid rule json: ${errorText(e)}`);
+      throw wrapped(`invalid rule json: ${errorText(e)}`, e);
     }
     if (this.rules.has(def.id)) throw e1000(`rule ${def.id} already exists`);
     this.validate(def);
@@ -111,7 +118,7 @@ export class RuleManager {
     try {
       def = this.parse(text, id);
     } catch (e) {
-      throw e1000(`Invalid rule json: ${errorText(e)}`);
+      throw wrapped(`Invalid rule json: ${errorText(e)}`, e);
     }
     const old = this.rules.get(id);
     if (old && !versionAllows(old.def.version, def.version))

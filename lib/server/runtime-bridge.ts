@@ -83,7 +83,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   const factory: RunFactory = async (def, onExit) => {
     const rule = create(def);
     // onEnd fires for EOF (`done`) and for a run-time failure (`stopped by error`).
-    rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: "" } : { kind: "eof" });
+    rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
     await rule.start();
     return wrap(rule);
   };
@@ -111,7 +111,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         log: engine.log,
       });
       const rule = create({ ...def, actions: [] }, [sink], connectors);
-      if (onExit) rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: "" } : { kind: "eof" });
+      if (onExit) rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
       sink.open();
       try {
         await rule.start();

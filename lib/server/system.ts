@@ -43,6 +43,8 @@ function info(e: Engine): Response {
     cpuUsage: cpuPercent(),
     memoryUsed: String(process.memoryUsage.rss()),
     memoryTotal: String(memoryTotal()),
+    // floe: present only in safe mode (safe-mode.ts), so the usual body stays eKuiper's.
+    ...(e.safeMode.on ? { safeMode: true, safeModeReason: e.safeMode.reason } : {}),
   });
 }
 

@@ -7,6 +7,7 @@ import { YAML } from "bun";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import { jsonUnmarshalError } from "../store/rule-def.ts";
 import { safeUploadPath } from "./uploads-fs.ts";
@@ -44,6 +45,7 @@ export function exportRuleset(e: Engine): { streams: Record<string, string>; tab
 /** Imports a ruleset JSON text; returns the counts of items imported. */
 export function importRuleset(e: Engine, text: string, _api = true): { streams: number; tables: number; rules: number } {
   let doc: { streams?: unknown; tables?: unknown; rules?: unknown };
+  if (textTooDeep(text)) throw new EngineError(`Import ruleset error: invalid import file: ${DEFINITION_TOO_DEEP}`, ErrCode.undefined);
   const jerr = jsonUnmarshalError(text);
   if (jerr) throw new EngineError(`Import ruleset error: invalid import file: ${jerr}`, ErrCode.undefined);
   doc = JSON.parse(text) as typeof doc;
@@ -143,6 +145,12 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
 /** The error maps of the last import (empty maps: success). */
 export type ImportStatus = ConfigDoc;
 
+/** An imported definition held as a JSON string: refused when it nests past the limit (it is stored as is). */
+function definitionJson(v: string): unknown {
+  if (textTooDeep(String(v))) throw new EngineError(DEFINITION_TOO_DEEP, ErrCode.undefined);
+  return JSON.parse(v) as unknown;
+}
+
 /** Writes an uploads record's file (content or copied file) under the uploads dir. */
 export async function saveUpload(e: Engine, name: string, content: string): Promise<string> {
   const path = safeUploadPath(e.uploadsDir, name);
@@ -161,6 +169,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
     e.confKeys.clear();
     e.kv.clear("upload");
   }
+  if (textTooDeep(text)) throw new EngineError(`configuration unmarshal with error ${DEFINITION_TOO_DEEP}`, ErrCode.undefined);
   const jerr = jsonUnmarshalError(text);
   if (jerr) throw new EngineError(`configuration unmarshal with error ${jerr}`, ErrCode.undefined);
   const doc = JSON.parse(text) as Partial<Record<string, Record<string, string>>>;
@@ -169,7 +178,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
   for (const [name, v] of Object.entries(m("uploads"))) {
     if (aborted()) break;
     try {
-      const req = JSON.parse(v) as { name?: string; content?: string };
+      const req = definitionJson(v) as { name?: string; content?: string };
       if (typeof req.content === "string") await saveUpload(e, req.name ?? name, req.content);
       e.kv.set("upload", name, v);
     } catch (err) {
@@ -178,7 +187,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
   }
   for (const [id, v] of Object.entries(m("scripts"))) {
     try {
-      const def = JSON.parse(v);
+      const def = definitionJson(v) as Record<string, unknown>;
       e.addScript({ id, description: String(def.description ?? ""), script: String(def.script ?? ""), isAgg: def.isAgg === true });
     } catch (err) {
       status.scripts[id] = errorText(err);
@@ -192,7 +201,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
   for (const [docKey, kind, statusKey] of configs) {
     for (const [type, v] of Object.entries(m(docKey))) {
       try {
-        const keys = JSON.parse(v) as Record<string, Record<string, unknown>>;
+        const keys = definitionJson(v) as Record<string, Record<string, unknown>>;
         for (const [k, props] of Object.entries(keys)) e.confKeys.put(kind, type, k, props);
       } catch (err) {
         status[statusKey][type] = errorText(err);

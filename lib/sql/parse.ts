@@ -3,7 +3,7 @@
  * function lookup and validation hooks, the SELECT post-processing (select.ts) and CREATE option
  * conversion (create.ts), and peggy errors → ParseError with eKuiper's text and a position.
  */
-import { EngineError, ErrCode, ParseError } from "../errors.ts";
+import { EngineError, ErrCode, ParseError, TooLargeError } from "../errors.ts";
 import { lookupFunction } from "../functions/registry.ts";
 import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts";
 import { finishCreate, type RawCreate } from "./create.ts";
@@ -56,10 +56,26 @@ function tokenAt(text: string, offset: number): string {
   return m ? m[1]! : "EOF";
 }
 
+/**
+ * The longest SQL statement floe parses, in characters. The parser is synchronous (~0.5–1 µs
+ * per character on wide projections) and the daemon has one thread: a statement at the limit
+ * parses in tens of ms, an 8 MB one would stop every rule for seconds (bench/limits.ts, README
+ * "Errors, limits and the safe start").
+ */
+export const MAX_SQL_LENGTH = 32 * 1024;
+
+/** What a statement nesting deeper than the parser's stack can hold is refused with. */
+export const SQL_TOO_DEEP = "the SQL statement nests too deeply";
+
 function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", base = 0, full = text): unknown {
+  if (text.length > MAX_SQL_LENGTH) throw new TooLargeError(`the SQL statement is ${text.length} characters long, more than the limit of ${MAX_SQL_LENGTH}`);
   try {
     return pegParse(text, { startRule, isFunction, validate });
   } catch (e) {
+    if (e instanceof RangeError) {
+      const { line, column } = position(full, base);
+      throw new ParseError(SQL_TOO_DEEP, line, column);
+    }
     if (e instanceof PegSyntaxError) {
       const offset = base + e.location.start.offset;
       const { line, column } = position(full, offset);
@@ -87,6 +103,10 @@ function finish(raw: unknown, base = 0, full = ""): Statement {
     if (s.kind === "create") return finishCreate(s as RawCreate);
     return s;
   } catch (e) {
+    if (e instanceof RangeError) {
+      const { line, column } = position(full, base);
+      throw new ParseError(SQL_TOO_DEEP, line, column);
+    }
     if (!(e instanceof EngineError) || e instanceof ParseError || e.code !== ErrCode.parser) throw e;
     const { line, column } = position(full, base);
     throw new ParseError(e.message, line, column);

@@ -3,7 +3,7 @@
  * exact result texts and errors (sql.md §2.3), persisted in the KV store, parsed definitions
  * cached in memory for the planner. Streams and tables share one namespace **[quirk]**.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseStatement } from "../sql/parse.ts";
@@ -73,7 +73,7 @@ export class Catalog {
     try {
       s = parseStatement(sql);
     } catch (e) {
-      throw err(errorText(e));
+      throw e instanceof TooLargeError ? e : err(errorText(e));
     }
     switch (s.kind) {
       case "create":
@@ -131,7 +131,7 @@ export class Catalog {
     try {
       s = parseStatement(sql);
     } catch (e) {
-      throw err(errorText(e));
+      throw e instanceof TooLargeError ? e : err(errorText(e));
     }
     if (s.kind !== "create") throw err(`Invalid stream statement: ${sql}`);
     if (s.streamKind !== kind) throw err(`${kind} ${name} is not found`, ErrCode.notFound);

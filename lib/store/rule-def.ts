@@ -4,7 +4,8 @@
  * options merged over the kuiper.yaml `rule:` defaults, and the re-marshalling eKuiper does when
  * it rewrites `triggered` or `tags`.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
+import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { assignField, field, goSyntaxError, isObject, jsonKind } from "../value/go-json.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
@@ -30,6 +31,9 @@ export interface RuleDef {
 }
 
 const fail = (message: string) => new EngineError(message, ErrCode.undefined);
+
+/** The longest rule JSON floe stores, in characters: the REST body limit of definitions (README "Errors, limits and the safe start"). */
+export const MAX_RULE_LENGTH = 256 * 1024;
 
 /** Go `json.Unmarshal` error text for `text` (syntax), or undefined when it is valid JSON. */
 export function jsonUnmarshalError(text: string): string | undefined {
@@ -68,9 +72,13 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
 
 /**
  * Parses and validates rule JSON (rest-api.md §5 step 1). Throws code-1000 errors whose message
- * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI).
+ * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI);
+ * `keepBadSql` (boot recovery) leaves `select` undefined when the SQL does not parse.
  */
-export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string): RuleDef {
+export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
+  // Refused before anything walks it, so that whatever is stored can be read back (README "Errors, limits and the safe start").
+  if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
+  if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
   let o: unknown;
   try {
     o = JSON.parse(text);
@@ -99,7 +107,9 @@ export function parseRuleDef(text: string, defaults: Readonly<Record<string, unk
     try {
       select = parseSelect(sql);
     } catch (e) {
-      throw fail(errorText(e));
+      // A stored rule whose SQL no longer parses (its UDF was deleted or not loaded) is still
+      // registered, so it can be inspected and deleted; starting it fails with the parse error.
+      if (!opts.keepBadSql) throw e instanceof TooLargeError ? e : fail(errorText(e));
     }
     if (actions.length === 0) throw fail("Missing rule actions.");
   } else if (!hasGraph) throw fail(`Rule ${id} has neither sql nor graph.`);

@@ -148,6 +148,8 @@ export class VirtualClock implements Clock {
 export class WallClock extends VirtualClock {
   private handle: ReturnType<typeof setTimeout> | undefined;
   private armedAt = Infinity;
+  /** Receives what a timer threw (a rule's window firing): it must not escape to the event loop. */
+  onError: ((e: unknown) => void) | undefined;
 
   constructor() {
     super(Date.now());
@@ -182,7 +184,13 @@ export class WallClock extends VirtualClock {
     this.handle = setTimeout(() => {
       this.handle = undefined;
       this.armedAt = Infinity;
-      this.advance(Date.now());
+      try {
+        this.advance(Date.now());
+      } catch (e) {
+        if (!this.onError) throw e;
+        this.onError(e);
+        this.arm();
+      }
     }, Math.max(0, next - Date.now()));
   }
 

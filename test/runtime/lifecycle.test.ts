@@ -41,7 +41,7 @@ test("a start failure is `stopped by error` with the error as message", async ()
   expect([lc.state, lc.message]).toEqual(["stopped by error", "fail to get stream s, please check if stream is created"]);
 });
 
-test("EOF stops with `done` and reports it; a runtime error leaves an empty message", async () => {
+test("EOF stops with `done` and reports it; a runtime error is `stopped by error` with its message", async () => {
   const rt = fakeRuntime();
   let eof = "";
   const lc = new RuleLifecycle(def(), rt.factory, (id) => (eof = id));
@@ -52,7 +52,7 @@ test("EOF stops with `done` and reports it; a runtime error leaves an empty mess
   await lc.startNow();
   rt.end({ kind: "error", message: "boom" });
   await lc.settled();
-  expect([lc.state, lc.message]).toEqual(["stopped by error", ""]);
+  expect([lc.state, lc.message]).toEqual(["stopped by error", "boom"]);
 });
 
 test("a scheduled rule waits for the scheduler, which starts and stops it", async () => {

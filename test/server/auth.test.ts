@@ -43,6 +43,30 @@ test.each([
   expect([r.status, r.text]).toEqual([401, body]);
 });
 
+// Claims are decoded into golang-jwt's RegisteredClaims before the key is looked up (issue 10:
+// `exp: "1"` used to be ignored, so the token was accepted).
+const malformed = (m: string) => `validate token error: token is malformed: could not JSON decode claim: ${m}\n`;
+test.each([
+  ["exp a numeric string is a NumericDate: second 1 of 1970", { iss: "sample_key.pub", aud: "eKuiper", exp: "1" }, "validate token error: token has invalid claims: token is expired\n"],
+  ["exp a non-numeric string", { iss: "sample_key.pub", aud: "eKuiper", exp: "soon" }, malformed('could not parse NumericDate: json: invalid number literal, trying to unmarshal "\\"soon\\"" into Number')],
+  ["exp a bool", { iss: "sample_key.pub", aud: "eKuiper", exp: true }, malformed("could not parse NumericDate: json: cannot unmarshal bool into Go value of type json.Number")],
+  ["nbf an object", { iss: "sample_key.pub", aud: "eKuiper", nbf: { t: 1 } }, malformed("could not parse NumericDate: json: cannot unmarshal object into Go value of type json.Number")],
+  ["iss a number", { iss: 5, aud: "eKuiper" }, malformed("json: cannot unmarshal number into Go struct field Token.iss of type string")],
+  ["sub an array", { iss: "sample_key.pub", sub: [1], aud: "eKuiper" }, malformed("json: cannot unmarshal array into Go struct field Token.sub of type string")],
+  ["aud a number", { iss: "sample_key.pub", aud: 7 }, malformed("invalid type for claim")],
+  ["aud an array holding a number", { iss: "sample_key.pub", aud: ["eKuiper", 1] }, malformed("invalid type for claim")],
+  ["keys match case-insensitively", { iss: "sample_key.pub", aud: "eKuiper", EXP: "1" }, "validate token error: token has invalid claims: token is expired\n"],
+  ["claim errors are joined", { iss: "sample_key.pub", aud: "eKuiper", exp: 1, nbf: 4102444800 }, "validate token error: token has invalid claims: token is expired, token is not valid yet\n"],
+] as const)("claims: %s → 401", async (_n, claims, body) => {
+  const r = await d.call("GET", "/streams", undefined, { Authorization: token(claims) });
+  expect([r.status, r.text]).toEqual([401, body]);
+});
+
+test("claims of the right types are accepted: a numeric-string exp in the future, a null nbf", async () => {
+  const r = await d.call("GET", "/streams", undefined, { Authorization: token({ iss: "sample_key.pub", aud: "eKuiper", exp: String(now() + 60), nbf: null, jti: "x" }) });
+  expect([r.status, r.text]).toEqual([200, "[]"]);
+});
+
 test("a valid RS256 token (issuer matched case-insensitively) is accepted", async () => {
   const r = await d.call("GET", "/streams", undefined, { Authorization: token({ iss: "Sample_Key.pub", aud: ["eKuiper"], exp: now() + 60 }) });
   expect([r.status, r.text]).toEqual([200, "[]"]);

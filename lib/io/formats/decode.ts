@@ -6,6 +6,7 @@ import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
 import type { StreamDef } from "../../plan/streams.ts";
+import { DEPTH_ERROR, MIN_DEEP_LENGTH, valueTooDeep } from "../../value/json-depth.ts";
 
 /** Bytes → rows. Throws RowError (a decode error: counted, the rule goes on). */
 export type Decoder = (payload: Uint8Array) => Obj[];
@@ -39,6 +40,8 @@ function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
     } catch (e) {
       throw new RowError(`invalid character in JSON payload: ${(e as Error).message}`);
     }
+    // Deeper than eKuiper's limit: a decode error (short payloads cannot be; json-depth.ts).
+    if (p.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
     const rows = Array.isArray(v) ? v : [v];
     const out: Obj[] = [];
     for (const r of rows) {

@@ -9,22 +9,27 @@
  */
 import { RowError } from "../../errors.ts";
 import type { Obj, Value } from "../../value/values.ts";
+import { DEPTH_ERROR, MIN_DEEP_LENGTH, textTooDeep, valueTooDeep } from "../../value/json-depth.ts";
 
 // A number literal with a zero-only fraction or an exponent: its value may be whole but it is a float.
 const WHOLE_FLOAT_TEXT = /\d\.0*(?![0-9])|\d[eE][+-]?\d/;
 
 /**
- * Decodes one JSON text; throws SyntaxError/RowError when it is not JSON. With `keep`, only those
+ * Decodes one JSON text; throws SyntaxError/RowError when it is not JSON or nests deeper than
+ * eKuiper's limit (json-depth.ts). With `keep`, only those
  * top-level keys get the int conversion (column pruning: the rule reads no other column, so the
  * others are never observed).
  */
 export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null): Value {
-  if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
+  // Deeper than eKuiper's limit is a decode error, checked before the recursive exact parser and
+  // intify walk the value (json-depth.ts).
+  if (WHOLE_FLOAT_TEXT.test(text)) return exactParse(text);
   const v = JSON.parse(text) as Value;
+  if (text.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
   try {
     return keep && v !== null && typeof v === "object" && !Array.isArray(v) ? intifyKept(v as Obj, keep) : intify(v);
   } catch (e) {
-    if (e instanceof NeedExact) return new ExactParser(text).parseDocument();
+    if (e instanceof NeedExact) return exactParse(text);
     throw e;
   }
 }
@@ -34,8 +39,9 @@ export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null)
  * the stream the envelope names (`keepFor(stream)`; undefined stream = the default one).
  */
 export function decodeEnvelopeJson(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): Value {
-  if (WHOLE_FLOAT_TEXT.test(text)) return new ExactParser(text).parseDocument();
+  if (WHOLE_FLOAT_TEXT.test(text)) return exactParse(text);
   const v = JSON.parse(text) as Value;
+  if (text.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
   if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
   const env = v as Obj;
   try {
@@ -48,9 +54,15 @@ export function decodeEnvelopeJson(text: string, keepFor: (stream: string | unde
     if (env.meta !== undefined) env.meta = intify(env.meta);
     return env;
   } catch (e) {
-    if (e instanceof NeedExact) return new ExactParser(text).parseDocument();
+    if (e instanceof NeedExact) return exactParse(text);
     throw e;
   }
+}
+
+/** The exact parser recurses per level: the text is checked against the depth limit first. */
+function exactParse(text: string): Value {
+  if (textTooDeep(text)) throw new RowError(DEPTH_ERROR);
+  return new ExactParser(text).parseDocument();
 }
 
 function intifyKept(o: Obj, keep: ReadonlySet<string>): Obj {

@@ -6,7 +6,7 @@
  * back on the rule and, through the bus, on the source. With `resendAlterQueue` the failed items
  * go to a resend instance of the connector behind its own cache (resend.ts).
  */
-import { errorText, IoError, RowError } from "../../errors.ts";
+import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
 import type { SinkNode } from "../../core/sink.ts";
@@ -154,7 +154,16 @@ export class SinkPipeline implements SinkNode {
     for (const f of w) f();
   }
 
+  /** The sink's error boundary: whatever an item makes the chain throw fails that item only, counted. */
   push(item: Item): void {
+    try {
+      this.pushItem(item);
+    } catch (e) {
+      this.transformNode.exception(failureText(e), Date.now());
+    }
+  }
+
+  private pushItem(item: Item): void {
     const now = Date.now();
     // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
     const timed = (++this.pushes & 63) === 1;
