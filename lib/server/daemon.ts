@@ -38,6 +38,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
   const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, version: o.version });
+  await engine.loadScripts();
   engine.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);

@@ -11,7 +11,7 @@ import { errorText } from "../errors.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../expr/time.ts";
-import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
+import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { RuleRun, RunExit, RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
@@ -131,17 +131,33 @@ export class Engine {
     return engine;
   }
 
-  /** Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). */
-  start(): void {
+  /**
+   * Startup, first step: the stored JavaScript UDFs, each loaded into its sandbox under the UDF
+   * limits (a script that hangs or allocates at load fails alone). One that fails stays defined
+   * (listed, deletable) and its calls are row errors with the reason. A start that must not run
+   * user code skips this step.
+   */
+  async loadScripts(): Promise<void> {
     for (const [id, text] of this.kv.entries("script")) {
+      let def: ScriptDef;
       try {
-        const def = JSON.parse(text) as ScriptDef;
-        registerScript(def);
-        this.scripts.set(id, def);
+        def = JSON.parse(text) as ScriptDef;
       } catch (e) {
         this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
+        continue;
+      }
+      this.scripts.set(id, def);
+      try {
+        await registerScript(def, this.config.basic.udfLimits);
+      } catch (e) {
+        this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
+        registerBrokenScript(def, errorText(e));
       }
     }
+  }
+
+  /** Startup sequence after `loadScripts`: init.json, rules, patrol (config-and-cli.md §6.3). */
+  start(): void {
     for (const [id, text] of this.kv.entries("asyncTask")) {
       const t = JSON.parse(text) as { status: string };
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
@@ -205,8 +221,9 @@ export class Engine {
     return this.hooks.factory(def, onExit);
   }
 
-  addScript(def: ScriptDef): void {
-    registerScript(def);
+  /** Loads the script into its sandbox (throws with the script's error), then stores it. */
+  async addScript(def: ScriptDef): Promise<void> {
+    await registerScript(def, this.config.basic.udfLimits);
     this.kv.set("script", def.id, JSON.stringify(def));
     this.scripts.set(def.id, def);
   }

@@ -179,7 +179,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
   for (const [id, v] of Object.entries(m("scripts"))) {
     try {
       const def = JSON.parse(v);
-      e.addScript({ id, description: String(def.description ?? ""), script: String(def.script ?? ""), isAgg: def.isAgg === true });
+      await e.addScript({ id, description: String(def.description ?? ""), script: String(def.script ?? ""), isAgg: def.isAgg === true });
     } catch (err) {
       status.scripts[id] = errorText(err);
     }

@@ -1,0 +1,450 @@
+/**
+ * The JavaScript UDF sandbox: QuickJS compiled to WebAssembly (quickjs-emscripten, sync variant).
+ * Each UDF gets its own QuickJS runtime (its own heap, memory limit and interrupt handler) and one
+ * context whose globals are the ECMAScript built-ins only: no host object is ever handed in, so
+ * there is no `process`, `Bun`, `require`, `fetch`, module loader or file system to reach.
+ * Arguments cross as plain values (numbers, strings, booleans, null; arrays and objects as JSON
+ * text parsed inside the sandbox), results come back as values or JSON text, so no object of
+ * either realm is shared. Every entry into the sandbox (script load, a call, its pending jobs, the
+ * conversion of its result) runs against a deadline checked by QuickJS's interrupt handler;
+ * the WebAssembly module is loaded on first use (`loadSandbox`), never at start-up.
+ */
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { DateTime, Duration, type Value } from "../expr/values.ts";
+
+export interface SandboxLimits {
+  /** Wall time of one entry into the sandbox (load, call), in milliseconds. */
+  readonly timeoutMs: number;
+  /** Heap of one UDF's runtime, in bytes. */
+  readonly memoryBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryBytes: 32 * 1024 * 1024 };
+
+/** QuickJS's own stack guard: well inside the WebAssembly stack, so deep recursion is a RangeError, not a trap. */
+const MAX_STACK_BYTES = 512 * 1024;
+/** Pending jobs run in slices of this many between two deadline checks. */
+const JOB_SLICE = 256;
+
+let wasm: QuickJSWASMModule | undefined;
+
+/**
+ * QuickJS polls the interrupt handler once per 10,000 "ticks" (back jumps and calls). A tick can be
+ * a long call into a C built-in (`"y".repeat(1 << 20)`: ~15 ms here), so 10,000 of them
+ * would outlast any time limit. The handler therefore sets the context's `interrupt_counter` to
+ * POLL_TICKS each time it runs. That field is private to the C struct: its offset is found once by
+ * calibration (the only word of the context that reads 10,000 at every poll, confirmed by the
+ * handler then being polled far more often); when calibration fails the default polling stays.
+ */
+const POLL_TICKS = 10;
+const DEFAULT_TICKS = 10_000;
+const CONTEXT_SCAN_BYTES = 2048;
+let counterOffset: number | null | undefined;
+
+/** The parts of quickjs-emscripten's context used to reach the counter (version pinned in package.json). */
+interface Internals {
+  readonly ctx: { readonly value: number };
+  readonly module: { readonly HEAPU8: Uint8Array };
+}
+
+function heap32(inner: Internals): Int32Array {
+  const h = inner.module.HEAPU8;
+  return new Int32Array(h.buffer, h.byteOffset, h.byteLength >> 2);
+}
+
+function pollSoon(inner: Internals, at: number): void {
+  heap32(inner)[at >> 2] = POLL_TICKS;
+}
+
+/** The offset of `interrupt_counter` in a JSContext, or undefined when it could not be established. */
+function pollCounter(mod: QuickJSWASMModule): number | undefined {
+  if (counterOffset === undefined) counterOffset = calibrate(mod);
+  return counterOffset ?? undefined;
+}
+
+function calibrate(mod: QuickJSWASMModule): number | null {
+  const rt = mod.newRuntime();
+  const ctx = rt.newContext();
+  const inner = ctx as unknown as Internals;
+  const base = inner.ctx.value;
+  let candidates: Set<number> | undefined;
+  let polls = 0;
+  let boost = -1;
+  rt.setInterruptHandler(() => {
+    polls++;
+    const h = heap32(inner);
+    if (boost >= 0) {
+      h[(base + boost) >> 2] = POLL_TICKS;
+      return false;
+    }
+    const seen = new Set<number>();
+    for (let off = 0; off < CONTEXT_SCAN_BYTES; off += 4) if (h[(base + off) >> 2] === DEFAULT_TICKS && (!candidates || candidates.has(off))) seen.add(off);
+    candidates = seen;
+    return false;
+  });
+  const loop = "for (var i = 0; i < 200000; i++) {}";
+  try {
+    ctx.evalCode(loop).dispose();
+    const before = polls;
+    if (!candidates || candidates.size !== 1 || before < 2) return null;
+    boost = [...candidates][0]!;
+    polls = 0;
+    ctx.evalCode(loop).dispose();
+    return polls >= before * 10 ? boost : null;
+  } finally {
+    ctx.dispose();
+    rt.dispose();
+  }
+}
+let loading: Promise<QuickJSWASMModule> | undefined;
+
+/** Loads the QuickJS WebAssembly module once (a few hundred ms); later calls resolve at once. */
+export function loadSandbox(): Promise<void> {
+  loading ??= (async () => {
+    const [core, variant] = await Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-singlefile-mjs-release-sync")]);
+    wasm = await core.newQuickJSWASMModuleFromVariant(variant.default);
+    return wasm;
+  })();
+  loading.catch(() => (loading = undefined));
+  return loading.then(() => undefined);
+}
+
+/** Whether `loadSandbox` has completed (sandboxes can be created synchronously). */
+export function isSandboxLoaded(): boolean {
+  return wasm !== undefined;
+}
+
+/** A breach of the time or memory limit, or an error thrown by the script. The text has no prefix. */
+export class SandboxError extends Error {
+  constructor(
+    message: string,
+    readonly breach: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Array methods whose loop is driven by `length` in C, where QuickJS polls no interrupt: on a sparse
+ * array or an array-like (`Array(1e9).indexOf(1)`, `{length: 2**53}`) they would run for minutes.
+ * A length no dense array can have under the memory limit (8 bytes per element) is refused.
+ */
+const LENGTH_DRIVEN = ["concat", "copyWithin", "every", "fill", "filter", "find", "findIndex", "findLast", "findLastIndex", "flat", "flatMap", "forEach", "includes", "indexOf", "join", "lastIndexOf", "map", "reduce", "reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toLocaleString", "toReversed", "toSorted", "toSpliced", "unshift", "with"];
+
+// Evaluated before the user's script, so the helpers hold the pristine built-ins whatever the
+// script later does to `JSON` or the prototypes. None of them is reachable from the script.
+function prelude(maxLength: number): string {
+  return `(function (parse, stringify, isFinite, NumberFn, StringFn, apply, defineProperty, getOwnPropertyDescriptor, RangeErrorFn) {
+  var names = ${JSON.stringify(LENGTH_DRIVEN)};
+  for (var i = 0; i < names.length; i++) (function (name) {
+    var d = getOwnPropertyDescriptor(Array.prototype, name);
+    if (!d || typeof d.value !== "function") return;
+    var orig = d.value;
+    var guarded = ({ [name]: function () {
+      if (this !== null && this !== undefined && NumberFn(this.length) > ${maxLength}) throw new RangeErrorFn("array length exceeds the sandbox limit of ${maxLength}");
+      return apply(orig, this, arguments);
+    } })[name];
+    defineProperty(Array.prototype, name, { value: guarded, writable: true, enumerable: false, configurable: true });
+  })(names[i]);
+  function revive(k, v) {
+    if (typeof v === "string" && v.length > 1 && v.charCodeAt(0) === 0) {
+      if (v === "\\u0000NaN") return NaN;
+      if (v === "\\u0000+Inf") return Infinity;
+      if (v === "\\u0000-Inf") return -Infinity;
+      if (v.charCodeAt(1) === 0) return v.slice(1);
+    }
+    return v;
+  }
+  function replace(k, v) {
+    switch (typeof v) {
+      case "number": if (!isFinite(v)) throw new Error("result is " + StringFn(v)); return v;
+      case "bigint": return NumberFn(v);
+      case "undefined": return null;
+      case "function": case "symbol": throw new Error("unsupported result type " + typeof v);
+    }
+    return v;
+  }
+  return [
+    function (text, special) { return special ? parse(text, revive) : parse(text); },
+    function (v) { return stringify(v, replace); },
+    function (e) {
+      try { return e !== null && typeof e === "object" && typeof e.message === "string" ? e.message : StringFn(e); }
+      catch (_) { return "error"; }
+    },
+  ];
+})(JSON.parse, JSON.stringify, isFinite, Number, String, Reflect.apply, Object.defineProperty, Object.getOwnPropertyDescriptor, RangeError)`;
+}
+
+function fail(message: string, breach = false): never {
+  throw new SandboxError(message, breach);
+}
+
+function mib(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+/** Host → JSON text. Strings starting with NUL and non-finite numbers are escaped; `special` tells the sandbox to revive them. */
+class ArgEncoder {
+  special = false;
+  encode(v: Value | undefined): string {
+    if (v === null || v === undefined) return "null";
+    switch (typeof v) {
+      case "boolean":
+        return v ? "true" : "false";
+      case "bigint":
+        return String(Number(v));
+      case "number":
+        if (Number.isFinite(v)) return String(v);
+        this.special = true;
+        return Number.isNaN(v) ? '"\\u0000NaN"' : v > 0 ? '"\\u0000+Inf"' : '"\\u0000-Inf"';
+      case "string":
+        if (v.charCodeAt(0) === 0) {
+          this.special = true;
+          return JSON.stringify("\u0000" + v);
+        }
+        return JSON.stringify(v);
+    }
+    if (v instanceof DateTime) return String(v.ms);
+    if (v instanceof Duration) return String(Number(v.ns));
+    if (v instanceof Uint8Array) return `[${v.join(",")}]`;
+    if (Array.isArray(v)) {
+      let s = "[";
+      for (let i = 0; i < v.length; i++) s += (i ? "," : "") + this.encode(v[i]);
+      return s + "]";
+    }
+    let s = "{";
+    let first = true;
+    for (const k of Object.keys(v)) {
+      s += (first ? "" : ",") + JSON.stringify(k) + ":" + this.encode(v[k]);
+      first = false;
+    }
+    return s + "}";
+  }
+}
+
+/** Integer-valued results are ints (bigint), as floe's value layer wants; the rest stay floats. */
+function reviveNumber(_k: string, v: unknown): unknown {
+  return typeof v === "number" && Number.isInteger(v) && Number.isSafeInteger(v) ? BigInt(v) : v;
+}
+
+function numberValue(v: number): Value {
+  if (!Number.isFinite(v)) fail(`result is ${v}`);
+  return Number.isInteger(v) && Number.isSafeInteger(v) ? BigInt(v) : v;
+}
+
+/** One UDF in its own QuickJS runtime. `call` is synchronous; a breach recreates the runtime. */
+export class Sandbox {
+  private rt!: QuickJSRuntime;
+  private ctx!: QuickJSContext;
+  private fn!: QuickJSHandle;
+  private argIn!: QuickJSHandle;
+  private resOut!: QuickJSHandle;
+  private errText!: QuickJSHandle;
+  private deadline = Infinity;
+  private interrupted = false;
+  /** Set after a breach: the runtime is rebuilt before the next call. */
+  private stale = false;
+  private readonly args: QuickJSHandle[] = [];
+  private readonly enc = new ArgEncoder();
+
+  /** Loads `script` and finds the function `name` in it; throws a SandboxError when either fails. */
+  constructor(
+    readonly name: string,
+    readonly script: string,
+    readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+  ) {
+    if (!wasm) throw new Error("the JavaScript sandbox is not loaded (await loadSandbox())");
+    this.build(wasm);
+  }
+
+  private build(mod: QuickJSWASMModule): void {
+    const rt = mod.newRuntime();
+    rt.setMemoryLimit(this.limits.memoryBytes);
+    rt.setMaxStackSize(MAX_STACK_BYTES);
+    this.rt = rt;
+    const ctx = rt.newContext();
+    this.ctx = ctx;
+    const counter = pollCounter(mod);
+    const inner = ctx as unknown as Internals;
+    const at = counter === undefined ? -1 : inner.ctx.value + counter;
+    // A new context starts at the default count: the first poll comes soon too.
+    if (at >= 0) pollSoon(inner, at);
+    rt.setInterruptHandler(() => {
+      if (at >= 0) pollSoon(inner, at);
+      if (performance.now() <= this.deadline) return false;
+      this.interrupted = true;
+      return true;
+    });
+    const owned: QuickJSHandle[] = [];
+    try {
+      // The prelude is floe's own code: the time limit starts with the user's script.
+      const helpers = this.check(ctx.evalCode(prelude(Math.floor(this.limits.memoryBytes / 8)), "prelude.js"));
+      owned.push(helpers);
+      this.argIn = ctx.getProp(helpers, 0);
+      this.resOut = ctx.getProp(helpers, 1);
+      this.errText = ctx.getProp(helpers, 2);
+      this.enter();
+      this.check(ctx.evalCode(this.script, `${this.name}.js`)).dispose();
+      this.runJobs();
+      const fn = this.check(ctx.evalCode(`typeof ${this.name} === "function" ? ${this.name} : undefined`, "lookup.js"));
+      if (ctx.typeof(fn) !== "function") {
+        fn.dispose();
+        fail(`function ${this.name} is not defined in the script`);
+      }
+      this.fn = fn;
+    } catch (e) {
+      for (const h of owned) h.dispose();
+      this.dispose();
+      throw e;
+    } finally {
+      this.deadline = Infinity;
+      for (const h of owned) if (h.alive) h.dispose();
+    }
+  }
+
+  private enter(): void {
+    this.interrupted = false;
+    this.deadline = performance.now() + this.limits.timeoutMs;
+  }
+
+  /** Unwraps a result; a thrown value becomes a SandboxError with its message. */
+  private check(r: { error?: QuickJSHandle; value?: QuickJSHandle }): QuickJSHandle {
+    if (r.error === undefined) return r.value!;
+    const err = r.error;
+    try {
+      if (this.interrupted) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
+      let msg = "error";
+      if (this.errText?.alive) {
+        const t = this.ctx.callFunction(this.errText, this.ctx.undefined, err);
+        if (t.error) t.error.dispose();
+        else {
+          msg = this.ctx.typeof(t.value) === "string" ? this.ctx.getString(t.value) : msg;
+          t.value.dispose();
+        }
+      }
+      if (msg === "out of memory") fail(`memory limit of ${mib(this.limits.memoryBytes)} exceeded`, true);
+      if (msg === "interrupted" || this.interrupted) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
+      fail(msg);
+    } finally {
+      err.dispose();
+    }
+  }
+
+  /** Runs queued promise jobs until none is left, within the current deadline. */
+  private runJobs(): void {
+    while (this.rt.hasPendingJob()) {
+      if (performance.now() > this.deadline) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
+      const r = this.rt.executePendingJobs(JOB_SLICE);
+      // A job that threw is the script's business, unless a limit stopped it (the error of an
+      // interrupted job is not always reported, hence the flag).
+      if (r.error) r.error.dispose();
+      if (this.interrupted) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
+    }
+  }
+
+  private toHandle(v: Value | undefined): QuickJSHandle {
+    const ctx = this.ctx;
+    if (v === null || v === undefined) return ctx.null;
+    switch (typeof v) {
+      case "number":
+        return ctx.newNumber(v);
+      case "bigint":
+        return ctx.newNumber(Number(v));
+      case "string":
+        // newString takes a C string: one with NUL inside crosses as JSON instead.
+        if (v.indexOf("\u0000") < 0) return ctx.newString(v);
+        break;
+      case "boolean":
+        return v ? ctx.true : ctx.false;
+    }
+    if (v instanceof DateTime) return ctx.newNumber(v.ms);
+    if (v instanceof Duration) return ctx.newNumber(Number(v.ns));
+    return this.viaJson(v);
+  }
+
+  private viaJson(v: Value): QuickJSHandle {
+    const ctx = this.ctx;
+    const enc = this.enc;
+    enc.special = false;
+    const text = ctx.newString(enc.encode(v));
+    const r = ctx.callFunction(this.argIn, ctx.undefined, text, enc.special ? ctx.true : ctx.false);
+    text.dispose();
+    return this.check(r);
+  }
+
+  private fromHandle(h: QuickJSHandle): Value {
+    const ctx = this.ctx;
+    switch (ctx.typeof(h)) {
+      case "number":
+        return numberValue(ctx.getNumber(h));
+      case "string": {
+        // getString reads a C string: a NUL inside would cut it, so such a string comes back as JSON.
+        const s = ctx.getString(h);
+        return ctx.getLength(h) === s.length ? s : this.viaText(h);
+      }
+      case "boolean":
+        return ctx.dump(h) === true;
+      case "undefined":
+        return null;
+      case "bigint":
+        return BigInt.asIntN(64, ctx.getBigInt(h));
+      case "object":
+        return this.viaText(h);
+      default:
+        return fail(`unsupported result type ${ctx.typeof(h)}`);
+    }
+  }
+
+  /** A result as JSON text made inside the sandbox (NaN/±Inf and functions refused there). */
+  private viaText(h: QuickJSHandle): Value {
+    const s = this.check(this.ctx.callFunction(this.resOut, this.ctx.undefined, h));
+    try {
+      return JSON.parse(this.ctx.getString(s), reviveNumber) as Value;
+    } finally {
+      s.dispose();
+    }
+  }
+
+  /** Calls the function with `args`; throws a SandboxError on a thrown error or a breach. */
+  call(args: readonly (Value | undefined)[]): Value {
+    if (this.stale) this.rebuild();
+    const handles = this.args;
+    handles.length = 0;
+    this.enter();
+    let result: QuickJSHandle | undefined;
+    try {
+      for (let i = 0; i < args.length; i++) handles.push(this.toHandle(args[i]));
+      result = this.check(this.ctx.callFunction(this.fn, this.ctx.undefined, handles));
+      const v = this.fromHandle(result);
+      this.runJobs();
+      return v;
+    } catch (e) {
+      if (e instanceof SandboxError && e.breach) this.stale = true;
+      throw e;
+    } finally {
+      this.deadline = Infinity;
+      result?.dispose();
+      for (let i = 0; i < handles.length; i++) handles[i]!.dispose();
+      handles.length = 0;
+    }
+  }
+
+  /** After a breach: a fresh runtime with the script loaded again (its globals start over). */
+  private rebuild(): void {
+    this.dispose();
+    this.stale = false;
+    try {
+      this.build(wasm!);
+    } catch (e) {
+      this.stale = true;
+      throw e;
+    }
+  }
+
+  /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
+  dispose(): void {
+    for (const h of [this.fn, this.argIn, this.resOut, this.errText]) if (h?.alive) h.dispose();
+    if (this.ctx?.alive) this.ctx.dispose();
+    if (this.rt?.alive) this.rt.dispose();
+  }
+}
