@@ -3,7 +3,7 @@
  * (js-sandbox.ts: WebAssembly, no host objects, a time and a memory limit) and the function named
  * by the id is called per row with the SQL arguments as plain values. A call stays synchronous,
  * which the push chain of operators needs. A thrown error, a result eKuiper refuses (NaN, ±Inf)
- * or a breach of a limit is a row error `call func <id> error: …`.
+ * or a breach of a limit is a row error, `call func <id> error: …` once the call site prefixed it.
  */
 import { RowError } from "../errors.ts";
 import type { Value } from "../expr/values.ts";
@@ -53,11 +53,12 @@ export function registerBrokenScript(def: ScriptDef, reason: string): void {
 /** The registered exec, or undefined when `def.id` names a built-in. */
 function registerFunction(def: ScriptDef, run: (args: readonly Value[]) => Value): ((args: readonly Value[]) => Value) | undefined {
   const name = def.id.toLowerCase();
+  // The call site prefixes `call func <name> error: ` (invoke.ts), as for every function.
   const exec = (args: readonly Value[]): Value => {
     try {
       return run(args);
     } catch (e) {
-      throw new RowError(`call func ${def.id} error: ${e instanceof Error ? e.message : String(e)}`);
+      throw new RowError(e instanceof Error ? e.message : String(e));
     }
   };
   const fd: FuncDef & { plugin: string } = def.isAgg ? { name, kind: "aggregate", plugin: "javascript", exec } : { name, kind: "scalar", plugin: "javascript", exec };

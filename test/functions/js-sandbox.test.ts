@@ -7,6 +7,7 @@ import { beforeAll, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { loadSandbox, Sandbox, type SandboxLimits } from "../../lib/functions/js-sandbox.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
+import { invoke } from "../../lib/functions/invoke.ts";
 import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
 import { DateTime, Duration, UTC } from "../../lib/expr/time.ts";
 import type { Value } from "../../lib/expr/values.ts";
@@ -257,7 +258,7 @@ const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", r
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
   await registerScript({ id: "hangs", description: "", script: "function hangs(x) { while (x) {} return 7; }", isAgg: false }, LIMITS);
   const f = lookupFunction("hangs")!;
-  expect(errorOf(() => f.exec!([true], ctx))).toBe("call func hangs error: time limit of 50ms exceeded");
+  expect(errorOf(() => invoke(f, [true], { ...ctx, name: "hangs" }))).toBe("call func hangs error: time limit of 50ms exceeded");
   expect(f.exec!([false], ctx)).toBe(7n);
   await expect(registerScript({ id: "loads", description: "", script: "for (;;) {} function loads() {}", isAgg: false }, LIMITS)).rejects.toThrow("time limit of 50ms exceeded");
   expect(lookupFunction("loads")).toBeUndefined();

@@ -2,6 +2,7 @@
 import { afterAll, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
+import { invoke } from "../../lib/functions/invoke.ts";
 import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
 import { UTC } from "../../lib/expr/time.ts";
 
@@ -38,5 +39,5 @@ test("errors: missing function, built-in names, thrown errors", async () => {
   await expect(registerScript({ id: "bad", description: "", script: "function other() {}", isAgg: false })).rejects.toThrow("function bad is not defined in the script");
   await expect(registerScript({ id: "abs", description: "", script: "function abs(x) { return x; }", isAgg: false })).rejects.toThrow("already exists as a built-in function");
   await registerScript({ id: "bad", description: "", script: "function bad() { throw new Error('nope'); }", isAgg: false });
-  expect(() => lookupFunction("bad")!.exec!([], ctx)).toThrow("call func bad error: nope");
+  expect(() => invoke(lookupFunction("bad")!, [], { ...ctx, name: "bad" })).toThrow("call func bad error: nope");
 });
