@@ -34,9 +34,9 @@ export function tempHome(etcFiles: Record<string, string> = {}): string {
   return dir;
 }
 
-/** Starts the daemon in `dir` (etc/ and data/ inside); resolves once it serves. */
-export async function startFloe(dir: string = tempHome(), env: Record<string, string> = {}): Promise<DaemonProc> {
-  const proc = Bun.spawn([BUN, join(ROOT, "cli.ts"), "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data")], {
+/** Starts the daemon in `dir` (etc/ and data/ inside); resolves once it serves. `floe` runs another build (dist/floe). */
+export async function startFloe(dir: string = tempHome(), env: Record<string, string> = {}, floe: string[] = [BUN, join(ROOT, "cli.ts")]): Promise<DaemonProc> {
+  const proc = Bun.spawn([...floe, "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data")], {
     cwd: dir,
     env: { ...process.env, KUIPER__BASIC__RESTPORT: "0", KUIPER__BASIC__PORT: "0", KUIPER__SOURCE__HTTPSERVERPORT: "0", ...env },
     stdout: "pipe",
