@@ -98,11 +98,16 @@ function calibrate(mod: QuickJSWASMModule): number | null {
 }
 let loading: Promise<QuickJSWASMModule> | undefined;
 
-/** Loads the QuickJS WebAssembly module once (a few hundred ms); later calls resolve at once. */
+/**
+ * Loads the QuickJS WebAssembly module once (a few hundred ms); later calls resolve at once. The
+ * wasmfile variant: `bun build --compile` embeds its .wasm as a file (+0.7 MiB to dist/floe, where
+ * the singlefile variant's base64 copy inside JS costs +2.0 MiB).
+ */
 export function loadSandbox(): Promise<void> {
   loading ??= (async () => {
-    const [core, variant] = await Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-singlefile-mjs-release-sync")]);
-    wasm = await core.newQuickJSWASMModuleFromVariant(variant.default);
+    const [core, variant, file] = await Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-wasmfile-release-sync"), import("./quickjs-wasm.ts")]);
+    const wasmBinary = await Bun.file(file.default).arrayBuffer();
+    wasm = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default, { wasmBinary }));
     return wasm;
   })();
   loading.catch(() => (loading = undefined));
