@@ -23,6 +23,17 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryByt
 
 /** QuickJS's own stack guard: well inside the WebAssembly stack, so deep recursion is a RangeError, not a trap. */
 const MAX_STACK_BYTES = 512 * 1024;
+/** A call that held the thread this many times its time limit (in wall time) is ended whatever its CPU time. */
+const HARD_WALL_FACTOR = 10;
+
+const threadCpu: () => { user: number; system: number } = typeof process.threadCpuUsage === "function" ? () => process.threadCpuUsage() : () => process.cpuUsage();
+
+/** CPU time of this thread in milliseconds. */
+function threadCpuMs(): number {
+  const u = threadCpu();
+  return (u.user + u.system) / 1000;
+}
+
 /** Pending jobs run in slices of this many between two deadline checks. */
 const JOB_SLICE = 256;
 
@@ -245,7 +256,14 @@ export class Sandbox {
   private argIn!: QuickJSHandle;
   private resOut!: QuickJSHandle;
   private errText!: QuickJSHandle;
+  private lengthKey!: QuickJSHandle;
+  /** Wall-clock start of the current entry and the point where its CPU time is checked. */
+  private start = 0;
   private deadline = Infinity;
+  /** Thread CPU time (ms) at the first poll of the current entry, and the wall time before it. */
+  private cpu0 = -1;
+  private before = 0;
+  private nextCpuCheck = 0;
   private interrupted = false;
   /** Set after a breach: the runtime is rebuilt before the next call. */
   private stale = false;
@@ -276,7 +294,7 @@ export class Sandbox {
     if (at >= 0) pollSoon(inner, at);
     rt.setInterruptHandler(() => {
       if (at >= 0) pollSoon(inner, at);
-      if (performance.now() <= this.deadline) return false;
+      if (!this.overBudget()) return false;
       this.interrupted = true;
       return true;
     });
@@ -288,6 +306,7 @@ export class Sandbox {
       this.argIn = ctx.getProp(helpers, 0);
       this.resOut = ctx.getProp(helpers, 1);
       this.errText = ctx.getProp(helpers, 2);
+      this.lengthKey = ctx.newString("length");
       this.enter();
       this.check(ctx.evalCode(this.script, `${this.name}.js`)).dispose();
       this.runJobs();
@@ -309,7 +328,10 @@ export class Sandbox {
 
   private enter(): void {
     this.interrupted = false;
-    this.deadline = performance.now() + this.limits.timeoutMs;
+    this.start = performance.now();
+    this.deadline = this.start + this.limits.timeoutMs;
+    this.cpu0 = -1;
+    this.nextCpuCheck = 0;
   }
 
   /** Unwraps a result; a thrown value becomes a SandboxError with its message. */
@@ -335,10 +357,28 @@ export class Sandbox {
     }
   }
 
+  /**
+   * The time limit is CPU time of the engine's thread, checked cheaply: the CPU clock (a system
+   * call) is read once at the first poll of an entry (short calls never poll) and, once the wall
+   * clock has passed the limit, at most once per millisecond; so a call that only waited for the
+   * CPU on a busy machine is not cut. A wall time of HARD_WALL_FACTOR × the limit ends any call.
+   */
+  private overBudget(): boolean {
+    const now = performance.now();
+    if (this.cpu0 < 0) {
+      this.cpu0 = threadCpuMs();
+      this.before = now - this.start;
+    }
+    if (now <= this.deadline || now < this.nextCpuCheck) return false;
+    if (now - this.start > this.limits.timeoutMs * HARD_WALL_FACTOR) return true;
+    this.nextCpuCheck = now + 1;
+    return this.before + (threadCpuMs() - this.cpu0) > this.limits.timeoutMs;
+  }
+
   /** Runs queued promise jobs until none is left, within the current deadline. */
   private runJobs(): void {
     while (this.rt.hasPendingJob()) {
-      if (performance.now() > this.deadline) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
+      if (this.overBudget()) fail(`time limit of ${this.limits.timeoutMs}ms exceeded`, true);
       const r = this.rt.executePendingJobs(JOB_SLICE);
       // A job that threw is the script's business, unless a limit stopped it (the error of an
       // interrupted job is not always reported, hence the flag).
@@ -385,7 +425,10 @@ export class Sandbox {
       case "string": {
         // getString reads a C string: a NUL inside would cut it, so such a string comes back as JSON.
         const s = ctx.getString(h);
-        return ctx.getLength(h) === s.length ? s : this.viaText(h);
+        const n = ctx.getProp(h, this.lengthKey);
+        const len = ctx.getNumber(n);
+        n.dispose();
+        return len === s.length ? s : this.viaText(h);
       }
       case "boolean":
         return ctx.dump(h) === true;
@@ -448,7 +491,7 @@ export class Sandbox {
 
   /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
   dispose(): void {
-    for (const h of [this.fn, this.argIn, this.resOut, this.errText]) if (h?.alive) h.dispose();
+    for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey]) if (h?.alive) h.dispose();
     if (this.ctx?.alive) this.ctx.dispose();
     if (this.rt?.alive) this.rt.dispose();
   }
