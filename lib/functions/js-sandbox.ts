@@ -55,12 +55,27 @@ let counterOffset: number | null | undefined;
 /** The parts of quickjs-emscripten's context used to reach the counter (version pinned in package.json). */
 interface Internals {
   readonly ctx: { readonly value: number };
-  readonly module: { readonly HEAPU8: Uint8Array };
+  readonly module: { readonly HEAPU8: Uint8Array; _malloc(bytes: number): number; _free(ptr: number): void };
+  readonly ffi: {
+    QTS_NewFloat64(ctx: number, n: number): number;
+    QTS_GetFloat64(ctx: number, v: number): number;
+    QTS_Call(ctx: number, fn: number, self: number, argc: number, argv: number): number;
+    QTS_ResolveException(ctx: number, v: number): number;
+    QTS_FreeValuePointer(ctx: number, v: number): void;
+  };
+  readonly memory: { heapValueHandle(ptr: number): QuickJSHandle };
 }
 
+/** Calls whose arguments are all numbers, booleans or nulls, up to this many, take the FFI fast path. */
+const FAST_ARGS = 8;
+
+let heapView: Int32Array | undefined;
+
+/** The module's heap as int32s (one memory for every sandbox; a new view only after it grew). */
 function heap32(inner: Internals): Int32Array {
-  const h = inner.module.HEAPU8;
-  return new Int32Array(h.buffer, h.byteOffset, h.byteLength >> 2);
+  const buf = inner.module.HEAPU8.buffer;
+  if (heapView?.buffer !== buf) heapView = new Int32Array(buf);
+  return heapView;
 }
 
 function pollSoon(inner: Internals, at: number): void {
@@ -187,6 +202,15 @@ function prelude(maxLength: number): string {
       try { return e !== null && typeof e === "object" && typeof e.message === "string" ? e.message : StringFn(e); }
       catch (_) { return "error"; }
     },
+    // The fast path's wrapper: a number result comes back as is; anything else is kept for
+    // take() and NaN (never a valid result) comes back instead.
+    function (fn) {
+      var last;
+      return [
+        function () { var r = apply(fn, undefined, arguments); if (typeof r === "number" && r === r) return r; last = r; return NaN; },
+        function () { var r = last; last = undefined; return r; },
+      ];
+    },
   ];
 })(JSON.parse, JSON.stringify, isFinite, Number, String, Reflect.apply, Object.defineProperty, Object.getOwnPropertyDescriptor, RangeError)`;
 }
@@ -238,6 +262,16 @@ class ArgEncoder {
   }
 }
 
+/** Numbers, booleans and nulls only (what the fast path passes without a conversion). */
+function isPlain(args: readonly (Value | undefined)[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const v = args[i];
+    const t = typeof v;
+    if (t !== "number" && t !== "bigint" && t !== "boolean" && v !== null && v !== undefined) return false;
+  }
+  return true;
+}
+
 /** Integer-valued results are ints (bigint), as floe's value layer wants; the rest stay floats. */
 function reviveNumber(_k: string, v: unknown): unknown {
   return typeof v === "number" && Number.isInteger(v) && Number.isSafeInteger(v) ? BigInt(v) : v;
@@ -257,12 +291,17 @@ export class Sandbox {
   private resOut!: QuickJSHandle;
   private errText!: QuickJSHandle;
   private lengthKey!: QuickJSHandle;
+  private wrapped!: QuickJSHandle;
+  private take!: QuickJSHandle;
+  private inner!: Internals;
+  /** wasm heap: FAST_ARGS argument pointers for the fast path. */
+  private argv = 0;
+  private readonly ptrs: number[] = [];
   /** Wall-clock start of the current entry and the point where its CPU time is checked. */
   private start = 0;
   private deadline = Infinity;
-  /** Thread CPU time (ms) at the first poll of the current entry, and the wall time before it. */
+  /** Thread CPU time (ms) at the first poll of the current entry. */
   private cpu0 = -1;
-  private before = 0;
   private nextCpuCheck = 0;
   private interrupted = false;
   /** Set after a breach: the runtime is rebuilt before the next call. */
@@ -307,6 +346,8 @@ export class Sandbox {
       this.resOut = ctx.getProp(helpers, 1);
       this.errText = ctx.getProp(helpers, 2);
       this.lengthKey = ctx.newString("length");
+      const wrap = ctx.getProp(helpers, 3);
+      owned.push(wrap);
       this.enter();
       this.check(ctx.evalCode(this.script, `${this.name}.js`)).dispose();
       this.runJobs();
@@ -316,6 +357,12 @@ export class Sandbox {
         fail(`function ${this.name} is not defined in the script`);
       }
       this.fn = fn;
+      const pair = this.check(ctx.callFunction(wrap, ctx.undefined, fn));
+      owned.push(pair);
+      this.wrapped = ctx.getProp(pair, 0);
+      this.take = ctx.getProp(pair, 1);
+      this.inner = inner;
+      this.argv = inner.module._malloc(4 * FAST_ARGS);
     } catch (e) {
       for (const h of owned) h.dispose();
       this.dispose();
@@ -361,18 +408,16 @@ export class Sandbox {
    * The time limit is CPU time of the engine's thread, checked cheaply: the CPU clock (a system
    * call) is read once at the first poll of an entry (short calls never poll) and, once the wall
    * clock has passed the limit, at most once per millisecond; so a call that only waited for the
-   * CPU on a busy machine is not cut. A wall time of HARD_WALL_FACTOR × the limit ends any call.
+   * CPU on a busy machine is not cut. What ran before the first poll (at most 10 interpreter
+   * steps) is not counted; a wall time of HARD_WALL_FACTOR × the limit ends any call.
    */
   private overBudget(): boolean {
     const now = performance.now();
-    if (this.cpu0 < 0) {
-      this.cpu0 = threadCpuMs();
-      this.before = now - this.start;
-    }
+    if (this.cpu0 < 0) this.cpu0 = threadCpuMs();
     if (now <= this.deadline || now < this.nextCpuCheck) return false;
     if (now - this.start > this.limits.timeoutMs * HARD_WALL_FACTOR) return true;
     this.nextCpuCheck = now + 1;
-    return this.before + (threadCpuMs() - this.cpu0) > this.limits.timeoutMs;
+    return threadCpuMs() - this.cpu0 > this.limits.timeoutMs;
   }
 
   /** Runs queued promise jobs until none is left, within the current deadline. */
@@ -456,6 +501,7 @@ export class Sandbox {
   /** Calls the function with `args`; throws a SandboxError on a thrown error or a breach. */
   call(args: readonly (Value | undefined)[]): Value {
     if (this.stale) this.rebuild();
+    if (args.length <= FAST_ARGS && isPlain(args)) return this.fastCall(args);
     const handles = this.args;
     handles.length = 0;
     this.enter();
@@ -477,6 +523,60 @@ export class Sandbox {
     }
   }
 
+  /**
+   * The same call through quickjs-emscripten's FFI directly, for plain arguments: no handle
+   * objects, no argument array allocated per call, and no `typeof` round trip for a number result.
+   */
+  private fastCall(args: readonly (Value | undefined)[]): Value {
+    const { ffi, memory } = this.inner;
+    const c = this.inner.ctx.value;
+    const ptrs = this.ptrs;
+    const n = args.length;
+    this.enter();
+    try {
+      for (let i = 0; i < n; i++) {
+        const v = args[i];
+        ptrs[i] = typeof v === "number" ? ffi.QTS_NewFloat64(c, v) : typeof v === "bigint" ? ffi.QTS_NewFloat64(c, Number(v)) : 0;
+      }
+      // Written after every allocation: one may have grown (and so replaced) the heap.
+      const heap = heap32(this.inner);
+      const base = this.argv >> 2;
+      for (let i = 0; i < n; i++) {
+        const v = args[i];
+        heap[base + i] = ptrs[i] || (v === true ? this.ctx.true.value : v === false ? this.ctx.false.value : this.ctx.null.value);
+      }
+      const res = ffi.QTS_Call(c, this.wrapped.value, this.ctx.undefined.value, n, this.argv);
+      const err = ffi.QTS_ResolveException(c, res);
+      if (err) {
+        ffi.QTS_FreeValuePointer(c, res);
+        this.check({ error: memory.heapValueHandle(err) });
+      }
+      const x = ffi.QTS_GetFloat64(c, res);
+      ffi.QTS_FreeValuePointer(c, res);
+      let v: Value;
+      if (x === x) v = numberValue(x);
+      else {
+        const h = this.check(this.ctx.callFunction(this.take, this.ctx.undefined));
+        try {
+          v = this.fromHandle(h);
+        } finally {
+          h.dispose();
+        }
+      }
+      this.runJobs();
+      return v;
+    } catch (e) {
+      if (e instanceof SandboxError && e.breach) this.stale = true;
+      throw e;
+    } finally {
+      this.deadline = Infinity;
+      for (let i = 0; i < n; i++) {
+        if (ptrs[i]) ffi.QTS_FreeValuePointer(c, ptrs[i]!);
+        ptrs[i] = 0;
+      }
+    }
+  }
+
   /** After a breach: a fresh runtime with the script loaded again (its globals start over). */
   private rebuild(): void {
     this.dispose();
@@ -491,7 +591,9 @@ export class Sandbox {
 
   /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
   dispose(): void {
-    for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey]) if (h?.alive) h.dispose();
+    for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey, this.wrapped, this.take]) if (h?.alive) h.dispose();
+    if (this.argv) this.inner.module._free(this.argv);
+    this.argv = 0;
     if (this.ctx?.alive) this.ctx.dispose();
     if (this.rt?.alive) this.rt.dispose();
   }

@@ -220,8 +220,9 @@ test("a 1 GB allocation fails at the memory limit and the UDF stays usable", () 
 
 test("the memory limit is per UDF and configurable", () => {
   const script = "function alloc(n) { return new Uint8Array(n * 1024 * 1024).length; }";
-  const small = box("alloc", script);
-  const large = box("alloc", script, { timeoutMs: 50, memoryBytes: 96 * 1024 * 1024 });
+  // A time limit that a 48 MiB fill cannot reach: this test is about memory.
+  const small = box("alloc", script, { timeoutMs: 5000, memoryBytes: 32 * 1024 * 1024 });
+  const large = box("alloc", script, { timeoutMs: 5000, memoryBytes: 96 * 1024 * 1024 });
   expect(errorOf(() => small.call([48n]))).toBe("memory limit of 32 MiB exceeded");
   expect(large.call([48n])).toBe(48n * 1024n * 1024n);
   small.dispose();
