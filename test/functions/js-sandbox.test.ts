@@ -254,6 +254,17 @@ test("array methods over a length no dense array can have are refused, not run f
   expect(b.call([3n])).toBe(3n);
 });
 
+test("a sandbox disposes cleanly after every kind of call, and others keep working", () => {
+  const b = box("mix", "function mix(k, o) { if (k === 1) while (true) {} if (k === 2) throw new Error('x'); if (k === 3) return new ArrayBuffer(1 << 30); return [k, o, 'é']; }");
+  expect(b.call([0n, { a: [1.5] }])).toEqual([0n, { a: [1.5] }, "é"]);
+  expect(errorOf(() => b.call([1n, null]))).toBe("time limit of 50ms exceeded");
+  expect(errorOf(() => b.call([2n, "s"]))).toBe("x");
+  expect(errorOf(() => b.call([3n, true]))).toBe("memory limit of 32 MiB exceeded");
+  expect(b.call([0n, "\u0000z"])).toEqual([0n, "\u0000z", "é"]);
+  b.dispose();
+  expect(box("after", "function after(x) { return x * 2; }").call([21n])).toBe(42n);
+});
+
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
