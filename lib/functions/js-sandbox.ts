@@ -6,14 +6,20 @@
  * Arguments cross as plain values (numbers, strings, booleans, null; arrays and objects as JSON
  * text parsed inside the sandbox), results come back as values or JSON text, so no object of
  * either realm is shared. Every entry into the sandbox (script load, a call, its pending jobs, the
- * conversion of its result) runs against a deadline checked by QuickJS's interrupt handler;
- * the WebAssembly module is loaded on first use (`loadSandbox`), never at start-up.
+ * conversion of its result) runs under a CPU time limit checked by QuickJS's interrupt handler;
+ * the WebAssembly module is loaded on first use (`loadSandbox`), never at start-up. The clocks and
+ * the read of the .wasm file are this file's own: a time limit cannot be given as a value.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { DateTime, Duration, type Value } from "../expr/values.ts";
+import { prelude } from "./js-sandbox-prelude.ts";
+import { ArgEncoder, fail, isPlain, numberValue, reviveNumber, SandboxError } from "./js-sandbox-values.ts";
+import { FAST_ARGS, heap32, pollCounter, pollSoon, type Internals } from "./quickjs-internals.ts";
+
+export { SandboxError };
 
 export interface SandboxLimits {
-  /** Wall time of one entry into the sandbox (load, call), in milliseconds. */
+  /** CPU time of one entry into the sandbox (a script load, a call), in milliseconds. */
   readonly timeoutMs: number;
   /** Heap of one UDF's runtime, in bytes. */
   readonly memoryBytes: number;
@@ -38,90 +44,6 @@ function threadCpuMs(): number {
 const JOB_SLICE = 256;
 
 let wasm: QuickJSWASMModule | undefined;
-
-/**
- * QuickJS polls the interrupt handler once per 10,000 "ticks" (back jumps and calls). A tick can be
- * a long call into a C built-in (`"y".repeat(1 << 20)`: ~15 ms here), so 10,000 of them
- * would outlast any time limit. The handler therefore sets the context's `interrupt_counter` to
- * POLL_TICKS each time it runs. That field is private to the C struct: its offset is found once by
- * calibration (the only word of the context that reads 10,000 at every poll, confirmed by the
- * handler then being polled far more often); when calibration fails the default polling stays.
- */
-const POLL_TICKS = 10;
-const DEFAULT_TICKS = 10_000;
-const CONTEXT_SCAN_BYTES = 2048;
-let counterOffset: number | null | undefined;
-
-/** The parts of quickjs-emscripten's context used to reach the counter (version pinned in package.json). */
-interface Internals {
-  readonly ctx: { readonly value: number };
-  readonly module: { readonly HEAPU8: Uint8Array; _malloc(bytes: number): number; _free(ptr: number): void };
-  readonly ffi: {
-    QTS_NewFloat64(ctx: number, n: number): number;
-    QTS_GetFloat64(ctx: number, v: number): number;
-    QTS_Call(ctx: number, fn: number, self: number, argc: number, argv: number): number;
-    QTS_ResolveException(ctx: number, v: number): number;
-    QTS_FreeValuePointer(ctx: number, v: number): void;
-  };
-  readonly memory: { heapValueHandle(ptr: number): QuickJSHandle };
-}
-
-/** Calls whose arguments are all numbers, booleans or nulls, up to this many, take the FFI fast path. */
-const FAST_ARGS = 8;
-
-let heapView: Int32Array | undefined;
-
-/** The module's heap as int32s (one memory for every sandbox; a new view only after it grew). */
-function heap32(inner: Internals): Int32Array {
-  const buf = inner.module.HEAPU8.buffer;
-  if (heapView?.buffer !== buf) heapView = new Int32Array(buf);
-  return heapView;
-}
-
-function pollSoon(inner: Internals, at: number): void {
-  heap32(inner)[at >> 2] = POLL_TICKS;
-}
-
-/** The offset of `interrupt_counter` in a JSContext, or undefined when it could not be established. */
-function pollCounter(mod: QuickJSWASMModule): number | undefined {
-  if (counterOffset === undefined) counterOffset = calibrate(mod);
-  return counterOffset ?? undefined;
-}
-
-function calibrate(mod: QuickJSWASMModule): number | null {
-  const rt = mod.newRuntime();
-  const ctx = rt.newContext();
-  const inner = ctx as unknown as Internals;
-  const base = inner.ctx.value;
-  let candidates: Set<number> | undefined;
-  let polls = 0;
-  let boost = -1;
-  rt.setInterruptHandler(() => {
-    polls++;
-    const h = heap32(inner);
-    if (boost >= 0) {
-      h[(base + boost) >> 2] = POLL_TICKS;
-      return false;
-    }
-    const seen = new Set<number>();
-    for (let off = 0; off < CONTEXT_SCAN_BYTES; off += 4) if (h[(base + off) >> 2] === DEFAULT_TICKS && (!candidates || candidates.has(off))) seen.add(off);
-    candidates = seen;
-    return false;
-  });
-  const loop = "for (var i = 0; i < 200000; i++) {}";
-  try {
-    ctx.evalCode(loop).dispose();
-    const before = polls;
-    if (!candidates || candidates.size !== 1 || before < 2) return null;
-    boost = [...candidates][0]!;
-    polls = 0;
-    ctx.evalCode(loop).dispose();
-    return polls >= before * 10 ? boost : null;
-  } finally {
-    ctx.dispose();
-    rt.dispose();
-  }
-}
 let loading: Promise<QuickJSWASMModule> | undefined;
 
 /**
@@ -145,141 +67,10 @@ export function isSandboxLoaded(): boolean {
   return wasm !== undefined;
 }
 
-/** A breach of the time or memory limit, or an error thrown by the script. The text has no prefix. */
-export class SandboxError extends Error {
-  constructor(
-    message: string,
-    readonly breach: boolean,
-  ) {
-    super(message);
-  }
-}
 
-/**
- * Array methods whose loop is driven by `length` in C, where QuickJS polls no interrupt: on a sparse
- * array or an array-like (`Array(1e9).indexOf(1)`, `{length: 2**53}`) they would run for minutes.
- * A length no dense array can have under the memory limit (8 bytes per element) is refused.
- */
-const LENGTH_DRIVEN = ["concat", "copyWithin", "every", "fill", "filter", "find", "findIndex", "findLast", "findLastIndex", "flat", "flatMap", "forEach", "includes", "indexOf", "join", "lastIndexOf", "map", "reduce", "reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toLocaleString", "toReversed", "toSorted", "toSpliced", "unshift", "with"];
-
-// Evaluated before the user's script, so the helpers hold the pristine built-ins whatever the
-// script later does to `JSON` or the prototypes. None of them is reachable from the script.
-function prelude(maxLength: number): string {
-  return `(function (parse, stringify, isFinite, NumberFn, StringFn, apply, defineProperty, getOwnPropertyDescriptor, RangeErrorFn) {
-  var names = ${JSON.stringify(LENGTH_DRIVEN)};
-  for (var i = 0; i < names.length; i++) (function (name) {
-    var d = getOwnPropertyDescriptor(Array.prototype, name);
-    if (!d || typeof d.value !== "function") return;
-    var orig = d.value;
-    var guarded = ({ [name]: function () {
-      if (this !== null && this !== undefined && NumberFn(this.length) > ${maxLength}) throw new RangeErrorFn("array length exceeds the sandbox limit of ${maxLength}");
-      return apply(orig, this, arguments);
-    } })[name];
-    defineProperty(Array.prototype, name, { value: guarded, writable: true, enumerable: false, configurable: true });
-  })(names[i]);
-  function revive(k, v) {
-    if (typeof v === "string" && v.length > 1 && v.charCodeAt(0) === 0) {
-      if (v === "\\u0000NaN") return NaN;
-      if (v === "\\u0000+Inf") return Infinity;
-      if (v === "\\u0000-Inf") return -Infinity;
-      if (v.charCodeAt(1) === 0) return v.slice(1);
-    }
-    return v;
-  }
-  function replace(k, v) {
-    switch (typeof v) {
-      case "number": if (!isFinite(v)) throw new Error("result is " + StringFn(v)); return v;
-      case "bigint": return NumberFn(v);
-      case "undefined": return null;
-      case "function": case "symbol": throw new Error("unsupported result type " + typeof v);
-    }
-    return v;
-  }
-  return [
-    function (text, special) { return special ? parse(text, revive) : parse(text); },
-    function (v) { return stringify(v, replace); },
-    function (e) {
-      try { return e !== null && typeof e === "object" && typeof e.message === "string" ? e.message : StringFn(e); }
-      catch (_) { return "error"; }
-    },
-    // The fast path's wrapper: a number result comes back as is; anything else is kept for
-    // take() and NaN (never a valid result) comes back instead.
-    function (fn) {
-      var last;
-      return [
-        function () { var r = apply(fn, undefined, arguments); if (typeof r === "number" && r === r) return r; last = r; return NaN; },
-        function () { var r = last; last = undefined; return r; },
-      ];
-    },
-  ];
-})(JSON.parse, JSON.stringify, isFinite, Number, String, Reflect.apply, Object.defineProperty, Object.getOwnPropertyDescriptor, RangeError)`;
-}
-
-function fail(message: string, breach = false): never {
-  throw new SandboxError(message, breach);
-}
 
 function mib(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
-}
-
-/** Host → JSON text. Strings starting with NUL and non-finite numbers are escaped; `special` tells the sandbox to revive them. */
-class ArgEncoder {
-  special = false;
-  encode(v: Value | undefined): string {
-    if (v === null || v === undefined) return "null";
-    switch (typeof v) {
-      case "boolean":
-        return v ? "true" : "false";
-      case "bigint":
-        return String(Number(v));
-      case "number":
-        if (Number.isFinite(v)) return String(v);
-        this.special = true;
-        return Number.isNaN(v) ? '"\\u0000NaN"' : v > 0 ? '"\\u0000+Inf"' : '"\\u0000-Inf"';
-      case "string":
-        if (v.charCodeAt(0) === 0) {
-          this.special = true;
-          return JSON.stringify("\u0000" + v);
-        }
-        return JSON.stringify(v);
-    }
-    if (v instanceof DateTime) return String(v.ms);
-    if (v instanceof Duration) return String(Number(v.ns));
-    if (v instanceof Uint8Array) return `[${v.join(",")}]`;
-    if (Array.isArray(v)) {
-      let s = "[";
-      for (let i = 0; i < v.length; i++) s += (i ? "," : "") + this.encode(v[i]);
-      return s + "]";
-    }
-    let s = "{";
-    let first = true;
-    for (const k of Object.keys(v)) {
-      s += (first ? "" : ",") + JSON.stringify(k) + ":" + this.encode(v[k]);
-      first = false;
-    }
-    return s + "}";
-  }
-}
-
-/** Numbers, booleans and nulls only (what the fast path passes without a conversion). */
-function isPlain(args: readonly (Value | undefined)[]): boolean {
-  for (let i = 0; i < args.length; i++) {
-    const v = args[i];
-    const t = typeof v;
-    if (t !== "number" && t !== "bigint" && t !== "boolean" && v !== null && v !== undefined) return false;
-  }
-  return true;
-}
-
-/** Integer-valued results are ints (bigint), as floe's value layer wants; the rest stay floats. */
-function reviveNumber(_k: string, v: unknown): unknown {
-  return typeof v === "number" && Number.isInteger(v) && Number.isSafeInteger(v) ? BigInt(v) : v;
-}
-
-function numberValue(v: number): Value {
-  if (!Number.isFinite(v)) fail(`result is ${v}`);
-  return Number.isInteger(v) && Number.isSafeInteger(v) ? BigInt(v) : v;
 }
 
 /** One UDF in its own QuickJS runtime. `call` is synchronous; a breach recreates the runtime. */

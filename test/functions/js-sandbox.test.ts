@@ -265,6 +265,13 @@ test("a sandbox disposes cleanly after every kind of call, and others keep worki
   expect(box("after", "function after(x) { return x * 2; }").call([21n])).toBe(42n);
 });
 
+test("a loop of long calls into C built-ins is stopped near the limit (QuickJS's poll interval is shortened)", () => {
+  const b = box("scan", 'var s = "x".repeat(8 * 1024 * 1024); function scan() { var n = 0; for (;;) n += s.indexOf("zz") + s.lastIndexOf("y"); }');
+  const t = performance.now();
+  expect(errorOf(() => b.call([]))).toBe("time limit of 50ms exceeded");
+  expect(performance.now() - t).toBeLessThan(1500);
+});
+
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
