@@ -27,8 +27,11 @@ export interface SandboxLimits {
 
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryBytes: 32 * 1024 * 1024 };
 
-/** QuickJS's own stack guard: well inside the WebAssembly stack, so deep recursion is a RangeError, not a trap. */
-const MAX_STACK_BYTES = 512 * 1024;
+/**
+ * QuickJS's own stack guard (its C stack in linear memory): ~1,500 JS frames; JSON 20,000 deep is
+ * its "stack overflow", not an overflow of the host's stack (what is left is handled by `poison`).
+ */
+const MAX_STACK_BYTES = 256 * 1024;
 /** A call that held the thread this many times its time limit (in wall time) is ended whatever its CPU time. */
 const HARD_WALL_FACTOR = 10;
 
@@ -44,6 +47,8 @@ function threadCpuMs(): number {
 const JOB_SLICE = 256;
 
 let wasm: QuickJSWASMModule | undefined;
+/** Bumped when the module is replaced: a sandbox of an older generation rebuilds in the new one. */
+let generation = 0;
 let loading: Promise<QuickJSWASMModule> | undefined;
 
 /**
@@ -60,6 +65,26 @@ export function loadSandbox(): Promise<void> {
   })();
   loading.catch(() => (loading = undefined));
   return loading.then(() => undefined);
+}
+
+/**
+ * A fault inside the WebAssembly — the host's stack overflowing under QuickJS's own check (deeply
+ * nested source in `eval`), a trap — unwinds past QuickJS and leaves the module's C stack pointer
+ * behind, shared by every sandbox. The module is dropped and a fresh instance loaded; every
+ * sandbox rebuilds in it at its next call (until it is there, calls are errors).
+ */
+function poison(e: unknown): SandboxError {
+  generation++;
+  wasm = undefined;
+  loading = undefined;
+  loadSandbox().catch(() => undefined);
+  const msg = e instanceof RangeError ? "stack overflow" : `sandbox fault: ${e instanceof Error ? e.message : String(e)}`;
+  return new SandboxError(msg, true);
+}
+
+/** A SandboxError as is (a breach marks the sandbox for a rebuild); anything else poisons the module. */
+function sandboxFailure(e: unknown): SandboxError {
+  return e instanceof SandboxError ? e : poison(e);
 }
 
 /** Whether `loadSandbox` has completed (sandboxes can be created synchronously). */
@@ -97,6 +122,8 @@ export class Sandbox {
   private interrupted = false;
   /** Set after a breach: the runtime is rebuilt before the next call. */
   private stale = false;
+  /** The module generation this sandbox lives in. */
+  private gen = -1;
   private readonly args: QuickJSHandle[] = [];
   private readonly enc = new ArgEncoder();
 
@@ -111,6 +138,7 @@ export class Sandbox {
   }
 
   private build(mod: QuickJSWASMModule): void {
+    this.gen = generation;
     const rt = mod.newRuntime();
     rt.setMemoryLimit(this.limits.memoryBytes);
     rt.setMaxStackSize(MAX_STACK_BYTES);
@@ -155,12 +183,15 @@ export class Sandbox {
       this.inner = inner;
       this.argv = inner.module._malloc(4 * FAST_ARGS);
     } catch (e) {
-      for (const h of owned) h.dispose();
-      this.dispose();
-      throw e;
+      const err = sandboxFailure(e);
+      if (this.gen === generation) {
+        for (const h of owned) if (h.alive) h.dispose();
+        this.dispose();
+      }
+      throw err;
     } finally {
       this.deadline = Infinity;
-      for (const h of owned) if (h.alive) h.dispose();
+      if (this.gen === generation) for (const h of owned) if (h.alive) h.dispose();
     }
   }
 
@@ -283,6 +314,8 @@ export class Sandbox {
   private viaText(h: QuickJSHandle): Value {
     const s = this.check(this.ctx.callFunction(this.resOut, this.ctx.undefined, h));
     try {
+      // JSON.stringify answers undefined for a value whose toJSON does.
+      if (this.ctx.typeof(s) !== "string") return null;
       return JSON.parse(this.ctx.getString(s), reviveNumber) as Value;
     } finally {
       s.dispose();
@@ -291,7 +324,7 @@ export class Sandbox {
 
   /** Calls the function with `args`; throws a SandboxError on a thrown error or a breach. */
   call(args: readonly (Value | undefined)[]): Value {
-    if (this.stale) this.rebuild();
+    if (this.stale || this.gen !== generation) this.rebuild();
     if (args.length <= FAST_ARGS && isPlain(args)) return this.fastCall(args);
     const handles = this.args;
     handles.length = 0;
@@ -304,12 +337,15 @@ export class Sandbox {
       this.runJobs();
       return v;
     } catch (e) {
-      if (e instanceof SandboxError && e.breach) this.stale = true;
-      throw e;
+      const err = sandboxFailure(e);
+      if (err.breach) this.stale = true;
+      throw err;
     } finally {
       this.deadline = Infinity;
-      result?.dispose();
-      for (let i = 0; i < handles.length; i++) handles[i]!.dispose();
+      if (this.gen === generation) {
+        result?.dispose();
+        for (let i = 0; i < handles.length; i++) handles[i]!.dispose();
+      }
       handles.length = 0;
     }
   }
@@ -357,12 +393,14 @@ export class Sandbox {
       this.runJobs();
       return v;
     } catch (e) {
-      if (e instanceof SandboxError && e.breach) this.stale = true;
-      throw e;
+      const err = sandboxFailure(e);
+      if (err.breach) this.stale = true;
+      throw err;
     } finally {
       this.deadline = Infinity;
+      const live = this.gen === generation;
       for (let i = 0; i < n; i++) {
-        if (ptrs[i]) ffi.QTS_FreeValuePointer(c, ptrs[i]!);
+        if (ptrs[i] && live) ffi.QTS_FreeValuePointer(c, ptrs[i]!);
         ptrs[i] = 0;
       }
     }
@@ -371,9 +409,10 @@ export class Sandbox {
   /** After a breach: a fresh runtime with the script loaded again (its globals start over). */
   private rebuild(): void {
     this.dispose();
+    if (!wasm) fail("the JavaScript sandbox is restarting after a fault", true);
     this.stale = false;
     try {
-      this.build(wasm!);
+      this.build(wasm);
     } catch (e) {
       this.stale = true;
       throw e;
@@ -382,6 +421,8 @@ export class Sandbox {
 
   /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
   dispose(): void {
+    // A sandbox of a dropped module has nothing left to free there.
+    if (this.gen !== generation) return;
     for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey, this.wrapped, this.take]) if (h?.alive) h.dispose();
     if (this.argv) this.inner.module._free(this.argv);
     this.argv = 0;

@@ -272,6 +272,24 @@ test("a loop of long calls into C built-ins is stopped near the limit (QuickJS's
   expect(performance.now() - t).toBeLessThan(1500);
 });
 
+test("source nested past the host's stack: the module is replaced, every sandbox rebuilds and works", async () => {
+  const other = box("other", "var calls = 0; function other(x) { calls++; return x + calls; }");
+  expect(other.call([10n])).toBe(11n);
+  const deep = box("deep", 'function deep(n) { return eval("(".repeat(n) + "1" + ")".repeat(n)); }');
+  expect(deep.call([10n])).toBe(1n);
+  const msg = errorOf(() => deep.call([5000n]));
+  expect(msg).toMatch(/^(stack overflow|the JavaScript sandbox is restarting after a fault)$/);
+  await loadSandbox();
+  // Both rebuild in the fresh module: globals start over, results are right.
+  expect(deep.call([10n])).toBe(1n);
+  expect(other.call([10n])).toBe(11n);
+  // A JSON 20,000 deep is QuickJS's own stack error, the module stays.
+  const json = box("json", 'function json(n) { return JSON.parse("[".repeat(n) + "]".repeat(n)).length; }');
+  expect(errorOf(() => json.call([20000n]))).toBe("stack overflow");
+  expect(json.call([100n])).toBe(1n);
+  expect(other.call([1n])).toBe(3n);
+});
+
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
