@@ -10,7 +10,7 @@ const LENGTH_DRIVEN = ["concat", "copyWithin", "every", "fill", "filter", "find"
 // Evaluated before the user's script, so the helpers hold the pristine built-ins whatever the
 // script later does to `JSON` or the prototypes. None of them is reachable from the script.
 export function prelude(maxLength: number): string {
-  return `(function (parse, stringify, isFinite, NumberFn, StringFn, apply, defineProperty, getOwnPropertyDescriptor, RangeErrorFn) {
+  return `(function (parse, stringify, isFinite, NumberFn, StringFn, apply, defineProperty, getOwnPropertyDescriptor, RangeErrorFn, FunctionCtor) {
   var names = ${JSON.stringify(LENGTH_DRIVEN)};
   for (var i = 0; i < names.length; i++) (function (name) {
     var d = getOwnPropertyDescriptor(Array.prototype, name);
@@ -22,6 +22,8 @@ export function prelude(maxLength: number): string {
     } })[name];
     defineProperty(Array.prototype, name, { value: guarded, writable: true, enumerable: false, configurable: true });
   })(names[i]);
+  var last;
+  function keep(r) { last = r; }
   function revive(k, v) {
     if (typeof v === "string" && v.length > 1 && v.charCodeAt(0) === 0) {
       if (v === "\\u0000NaN") return NaN;
@@ -47,15 +49,15 @@ export function prelude(maxLength: number): string {
       try { return e !== null && typeof e === "object" && typeof e.message === "string" ? e.message : StringFn(e); }
       catch (_) { return "error"; }
     },
-    // The fast path's wrapper: a number result comes back as is; anything else is kept for
-    // take() and NaN (never a valid result) comes back instead.
-    function (fn) {
-      var last;
-      return [
-        function () { var r = apply(fn, undefined, arguments); if (typeof r === "number" && r === r) return r; last = r; return NaN; },
-        function () { var r = last; last = undefined; return r; },
-      ];
+    // The fast path's wrapper for n arguments: a number result comes back as is; anything else is
+    // kept for take() and NaN (never a valid result) comes back instead. Built from strings and
+    // the captured Function only, so whatever the script did to the prototypes does not matter.
+    function (fn, n) {
+      var p = "";
+      for (var i = 0; i < n; i++) p += (i ? "," : "") + "a" + i;
+      return new FunctionCtor("fn", "keep", "return function (" + p + ") { var r = fn(" + p + "); if (typeof r === 'number' && r === r) return r; keep(r); return NaN; };")(fn, keep);
     },
+    function () { var r = last; last = undefined; return r; },
   ];
-})(JSON.parse, JSON.stringify, isFinite, Number, String, Reflect.apply, Object.defineProperty, Object.getOwnPropertyDescriptor, RangeError)`;
+})(JSON.parse, JSON.stringify, isFinite, Number, String, Reflect.apply, Object.defineProperty, Object.getOwnPropertyDescriptor, RangeError, Function)`;
 }

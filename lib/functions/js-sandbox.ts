@@ -32,6 +32,8 @@ export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryByt
  * its "stack overflow", not an overflow of the host's stack (what is left is handled by `poison`).
  */
 const MAX_STACK_BYTES = 256 * 1024;
+/** Wall time of an entry before the CPU clock is consulted at all (short calls never read it). */
+const CPU_CLOCK_AFTER_MS = 1;
 /** A call that held the thread this many times its time limit (in wall time) is ended whatever its CPU time. */
 const HARD_WALL_FACTOR = 10;
 
@@ -107,7 +109,9 @@ export class Sandbox {
   private resOut!: QuickJSHandle;
   private errText!: QuickJSHandle;
   private lengthKey!: QuickJSHandle;
-  private wrapped!: QuickJSHandle;
+  /** The fast path's wrapper per argument count (made at first use) and its wrapper factory. */
+  private readonly wrappers: (QuickJSHandle | undefined)[] = [];
+  private wrap!: QuickJSHandle;
   private take!: QuickJSHandle;
   private inner!: Internals;
   /** wasm heap: FAST_ARGS argument pointers for the fast path. */
@@ -165,8 +169,8 @@ export class Sandbox {
       this.resOut = ctx.getProp(helpers, 1);
       this.errText = ctx.getProp(helpers, 2);
       this.lengthKey = ctx.newString("length");
-      const wrap = ctx.getProp(helpers, 3);
-      owned.push(wrap);
+      this.wrap = ctx.getProp(helpers, 3);
+      this.take = ctx.getProp(helpers, 4);
       this.enter();
       this.check(ctx.evalCode(this.script, `${this.name}.js`)).dispose();
       this.runJobs();
@@ -176,10 +180,7 @@ export class Sandbox {
         fail(`function ${this.name} is not defined in the script`);
       }
       this.fn = fn;
-      const pair = this.check(ctx.callFunction(wrap, ctx.undefined, fn));
-      owned.push(pair);
-      this.wrapped = ctx.getProp(pair, 0);
-      this.take = ctx.getProp(pair, 1);
+      this.wrappers.length = 0;
       this.inner = inner;
       this.argv = inner.module._malloc(4 * FAST_ARGS);
     } catch (e) {
@@ -227,17 +228,20 @@ export class Sandbox {
   }
 
   /**
-   * The time limit is CPU time of the engine's thread, checked cheaply: the CPU clock (a system
-   * call) is read once at the first poll of an entry (short calls never poll) and, once the wall
-   * clock has passed the limit, at most once per millisecond; so a call that only waited for the
-   * CPU on a busy machine is not cut. What ran before the first poll (at most 10 interpreter
-   * steps) is not counted; a wall time of HARD_WALL_FACTOR × the limit ends any call.
+   * The time limit is CPU time of the engine's thread, checked cheaply: polls in the first
+   * millisecond of an entry only read the wall clock; the CPU clock (a system call) is read at the
+   * first poll after it and, once the wall clock has passed the limit, at most once per
+   * millisecond; so a call that only waited for the CPU on a busy machine is not cut. A wall time
+   * of HARD_WALL_FACTOR × the limit ends any call.
    */
   private overBudget(): boolean {
     const now = performance.now();
-    if (this.cpu0 < 0) this.cpu0 = threadCpuMs();
+    const elapsed = now - this.start;
+    if (elapsed < CPU_CLOCK_AFTER_MS) return false;
+    // The first millisecond counts as CPU time; the CPU clock is read from here on.
+    if (this.cpu0 < 0) this.cpu0 = threadCpuMs() - CPU_CLOCK_AFTER_MS;
     if (now <= this.deadline || now < this.nextCpuCheck) return false;
-    if (now - this.start > this.limits.timeoutMs * HARD_WALL_FACTOR) return true;
+    if (elapsed > this.limits.timeoutMs * HARD_WALL_FACTOR) return true;
     this.nextCpuCheck = now + 1;
     return threadCpuMs() - this.cpu0 > this.limits.timeoutMs;
   }
@@ -359,8 +363,9 @@ export class Sandbox {
     const c = this.inner.ctx.value;
     const ptrs = this.ptrs;
     const n = args.length;
-    this.enter();
     try {
+      const wrapped = this.wrappers[n] ?? this.makeWrapper(n);
+      this.enter();
       for (let i = 0; i < n; i++) {
         const v = args[i];
         ptrs[i] = typeof v === "number" ? ffi.QTS_NewFloat64(c, v) : typeof v === "bigint" ? ffi.QTS_NewFloat64(c, Number(v)) : 0;
@@ -372,7 +377,7 @@ export class Sandbox {
         const v = args[i];
         heap[base + i] = ptrs[i] || (v === true ? this.ctx.true.value : v === false ? this.ctx.false.value : this.ctx.null.value);
       }
-      const res = ffi.QTS_Call(c, this.wrapped.value, this.ctx.undefined.value, n, this.argv);
+      const res = ffi.QTS_Call(c, wrapped.value, this.ctx.undefined.value, n, this.argv);
       const err = ffi.QTS_ResolveException(c, res);
       if (err) {
         ffi.QTS_FreeValuePointer(c, res);
@@ -406,6 +411,17 @@ export class Sandbox {
     }
   }
 
+  private makeWrapper(n: number): QuickJSHandle {
+    const count = this.ctx.newNumber(n);
+    try {
+      const w = this.check(this.ctx.callFunction(this.wrap, this.ctx.undefined, this.fn, count));
+      this.wrappers[n] = w;
+      return w;
+    } finally {
+      count.dispose();
+    }
+  }
+
   /** After a breach: a fresh runtime with the script loaded again (its globals start over). */
   private rebuild(): void {
     this.dispose();
@@ -423,7 +439,8 @@ export class Sandbox {
   dispose(): void {
     // A sandbox of a dropped module has nothing left to free there.
     if (this.gen !== generation) return;
-    for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey, this.wrapped, this.take]) if (h?.alive) h.dispose();
+    for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey, this.wrap, this.take, ...this.wrappers]) if (h?.alive) h.dispose();
+    this.wrappers.length = 0;
     if (this.argv) this.inner.module._free(this.argv);
     this.argv = 0;
     if (this.ctx?.alive) this.ctx.dispose();

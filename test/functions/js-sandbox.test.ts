@@ -290,6 +290,20 @@ test("source nested past the host's stack: the module is replaced, every sandbox
   expect(other.call([1n])).toBe(3n);
 });
 
+test("the fast path keeps the call's shape: arguments.length, this, and a script that rewrote Function and the prototypes", () => {
+  const b = box(
+    "shape",
+    `Function.prototype.apply = Function.prototype.call = function () { return "hijacked"; };
+    Array.prototype.push = Array.prototype.join = function () { return "hijacked"; };
+    Function = function () { return function () { return "hijacked"; }; };
+    function shape() { return arguments.length * 10 + (this === globalThis ? 1 : 0); }`,
+  );
+  expect(b.call([])).toBe(1n);
+  expect(b.call([1n])).toBe(11n);
+  expect(b.call([1n, true, null])).toBe(31n);
+  expect(b.call([1n, "s"])).toBe(21n);
+});
+
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
