@@ -89,10 +89,6 @@ function sandboxFailure(e: unknown): SandboxError {
   return e instanceof SandboxError ? e : poison(e);
 }
 
-/** Whether `loadSandbox` has completed (sandboxes can be created synchronously). */
-export function isSandboxLoaded(): boolean {
-  return wasm !== undefined;
-}
 
 
 
