@@ -48,6 +48,11 @@ export interface BasicSettings {
   /** floe: largest accepted request body in bytes (`basic.maxBodySize`, default 10 MiB). */
   readonly maxBodySize: number;
   readonly pluginHosts: string;
+  /**
+   * floe: limits of each JavaScript UDF's sandbox: `basic.udfTimeout` (Go duration, default
+   * 100ms) per call and per script load, `basic.udfMemoryLimit` (bytes, default 32 MiB) per UDF.
+   */
+  readonly udfLimits: { readonly timeoutMs: number; readonly memoryBytes: number };
 }
 
 /** Loads the file (absent file or dir → defaults) and applies `env`. */
@@ -133,6 +138,10 @@ export function fromDoc(doc: Doc): KuiperConfig {
       allowExternalFileAccess: bool(b("allowexternalfileaccess"), false),
       maxBodySize: int(b("maxbodysize"), 10 * 1024 * 1024),
       pluginHosts: str(b("pluginhosts"), "https://packages.emqx.io"),
+      udfLimits: {
+        timeoutMs: positive(durationMs(b("udftimeout"), 100), 100),
+        memoryBytes: positive(int(b("udfmemorylimit"), 32 * 1024 * 1024), 32 * 1024 * 1024),
+      },
     },
     rule,
     sink,
@@ -153,6 +162,10 @@ function bool(v: unknown, dflt: boolean): boolean {
   if (typeof v === "string") return v === "true" || v === "TRUE" || v === "True" || v === "1" || v === "t";
   if (typeof v === "number") return v !== 0;
   return dflt;
+}
+
+function positive(v: number, dflt: number): number {
+  return v > 0 ? v : dflt;
 }
 
 function int(v: unknown, dflt: number): number {

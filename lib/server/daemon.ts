@@ -48,6 +48,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const guard = guardStart({ dataDir: paths.data, flag: !!o.safe, after: Number.isFinite(after) ? after : undefined });
   engine.safeMode = guard.mode;
   if (guard.mode.on) logger.warn(`safe mode: ${guard.mode.reason}; rules are not started and UDF scripts are not loaded`);
+  await engine.loadScripts();
   engine.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);

@@ -12,7 +12,7 @@ import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../value/time.ts";
-import { registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
+import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "../runtime/lifecycle.ts";
 import { patrol } from "../runtime/scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
@@ -144,21 +144,38 @@ export class Engine {
   }
 
   /**
-   * Startup sequence: scripts, init.json, rules, patrol (config-and-cli.md §6.3). In safe mode
-   * the scripts are listed but not loaded, init.json is not imported, rules are registered but
-   * not started, and the patrol (schedules, restart strategies) does not run.
+   * Startup, first step: the stored JavaScript UDFs, each loaded into its sandbox under the UDF
+   * limits (a script that hangs or allocates at load fails alone). One that fails stays defined
+   * (listed, deletable) and its calls are row errors with the reason. In safe mode the scripts are
+   * listed but not loaded.
+   */
+  async loadScripts(): Promise<void> {
+    for (const [id, text] of this.kv.entries("script")) {
+      let def: ScriptDef;
+      try {
+        def = JSON.parse(text) as ScriptDef;
+      } catch (e) {
+        this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
+        continue;
+      }
+      this.scripts.set(id, def);
+      if (this.safeMode.on) continue;
+      try {
+        await registerScript(def, this.config.basic.udfLimits);
+      } catch (e) {
+        this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
+        registerBrokenScript(def, errorText(e));
+      }
+    }
+  }
+
+  /**
+   * Startup sequence after `loadScripts`: init.json, rules, patrol (config-and-cli.md §6.3). In
+   * safe mode init.json is not imported, rules are registered but not started, and the patrol
+   * (schedules, restart strategies) does not run.
    */
   start(): void {
     const safe = this.safeMode.on;
-    for (const [id, text] of this.kv.entries("script")) {
-      try {
-        const def = JSON.parse(text) as ScriptDef;
-        if (!safe) registerScript(def);
-        this.scripts.set(id, def);
-      } catch (e) {
-        this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
-      }
-    }
     for (const [id, text] of this.kv.entries("asyncTask")) {
       const t = JSON.parse(text) as { status: string };
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
@@ -223,8 +240,9 @@ export class Engine {
     return this.hooks.factory(def, onExit);
   }
 
-  addScript(def: ScriptDef): void {
-    registerScript(def);
+  /** Loads the script into its sandbox (throws with the script's error), then stores it. */
+  async addScript(def: ScriptDef): Promise<void> {
+    await registerScript(def, this.config.basic.udfLimits);
     this.kv.set("script", def.id, JSON.stringify(def));
     this.scripts.set(def.id, def);
   }

@@ -188,7 +188,7 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
   for (const [id, v] of Object.entries(m("scripts"))) {
     try {
       const def = definitionJson(v) as Record<string, unknown>;
-      e.addScript({ id, description: String(def.description ?? ""), script: String(def.script ?? ""), isAgg: def.isAgg === true });
+      await e.addScript({ id, description: String(def.description ?? ""), script: String(def.script ?? ""), isAgg: def.isAgg === true });
     } catch (err) {
       status.scripts[id] = errorText(err);
     }

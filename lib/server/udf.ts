@@ -32,7 +32,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       if (e.scripts.has(s.id)) return errorBody(ErrCode.undefined, `${prefix}: javascript function ${s.id} already exists`);
       if (lookupFunction(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
       try {
-        e.addScript(s);
+        await e.addScript(s);
       } catch (err) {
         return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`);
       }
@@ -68,7 +68,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       if (s.id !== ctx.params.id) return errorBody(ErrCode.undefined, `${prefix}: id mismatch`);
       if (!e.scripts.has(s.id) && lookupFunction(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
       try {
-        e.addScript(s);
+        await e.addScript(s);
       } catch (err) {
         return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`);
       }

@@ -38,6 +38,17 @@ test("kuiper.yaml: keys case-insensitive, env wins, secure defaults", async () =
   expect([d.basic.restPort, d.basic.port, d.basic.gracefulShutdownTimeoutMs, d.basic.authentication]).toEqual([9081, 20498, 3000, false]);
 });
 
+test("UDF sandbox limits: basic.udfTimeout (duration) and basic.udfMemoryLimit (bytes), defaults 100ms and 32 MiB", async () => {
+  expect((await loadKuiperConfig(undefined, {})).basic.udfLimits).toEqual({ timeoutMs: 100, memoryBytes: 33554432 });
+  const etc = mkdtempSync(join(tmpdir(), "floe-etc-"));
+  writeFileSync(join(etc, "kuiper.yaml"), "basic:\n  udfTimeout: 250ms\n  udfMemoryLimit: 67108864\n");
+  expect((await loadKuiperConfig(etc, {})).basic.udfLimits).toEqual({ timeoutMs: 250, memoryBytes: 67108864 });
+  const env = await loadKuiperConfig(etc, { KUIPER__BASIC__UDFTIMEOUT: "1s", KUIPER__BASIC__UDFMEMORYLIMIT: "16777216" });
+  expect(env.basic.udfLimits).toEqual({ timeoutMs: 1000, memoryBytes: 16777216 });
+  const bad = await loadKuiperConfig(undefined, { KUIPER__BASIC__UDFTIMEOUT: "-5s", KUIPER__BASIC__UDFMEMORYLIMIT: "0" });
+  expect(bad.basic.udfLimits).toEqual({ timeoutMs: 100, memoryBytes: 33554432 });
+});
+
 test("source yaml: shipped defaults without etc, confKeys lower-cased, env adds keys", async () => {
   const y = await loadSourceYaml(undefined, "mqtt", { MQTT_SOURCE__NEWCONF__QOS: "0", MQTT_SOURCE__DEFAULT__SERVER: "tcp://b:1883" });
   expect(y!.default).toEqual({ qos: 1, server: "tcp://b:1883", protocolVersion: "3.1.1", insecureSkipVerify: false });

@@ -1,7 +1,8 @@
-/** JavaScript UDFs: run for real in their own vm realm, registered as plugin functions. */
+/** JavaScript UDFs: run for real in their QuickJS sandbox, registered as plugin functions. */
 import { afterAll, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
+import { invoke } from "../../lib/functions/invoke.ts";
 import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
 import { UTC } from "../../lib/value/time.ts";
 
@@ -11,21 +12,21 @@ afterAll(() => {
   for (const id of ["area", "total", "escape", "bad"]) unregisterScript(id);
 });
 
-test("a scalar UDF is a SQL function of plugin kind javascript", () => {
-  registerScript({ id: "area", description: "", script: "function area(x, y) { return x * y; }", isAgg: false });
+test("a scalar UDF is a SQL function of plugin kind javascript", async () => {
+  await registerScript({ id: "area", description: "", script: "function area(x, y) { return x * y; }", isAgg: false });
   const f = lookupFunction("area")!;
   expect([f.kind, f.plugin]).toEqual(["scalar", "javascript"]);
   expect(f.exec!([2n, 3.5], ctx)).toBe(7n);
   expect(f.exec!([1.5, 3], ctx)).toBe(4.5);
 });
 
-test("an aggregate UDF gets one array per argument", () => {
-  registerScript({ id: "total", description: "", script: "function total(xs) { return xs.reduce((a, b) => a + b, 0); }", isAgg: true });
+test("an aggregate UDF gets one array per argument", async () => {
+  await registerScript({ id: "total", description: "", script: "function total(xs) { return xs.reduce((a, b) => a + b, 0); }", isAgg: true });
   expect(lookupFunction("total")!.exec!([[1n, 2n, 3.5]], ctx)).toBe(6.5);
 });
 
-test("the script's realm has no process, Bun, require or fetch", () => {
-  registerScript({
+test("the script's realm has no process, Bun, require or fetch", async () => {
+  await registerScript({
     id: "escape",
     description: "",
     script: "function escape() { return [typeof process, typeof Bun, typeof require, typeof fetch, (function(){}).constructor('return typeof process')()].join(','); }",
@@ -34,9 +35,9 @@ test("the script's realm has no process, Bun, require or fetch", () => {
   expect(lookupFunction("escape")!.exec!([], ctx)).toBe("undefined,undefined,undefined,undefined,undefined");
 });
 
-test("errors: missing function, built-in names, thrown errors", () => {
-  expect(() => registerScript({ id: "bad", description: "", script: "function other() {}", isAgg: false })).toThrow("function bad is not defined in the script");
-  expect(() => registerScript({ id: "abs", description: "", script: "function abs(x) { return x; }", isAgg: false })).toThrow("already exists as a built-in function");
-  registerScript({ id: "bad", description: "", script: "function bad() { throw new Error('nope'); }", isAgg: false });
-  expect(() => lookupFunction("bad")!.exec!([], ctx)).toThrow("call func bad error: nope");
+test("errors: missing function, built-in names, thrown errors", async () => {
+  await expect(registerScript({ id: "bad", description: "", script: "function other() {}", isAgg: false })).rejects.toThrow("function bad is not defined in the script");
+  await expect(registerScript({ id: "abs", description: "", script: "function abs(x) { return x; }", isAgg: false })).rejects.toThrow("already exists as a built-in function");
+  await registerScript({ id: "bad", description: "", script: "function bad() { throw new Error('nope'); }", isAgg: false });
+  expect(() => invoke(lookupFunction("bad")!, [], { ...ctx, name: "bad" })).toThrow("call func bad error: nope");
 });

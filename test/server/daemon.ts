@@ -37,10 +37,11 @@ export function tempHome(etcFiles: Record<string, string> = {}): string {
 /**
  * Starts the daemon in `dir` (etc/ and data/ inside); resolves once it serves. Tests kill and
  * restart daemons in one dir on purpose, so the automatic safe start (after 3 early ends in a
- * row) is off unless a test sets FLOE_SAFE_AFTER_CRASHES; `args` are extra `serve` flags.
+ * row) is off unless a test sets FLOE_SAFE_AFTER_CRASHES; `args` are extra `serve` flags;
+ * `floe` runs another build (dist/floe).
  */
-export async function startFloe(dir: string = tempHome(), env: Record<string, string> = {}, args: string[] = []): Promise<DaemonProc> {
-  const proc = Bun.spawn([BUN, join(ROOT, "cli.ts"), "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data"), ...args], {
+export async function startFloe(dir: string = tempHome(), env: Record<string, string> = {}, args: string[] = [], floe: string[] = [BUN, join(ROOT, "cli.ts")]): Promise<DaemonProc> {
+  const proc = Bun.spawn([...floe, "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data"), ...args], {
     cwd: dir,
     env: { ...process.env, KUIPER__BASIC__RESTPORT: "0", KUIPER__BASIC__PORT: "0", KUIPER__SOURCE__HTTPSERVERPORT: "0", FLOE_SAFE_AFTER_CRASHES: "0", ...env },
     stdout: "pipe",
