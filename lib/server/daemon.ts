@@ -4,6 +4,7 @@
  * configured), prints eKuiper's startup line, and stops gracefully on SIGTERM/SIGINT or `/stop`.
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
+import { loopLag } from "../runtime/loop-lag.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { closeTrials } from "./ruletest.ts";
@@ -39,6 +40,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
   const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, version: o.version });
   engine.start();
+  loopLag.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
   const rest = Bun.serve({
@@ -73,6 +75,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       await engine.shutdown();
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
+      loopLag.stop();
       resolveDone(code);
     })());
   const onSignal = () => void stop(0);

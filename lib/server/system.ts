@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { ErrCode } from "../errors.ts";
 import { loadLocation } from "../expr/time.ts";
+import { loopLag } from "../runtime/loop-lag.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, jsonSniffed, sentence } from "./respond.ts";
@@ -43,6 +44,8 @@ function info(e: Engine): Response {
     cpuUsage: cpuPercent(),
     memoryUsed: String(process.memoryUsage.rss()),
     memoryTotal: String(memoryTotal()),
+    // floe's own (after eKuiper's keys): event-loop lag over the last minute (loop-lag.ts).
+    eventLoopLag: loopLag.stats(),
   });
 }
 
