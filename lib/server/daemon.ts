@@ -5,6 +5,7 @@
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
+import { memoryGovernor } from "../runtime/memory.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { closeTrials } from "./ruletest.ts";
@@ -89,17 +90,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
 
 /**
  * Memory back to the OS after bursts of management calls: once the API has been quiet for 3 s
- * after some activity, one full collection runs, then `Bun.shrink()` (JSC's
- * shrinkFootprintWhenIdle: compiled code is dropped and the allocator's free pages released).
- * A collection alone frees the garbage of a burst (10,000 rule create/delete cycles) but the
- * pages stay resident, which on an edge device reads as a leak (issue 5: +24 % RSS without
- * the shrink). The price: running rules fall back to the interpreter and re-JIT their hot
- * path over the next second — only after a burst of API calls, never periodically. Requests
- * mark activity; the check timer does not keep the process alive.
+ * after some activity, and no rule has processed a batch for 3 s either, one full collection
+ * runs, then `Bun.shrink()` (JSC's shrinkFootprintWhenIdle: compiled code is dropped and the
+ * allocator's free pages released). A collection alone frees the garbage of a burst (10,000 rule
+ * create/delete cycles) but the pages stay resident, which on an edge device reads as a leak
+ * (issue 5: +24 % RSS without the shrink). Both stop the world (and running rules re-JIT their
+ * hot path afterwards), so they wait for the message path to be idle: a stall there lets a
+ * broker's queue overflow (issue 10). Requests mark activity; the timer keeps nothing alive.
  */
 const activity = { last: 0, dirty: false };
 setInterval(() => {
-  if (activity.dirty && Date.now() - activity.last > 3000) {
+  const idle = memoryGovernor.idleTick();
+  if (activity.dirty && Date.now() - activity.last > 3000 && idle >= 3) {
     activity.dirty = false;
     Bun.gc(true);
     Bun.shrink();
