@@ -37,6 +37,8 @@ export interface BurstRun {
   broker_drops: number;
   publish_s: number;
   load: number;
+  /** What floe wrote to stderr. */
+  floe_stderr: string;
 }
 
 /** Counts the burst's sequence numbers in NDJSON lines (`{"i":n}`), the warm-up line excluded. */
@@ -158,6 +160,7 @@ export async function burstOnce(run: number, o: BurstOptions): Promise<BurstRun>
       broker_drops: drops,
       publish_s: Math.round(publishS * 100) / 100,
       load: loadavg()[0]!,
+      floe_stderr: fileText(floeErr),
     };
   } finally {
     for (const p of procs) {
@@ -206,6 +209,6 @@ if (import.meta.main) {
   };
   console.log(`floe:          ${sum((r) => r.floe)}`);
   console.log(`mosquitto_sub: ${sum((r) => r.sub)}`);
-  if (a.json) writeFileSync(a.json, JSON.stringify({ messages: o.messages, env, bin: o.bin, runs }, null, 2) + "\n");
+  if (a.json) writeFileSync(a.json, JSON.stringify({ messages: o.messages, env, bin: o.bin, runs: runs.map(({ floe_stderr: _, ...r }) => r) }, null, 2) + "\n");
   process.exit(runs.some((r) => r.floe.lost > 0) ? 1 : 0);
 }

@@ -104,6 +104,7 @@ export class SourceHub {
           for (const f of s.eofs) f();
         },
         log: (l) => this.env.log(l),
+        ready: (text) => this.env.sourceReady?.(def.name, text),
       };
       try {
         await s.connector!.open(ctx);
