@@ -22,6 +22,7 @@ export function prometheusText(e: Engine): string {
     const l = Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(",");
     f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
   };
+  const dups: [Record<string, string>, number][] = [];
   for (const [id, lc] of e.rules.rules) {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
@@ -35,8 +36,11 @@ export function prometheusText(e: Engine): string {
       add(p + "process_latency_us", "gauge", labels, n.processLatencyUs);
       add(p + "buffer_length", "gauge", labels, n.bufferLength);
       if (n.kind !== "op") add(p + "connection_status", "gauge", labels, n.connectionStatus);
+      // floe's own: redelivered MQTT publishes (DUP) the source admitted, also in records_in_total.
+      if (n.kind === "source") dups.push([labels, n.duplicates]);
     }
   }
+  for (const [labels, v] of dups) add("floe_source_duplicates_total", "counter", labels, v);
   for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);
   const c = e.rules.counts();
   add("kuiper_rule_count", "gauge", { status: "running" }, c.running);
