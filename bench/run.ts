@@ -14,7 +14,7 @@
  *   bun bench/run.ts --report         regenerate bench/RESULTS.md from bench/results/
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeRedSupports, type EngineKind } from "./engines.ts";
 import { load, pinSelf } from "./meter.ts";
@@ -49,6 +49,8 @@ const { values: a, positionals } = parseArgs({
   },
 });
 
+// The engine runs in its own directory: a relative --bin is resolved here.
+const BIN = a.bin ? resolve(a.bin) : undefined;
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ cpus: navigator.hardwareConcurrency, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 
@@ -79,7 +81,7 @@ function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
 async function measured(engine: EngineKind, id: WorkloadId, rate: number, seconds: number, invalid: StepResult[]): Promise<StepResult> {
-  const opts = { reader: a.reader, profDir: a.prof, bin: a.bin, command: cmdFor(engine, id, rate, seconds) };
+  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, command: cmdFor(engine, id, rate, seconds) };
   const r = await runStep(engine, WORKLOADS[id], rate, seconds, opts);
   if (r.on_schedule) return r;
   console.log(`off schedule, run again: ${summary(r)}`);
@@ -131,7 +133,7 @@ async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
 
 async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void> {
   const w = WORKLOADS[id];
-  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: a.bin, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}` });
+  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}` });
   console.log(summary(r));
   // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter).
   const span = Math.min(60, seconds / 4);
