@@ -28,6 +28,8 @@ export interface Engine {
   status(): Promise<Record<string, unknown>>;
   /** Output files of the sink. */
   outputs(): string[];
+  /** floe: the Prometheus text of /metrics (event-loop lag). */
+  metrics?(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,9 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
     KUIPER__BASIC__RESTPORT: String(rest),
     KUIPER__BASIC__PORT: "0",
     KUIPER__SOURCE__HTTPSERVERPORT: "0",
+    // /metrics on the REST port: the step reads the event-loop lag histogram from it.
+    KUIPER__BASIC__PROMETHEUS: "true",
+    KUIPER__BASIC__PROMETHEUSPORT: String(rest),
     MQTT_SOURCE__DEFAULT__SERVER: `tcp://127.0.0.1:${brokerPort}`,
   };
   if (opts.reader) env.FLOE_MQTT_READER = opts.reader;
@@ -101,6 +106,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
     status,
     counters: async () => countersOf(await status()),
     outputs: () => outFiles(join(dir, "out")),
+    metrics: () => call("GET", "/metrics"),
     stop: () => stopProc(p),
   };
 }

@@ -59,12 +59,20 @@ const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
 const range = (s: Stat, unit = "") => `${s.median}${unit} (${s.min}–${s.max})`;
 
 function stepRow(r: StepResult, label: string): string {
-  return `| ${label} | ${k(r.rate)} | ${r.seconds} s | ${r.on_schedule ? "yes" : "**no**"} | ${r.gap}${r.gap_read_ms > 250 ? ` (read ${r.gap_read_ms} ms late)` : ""} | ${r.drain_s ?? "—"} | ${r.lost} | ${r.duplicates} | ${r.cpu_pct} | ${r.us_per_msg} | ${r.peak_rss_mib} | ${r.peak_anon_mib} | ${r.load_before[0]} | ${r.pass ? "pass" : `**fail**: ${r.why.join("; ").replace(/\|/g, "/")}`} | \`${r.command}\` |`;
+  return `| ${label} | ${k(r.rate)} | ${r.seconds} s | ${r.on_schedule ? "yes" : "**no**"} | ${r.gap}${r.gap_read_ms > 250 ? ` (read ${r.gap_read_ms} ms late)` : ""} | ${r.drain_s ?? "—"} | ${r.lost} | ${r.duplicates} | ${r.cpu_pct} | ${r.us_per_msg} | ${r.peak_rss_mib} | ${r.peak_anon_mib} | ${lagCell(r)} | ${r.load_before[0]} | ${r.pass ? "pass" : `**fail**: ${r.why.join("; ").replace(/\|/g, "/")}`} | \`${r.command}\` |`;
+}
+
+/** Event-loop lag during the send, as bucket bounds (bench/lag.ts); steps measured before the probe show —. */
+function lagCell(r: StepResult): string {
+  const l = r.lag;
+  if (!l) return "—";
+  const b = (x: number) => (x === Infinity || x === null ? "> 5 s" : `≤ ${x}`);
+  return `${b(l.p999_ms)} / ${b(l.max_ms)}${l.within_budget ? "" : " **over**"}`;
 }
 
 const HEAD =
-  "| step | rate | length | on_schedule | gap | drain s | lost | dup | CPU % | µs/msg | peak RSS MiB | peak anon MiB | load | verdict | reproduce |\n" +
-  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+  "| step | rate | length | on_schedule | gap | drain s | lost | dup | CPU % | µs/msg | peak RSS MiB | peak anon MiB | lag p99.9 / max ms | load | verdict | reproduce |\n" +
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 function figure(f: WorkloadFile): string {
   const t = f.top;

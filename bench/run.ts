@@ -8,11 +8,13 @@
  *   bun bench/run.ts --quick          one 10 s step at 20k msg/s of every workload (under 3 minutes)
  *   bun bench/run.ts --ceiling        the generator's own ceiling (publisher → broker → counting subscriber)
  *   bun bench/run.ts --soak [w2 w4]   one 120 s step at 50k msg/s: RSS after 30 s vs at the end
+ *                    [--soak-seconds 600] [--soak-rate 100000]   (issue 10's 10 minutes at 100k msg/s)
+ *   --bin PATH                        the floe executable to measure (default dist/floe)
  *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
  *   bun bench/run.ts --report         regenerate bench/RESULTS.md from bench/results/
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeRedSupports, type EngineKind } from "./engines.ts";
 import { load, pinSelf } from "./meter.ts";
@@ -34,6 +36,9 @@ const { values: a, positionals } = parseArgs({
     rates: { type: "string", default: "5000,20000,50000,100000" },
     "max-rate": { type: "string", default: "300000" },
     reader: { type: "string" },
+    bin: { type: "string" },
+    "soak-seconds": { type: "string", default: "120" },
+    "soak-rate": { type: "string", default: "50000" },
     prof: { type: "string" },
     quick: { type: "boolean" },
     ceiling: { type: "boolean" },
@@ -44,6 +49,8 @@ const { values: a, positionals } = parseArgs({
   },
 });
 
+// The engine runs in its own directory: a relative --bin is resolved here.
+const BIN = a.bin ? resolve(a.bin) : undefined;
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ cpus: navigator.hardwareConcurrency, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 
@@ -74,7 +81,7 @@ function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
 async function measured(engine: EngineKind, id: WorkloadId, rate: number, seconds: number, invalid: StepResult[]): Promise<StepResult> {
-  const opts = { reader: a.reader, profDir: a.prof, command: cmdFor(engine, id, rate, seconds) };
+  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, command: cmdFor(engine, id, rate, seconds) };
   const r = await runStep(engine, WORKLOADS[id], rate, seconds, opts);
   if (r.on_schedule) return r;
   console.log(`off schedule, run again: ${summary(r)}`);
@@ -126,8 +133,14 @@ async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
 
 async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void> {
   const w = WORKLOADS[id];
-  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, command: `${BUN} bench/run.ts --soak ${id}` });
+  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}` });
   console.log(summary(r));
+  // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter).
+  const span = Math.min(60, seconds / 4);
+  const peak = (from: number, to: number, col: 1 | 2) => Math.max(0, ...r.rss_series.filter(([t]) => t >= from && t <= to).map((s) => s[col]));
+  const pct = (x: number, y: number) => (x ? (((y - x) / x) * 100).toFixed(1) : "—");
+  const [r0, r1, a0, a1] = [peak(0, span, 1), peak(seconds - span, seconds + 1, 1), peak(0, span, 2), peak(seconds - span, seconds + 1, 2)];
+  console.log(`soak ${id}: peak RSS first ${span} s ${(r0 / 1024).toFixed(1)} MiB, last ${span} s ${(r1 / 1024).toFixed(1)} MiB (${pct(r0, r1)} %); peak anon ${(a0 / 1024).toFixed(1)} → ${(a1 / 1024).toFixed(1)} MiB (${pct(a0, a1)} %)`);
   const at30 = r.rss_series.filter(([t]) => t <= 30).pop()?.[1] ?? 0;
   const end = r.rss_series[r.rss_series.length - 1]?.[1] ?? 0;
   await save(`soak-${id}`, { workload: id, rate, seconds, rss_at_30s_kb: at30, rss_at_end_kb: end, growth_pct: Math.round(((end - at30) / at30) * 1000) / 10, step: r });
@@ -149,7 +162,7 @@ if (a.report) {
   const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/replay.ts"), ...ids, "--runs", "3"], { stdout: "inherit", stderr: "inherit" });
   if (p.exitCode !== 0) throw new Error("replay failed");
 } else if (a.soak) {
-  for (const id of positionals.length ? ids : (["w2", "w4"] as WorkloadId[])) await soak(id);
+  for (const id of positionals.length ? ids : (["w2", "w4"] as WorkloadId[])) await soak(id, Number(a["soak-rate"]), Number(a["soak-seconds"]));
 } else if (a.quick) {
   const rows: StepResult[] = [];
   for (const id of ids) {

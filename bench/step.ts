@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { startBroker } from "./broker.ts";
 import { startEngine, type EngineKind, type EngineOptions } from "./engines.ts";
 import { Generator, type GenResult } from "./gen.ts";
+import { lagBetween, parseLag, type LagStep } from "./lag.ts";
 import { cpuSeconds, load, MemSampler, mib } from "./meter.ts";
 import { crossCheck, verify, type CrossCheck, type Counters, type Proof } from "./verify.ts";
 import type { Workload } from "./workloads.ts";
@@ -41,6 +42,8 @@ export interface StepResult {
   drain_s: number;
   peak_rss_mib: number;
   peak_anon_mib: number;
+  /** floe's event-loop lag during the send (bench/lag.ts); null for engines without the probe. */
+  lag: LagStep | null;
   /** [seconds since the send started, VmRSS KiB, RssAnon KiB] every ~5 s. */
   rss_series: [number, number, number][];
   load_before: number[];
@@ -96,11 +99,13 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
     const pid = engine.pid;
     const mem = new MemSampler(pid);
     const load0 = load();
+    const lag0 = engine.metrics ? parseLag(await engine.metrics()) : null;
     const c0 = cpuSeconds(pid);
     const g = await gen.run(w, "run", rate, seconds);
     const sendEnd = performance.now();
     const cSend = cpuSeconds(pid);
     const inAtEnd = (await engine.counters()).source_in;
+    const lag = lag0 && engine.metrics ? lagBetween(lag0, parseLag(await engine.metrics())) : null;
     // A busy engine answers its status late, and the gap it reports is then too small: keep the delay.
     const gapReadMs = Math.round(performance.now() - sendEnd);
     const gap = g.sent - (inAtEnd - before.source_in);
@@ -146,6 +151,7 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
       gap_read_ms: gapReadMs,
       peak_rss_mib: mib(mem.peakRss),
       peak_anon_mib: mib(mem.peakAnon),
+      lag,
       rss_series: mem.series,
       load_before: load0,
       load_after: load1,
@@ -171,6 +177,7 @@ export function summary(r: StepResult): string {
   return (
     `${r.engine} ${r.workload} ${String(r.rate).padStart(6)}/s ${r.seconds}s ${ok} sent ${r.sent} gap ${r.gap} lost ${r.lost} dup ${r.duplicates} ` +
     `cpu ${r.cpu_pct}% ${r.us_per_msg} µs/msg rss ${r.peak_rss_mib} anon ${r.peak_anon_mib} MiB load ${r.load_before[0]}` +
+    (r.lag ? ` lag p99.9 ≤ ${r.lag.p999_ms} max ≤ ${r.lag.max_ms} ms${r.lag.within_budget ? "" : " (over budget)"}` : "") +
     (r.pass ? "" : ` — ${r.why.join(" | ")}`)
   );
 }

@@ -28,10 +28,22 @@ export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
   websocket: { default: { addr: "" } },
 };
 
+/**
+ * Where floe's defaults differ from the content eKuiper ships, applied only when etc has no file
+ * for the connector (a user's file and env vars are honoured as written). MQTT v5: the broker then
+ * honours the client's Receive Maximum instead of its own inflight window (mosquitto: 20), so a
+ * subscriber that falls behind for a moment holds the burst in flight instead of overflowing the
+ * broker's queue (`max_queued_messages`, 1000 by default) — README "MQTT and the broker's limits".
+ * `GET /metadata` still reports eKuiper's shipped values.
+ */
+const FLOE_DEFAULTS: Readonly<Record<string, Doc>> = {
+  mqtt: { default: { protocolVersion: "5" } },
+};
+
 /** Property names whose camelCase eKuiper restores after lower-casing (from the metadata files). */
 const CAMEL = new Map<string, string>();
 for (const t of Object.values(SHIPPED_SOURCES)) for (const ck of Object.values(t)) if (isDoc(ck)) for (const k of Object.keys(ck)) CAMEL.set(k.toLowerCase(), k);
-for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType"])
+for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "receiveMaximum", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType"])
   CAMEL.set(k.toLowerCase(), k);
 
 /** The env prefix of a source type's file: `MQTT_SOURCE` for mqtt, else the upper-cased type. */
@@ -51,6 +63,8 @@ export async function loadSourceYaml(etcDir: string | undefined, type: string, e
     const shipped = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === lower)?.[1];
     if (!shipped) return undefined;
     doc = structuredClone(shipped);
+    const ours = FLOE_DEFAULTS[lower];
+    if (ours) for (const [ck, props] of Object.entries(ours)) if (isDoc(props) && isDoc(doc[ck])) Object.assign(doc[ck] as Doc, props);
   }
   const lowered = lowerKeys(doc) as Doc;
   applyEnv(lowered, sourceEnvPrefix(type), env);

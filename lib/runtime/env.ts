@@ -45,6 +45,8 @@ export interface RuntimeEnv {
   confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
   /** Info-level log line (never stdout). */
   log(line: string): void;
+  /** A source of stream `stream` is receiving (connected and subscribed, or again after a reconnect). */
+  sourceReady?(stream: string, text: string): void;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -68,5 +70,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     dataServer: p.dataServer ?? new DataServer({ hostname: "127.0.0.1", port: 10081 }),
     confKey: p.confKey,
     log,
+    sourceReady: p.sourceReady,
   };
 }

@@ -97,6 +97,8 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   };
   const env = createRuntimeEnv({
     ...pipeEnv(req),
+    // A streaming run says when each source receives: what was published before is not in its output.
+    sourceReady: (stream, text) => req.warn(`floe: source ${stream}: ${text}\n`),
     confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
     dataServer: new DataServer(req.dataServer ?? { hostname: "127.0.0.1", port: 10081 }),
   });

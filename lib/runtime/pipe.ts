@@ -18,7 +18,7 @@ import { createRuntimeEnv } from "./env.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
-import { memoryGovernor } from "./memory.ts";
+import { batchGovernor } from "./memory.ts";
 import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { Topology } from "./topology.ts";
@@ -263,7 +263,7 @@ class PipeRun {
       this.current = 0;
     }
     this.sink.flush();
-    memoryGovernor.check();
+    batchGovernor.check();
     return true;
   }
 

@@ -113,6 +113,7 @@ export class SourceHub {
           for (const f of s.fails) f(e);
         },
         log: (l) => this.env.log(l),
+        ready: (text) => this.env.sourceReady?.(def.name, text),
       };
       try {
         await s.connector!.open(ctx);

@@ -5,6 +5,8 @@
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
 import { createLogger } from "../log.ts";
+import { loopLag } from "../runtime/loop-lag.ts";
+import { memoryGovernor } from "../runtime/memory.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { closeTrials } from "./ruletest.ts";
@@ -50,6 +52,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   if (guard.mode.on) logger.warn(`safe mode: ${guard.mode.reason}; rules are not started and UDF scripts are not loaded`);
   await engine.loadScripts();
   engine.start();
+  loopLag.start();
   const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
   const rest = Bun.serve({
@@ -87,6 +90,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       process.off("SIGINT", onSignal);
       process.off("uncaughtException", onUncaught);
       process.off("unhandledRejection", onUncaught);
+      loopLag.stop();
       resolveDone(code);
     })());
   const onSignal = () => void stop(0);
@@ -105,17 +109,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
 
 /**
  * Memory back to the OS after bursts of management calls: once the API has been quiet for 3 s
- * after some activity, one full collection runs, then `Bun.shrink()` (JSC's
- * shrinkFootprintWhenIdle: compiled code is dropped and the allocator's free pages released).
- * A collection alone frees the garbage of a burst (10,000 rule create/delete cycles) but the
- * pages stay resident, which on an edge device reads as a leak (issue 5: +24 % RSS without
- * the shrink). The price: running rules fall back to the interpreter and re-JIT their hot
- * path over the next second — only after a burst of API calls, never periodically. Requests
- * mark activity; the check timer does not keep the process alive.
+ * after some activity, and no rule has processed a batch for 3 s either, one full collection
+ * runs, then `Bun.shrink()` (JSC's shrinkFootprintWhenIdle: compiled code is dropped and the
+ * allocator's free pages released). A collection alone frees the garbage of a burst (10,000 rule
+ * create/delete cycles) but the pages stay resident, which on an edge device reads as a leak
+ * (issue 5: +24 % RSS without the shrink). Both stop the world (and running rules re-JIT their
+ * hot path afterwards), so they wait for the message path to be idle: a stall there lets a
+ * broker's queue overflow (issue 10). Requests mark activity; the timer keeps nothing alive.
  */
 const activity = { last: 0, dirty: false };
 setInterval(() => {
-  if (activity.dirty && Date.now() - activity.last > 3000) {
+  const idle = memoryGovernor.idleTick();
+  if (activity.dirty && Date.now() - activity.last > 3000 && idle >= 3) {
     activity.dirty = false;
     Bun.gc(true);
     Bun.shrink();

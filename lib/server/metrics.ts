@@ -4,6 +4,7 @@
  */
 import { ErrCode } from "../errors.ts";
 import { RuleStateName } from "../runtime/lifecycle.ts";
+import { LAG_BUCKETS, loopLag } from "../runtime/loop-lag.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
@@ -21,6 +22,7 @@ export function prometheusText(e: Engine): string {
     const l = Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(",");
     f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
   };
+  const dups: [Record<string, string>, number][] = [];
   for (const [id, lc] of e.rules.rules) {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
@@ -35,8 +37,11 @@ export function prometheusText(e: Engine): string {
       add(p + "buffer_length", "gauge", labels, n.bufferLength);
       if (n.kind !== "op") add(p + "connection_status", "gauge", labels, n.connectionStatus);
       if (n.recordsLost >= 0) add(p + "records_lost_total", "counter", labels, n.recordsLost);
+      // floe's own: redelivered MQTT publishes (DUP) the source admitted, also in records_in_total.
+      if (n.kind === "source") dups.push([labels, n.duplicates]);
     }
   }
+  for (const [labels, v] of dups) add("floe_source_duplicates_total", "counter", labels, v);
   for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);
   const c = e.rules.counts();
   add("kuiper_rule_count", "gauge", { status: "running" }, c.running);
@@ -47,6 +52,25 @@ export function prometheusText(e: Engine): string {
   add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
   let out = "";
   for (const [name, f] of fam) out += `# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
+  return out + lagText();
+}
+
+/**
+ * The event-loop lag probe (loop-lag.ts): a cumulative histogram of every tick's lateness (two
+ * scrapes diff into the lag over any interval) and the last minute's max / p99 / p99.9 as gauges.
+ */
+function lagText(): string {
+  const l = loopLag;
+  let out = "# HELP floe_event_loop_lag_seconds How late a 10 ms timer fired: the time the event loop was busy.\n# TYPE floe_event_loop_lag_seconds histogram\n";
+  let cum = 0;
+  for (let i = 0; i < LAG_BUCKETS.length; i++) {
+    cum += l.counts[i]!;
+    out += `floe_event_loop_lag_seconds_bucket{le="${LAG_BUCKETS[i]}"} ${cum}\n`;
+  }
+  out += `floe_event_loop_lag_seconds_bucket{le="+Inf"} ${l.count}\nfloe_event_loop_lag_seconds_sum ${l.sum}\nfloe_event_loop_lag_seconds_count ${l.count}\n`;
+  const s = l.stats();
+  out += "# HELP floe_event_loop_lag_window_seconds Event-loop lag over the last minute.\n# TYPE floe_event_loop_lag_window_seconds gauge\n";
+  out += `floe_event_loop_lag_window_seconds{quantile="0.99"} ${s.p99Ms / 1000}\nfloe_event_loop_lag_window_seconds{quantile="0.999"} ${s.p999Ms / 1000}\nfloe_event_loop_lag_window_seconds{quantile="1"} ${s.maxMs / 1000}\n`;
   return out;
 }
 

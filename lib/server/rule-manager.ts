@@ -9,6 +9,7 @@ import type { Zone } from "../value/time.ts";
 import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
 import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
 import { isScheduled } from "../runtime/lifecycle.ts";
+import { loopLag } from "../runtime/loop-lag.ts";
 import type { Catalog } from "../store/catalog.ts";
 import type { Kv } from "../store/kv.ts";
 import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
@@ -236,6 +237,11 @@ export class RuleManager {
       ["nextStartTimestamp", lc.running ? 0 : nextStartTimestamp(lc.def, Date.now(), this.zone())],
     ];
     for (const n of lc.nodes()) for (const e of n.entries()) out.push(e);
+    if (lc.running && loopLag.running) {
+      // floe's own, after eKuiper's keys: the process's event-loop lag over the last minute (loop-lag.ts).
+      const l = loopLag.stats();
+      out.push(["event_loop_lag_max_ms", l.maxMs], ["event_loop_lag_p99_ms", l.p99Ms], ["event_loop_lag_p999_ms", l.p999Ms]);
+    }
     return out;
   }
 

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
 import { ErrCode } from "../errors.ts";
 import { loadLocation } from "../value/time.ts";
+import { loopLag } from "../runtime/loop-lag.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, jsonSniffed, sentence } from "./respond.ts";
@@ -45,6 +46,8 @@ function info(e: Engine): Response {
     memoryTotal: String(memoryTotal()),
     // floe: present only in safe mode (safe-mode.ts), so the usual body stays eKuiper's.
     ...(e.safeMode.on ? { safeMode: true, safeModeReason: e.safeMode.reason } : {}),
+    // floe's own (after eKuiper's keys): event-loop lag over the last minute (loop-lag.ts).
+    eventLoopLag: loopLag.stats(),
   });
 }
 

@@ -49,8 +49,14 @@ test("UDF sandbox limits: basic.udfTimeout (duration) and basic.udfMemoryLimit (
   expect(bad.basic.udfLimits).toEqual({ timeoutMs: 100, memoryBytes: 33554432 });
 });
 
-test("source yaml: shipped defaults without etc, confKeys lower-cased, env adds keys", async () => {
+test("source yaml: shipped defaults without etc (MQTT v5: floe's default), confKeys lower-cased, env adds keys", async () => {
   const y = await loadSourceYaml(undefined, "mqtt", { MQTT_SOURCE__NEWCONF__QOS: "0", MQTT_SOURCE__DEFAULT__SERVER: "tcp://b:1883" });
-  expect(y!.default).toEqual({ qos: 1, server: "tcp://b:1883", protocolVersion: "3.1.1", insecureSkipVerify: false });
+  expect(y!.default).toEqual({ qos: 1, server: "tcp://b:1883", protocolVersion: "5", insecureSkipVerify: false });
   expect(y!.newconf).toEqual({ qos: 0 });
+  // A user's setting wins over floe's default.
+  const v4 = await loadSourceYaml(undefined, "mqtt", { MQTT_SOURCE__DEFAULT__PROTOCOLVERSION: "3.1.1" });
+  expect(v4!.default!).toMatchObject({ protocolVersion: "3.1.1" });
+  const etc = mkdtempSync(join(tmpdir(), "floe-etc-"));
+  writeFileSync(join(etc, "mqtt_source.yaml"), 'default:\n  qos: 1\n  protocolVersion: "3.1.1"\n');
+  expect((await loadSourceYaml(etc, "mqtt", {}))!.default).toEqual({ qos: 1, protocolVersion: "3.1.1" });
 });

@@ -1,7 +1,9 @@
 /**
  * A Mosquitto broker of a test's own, on a free loopback port, that the test can kill and
  * restart (persistence survives a restart in the same directory). Fails with a message naming the
- * package when `mosquitto` is not installed.
+ * package when `mosquitto` is not installed. By default its queues are unbounded (tests about
+ * floe, not about the broker); `{ defaults: true }` keeps mosquitto's own limits
+ * (`max_queued_messages 1000`, `max_inflight_messages 20`) and log types, as a fresh install runs.
  */
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -47,6 +49,7 @@ export class Mosquitto {
   private constructor(
     readonly port: number,
     private readonly extra: string[],
+    private readonly defaults: boolean,
   ) {
     this.dir = mkdtempSync(join(tmpdir(), "floe-mosq-"));
     // Started as root, mosquitto drops to its own user, which must be able to save persistence here.
@@ -55,8 +58,8 @@ export class Mosquitto {
   }
 
   /** Starts a broker; `extra` lines are appended to its configuration. */
-  static async start(extra: string[] = []): Promise<Mosquitto> {
-    const m = new Mosquitto(await freePort(), extra);
+  static async start(extra: string[] = [], opts: { defaults?: boolean } = {}): Promise<Mosquitto> {
+    const m = new Mosquitto(await freePort(), extra, opts.defaults ?? false);
     await m.restart();
     return m;
   }
@@ -70,9 +73,7 @@ export class Mosquitto {
         "allow_anonymous true",
         "persistence true",
         `persistence_location ${this.dir}/`,
-        "max_queued_messages 100000",
-        "max_inflight_messages 0",
-        "log_type all",
+        ...(this.defaults ? [] : ["max_queued_messages 100000", "max_inflight_messages 0", "log_type all"]),
         ...this.extra,
         "",
       ].join("\n"),
@@ -97,6 +98,19 @@ export class Mosquitto {
       if (f[2]?.endsWith(hex) && f[3] === "01") n++;
     }
     return n;
+  }
+
+  /** Everything the broker logged since it was first started. */
+  log(): string {
+    let out = "";
+    for (let i = 1; i <= this.starts; i++) {
+      try {
+        out += readFileSync(join(this.dir, `mosquitto-${i}.log`), "utf8");
+      } catch {
+        // not written yet
+      }
+    }
+    return out;
   }
 
   /** Stops the broker (SIGTERM saves its persistence; SIGKILL does not). */

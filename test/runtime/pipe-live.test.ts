@@ -46,13 +46,18 @@ test("an MQTT stream is printed to stdout; SIGINT flushes the open window and ex
   const status = join(dir, "status.json");
   const p = floe([rule, "--status", status], { MQTT_SOURCE__BENCH__SERVER: broker.url, MQTT_SOURCE__BENCH__QOS: "1" });
   const pub = await connectAsync({ host: "127.0.0.1", port: broker.port, protocol: "mqtt" });
-  // Give the process time to start and subscribe (its status is only written at the end).
-  await Bun.sleep(600);
+  // The run says on stderr when its source is subscribed.
+  let err = "";
+  const errPump = (async () => {
+    for await (const c of p.stderr as ReadableStream<Uint8Array>) err += new TextDecoder().decode(c);
+  })();
+  await waitFor(() => err.includes("subscribed"), "the source to subscribe");
   for (let i = 0; i < 20; i++) await pub.publishAsync(`live/d${i % 3}`, JSON.stringify({ temp: 15 + i }), { qos: 1 });
   await Bun.sleep(300);
   p.kill("SIGINT");
-  const [out, err, code] = await Promise.all([text(p.stdout), text(p.stderr), p.exited]);
-  expect(err).toBe("");
+  const [out, code] = await Promise.all([text(p.stdout), p.exited]);
+  await errPump;
+  expect(err).toBe(`floe: source telem: connected to mqtt://127.0.0.1:${broker.port} (MQTT 5), subscribed to live/+ at qos 1\n`);
   expect(code).toBe(0);
   expect(out).toBe('{"c":13,"hottest":34}\n');
   const st = JSON.parse(await Bun.file(status).text()) as Record<string, unknown>;
@@ -119,7 +124,7 @@ test("the bundled rules/mqtt-hot.sql prints hot readings from a live broker; Ctr
   p.kill("SIGINT");
   const [err, code] = await Promise.all([text(p.stderr), p.exited]);
   await pump;
-  expect(err).toBe("");
+  expect(err).toBe(`floe: source sensors: connected to mqtt://127.0.0.1:${broker.port} (MQTT 5), subscribed to sensors/+/telemetry at qos 1\n`);
   expect(code).toBe(0);
   const lines = out.trim().split("\n").filter((l) => !l.includes('"probe"'));
   expect(lines).toEqual([

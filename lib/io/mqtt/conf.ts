@@ -87,8 +87,13 @@ export function parseMqttConf(props: Props, opts: { base?: string; defaultClient
     password: r.str("password") || undefined,
   };
   if (protocolVersion === 3) options.protocolId = "MQIsdp";
-  if (protocolVersion === 5 && session) {
-    options.properties = { sessionExpiryInterval: r.int("sessionExpiryIntervalSeconds", 60, "uint32") };
+  if (protocolVersion === 5) {
+    // floe's own property: how many QoS 1/2 publishes the broker may have in flight to this client.
+    // The MQTT maximum by default, so a v5 broker never parks a burst in its bounded queue.
+    const rm = r.int("receiveMaximum", 65535);
+    if (rm < 1 || rm > 65535) throw new EngineError(`invalid receiveMaximum ${rm}, the value could be only int 1 to 65535`);
+    options.properties = { receiveMaximum: rm };
+    if (session) options.properties.sessionExpiryInterval = r.int("sessionExpiryIntervalSeconds", 60, "uint32");
   }
   if (tls) {
     options.rejectUnauthorized = !insecure;

@@ -47,6 +47,8 @@ export class MqttSource implements SourceConnector {
   readonly selector: string;
   private readonly eof: Uint8Array | undefined;
   private conn: MqttConnection | undefined;
+  private closed = false;
+  private unannounce: () => void = () => {};
   private shared: { mqtt: SharedMqtt; route: RouteHandler; ref: string; status: SourceContext["status"] } | undefined;
 
   constructor(
@@ -109,8 +111,12 @@ export class MqttSource implements SourceConnector {
         return bus.maxBatch;
       },
     };
-    this.conn = new MqttConnection({ conf: this.conf, handler, reader: this.opts.reader, status: ctx.status, log: (l) => ctx.log(l) });
-    this.conn.subscribe(this.topics, this.qos).catch((e: Error) => ctx.exception(e.message));
+    const conn = new MqttConnection({ conf: this.conf, handler, reader: this.opts.reader, status: ctx.status, log: (l) => ctx.log(l) });
+    this.conn = conn;
+    conn
+      .subscribe(this.topics, this.qos)
+      .then(() => this.announce(ctx, conn))
+      .catch((e: Error) => ctx.exception(e.message));
     return Promise.resolve();
   }
 
@@ -153,11 +159,27 @@ export class MqttSource implements SourceConnector {
     };
     this.shared = { mqtt, route, ref: ctx.ref, status: ctx.status };
     mqtt.status.link(ctx.status);
-    mqtt.subscribe(this.topics, this.qos, route).catch((e: Error) => ctx.exception(e.message));
+    mqtt
+      .subscribe(this.topics, this.qos, route)
+      .then(() => this.announce(ctx, mqtt.conn))
+      .catch((e: Error) => ctx.exception(e.message));
     return Promise.resolve();
   }
 
+  /** Tells the context the source receives, now and after every reconnect (MQTT.js resubscribes). */
+  private announce(ctx: SourceContext, conn: MqttConnection): void {
+    if (!ctx.ready || this.closed) return;
+    const v = this.conf.protocolVersion === 5 ? "5" : this.conf.protocolVersion === 4 ? "3.1.1" : "3.1";
+    const where = `${this.conf.url} (MQTT ${v}), subscribed to ${this.topics.join(",")} at qos ${this.qos}`;
+    ctx.ready(`connected to ${where}`);
+    const again = () => ctx.ready!(`reconnected to ${where}`);
+    conn.client.on("connect", again);
+    this.unannounce = () => conn.client.off("connect", again);
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    this.unannounce();
     const sh = this.shared;
     if (sh) {
       this.shared = undefined;

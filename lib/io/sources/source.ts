@@ -20,6 +20,8 @@ export interface SourceContext {
   /** The source has no more data (`eofMessage`, end of stdin). */
   eof(message?: string): void;
   log(line: string): void;
+  /** The source receives from now on: `text` says where from (`connected to …, subscribed to …`). */
+  ready?(text: string): void;
 }
 
 export interface SourceConnector {

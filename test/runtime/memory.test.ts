@@ -1,0 +1,33 @@
+import { expect, test } from "bun:test";
+import { MemoryGovernor } from "../../lib/runtime/memory.ts";
+
+test("the governor requests a collection only above its headroom, then waits for it to settle", async () => {
+  let asked = 0;
+  // A headroom ≤ 0 turns the governor off.
+  const g = new MemoryGovernor(-1, 1, 50, () => asked++);
+  g.check();
+  expect(asked).toBe(0);
+  g.check();
+  expect(asked).toBe(0);
+  const on = new MemoryGovernor(1, 1, 50, () => asked++);
+  on.check(); // the first reading sets the floor
+  const junk: number[][] = [];
+  for (let i = 0; i < 40; i++) junk.push(new Array(100_000).fill(i));
+  on.check();
+  expect(asked).toBe(1);
+  on.check(); // settling: no second request
+  expect(asked).toBe(1);
+  await Bun.sleep(60);
+  on.check(); // the settle window ends: the lowest RSS seen becomes the floor
+  expect(on.collections).toBe(1);
+  expect(junk.length).toBe(40);
+});
+
+test("idle ticks count the periods with no batch processed", () => {
+  const g = new MemoryGovernor(0, 1, 0, () => {});
+  expect(g.idleTick()).toBe(1);
+  expect(g.idleTick()).toBe(2);
+  g.check();
+  expect(g.idleTick()).toBe(0);
+  expect(g.idleTick()).toBe(1);
+});
