@@ -4,31 +4,35 @@ import type { NodeSample, Topo, TotalsPoint } from "./types.ts";
 
 const W = 320;
 const H = 64;
+const WINDOW_MS = 10 * 60_000;
 
-/** A sparkline of `key` over `points` (one a second), its latest value in the title. */
+/** A sparkline of `key` over the ten minutes up to the latest point (one point a second). */
 export function sparkline(points: TotalsPoint[], key: "in" | "out" | "drop", label: string): HTMLElement {
   const vals = points.map((p) => p[key]);
-  const max = Math.max(1, ...vals);
-  const n = Math.max(2, points.length);
-  const xy = vals.map((v, i) => `${((i / (n - 1)) * W).toFixed(1)},${(H - 2 - (v / max) * (H - 6)).toFixed(1)}`);
+  const max = Math.max(0, ...vals);
+  const scale = Math.max(1, max);
+  const end = points.length ? points[points.length - 1]!.t : 0;
+  const x = (t: number) => (W - ((end - t) / WINDOW_MS) * W).toFixed(1);
+  const xy = points.map((p, i) => `${x(p.t)},${(H - 2 - (vals[i]! / scale) * (H - 6)).toFixed(1)}`);
   const last = vals.length ? vals[vals.length - 1]! : 0;
   const color = `var(--${key})`;
+  const first = points.length ? x(points[0]!.t) : "0";
   return h(
     "div",
     { class: "card", "data-spark": key },
-    h("div", { class: "k" }, `${label} — now ${fmtRate(last)}, max ${fmtRate(max)} (10 min)`),
+    h("div", { class: "k" }, `${label} — now ${fmtRate(last)}, max ${fmtRate(max)}`),
     s(
       "svg",
-      { viewBox: `0 0 ${W} ${H}`, width: "100%", height: H, preserveAspectRatio: "none", role: "img", "aria-label": `${label} rate` },
-      xy.length > 1 ? s("polyline", { points: `0,${H} ${xy.join(" ")} ${W},${H}`, fill: color, "fill-opacity": "0.12", stroke: "none" }) : null,
+      { viewBox: `0 0 ${W} ${H}`, width: "100%", height: H, preserveAspectRatio: "none", role: "img", "aria-label": `${label} rate, last 10 minutes` },
+      xy.length > 1 ? s("polyline", { points: `${first},${H} ${xy.join(" ")} ${W},${H}`, fill: color, "fill-opacity": "0.12", stroke: "none" }) : null,
       xy.length > 1 ? s("polyline", { points: xy.join(" "), fill: "none", stroke: color, "stroke-width": "1.5", "vector-effect": "non-scaling-stroke" }) : null,
     ),
   );
 }
 
-const NW = 170;
+const NW = 142;
 const NH = 58;
-const GX = 60;
+const GX = 34;
 const GY = 18;
 
 /** Columns by longest path from the sources; rows in first-seen order. */
@@ -82,7 +86,7 @@ export function topology(topo: Topo, nodes: NodeSample[]): SVGElement {
         { class: `node ${kind}${bad ? " bad" : ""}`, "data-node": name, transform: `translate(${p.x},${p.y})` },
         s("title", {}, m?.lastException ? `${name}\nlast error: ${m.lastException}` : name),
         s("rect", { width: NW, height: NH, rx: 6 }),
-        s("text", { class: "name", x: 8, y: 17 }, label.length > 24 ? label.slice(0, 23) + "…" : label),
+        s("text", { class: "name", x: 8, y: 17 }, label.length > 20 ? label.slice(0, 19) + "…" : label),
         s("text", { x: 8, y: 34 }, m ? `in ${fmtRate(m.inRate)} · out ${fmtRate(m.outRate)}` : "not running"),
         s("text", { x: 8, y: 49 }, m ? `${m.out} out · ${m.errors} err${m.buffer ? ` · buf ${m.buffer}` : ""}` : ""),
       ),
