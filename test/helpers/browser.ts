@@ -25,7 +25,8 @@ export interface Browser {
   readonly page: Page;
   /** Problems seen so far: console errors, page errors, failed requests, answers ≥ 400. */
   readonly problems: string[];
-  screenshot(name: string): Promise<void>;
+  /** The whole page, or the `clip` rectangle, into test-artifacts/<name>.png. */
+  screenshot(name: string, clip?: { x: number; y: number; width: number; height: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,7 +59,7 @@ export async function openBrowser(opts: { dark?: boolean } = {}): Promise<Browse
   return {
     page,
     problems,
-    screenshot: async (name) => void (await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })),
+    screenshot: async (name, clip) => void (await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), ...(clip ? { clip } : { fullPage: true }) })),
     close: async () => {
       await ctx.close();
       rmSync(profile, { recursive: true, force: true });

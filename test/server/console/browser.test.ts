@@ -88,6 +88,7 @@ test.skipIf(!HAVE)(
     await topo.locator('g.source text').filter({ hasText: /in [1-9]/ }).first().waitFor({ timeout: 10_000 });
     await page.locator('#rule-nodes tr[data-node^="sink_nop"]').waitFor();
     await b.screenshot("04-rule-topology");
+    await b.screenshot("04-rule-topology-top", { x: 0, y: 0, width: 1280, height: 560 });
 
     // Stop it: the state follows, the rates fall to zero.
     await page.click('button[data-action="stop"]');

@@ -30,9 +30,9 @@ export function sparkline(points: TotalsPoint[], key: "in" | "out" | "drop", lab
   );
 }
 
-const NW = 142;
+const NW = 136;
 const NH = 58;
-const GX = 34;
+const GX = 30;
 const GY = 18;
 
 /** Columns by longest path from the sources; rows in first-seen order. */
