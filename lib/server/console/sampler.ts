@@ -155,7 +155,8 @@ export class Sampler {
     const now = performance.now();
     const cur = process.cpuUsage();
     const wall = now - this.lastAt;
-    const cpu = wall > 0 ? ((cur.user - this.lastCpu.user + cur.system - this.lastCpu.system) / 1000 / wall) * 100 : 0;
+    // The first sample (taken as the sampler starts) has no interval to measure yet.
+    const cpu = wall >= 100 ? ((cur.user - this.lastCpu.user + cur.system - this.lastCpu.system) / 1000 / wall) * 100 : 0;
     this.lastCpu = cur;
     this.lastAt = now;
     const lag = Math.max(0, this.lagMax);
