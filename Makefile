@@ -3,7 +3,7 @@ BUN    := node_modules/.bin/bun
 PEGGY  := node_modules/.bin/peggy
 PARSER_RULES := Statement,SelectStatement,CreateStatement
 
-.PHONY: install run run-mqtt test build check parser bench bench-quick clean
+.PHONY: install run run-mqtt test build check parser ui bench bench-quick clean
 
 install: node_modules/.installed
 
@@ -30,6 +30,16 @@ build: dist/floe dist/floe-linux-arm64
 
 SOURCES := cli.ts package.json $(shell find lib -name '*.ts' -o -name '*.js' 2>/dev/null)
 
+# The web console's script (lib/server/console/ui/ → assets/app.js, committed; a test fails when it
+# is stale). The executable embeds it as a file.
+UI_JS  := lib/server/console/assets/app.js
+UI_SRC := $(shell find lib/server/console/ui -name '*.ts' -o -name '*.css' 2>/dev/null)
+
+ui: $(UI_JS)
+
+$(UI_JS): $(UI_SRC)
+	$(BUN) build lib/server/console/ui/main.ts --minify --target=browser --outfile $@
+
 dist/floe: install $(SOURCES)
 	$(BUN) build --compile --minify --bytecode --target=bun-linux-x64 cli.ts --outfile $@
 
@@ -43,6 +53,7 @@ parser: install
 # Static checks: types, the bundled rules, golden cases.
 check: install
 	node_modules/.bin/tsc -p .
+	node_modules/.bin/tsc -p lib/server/console/ui
 	$(BUN) cli.ts check rules/*.sql
 	$(BUN) cli.ts test --quiet fixtures/golden
 

@@ -53,6 +53,8 @@ export interface BasicSettings {
    * 100ms) per call and per script load, `basic.udfMemoryLimit` (bytes, default 32 MiB) per UDF.
    */
   readonly udfLimits: { readonly timeoutMs: number; readonly memoryBytes: number };
+  /** floe: the web console at `/ui` on the REST port (`basic.console`, default true). */
+  readonly console: boolean;
 }
 
 /** Loads the file (absent file or dir → defaults) and applies `env`. */
@@ -142,6 +144,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
         timeoutMs: positive(durationMs(b("udftimeout"), 100), 100),
         memoryBytes: positive(int(b("udfmemorylimit"), 32 * 1024 * 1024), 32 * 1024 * 1024),
       },
+      console: bool(b("console"), true),
     },
     rule,
     sink,

@@ -68,6 +68,7 @@ export class Engine {
   /** Safe mode (safe-mode.ts): set by `floe serve` before `start()`. */
   safeMode: SafeMode = { on: false, reason: "" };
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly closers: (() => void)[] = [];
   hooks!: RuntimeHooks;
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
@@ -253,8 +254,14 @@ export class Engine {
     this.scripts.delete(id);
   }
 
+  /** Runs `fn` at shutdown, before the rules stop (the console's sampler). */
+  onClose(fn: () => void): void {
+    this.closers.push(fn);
+  }
+
   /** Graceful stop: rules stopped (sinks flushed) within the grace period, store closed. */
   async shutdown(): Promise<void> {
+    for (const fn of this.closers.splice(0)) fn();
     if (this.patrolTimer) clearInterval(this.patrolTimer);
     this.patrolTimer = undefined;
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);

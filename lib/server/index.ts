@@ -104,6 +104,8 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
   const auth = basic.authentication && !opts.noAuth;
   const mgmt = engine.paths.etc ? join(engine.paths.etc, "mgmt") : "/etc/kuiper/mgmt";
   const max = basic.maxBodySize;
+  // The web console (console/index.ts, imported on its first request) on the REST listener only.
+  const consoleOn = basic.console && !opts.noAuth;
   const handle = async (req: Request): Promise<Response> => {
     const pre = preflight(req);
     if (pre) return pre;
@@ -113,6 +115,14 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       path = decodeURIComponent(url.pathname);
     } catch {
       return errorBody(ErrCode.undefined, `invalid URL escape in ${url.pathname}`);
+    }
+    if (consoleOn && (path === "/ui" || path.startsWith("/ui/"))) {
+      const ui = await import("./console/index.ts");
+      if (auth && !ui.isConsoleAsset(path)) {
+        const bad = checkToken(req.headers.get("Authorization"), mgmt);
+        if (bad !== undefined) return withOrigin(req, new Response(bad + "\n", { status: 401, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" } }));
+      }
+      return withOrigin(req, ui.consoleResponse(engine, path, req));
     }
     const m = router.match(req.method, path);
     if (m.kind !== "route") return withOrigin(req, await router.dispatch({ method: req.method, path, query: url.searchParams, headers: req.headers, request: req, text: async () => "", dispatch: handle }, engine));

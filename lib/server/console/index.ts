@@ -1,0 +1,109 @@
+/**
+ * The web console at `/ui` (README "Web console"): the page, its script and style embedded in the
+ * executable as files (read on request, nothing parsed at start-up), and `/ui/events`, the SSE
+ * stream of the one sampler. Loaded by a dynamic import on the first `/ui` request, so pipe mode
+ * and a daemon nobody browses never evaluate it.
+ */
+import type { Engine } from "../engine.ts";
+import { Sampler, type Sample } from "./sampler.ts";
+// Built from ui/ by `make ui` (its stylesheet inside); embedded by `bun build --compile` as a file.
+import appJs from "./assets/app.js" with { type: "file" };
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>floe console</title>
+<link rel="icon" href="data:,">
+</head>
+<body>
+<header>
+  <a class="brand" href="#/">floe</a>
+  <nav>
+    <a href="#/">Overview</a>
+    <a href="#/rules">Rules</a>
+    <a href="#/streams">Streams &amp; tables</a>
+    <a href="#/trial">Trial run</a>
+    <a href="#/config">Connections &amp; confKeys</a>
+  </nav>
+  <span id="live" class="live" title="live updates">●</span>
+</header>
+<main id="main"></main>
+<script type="module" src="/ui/app.js"></script>
+</body>
+</html>
+`;
+
+const ASSETS: Record<string, { body: () => string | Blob; type: string }> = {
+  "/ui": { body: () => PAGE, type: "text/html; charset=utf-8" },
+  "/ui/": { body: () => PAGE, type: "text/html; charset=utf-8" },
+  "/ui/app.js": { body: () => Bun.file(appJs), type: "text/javascript; charset=utf-8" },
+};
+
+const samplers = new WeakMap<Engine, Sampler>();
+const enc = new TextEncoder();
+
+/** The engine's sampler, started on first use. */
+export function consoleSampler(engine: Engine): Sampler {
+  let s = samplers.get(engine);
+  if (!s) {
+    samplers.set(engine, (s = new Sampler(engine)));
+    engine.onClose(() => s!.close());
+  }
+  return s;
+}
+
+/** True for the paths the console serves without a token (the page must load to ask for one). */
+export function isConsoleAsset(path: string): boolean {
+  return path in ASSETS;
+}
+
+/** Serves one `/ui` path; the caller has checked the token for everything but the assets. */
+export function consoleResponse(engine: Engine, path: string, req: Request): Response {
+  const a = ASSETS[path];
+  if (a) {
+    if (req.method !== "GET" && req.method !== "HEAD") return new Response("405 method not allowed\n", { status: 405 });
+    return new Response(a.body(), { headers: { "Content-Type": a.type, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" } });
+  }
+  if (path === "/ui/events" && req.method === "GET") return events(engine, req);
+  return new Response("404 page not found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+}
+
+/**
+ * `GET /ui/events[?rule=<id>]`: the history of totals first (event `history`), then one `sample`
+ * event a second; with `rule`, each sample also carries that rule's topology and node metrics.
+ */
+function events(engine: Engine, req: Request): Response {
+  const sampler = consoleSampler(engine);
+  const rule = new URL(req.url).searchParams.get("rule") ?? "";
+  let off: (() => void) | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      const send = (event: string, data: unknown) => c.enqueue(enc.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+      const push = (s: Sample) => {
+        try {
+          send("sample", rule ? { ...s, rule: sampler.detail(rule) ?? null } : s);
+        } catch {
+          off?.();
+        }
+      };
+      send("history", sampler.history);
+      if (sampler.last) push(sampler.last);
+      off = sampler.subscribe(push);
+      req.signal.addEventListener("abort", () => {
+        off?.();
+        try {
+          c.close();
+        } catch {
+          // already closed by the client
+        }
+      });
+    },
+    cancel() {
+      off?.();
+    },
+  });
+  return new Response(stream, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } });
+}
