@@ -6,6 +6,7 @@
  */
 import type { NodeMetrics } from "../../core/metrics.ts";
 import type { Topo } from "../../runtime/lifecycle.ts";
+import { loopLag } from "../../runtime/loop-lag.ts";
 import type { Engine } from "../engine.ts";
 
 export const HISTORY_POINTS = 600;
@@ -108,21 +109,10 @@ export class Sampler {
   private readonly listeners = new Set<(s: Sample) => void>();
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
-  private lagMax = 0;
-  private lagExpected = performance.now() + 100;
-  private readonly lagTimer: ReturnType<typeof setInterval>;
   private readonly timer: ReturnType<typeof setInterval>;
   last: Sample | undefined;
 
   constructor(private readonly engine: Engine, intervalMs = 1000) {
-    // Event-loop lag: how late a 100 ms timer fires (the largest delay of the interval).
-    this.lagTimer = setInterval(() => {
-      const now = performance.now();
-      const late = now - this.lagExpected;
-      if (late > this.lagMax) this.lagMax = late;
-      this.lagExpected = now + 100;
-    }, 100);
-    this.lagTimer.unref();
     this.timer = setInterval(() => this.tick(), intervalMs);
     this.timer.unref();
     this.tick();
@@ -136,7 +126,6 @@ export class Sampler {
 
   close(): void {
     clearInterval(this.timer);
-    clearInterval(this.lagTimer);
     this.listeners.clear();
   }
 
@@ -159,8 +148,8 @@ export class Sampler {
     const cpu = wall >= 100 ? ((cur.user - this.lastCpu.user + cur.system - this.lastCpu.system) / 1000 / wall) * 100 : 0;
     this.lastCpu = cur;
     this.lastAt = now;
-    const lag = Math.max(0, this.lagMax);
-    this.lagMax = 0;
+    // The daemon's probe (runtime/loop-lag.ts): the largest lag of the last minute.
+    const lag = loopLag.stats().maxMs;
     const mem = process.memoryUsage();
     return { version: e.version, upTimeSeconds: Math.floor((Date.now() - e.startedAt) / 1000), cpu, rss: mem.rss, heapUsed: mem.heapUsed, lagMs: lag, safeMode: e.safeMode.on };
   }

@@ -21,7 +21,7 @@ export function overviewPage(main: HTMLElement): void {
       card("Uptime", fmtDuration(y.upTimeSeconds), "uptime"),
       card("CPU", `${y.cpu.toFixed(1)} %`, "cpu"),
       card("Memory (RSS)", fmtBytes(y.rss), "rss"),
-      card("Event-loop lag", `${y.lagMs.toFixed(1)} ms`, "lag"),
+      card("Event-loop lag (max, last min)", `${y.lagMs.toFixed(1)} ms`, "lag"),
       card("In", fmtRate(smp.totals.in), "in"),
       card("Out", fmtRate(smp.totals.out), "out"),
       card("Errors / drops", fmtRate(smp.totals.drop), "drop"),
