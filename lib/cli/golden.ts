@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import { loadLocation, UTC } from "../value/time.ts";
-import { runPipe } from "../runtime/pipe.ts";
+import { runPipe } from "../pipe/direct.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
 

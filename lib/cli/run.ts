@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { extname } from "node:path";
 import { loadBasicConfig } from "../config/pipe-basic.ts";
-import { runPipe } from "../runtime/pipe.ts";
+import { runPipe } from "../pipe/direct.ts";
 import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
 import { ruleOptions, UsageError } from "./options.ts";

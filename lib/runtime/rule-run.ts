@@ -29,7 +29,7 @@ import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
-import { messageWhere, type PipeErrors } from "./pipe-errors.ts";
+import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -51,7 +51,7 @@ export interface RunSpec {
   /** Host-built connectors by stream name (pipe mode's stdin). */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */
-  readonly errors?: PipeErrors;
+  readonly errors?: ErrorReport;
 }
 
 class Inlet {
@@ -207,7 +207,7 @@ export class RuleRun {
   /** The checkpoint coordinator (qos ≥ 1 only: qos 0 saves nothing and costs nothing). */
   private readonly checkpoints: Checkpointer | undefined;
   /** Pipe mode's error report (RunSpec.errors). */
-  readonly errors: PipeErrors | undefined;
+  readonly errors: ErrorReport | undefined;
   /** The inlet draining (undefined between drains: timers fire outside any record). */
   active: Inlet | undefined;
   /**

@@ -51,7 +51,7 @@ import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
-import type { PipeErrors } from "./pipe-errors.ts";
+import type { ErrorReport } from "./error-report.ts";
 import type { SinkNode } from "../core/sink.ts";
 
 export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
@@ -75,7 +75,7 @@ export interface RuleHostOptions {
   /** Host-built source connectors by stream name. */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors (rule-run.ts). */
-  readonly errors?: PipeErrors;
+  readonly errors?: ErrorReport;
 }
 
 interface Action {

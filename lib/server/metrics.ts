@@ -3,7 +3,7 @@
  * rule counts and process gauges, and the metrics-dump routes.
  */
 import { ErrCode } from "../errors.ts";
-import { RuleStateName } from "../runtime/lifecycle.ts";
+import { RuleStateName } from "./lifecycle.ts";
 import { LAG_BUCKETS, loopLag } from "../runtime/loop-lag.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, sentence } from "./respond.ts";

@@ -6,9 +6,9 @@
  */
 import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import type { Zone } from "../value/time.ts";
-import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "../runtime/lifecycle.ts";
-import { inSchedule, nextStartTimestamp } from "../runtime/scheduler.ts";
-import { isScheduled } from "../runtime/lifecycle.ts";
+import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "./lifecycle.ts";
+import { inSchedule, nextStartTimestamp } from "./scheduler.ts";
+import { isScheduled } from "./lifecycle.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import type { Catalog } from "../store/catalog.ts";
 import type { Kv } from "../store/kv.ts";

@@ -6,7 +6,7 @@
  */
 import { ErrCode, errorText } from "../errors.ts";
 import type { SseHub } from "../io/data-server.ts";
-import type { RuleRun } from "../runtime/lifecycle.ts";
+import type { RuleRun } from "./lifecycle.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";

@@ -8,7 +8,7 @@ import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { Zone } from "../value/time.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import type { Item } from "../core/item.ts";
-import type { RuleRun, RunFactory, Topo } from "../runtime/lifecycle.ts";
+import type { RuleRun, RunFactory, Topo } from "./lifecycle.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { Topology } from "../runtime/topology.ts";
 import type { SinkNode } from "../core/sink.ts";

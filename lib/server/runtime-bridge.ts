@@ -7,7 +7,7 @@ import { parseSinkCommon } from "../io/sinks/common.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
-import type { RuleRun, RunFactory } from "../runtime/lifecycle.ts";
+import type { RuleRun, RunFactory } from "./lifecycle.ts";
 import { Rule } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";

@@ -139,8 +139,7 @@ export function parseRuleFile(text: string): RuleFile {
       const { line, column } = position(text, p.offset);
       throw new ParseError("a rule file holds exactly one SELECT, after the CREATE statements", line, column);
     }
-    const first = /^\s*(?:(?:--[^\n]*|\/\*[\s\S]*?\*\/)\s*)*([A-Za-z]*)/.exec(p.text)?.[1]?.toUpperCase();
-    const s = first === "CREATE"
+    const s = firstWord(p.text) === "CREATE"
       ? finish(runParser(p.text, "CreateStatement", p.offset, text), p.offset, text)
       : finish(runParser(p.text, "SelectStatement", p.offset, text), p.offset, text);
     if (s.kind === "create") creates.push(s);
@@ -148,6 +147,27 @@ export function parseRuleFile(text: string): RuleFile {
   }
   if (!select) throw new EngineError("the rule file has no SELECT statement", ErrCode.parser);
   return { creates, select };
+}
+
+/**
+ * A streams file (`floe run --streams`): CREATE STREAM/TABLE statements only, each parsed with the
+ * CreateStatement rule; any other statement is a parse error at its start.
+ */
+export function parseCreates(text: string): CreateStatement[] {
+  const out: CreateStatement[] = [];
+  for (const p of splitStatements(text)) {
+    if (firstWord(p.text) !== "CREATE") {
+      const { line, column } = position(text, p.offset + /^\s*/.exec(p.text)![0].length);
+      throw new ParseError("a streams file holds only CREATE STREAM and CREATE TABLE statements", line, column);
+    }
+    out.push(finish(runParser(p.text, "CreateStatement", p.offset, text), p.offset, text) as CreateStatement);
+  }
+  return out;
+}
+
+/** The first word of a statement, upper-cased, after leading comments. */
+function firstWord(text: string): string | undefined {
+  return /^\s*(?:(?:--[^\n]*|\/\*[\s\S]*?\*\/)\s*)*([A-Za-z]*)/.exec(text)?.[1]?.toUpperCase();
 }
 
 /**

@@ -11,7 +11,7 @@ import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { windowEvaluatorOf } from "../../lib/plan/plan-window.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
-import { runPipe } from "../../lib/runtime/pipe.ts";
+import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
 /** mulberry32: a small seeded PRNG, so a failure names a reproducible seed. */

@@ -8,7 +8,7 @@ import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
-import { runPipe } from "../../lib/runtime/pipe.ts";
+import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
 const STREAMS = `

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
 import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { runPipe } from "../../lib/runtime/pipe.ts";
+import { runPipe } from "../../lib/pipe/direct.ts";
 
 const KEYS = 50;
 const RECORDS = 60_000;

@@ -4,7 +4,6 @@
  * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
-import { dirname, resolve } from "node:path";
 import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
 import { DataServer } from "../io/data-server.ts";
@@ -14,18 +13,12 @@ import type { SourceConnector } from "../io/sources/source.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { Item } from "../core/item.ts";
-import { createRuntimeEnv } from "./env.ts";
-import type { PipeRequest, PipeResult } from "./pipe.ts";
-import { PipeErrors } from "./pipe-errors.ts";
-import { Rule } from "./rule.ts";
-import { SourceHub } from "./sources.ts";
+import { createRuntimeEnv } from "../runtime/env.ts";
+import { Rule } from "../runtime/rule.ts";
+import { SourceHub } from "../runtime/sources.ts";
+import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
+import { PipeErrors } from "./errors.ts";
 import type { SinkNode } from "../core/sink.ts";
-
-/** Streams pipe mode feeds from --input: no TYPE or TYPE="stdin". */
-export function isStdinStream(def: StreamDef): boolean {
-  const t = (def.options.TYPE ?? "").toLowerCase();
-  return t === "" || t === "stdin";
-}
 
 /** The pipe-mode stdout sink, flushed once per tick. */
 class TickStdout implements SinkNode {
@@ -58,24 +51,6 @@ class TickStdout implements SinkNode {
   end(): void {
     this.s.end();
   }
-}
-
-/** The runtime env fields pipe mode takes from its request. */
-export function pipeEnv(req: PipeRequest) {
-  return {
-    etcDir: req.etcDir,
-    zone: req.zone,
-    ignoreCase: req.ignoreCase,
-    // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
-    baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
-    enablePrivateNet: req.enablePrivateNet ?? false,
-    log: (l: string) => req.warn(l + "\n"),
-  };
-}
-
-/** The result of a run that failed before or while starting. */
-function failed(status: Record<string, number | string> | null = null): PipeResult {
-  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status };
 }
 
 export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
@@ -115,7 +90,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   let stdin: StdinSource | undefined;
   for (const n of names) {
     const def = defs.get(n);
-    if (def && isStdinStream(def)) {
+    if (def && isStdin(def)) {
       if (stdin) {
         req.warn("floe: live pipe mode feeds one stdin stream; give the others a connector TYPE\n");
         return failed();

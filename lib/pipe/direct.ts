@@ -1,77 +1,32 @@
 /**
  * One-shot pipe mode (pipe-mode.md): a rule over JSON lines, results to a writer. Used by
- * `floe run`, `floe test` and the conformance suite alike, so they share one code path.
+ * `floe run`, `floe test` and the conformance suite alike, so they share one code path. runPipe
+ * parses the rule file; a rule reading only standard input runs here (file or replay runner), one
+ * reading a real connector or with actions runs on the streaming runner (live.ts).
  */
 import { EngineError, errorText, ParseError, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
-import type { Zone } from "../value/time.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
-import { StdoutSink, type EmitMode } from "../io/sinks/stdout.ts";
+import { StdoutSink } from "../io/sinks/stdout.ts";
 import { planRule } from "../plan/plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
 import { openLookupTable, type LookupSource } from "../io/lookup/index.ts";
-import { createRuntimeEnv } from "./env.ts";
+import { createRuntimeEnv } from "../runtime/env.ts";
 import type { CreateStatement } from "../sql/ast.ts";
-import { parseRuleFile } from "../sql/parse.ts";
+import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
-import { batchGovernor } from "./memory.ts";
+import { batchGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
-import { coerceToSchema } from "./schema-coerce.ts";
-import { Topology } from "./topology.ts";
-import { pipeEnv, runLive } from "./pipe-live.ts";
+import { coerceToSchema } from "../runtime/schema-coerce.ts";
+import { Topology } from "../runtime/topology.ts";
+import { runLive } from "./live.ts";
+import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
 import { parseRuleOptions, planOptions, type RuleOptions } from "../plan/rule-options.ts";
-import { PipeErrors } from "./pipe-errors.ts";
-
-export interface PipeRequest {
-  /** Rule file text: CREATE statements then one SELECT. */
-  readonly sql: string;
-  /** Extra CREATE statements (`--streams`). */
-  readonly streamsSql?: string;
-  readonly ruleId?: string;
-  /** Rule options (`-o KEY=VALUE`). */
-  readonly options: Readonly<Record<string, unknown>>;
-  /** Input lines, in batches (one batch per read). */
-  readonly input: AsyncIterable<string[]>;
-  readonly replay: boolean;
-  readonly emit: EmitMode;
-  readonly onEof: "flush" | "drop";
-  readonly zone: Zone;
-  /** `basic.ignoreCase`: case-insensitive column lookup. */
-  readonly ignoreCase?: boolean;
-  /** `basic.enablePrivateNet` (httppull targets on loopback/private networks). */
-  readonly enablePrivateNet?: boolean;
-  /** A `.json` rule's actions, run as well as stdout (pipe-live.ts). */
-  readonly actions?: readonly unknown[];
-  /** etc directory for connector confKeys (`mqtt_source.yaml`). */
-  readonly etcDir?: string;
-  /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */
-  readonly dataServer?: { readonly hostname: string; readonly port: number };
-  /** Ends a live run like SIGINT. */
-  readonly signal?: AbortSignal;
-  /** Standard output. */
-  write(text: string): void;
-  /** A promise while standard output's reader lags (the run waits for it), else undefined. */
-  drain?(): Promise<void> | undefined;
-  /** Diagnostics (standard error). */
-  warn(text: string): void;
-}
-
-export interface PipeResult {
-  /** 0 done, 1 the rule failed (or stopped by error). (3 is the caller's, from `lost`/`rowErrors` with --strict.) */
-  readonly exitCode: 0 | 1;
-  /** Records lost or rejected: decode errors, late rows, sink failures. */
-  readonly lost: number;
-  /** Of `lost`: records that did not decode (or failed the stream schema). */
-  readonly decodeErrors: number;
-  /** Record failures in the rule's operators (reported on stderr; not in `lost`). */
-  readonly rowErrors: number;
-  /** Rule status with eKuiper's keys; null when the rule never ran. */
-  readonly status: Record<string, number | string> | null;
-}
+import { PipeErrors } from "./errors.ts";
 
 interface Envelope {
   ts?: number;
@@ -91,23 +46,17 @@ function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string
   return defs;
 }
 
-/** Streams fed from --input: no connector TYPE, or TYPE="stdin" (tables: a file table without DATASOURCE). */
-function isStdin(def: StreamDef): boolean {
-  const t = (def.options.TYPE ?? "").toLowerCase();
-  return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
-}
-
 function failure(req: PipeRequest, e: unknown): PipeResult {
   const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
   req.warn(`floe: ${pos}${errorText(e)}\n`);
-  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status: null };
+  return failed();
 }
 
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
     const file = parseRuleFile(req.sql);
-    const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
+    const extra = req.streamsSql ? parseCreates(req.streamsSql) : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);

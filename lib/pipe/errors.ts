@@ -5,14 +5,12 @@
  * file/replay runner and the streaming one) report through one instance; nothing here runs unless
  * an error happened.
  */
-import type { Value } from "../value/values.ts";
-import type { SourceMessage } from "../io/sources/message.ts";
-import { LineMessage } from "../io/sources/stdin.ts";
+import type { ErrorReport } from "../runtime/error-report.ts";
 
 /** Errors shown in full before the report switches to counts. */
 export const ERRORS_IN_FULL = 10;
 
-export class PipeErrors {
+export class PipeErrors implements ErrorReport {
   /** Records the source could not decode (or that failed the stream schema). */
   decodeErrors = 0;
   /** Records (or window emissions) an operator failed on. */
@@ -91,15 +89,4 @@ export class PipeErrors {
     this.pending = 0;
     this.last = "";
   }
-}
-
-/**
- * Where a streaming run's record came from: `line 12` for stdin, else `source demo`, with the
- * MQTT topic when the metadata has one.
- */
-export function messageWhere(stream: string, m: SourceMessage): string {
-  if (m instanceof LineMessage) return `line ${m.line}`;
-  const meta: { readonly [k: string]: Value } | null = m.meta;
-  const topic = meta?.topic;
-  return typeof topic === "string" ? `source ${stream}, topic ${topic}` : `source ${stream}`;
 }

@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { runPipe } from "../../lib/runtime/pipe.ts";
+import { runPipe } from "../../lib/pipe/direct.ts";
 
 test("no input is read while standard output lags; everything arrives once it drains", async () => {
   const BATCHES = 5;

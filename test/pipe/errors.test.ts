@@ -2,15 +2,17 @@
  * Pipe mode's error report (pipe-mode.md, issue 10): decode errors and row errors reach stderr with
  * where they happened, rate-limited, and are counted; a rule that stops by error fails the run.
  * The runner cases form one contract suite run against both runners: the file/replay runner
- * (pipe.ts) and the streaming runner (pipe-live.ts, chosen here by giving the rule an action).
+ * (lib/pipe/direct.ts) and the streaming runner (lib/pipe/live.ts, chosen here by giving the rule an action).
  */
 import { describe, expect, test } from "bun:test";
 import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { MqttMeta, SourceMessage } from "../../lib/io/sources/message.ts";
 import { LineMessage } from "../../lib/io/sources/stdin.ts";
-import { runPipe, type PipeResult } from "../../lib/runtime/pipe.ts";
-import { ERRORS_IN_FULL, messageWhere, PipeErrors } from "../../lib/runtime/pipe-errors.ts";
+import { runPipe } from "../../lib/pipe/direct.ts";
+import type { PipeResult } from "../../lib/pipe/request.ts";
+import { ERRORS_IN_FULL, PipeErrors } from "../../lib/pipe/errors.ts";
+import { messageWhere } from "../../lib/runtime/error-report.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 const DIV = "run Select error: alias: r expr: binaryExpr:{ s.temperature / s.humidity } meet error, err:divided by zero";

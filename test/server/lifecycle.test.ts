@@ -2,9 +2,9 @@
 import { expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
 import "../../lib/functions/index.ts";
-import { parseCron } from "../../lib/runtime/cron.ts";
-import { RuleLifecycle, type RuleRun, type RunExit, type RunFactory } from "../../lib/runtime/lifecycle.ts";
-import { nextStartTimestamp, patrol } from "../../lib/runtime/scheduler.ts";
+import { parseCron } from "../../lib/server/cron.ts";
+import { RuleLifecycle, type RuleRun, type RunExit, type RunFactory } from "../../lib/server/lifecycle.ts";
+import { nextStartTimestamp, patrol } from "../../lib/server/scheduler.ts";
 import { parseRuleDef } from "../../lib/store/rule-def.ts";
 
 const def = (options: object = {}) => parseRuleDef(JSON.stringify({ id: "r", sql: "select * from s", actions: [{ nop: {} }], options }), {});

@@ -7,7 +7,7 @@
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
-import type { ScanTableContent } from "./operators/join.ts";
+import type { ScanTableContent } from "../runtime/operators/join.ts";
 
 export const RuleStateName = {
   stopped: "stopped",

@@ -1,0 +1,83 @@
+/**
+ * What a pipe-mode run is given and what it returns (pipe-mode.md), shared by both runners: the
+ * file/replay runner (direct.ts) and the streaming one (live.ts). Also the one answer to "which
+ * streams read standard input".
+ */
+import { dirname, resolve } from "node:path";
+import type { EmitMode } from "../io/sinks/stdout.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { Zone } from "../value/time.ts";
+
+export interface PipeRequest {
+  /** Rule file text: CREATE statements then one SELECT. */
+  readonly sql: string;
+  /** Extra CREATE statements (`--streams`). */
+  readonly streamsSql?: string;
+  readonly ruleId?: string;
+  /** Rule options (`-o KEY=VALUE`). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Input lines, in batches (one batch per read). */
+  readonly input: AsyncIterable<string[]>;
+  readonly replay: boolean;
+  readonly emit: EmitMode;
+  readonly onEof: "flush" | "drop";
+  readonly zone: Zone;
+  /** `basic.ignoreCase`: case-insensitive column lookup. */
+  readonly ignoreCase?: boolean;
+  /** `basic.enablePrivateNet` (httppull targets on loopback/private networks). */
+  readonly enablePrivateNet?: boolean;
+  /** A `.json` rule's actions, run as well as stdout (live.ts). */
+  readonly actions?: readonly unknown[];
+  /** etc directory for connector confKeys (`mqtt_source.yaml`). */
+  readonly etcDir?: string;
+  /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */
+  readonly dataServer?: { readonly hostname: string; readonly port: number };
+  /** Ends a live run like SIGINT. */
+  readonly signal?: AbortSignal;
+  /** Standard output. */
+  write(text: string): void;
+  /** A promise while standard output's reader lags (the run waits for it), else undefined. */
+  drain?(): Promise<void> | undefined;
+  /** Diagnostics (standard error). */
+  warn(text: string): void;
+}
+
+export interface PipeResult {
+  /** 0 done, 1 the rule failed (or stopped by error). (3 is the caller's, from `lost`/`rowErrors` with --strict.) */
+  readonly exitCode: 0 | 1;
+  /** Records lost or rejected: decode errors, late rows, sink failures. */
+  readonly lost: number;
+  /** Of `lost`: records that did not decode (or failed the stream schema). */
+  readonly decodeErrors: number;
+  /** Record failures in the rule's operators (reported on stderr; not in `lost`). */
+  readonly rowErrors: number;
+  /** Rule status with eKuiper's keys; null when the rule never ran. */
+  readonly status: Record<string, number | string> | null;
+}
+
+/** The result of a run that failed before or while starting. */
+export function failed(status: Record<string, number | string> | null = null): PipeResult {
+  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status };
+}
+
+/**
+ * Streams fed from standard input: no connector TYPE, or TYPE="stdin"; and a file table without a
+ * DATASOURCE (its rows come from the input like a stream's).
+ */
+export function isStdin(def: StreamDef): boolean {
+  const t = (def.options.TYPE ?? "").toLowerCase();
+  return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
+}
+
+/** The runtime env fields pipe mode takes from its request. */
+export function pipeEnv(req: PipeRequest) {
+  return {
+    etcDir: req.etcDir,
+    zone: req.zone,
+    ignoreCase: req.ignoreCase,
+    // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
+    baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
+    enablePrivateNet: req.enablePrivateNet ?? false,
+    log: (l: string) => req.warn(l + "\n"),
+  };
+}

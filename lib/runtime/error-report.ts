@@ -1,0 +1,28 @@
+/**
+ * The error report a host may give a rule run (pipe mode's stderr report, lib/pipe/errors.ts):
+ * the run tells it about records that did not decode, records an operator failed on, and the
+ * failure that stopped the rule. The daemon gives none: its errors are counted in the metrics.
+ */
+import type { Value } from "../value/values.ts";
+import type { SourceMessage } from "../io/sources/message.ts";
+import { LineMessage } from "../io/sources/stdin.ts";
+
+export interface ErrorReport {
+  /** A record that did not decode; `where` locates it (`line 3`), or is empty. */
+  decode(where: string, message: string): void;
+  /** An operator failed on a record; `where` locates the record being processed, or is empty. */
+  row(where: string, message: string): void;
+  /** The rule stopped by error. */
+  fatal(message: string): void;
+}
+
+/**
+ * Where a streaming run's record came from: `line 12` for stdin, else `source demo`, with the
+ * MQTT topic when the metadata has one.
+ */
+export function messageWhere(stream: string, m: SourceMessage): string {
+  if (m instanceof LineMessage) return `line ${m.line}`;
+  const meta: { readonly [k: string]: Value } | null = m.meta;
+  const topic = meta?.topic;
+  return typeof topic === "string" ? `source ${stream}, topic ${topic}` : `source ${stream}`;
+}
