@@ -5,7 +5,7 @@
  * minutes of totals for the overview's sparklines and the last errors of each rule.
  */
 import type { NodeMetrics } from "../../core/metrics.ts";
-import type { Topo } from "../../runtime/lifecycle.ts";
+import type { Topo } from "../lifecycle.ts";
 import { loopLag } from "../../runtime/loop-lag.ts";
 import type { Engine } from "../engine.ts";
 
