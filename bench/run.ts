@@ -135,12 +135,14 @@ async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void>
   const w = WORKLOADS[id];
   const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}` });
   console.log(summary(r));
-  // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter).
-  const span = Math.min(60, seconds / 4);
+  // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter);
+  // the send's own wall time (a loaded machine stretches it).
+  const wall = Math.max(seconds, r.gen.wall_s);
+  const span = Math.min(60, wall / 4);
   const peak = (from: number, to: number, col: 1 | 2) => Math.max(0, ...r.rss_series.filter(([t]) => t >= from && t <= to).map((s) => s[col]));
   const pct = (x: number, y: number) => (x ? (((y - x) / x) * 100).toFixed(1) : "—");
-  const [r0, r1, a0, a1] = [peak(0, span, 1), peak(seconds - span, seconds + 1, 1), peak(0, span, 2), peak(seconds - span, seconds + 1, 2)];
-  console.log(`soak ${id}: peak RSS first ${span} s ${(r0 / 1024).toFixed(1)} MiB, last ${span} s ${(r1 / 1024).toFixed(1)} MiB (${pct(r0, r1)} %); peak anon ${(a0 / 1024).toFixed(1)} → ${(a1 / 1024).toFixed(1)} MiB (${pct(a0, a1)} %)`);
+  const [r0, r1, a0, a1] = [peak(0, span, 1), peak(wall - span, wall + 1, 1), peak(0, span, 2), peak(wall - span, wall + 1, 2)];
+  console.log(`soak ${id} (send ${wall.toFixed(0)} s): peak RSS first ${span.toFixed(0)} s ${(r0 / 1024).toFixed(1)} MiB, last ${span.toFixed(0)} s ${(r1 / 1024).toFixed(1)} MiB (${pct(r0, r1)} %); peak anon ${(a0 / 1024).toFixed(1)} → ${(a1 / 1024).toFixed(1)} MiB (${pct(a0, a1)} %)`);
   const at30 = r.rss_series.filter(([t]) => t <= 30).pop()?.[1] ?? 0;
   const end = r.rss_series[r.rss_series.length - 1]?.[1] ?? 0;
   await save(`soak-${id}`, { workload: id, rate, seconds, rss_at_30s_kb: at30, rss_at_end_kb: end, growth_pct: Math.round(((end - at30) / at30) * 1000) / 10, step: r });
