@@ -1,62 +1,16 @@
 /**
- * Event-time windows, buffered (windows §6.3): the watermark operator releases rows in timestamp
- * order and then sends the watermark; each watermark closes every window that ends at or before
- * it, scanning the held rows exactly as processing time does (§3.4, δ = 0).
+ * Event-time windows, buffered (windows §6.3): each watermark closes every window that ends at or
+ * before it (event-op.ts), scanning the held rows exactly as processing time does (§3.4, δ = 0).
  */
 import type { Evaluator } from "../expr/compile.ts";
 import type { Tuple } from "../expr/row.ts";
 import type { WindowSpec } from "../plan/window-spec.ts";
-import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { HitState } from "../expr/hits.ts";
 import { triggers } from "./condition.ts";
 import { unitMs } from "./tumbling.ts";
-import { WindowOp, type WindowEnv } from "./window-op.ts";
-
-abstract class EventWindowOp extends WindowOp {
-  /** Released rows not yet scanned away, in timestamp order. */
-  protected buffer: Tuple[] = [];
-  /** Previous trigger time P; the first row's timestamp until the first window closes. */
-  protected previous = NaN;
-
-  constructor(name: string, env: WindowEnv) {
-    super(name, env, true);
-  }
-
-  protected onRow(t: Tuple): void {
-    if (Number.isNaN(this.previous)) this.previous = t.ts;
-    this.buffer.push(t);
-    this.arrived(t);
-  }
-
-  protected arrived(_t: Tuple): void {}
-
-  protected override onWatermark(w: Watermark): void {
-    this.fire(w.ts);
-  }
-
-  protected abstract fire(wm: number): void;
-
-  /** Rows still held at end of input are never released (windows §6.2). */
-  flushTime(): undefined {
-    return undefined;
-  }
-
-  override snapshot(): unknown {
-    return { rows: this.buffer, previous: this.previous, own: this.ownState() };
-  }
-
-  override restore(s: unknown): void {
-    const st = s as { rows: Tuple[]; previous: number; own: unknown };
-    this.buffer = st.rows;
-    this.previous = st.previous;
-    this.loadOwn(st.own);
-  }
-
-  /** The window kind's own state (next trigger times, pending triggers), and its inverse. */
-  protected abstract ownState(): unknown;
-  protected abstract loadOwn(s: unknown): void;
-}
+import { EventWindowOp } from "./event-op.ts";
+import type { WindowEnv } from "./window-op.ts";
 
 /** TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp. */
 export class EventGridWindowOp extends EventWindowOp {
@@ -68,7 +22,7 @@ export class EventGridWindowOp extends EventWindowOp {
   private readonly spec: WindowSpec;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec) {
-    super(name, env);
+    super(name, env, false);
     this.spec = spec;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
@@ -79,7 +33,7 @@ export class EventGridWindowOp extends EventWindowOp {
   protected fire(wm: number): void {
     let end = this.nextEnd;
     if (end === undefined) {
-      const first = this.buffer[0];
+      const first = this.rows[0];
       if (!first || first.ts > wm) return;
       end = alignedEnd(first.ts, this.k, this.spec.unit!, this.zone);
     }
@@ -99,11 +53,11 @@ export class EventGridWindowOp extends EventWindowOp {
   }
 
   private scanTumbling(end: number): void {
-    const b = this.buffer;
+    const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts < end) i++;
     const inside = b.slice(0, i);
-    this.buffer = i ? b.slice(i) : b;
+    this.rows = i ? b.slice(i) : b;
     let start = this.previous;
     if (start <= 0) start = end - this.length;
     this.previous = end;
@@ -111,7 +65,7 @@ export class EventGridWindowOp extends EventWindowOp {
   }
 
   private scanHopping(end: number): void {
-    const b = this.buffer;
+    const b = this.rows;
     const left = end - this.length;
     let i = 0;
     while (i < b.length && b[i]!.ts < left) i++;
@@ -119,7 +73,7 @@ export class EventGridWindowOp extends EventWindowOp {
     while (j < b.length && b[j]!.ts < end) j++;
     const inside = b.slice(i, j);
     // [quirk] with no row inside, the whole buffer is cleared, later rows included.
-    this.buffer = inside.length ? b.slice(i) : [];
+    this.rows = inside.length ? b.slice(i) : [];
     let start = this.previous - this.step;
     if (start <= 0) start = end - this.length;
     this.previous = end;
@@ -141,7 +95,7 @@ export class EventSlidingWindowOp extends EventWindowOp {
   private delayed: number[] = [];
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined, hits: HitState | undefined) {
-    super(name, env);
+    super(name, env, false);
     this.length = spec.length;
     this.delay = spec.interval;
     this.trigger = trigger;
@@ -157,10 +111,10 @@ export class EventSlidingWindowOp extends EventWindowOp {
     let before = t.ts - this.length - this.delay;
     const need = this.pending.length ? this.pending[0]! : this.delayed.length ? this.delayed[0]! - this.delay : Infinity;
     if (need - this.length - 1 < before) before = need - this.length - 1;
-    const b = this.buffer;
+    const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts <= before) i++;
-    if (i) this.buffer = b.slice(i);
+    if (i) this.rows = b.slice(i);
   }
 
   protected fire(wm: number): void {
@@ -191,12 +145,12 @@ export class EventSlidingWindowOp extends EventWindowOp {
   }
 
   private scan(left: number, end: number, closed: boolean): Tuple[] {
-    const b = this.buffer;
+    const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts < left) i++;
-    if (i) this.buffer = b.slice(i);
+    if (i) this.rows = b.slice(i);
     const out: Tuple[] = [];
-    for (const t of this.buffer) {
+    for (const t of this.rows) {
       if (closed ? t.ts > end : t.ts >= end) break;
       out.push(t);
     }
@@ -216,7 +170,7 @@ export class EventSessionWindowOp extends EventWindowOp {
   private endedByTick = false;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec) {
-    super(name, env);
+    super(name, env, false);
     this.spec = spec;
     this.maxDuration = spec.length;
     this.timeout = spec.interval;
@@ -233,7 +187,7 @@ export class EventSessionWindowOp extends EventWindowOp {
 
   protected fire(wm: number): void {
     for (;;) {
-      const b = this.buffer;
+      const b = this.rows;
       const cut = nextSessionEnd(b, wm, this.maxDuration, this.timeout, (et) => alignedEnd(et, this.k, this.spec.unit!, this.zone));
       if (cut === undefined || cut.end > wm) return;
       if (!this.endedByTick) this.previous = b[0]!.ts;
@@ -241,7 +195,7 @@ export class EventSessionWindowOp extends EventWindowOp {
       while (i < b.length && b[i]!.ts < cut.end) i++;
       const start = this.previous;
       this.previous = cut.end;
-      this.buffer = b.slice(i);
+      this.rows = b.slice(i);
       this.endedByTick = cut.ticked;
       this.emitWindow(b.slice(0, i), { start, end: cut.end, trigger: cut.end });
     }

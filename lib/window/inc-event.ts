@@ -1,67 +1,47 @@
 /**
- * Incremental windows in event time (windows §6.3 semantics, §9 evaluation). The watermark
- * operator releases rows in timestamp order and then sends the watermark; the rows released since
- * the last watermark wait in `pending` (never more than one release) so that each watermark can
- * replay the buffered operator's decisions in order — including the hopping quirk that drops
- * released rows after an empty window.
+ * Incremental windows in event time (windows §6.3 semantics, §9 evaluation). The rows released
+ * since the last watermark wait in `rows` (never more than one release, event-op.ts) so that each
+ * watermark can replay the buffered operator's decisions in order — including the hopping quirk
+ * that drops released rows after an empty window.
  */
-import type { Tuple } from "../expr/row.ts";
+import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { IncSpec, WindowSpec } from "../plan/window-spec.ts";
-import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
-import type { GroupTable } from "./inc-groups.ts";
-import { IncWindowOp } from "./inc-time.ts";
+import { EventWindowOp } from "./event-op.ts";
+import { GroupTable, RowEval } from "./inc-groups.ts";
+import { tableEmission } from "./tables.ts";
 import { unitMs } from "./tumbling.ts";
 import type { WindowEnv } from "./window-op.ts";
 
-abstract class IncEventWindowOp extends IncWindowOp {
-  /** Rows released since the last watermark, in timestamp order. */
-  protected pending: Tuple[] = [];
-  /** Previous trigger time P: the first row's timestamp until a window closes. */
-  protected previous = NaN;
+/** Common part of the incremental event-time windows: the accumulator tables of §9. */
+abstract class IncEventWindowOp extends EventWindowOp {
+  protected readonly ev: RowEval;
   protected readonly k: number;
-  protected readonly spec: WindowSpec;
 
-  constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec, k: number) {
-    super(name, env, inc, true);
-    this.spec = spec;
+  constructor(
+    name: string,
+    env: WindowEnv,
+    protected readonly spec: WindowSpec,
+    protected readonly inc: IncSpec,
+    k: number,
+  ) {
+    super(name, env, true);
+    this.ev = new RowEval(inc);
     this.k = k;
   }
-
-  protected onRow(t: Tuple): void {
-    if (Number.isNaN(this.previous)) this.previous = t.ts;
-    this.pending.push(t);
-  }
-
-  protected override onWatermark(w: Watermark): void {
-    this.fire(w.ts);
-    this.pending.length = 0;
-  }
-
-  protected abstract fire(wm: number): void;
 
   protected align(ts: number): number {
     return alignedEnd(ts, this.k, this.spec.unit!, this.zone);
   }
 
-  flushTime(): undefined {
-    return undefined;
+  protected table(): GroupTable {
+    return new GroupTable(this.inc);
   }
 
-  override snapshot(): unknown {
-    return { pending: this.pending, previous: this.previous, own: this.ownState() };
+  protected emitTable(table: GroupTable, range: WindowRange): void {
+    const c = tableEmission(this.inc, table, range);
+    if (c) this.emit(c);
   }
-
-  override restore(s: unknown): void {
-    const st = s as { pending: Tuple[]; previous: number; own: unknown };
-    this.pending = st.pending;
-    this.previous = st.previous;
-    this.loadOwn(st.own);
-  }
-
-  /** The window kind's own state (open tables, next trigger), and its inverse. */
-  protected abstract ownState(): unknown;
-  protected abstract loadOwn(s: unknown): void;
 }
 
 interface GridWindow {
@@ -97,12 +77,12 @@ export class IncEventGridWindowOp extends IncEventWindowOp {
 
   protected loadOwn(s: unknown): void {
     const st = s as { open: [number, unknown][]; nextEnd: number };
-    for (const [end, t] of st.open) this.open.push({ end, table: this.loadTable(t) });
+    for (const [end, t] of st.open) this.open.push({ end, table: GroupTable.restore(t, this.inc) });
     this.nextEnd = st.nextEnd;
   }
 
   protected fire(wm: number): void {
-    const pending = this.pending;
+    const pending = this.rows;
     let p = 0;
     if (Number.isNaN(this.nextEnd)) {
       if (pending.length === 0) return;
@@ -184,7 +164,7 @@ export class IncEventSessionWindowOp extends IncEventWindowOp {
 
   protected loadOwn(s: unknown): void {
     const st = s as { table: unknown; held: Tuple[]; et: number; tick: number; prev: number; endedByTick: boolean };
-    this.current = st.table === null ? undefined : this.loadTable(st.table);
+    this.current = st.table === null ? undefined : GroupTable.restore(st.table, this.inc);
     this.held = st.held;
     this.et = st.et;
     this.tick = st.tick;
@@ -193,7 +173,7 @@ export class IncEventSessionWindowOp extends IncEventWindowOp {
   }
 
   protected fire(wm: number): void {
-    for (const r of this.pending) this.step(r);
+    for (const r of this.rows) this.step(r);
     if (this.current && wm - this.prev > this.timeout) this.closeSession(this.prev + this.timeout, false);
   }
 
