@@ -1,19 +1,32 @@
 /**
- * Event-time windows, buffered (windows §6.3): each watermark closes every window that ends at or
- * before it (event-op.ts), scanning the held rows exactly as processing time does (§3.4, δ = 0).
+ * Event-time windows (windows §6.3): each watermark closes every window that ends at or before it,
+ * scanning the held rows exactly as processing time does (§3.4, δ = 0). The grid windows take
+ * either holder; sliding and session windows here are the buffered ones (inc-event-session.ts: the
+ * incremental session).
  */
 import type { Evaluator } from "../expr/compile.ts";
 import type { Tuple } from "../expr/row.ts";
-import type { WindowSpec } from "../plan/window-spec.ts";
+import type { IncSpec, WindowSpec } from "../plan/window-spec.ts";
+import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { HitState } from "../expr/hits.ts";
 import { triggers } from "./condition.ts";
 import { unitMs } from "./tumbling.ts";
 import { EventWindowOp } from "./event-op.ts";
-import type { WindowEnv } from "./window-op.ts";
+import type { GridHolder } from "./holder.ts";
+import { RowGrid } from "./rows.ts";
+import { GridTables } from "./tables.ts";
+import { WindowOp, type WindowEnv } from "./window-op.ts";
 
-/** TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp. */
-export class EventGridWindowOp extends EventWindowOp {
+/**
+ * TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp; each
+ * watermark fires the windows ending at or before it. Not an EventWindowOp: what it holds is a
+ * holder, the released rows (RowGrid) or accumulator tables (GridTables, windows §9).
+ */
+export class EventGridWindowOp extends WindowOp {
+  private readonly holder: GridHolder;
+  /** Previous trigger time P; the first row's timestamp until the first window closes. */
+  private previous = NaN;
   private nextEnd: number | undefined;
   private readonly length: number;
   private readonly step: number;
@@ -21,63 +34,54 @@ export class EventGridWindowOp extends EventWindowOp {
   private readonly k: number;
   private readonly spec: WindowSpec;
 
-  constructor(name: string, env: WindowEnv, spec: WindowSpec) {
-    super(name, env, false);
+  constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
+    super(name, env, true);
     this.spec = spec;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
     this.step = this.hopping ? spec.interval : spec.length;
     this.k = this.step / unitMs(spec);
+    this.holder = inc ? new GridTables(inc, this.hopping, this.step, this.length) : new RowGrid();
   }
 
-  protected fire(wm: number): void {
+  protected onRow(t: Tuple): void {
+    if (Number.isNaN(this.previous)) this.previous = t.ts;
+    this.holder.add(t);
+  }
+
+  protected override onWatermark(w: Watermark): void {
+    const wm = w.ts;
     let end = this.nextEnd;
     if (end === undefined) {
-      const first = this.rows[0];
-      if (!first || first.ts > wm) return;
-      end = alignedEnd(first.ts, this.k, this.spec.unit!, this.zone);
+      const first = this.holder.opening(wm);
+      if (first === undefined) return;
+      end = alignedEnd(first, this.k, this.spec.unit!, this.zone);
     }
     for (; end <= wm; end += this.step) {
-      if (this.hopping) this.scanHopping(end);
-      else this.scanTumbling(end);
+      let start = this.hopping ? this.previous - this.step : this.previous;
+      if (start <= 0) start = end - this.length;
+      this.previous = end;
+      const range = { start, end, trigger: end };
+      const c = this.hopping ? this.holder.takeHop(end - this.length, end, range) : this.holder.takeBefore(end, range);
+      if (c) this.emit(c);
     }
     this.nextEnd = end;
+    this.holder.settle(end);
   }
 
-  protected ownState(): unknown {
-    return this.nextEnd ?? null;
+  flushTime(): undefined {
+    return undefined;
   }
 
-  protected loadOwn(s: unknown): void {
-    this.nextEnd = (s as number | null) ?? undefined;
+  override snapshot(): unknown {
+    return { ...this.holder.save(), previous: this.previous, own: this.holder.own(this.nextEnd) };
   }
 
-  private scanTumbling(end: number): void {
-    const b = this.rows;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < end) i++;
-    const inside = b.slice(0, i);
-    this.rows = i ? b.slice(i) : b;
-    let start = this.previous;
-    if (start <= 0) start = end - this.length;
-    this.previous = end;
-    this.emitWindow(inside, { start, end, trigger: end });
-  }
-
-  private scanHopping(end: number): void {
-    const b = this.rows;
-    const left = end - this.length;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < left) i++;
-    let j = i;
-    while (j < b.length && b[j]!.ts < end) j++;
-    const inside = b.slice(i, j);
-    // [quirk] with no row inside, the whole buffer is cleared, later rows included.
-    this.rows = inside.length ? b.slice(i) : [];
-    let start = this.previous - this.step;
-    if (start <= 0) start = end - this.length;
-    this.previous = end;
-    this.emitWindow(inside, { start, end, trigger: end });
+  override restore(s: unknown): void {
+    const st = s as { previous: number; own: unknown };
+    this.holder.load(st);
+    this.previous = st.previous;
+    this.nextEnd = this.holder.loadOwn(st.own);
   }
 }
 

@@ -8,8 +8,6 @@ import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { Collection } from "../core/item.ts";
 
 export interface Holder {
-  /** A row is held that a firing would emit. */
-  held(): boolean;
   /** The holder's part of the window's checkpoint, e.g. `{ rows }` or `{ table }`. */
   save(): Record<string, unknown>;
   /** Loads `save()`'s fields from a checkpoint. */
@@ -19,6 +17,8 @@ export interface Holder {
 /** TUMBLINGWINDOW and SESSIONWINDOW: one pane; a firing at `end` takes what is older than it. */
 export interface PaneHolder extends Holder {
   add(t: Tuple): void;
+  /** A row is held that a firing would emit. */
+  held(): boolean;
   /** Timestamp of the oldest row held. */
   firstTs(): number;
   /** The window of the rows older than `end`; null when nothing is emitted (eKuiper's inc_agg_window, no row). */
@@ -28,6 +28,7 @@ export interface PaneHolder extends Holder {
 /** HOPPINGWINDOW: overlapping windows; a firing takes the rows of [left, end). */
 export interface HopHolder extends Holder {
   add(t: Tuple): void;
+  held(): boolean;
   /** Timestamp of the last row taken. */
   lastTs(): number;
   takeHop(left: number, end: number, range: WindowRange): Collection | null;
@@ -38,4 +39,23 @@ export interface CountHolder extends Holder {
   add(t: Tuple, i: number): void;
   /** The window closing at row i, fired at `now`; null when none closes there. */
   takeCount(i: number, n: number, now: number): Collection | null;
+}
+
+/**
+ * Event-time TUMBLINGWINDOW / HOPPINGWINDOW (windows §6.3): rows arrive released, in timestamp
+ * order; each watermark fires the windows of the grid that end at or before it.
+ */
+export interface GridHolder extends Holder {
+  add(t: Tuple): void;
+  /** The timestamp the grid is aligned from at watermark `wm`, if the first window can be placed. */
+  opening(wm: number): number | undefined;
+  /** Tumbling: the rows older than `end`. */
+  takeBefore(end: number, range: WindowRange): Collection | null;
+  /** Hopping: the rows of [left, end). */
+  takeHop(left: number, end: number, range: WindowRange): Collection | null;
+  /** After the firings of a watermark; `nextEnd` is the end of the next window. */
+  settle(nextEnd: number): void;
+  /** The checkpoint's `own` field (the grid position and open windows), and its inverse. */
+  own(nextEnd: number | undefined): unknown;
+  loadOwn(s: unknown): number | undefined;
 }

@@ -6,7 +6,7 @@ import type { OpSpec } from "../plan/specs.ts";
 import { CountWindowOp } from "./count.ts";
 import { EventGridWindowOp, EventSessionWindowOp, EventSlidingWindowOp } from "./event.ts";
 import { HoppingWindowOp } from "./hopping.ts";
-import { IncEventGridWindowOp, IncEventSessionWindowOp } from "./inc-event.ts";
+import { IncEventSessionWindowOp } from "./inc-event-session.ts";
 import { SessionWindowOp } from "./session.ts";
 import { SlidingWindowOp } from "./sliding.ts";
 import { StateWindowOp } from "./state.ts";
@@ -25,7 +25,7 @@ export function createWindowOp(spec: WindowOpSpec, env: WindowEnv): WindowOp {
     switch (w.type) {
       case "tumbling":
       case "hopping":
-        return inc ? new IncEventGridWindowOp(spec.name, env, w, inc) : new EventGridWindowOp(spec.name, env, w);
+        return new EventGridWindowOp(spec.name, env, w, inc);
       case "sliding":
         return new EventSlidingWindowOp(spec.name, env, w, spec.trigger, spec.hits);
       case "session":

@@ -1,10 +1,10 @@
 /** The buffered evaluator's holder (windows §3.4): the rows themselves, scanned at each firing. */
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import { Collection } from "../core/item.ts";
-import type { CountHolder, HopHolder, PaneHolder } from "./holder.ts";
+import type { CountHolder, GridHolder, HopHolder, PaneHolder } from "./holder.ts";
 
 export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
-  private buffer: Tuple[] = [];
+  protected buffer: Tuple[] = [];
 
   add(t: Tuple): void {
     this.buffer.push(t);
@@ -54,5 +54,48 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
 
   load(s: Record<string, unknown>): void {
     this.buffer = s.rows as Tuple[];
+  }
+}
+
+/**
+ * Event time, TUMBLINGWINDOW / HOPPINGWINDOW: the released rows (timestamp order), scanned at each
+ * watermark exactly as processing time does (§3.4, δ = 0).
+ */
+export class RowGrid extends RowBuffer implements GridHolder {
+  /** The first window is placed once the watermark has reached the first row. */
+  opening(wm: number): number | undefined {
+    const first = this.buffer[0];
+    return !first || first.ts > wm ? undefined : first.ts;
+  }
+
+  override takeBefore(end: number, range: WindowRange): Collection {
+    const b = this.buffer;
+    let i = 0;
+    while (i < b.length && b[i]!.ts < end) i++;
+    const inside = b.slice(0, i);
+    this.buffer = i ? b.slice(i) : b;
+    return new Collection(inside, range);
+  }
+
+  override takeHop(left: number, end: number, range: WindowRange): Collection {
+    const b = this.buffer;
+    let i = 0;
+    while (i < b.length && b[i]!.ts < left) i++;
+    let j = i;
+    while (j < b.length && b[j]!.ts < end) j++;
+    const inside = b.slice(i, j);
+    // [quirk] with no row inside, the whole buffer is cleared, later rows included.
+    this.buffer = inside.length ? b.slice(i) : [];
+    return new Collection(inside, range);
+  }
+
+  settle(_nextEnd: number): void {}
+
+  own(nextEnd: number | undefined): unknown {
+    return nextEnd ?? null;
+  }
+
+  loadOwn(s: unknown): number | undefined {
+    return (s as number | null) ?? undefined;
   }
 }

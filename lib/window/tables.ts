@@ -8,7 +8,7 @@
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { IncSpec } from "../plan/window-spec.ts";
 import type { Collection } from "../core/item.ts";
-import type { CountHolder, HopHolder, PaneHolder } from "./holder.ts";
+import type { CountHolder, GridHolder, HopHolder, PaneHolder } from "./holder.ts";
 import { GroupTable, RowEval } from "./inc-groups.ts";
 
 /** A window's groups as emitted; eKuiper's inc_agg_window emits nothing for a window without rows. */
@@ -163,10 +163,6 @@ export class CountTables implements CountHolder {
     for (let k = 0; k < open.length; k++) open[k]!.table.add(t, this.ev);
   }
 
-  held(): boolean {
-    return false;
-  }
-
   takeCount(i: number, _n: number, now: number): Collection | null {
     if (this.open.length === 0 || this.open[0]!.at !== i) return null;
     const { table } = this.open.shift()!;
@@ -180,5 +176,104 @@ export class CountTables implements CountHolder {
   load(s: Record<string, unknown>): void {
     for (const [end, t] of s.open as [number, unknown][]) this.open.push({ at: end, table: GroupTable.restore(t, this.inc) });
     this.nextEnd = s.nextEnd as number;
+  }
+}
+
+/**
+ * Event time, TUMBLINGWINDOW / HOPPINGWINDOW: window ends on the grid alignedEnd(first ts) + j·step;
+ * a row joins every window [end − L, end) holding it (tumbling windows have no left edge: a row
+ * joins the first window ending after it). The rows released since the last watermark wait in
+ * `pending` (never more than one release) so that each watermark replays the buffered operator's
+ * decisions in order — including the hopping quirk that drops released rows after an empty window.
+ */
+export class GridTables implements GridHolder {
+  private pending: Tuple[] = [];
+  /** The pending rows before `p` are folded. */
+  private p = 0;
+  /** Windows not yet emitted, by increasing end. */
+  private readonly open: OpenWindow[] = [];
+  /** End of the window being fired, or of the next one. */
+  private nextEnd = NaN;
+  private readonly ev: RowEval;
+
+  constructor(
+    private readonly inc: IncSpec,
+    private readonly hopping: boolean,
+    private readonly step: number,
+    private readonly length: number,
+  ) {
+    this.ev = new RowEval(inc);
+  }
+
+  add(t: Tuple): void {
+    this.pending.push(t);
+  }
+
+  opening(_wm: number): number | undefined {
+    return this.pending.length ? this.pending[0]!.ts : undefined;
+  }
+
+  takeBefore(end: number, range: WindowRange): Collection | null {
+    const pending = this.pending;
+    this.nextEnd = end;
+    while (this.p < pending.length && pending[this.p]!.ts < end) this.fold(pending[this.p++]!);
+    const w = this.open.length && this.open[0]!.at === end ? this.open.shift()! : undefined;
+    const table = w ? w.table : new GroupTable(this.inc);
+    // [quirk] a hopping window with no row clears the buffer: released rows after it are lost.
+    if (this.hopping && table.seen === 0) this.p = pending.length;
+    return tableEmission(this.inc, table, range);
+  }
+
+  takeHop(_left: number, end: number, range: WindowRange): Collection | null {
+    return this.takeBefore(end, range);
+  }
+
+  settle(nextEnd: number): void {
+    this.nextEnd = nextEnd;
+    const pending = this.pending;
+    while (this.p < pending.length) this.fold(pending[this.p++]!);
+    pending.length = 0;
+    this.p = 0;
+  }
+
+  /** Adds a row to each window (end ≥ nextEnd) that will hold it, opening windows as needed. */
+  private fold(t: Tuple): void {
+    const ts = t.ts;
+    // The first window that holds the row: the first end after ts (not before nextEnd).
+    let end = this.nextEnd;
+    if (ts >= end) end += (Math.floor((ts - end) / this.step) + 1) * this.step;
+    const last = this.hopping ? ts + this.length : end;
+    const open = this.open;
+    let i = 0;
+    while (i < open.length && open[i]!.at < end) i++;
+    let evaluated = false;
+    for (; end <= last; end += this.step) {
+      if (this.hopping && end - this.length > ts) break;
+      if (i === open.length) open.push({ at: end, table: new GroupTable(this.inc) });
+      const w = open[i++]!;
+      if (!evaluated) {
+        this.ev.evaluate(t);
+        evaluated = true;
+      }
+      w.table.add(t, this.ev);
+    }
+  }
+
+  save(): Record<string, unknown> {
+    return { pending: this.pending };
+  }
+
+  load(s: Record<string, unknown>): void {
+    this.pending = s.pending as Tuple[];
+  }
+
+  own(nextEnd: number | undefined): unknown {
+    return { open: this.open.map((w) => [w.at, w.table.snapshot()]), nextEnd: nextEnd ?? NaN };
+  }
+
+  loadOwn(s: unknown): number | undefined {
+    const st = s as { open: [number, unknown][]; nextEnd: number | null };
+    for (const [end, t] of st.open) this.open.push({ at: end, table: GroupTable.restore(t, this.inc) });
+    return typeof st.nextEnd === "number" && !Number.isNaN(st.nextEnd) ? st.nextEnd : undefined;
   }
 }
