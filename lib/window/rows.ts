@@ -58,35 +58,15 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
 }
 
 /**
- * Event time, TUMBLINGWINDOW / HOPPINGWINDOW: the released rows (timestamp order), scanned at each
- * watermark exactly as processing time does (§3.4, δ = 0).
+ * Event time, TUMBLINGWINDOW / HOPPINGWINDOW: the released rows, scanned at each watermark exactly
+ * as processing time does (§3.4, δ = 0). The watermark releases rows in timestamp order, so the
+ * rows older than a window's end are a prefix of the buffer.
  */
 export class RowGrid extends RowBuffer implements GridHolder {
   /** The first window is placed once the watermark has reached the first row. */
   opening(wm: number): number | undefined {
     const first = this.buffer[0];
     return !first || first.ts > wm ? undefined : first.ts;
-  }
-
-  override takeBefore(end: number, range: WindowRange): Collection {
-    const b = this.buffer;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < end) i++;
-    const inside = b.slice(0, i);
-    this.buffer = i ? b.slice(i) : b;
-    return new Collection(inside, range);
-  }
-
-  override takeHop(left: number, end: number, range: WindowRange): Collection {
-    const b = this.buffer;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < left) i++;
-    let j = i;
-    while (j < b.length && b[j]!.ts < end) j++;
-    const inside = b.slice(i, j);
-    // [quirk] with no row inside, the whole buffer is cleared, later rows included.
-    this.buffer = inside.length ? b.slice(i) : [];
-    return new Collection(inside, range);
   }
 
   settle(_nextEnd: number): void {}

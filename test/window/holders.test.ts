@@ -25,13 +25,14 @@ interface Run {
   out: string;
 }
 
-function start(window: string, evaluator: Evaluator, at: number, extra = ""): Run {
-  const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\nSELECT count(*) AS n, sum(x) AS sx${extra} FROM s GROUP BY ${window}`;
+function start(window: string, evaluator: Evaluator, at: number, eventTime = false): Run {
+  const ts = eventTime ? ', TIMESTAMP="ts"' : "";
+  const sql = `CREATE STREAM s () WITH (FORMAT="JSON"${ts});\nSELECT count(*) AS n, sum(x) AS sx FROM s GROUP BY ${window}`;
   const file = parseRuleFile(sql);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(at);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: at };
-  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, windowEvaluator: evaluator }).plan;
+  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: eventTime, windowEvaluator: evaluator }).plan;
   const run = { clock, out: "" } as Run;
   const sink = new StdoutSink("array", (t) => void (run.out += t), () => clock.now());
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);
@@ -41,7 +42,7 @@ function start(window: string, evaluator: Evaluator, at: number, extra = ""): Ru
 function feed(run: Run, from: number, to: number): void {
   for (let i = from; i < to; i++) {
     run.clock.advance(T0 + 300 * (i + 1));
-    run.topo.ingest("s", new Tuple({ x: i }, null, run.clock.now(), "s"));
+    run.topo.ingest("s", new Tuple({ x: i, ts: BigInt(run.clock.now()) }, null, run.clock.now(), "s"));
     run.sink.flush();
   }
 }
@@ -69,6 +70,21 @@ describe("checkpoint format per window kind and holder", () => {
     const run = start(window, evaluator, T0);
     feed(run, 0, 5);
     expect(Object.keys(windowState(run)).sort()).toEqual([...keys].sort());
+  });
+
+  const eventTime: [string, Evaluator, string[], unknown][] = [
+    ["TUMBLINGWINDOW(ss, 2)", "buffered", ["rows", "previous", "own"], "number"],
+    ["TUMBLINGWINDOW(ss, 2)", "auto", ["pending", "previous", "own"], ["nextEnd", "open"]],
+    ["HOPPINGWINDOW(ss, 3, 1)", "buffered", ["rows", "previous", "own"], "number"],
+    ["HOPPINGWINDOW(ss, 3, 1)", "auto", ["pending", "previous", "own"], ["nextEnd", "open"]],
+  ];
+  test.each(eventTime)("%s (%s, event time)", (window, evaluator, keys, own) => {
+    const run = start(window, evaluator, T0, true);
+    feed(run, 0, 12);
+    const st = windowState(run);
+    expect(Object.keys(st).sort()).toEqual([...keys].sort());
+    if (own === "number") expect(typeof st.own).toBe("number");
+    else expect(Object.keys(st.own as object).sort()).toEqual(own as string[]);
   });
 });
 
