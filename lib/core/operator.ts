@@ -113,6 +113,12 @@ export abstract class Operator implements Consumer {
   /** Loads a `snapshot()` into the freshly built node, before any input. */
   restore(_s: unknown): void {}
 
+  /**
+   * The rule's topology is ending: release what the node holds on the clock (a window's timers).
+   * A no-op for the nodes that hold nothing.
+   */
+  close(): void {}
+
   /** End of input: flush anything held (windows) and pass the end on. */
   end(): void {
     const n = this.next as Partial<Operator>;

@@ -1,65 +1,32 @@
 /**
- * Event-time windows, buffered (windows §6.3): the watermark operator releases rows in timestamp
- * order and then sends the watermark; each watermark closes every window that ends at or before
- * it, scanning the held rows exactly as processing time does (§3.4, δ = 0).
+ * Event-time windows (windows §6.3): each watermark closes every window that ends at or before it,
+ * scanning the held rows exactly as processing time does (§3.4, δ = 0). The grid windows take
+ * either holder; sliding and session windows here are the buffered ones (inc-event-session.ts: the
+ * incremental session).
  */
 import type { Evaluator } from "../expr/compile.ts";
 import type { Tuple } from "../expr/row.ts";
-import type { WindowSpec } from "../plan/window-spec.ts";
+import type { IncSpec, WindowSpec } from "../plan/window-spec.ts";
 import type { Watermark } from "../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { HitState } from "../expr/hits.ts";
 import { triggers } from "./condition.ts";
 import { unitMs } from "./tumbling.ts";
+import { EventWindowOp } from "./event-op.ts";
+import type { GridHolder } from "./holder.ts";
+import { RowGrid } from "./rows.ts";
+import { GridTables } from "./tables.ts";
 import { WindowOp, type WindowEnv } from "./window-op.ts";
 
-abstract class EventWindowOp extends WindowOp {
-  /** Released rows not yet scanned away, in timestamp order. */
-  protected buffer: Tuple[] = [];
+/**
+ * TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp; each
+ * watermark fires the windows ending at or before it. Not an EventWindowOp: what it holds is a
+ * holder, the released rows (RowGrid) or accumulator tables (GridTables, windows §9).
+ */
+export class EventGridWindowOp extends WindowOp {
+  private readonly holder: GridHolder;
   /** Previous trigger time P; the first row's timestamp until the first window closes. */
-  protected previous = NaN;
-
-  constructor(name: string, env: WindowEnv) {
-    super(name, env, true);
-  }
-
-  protected onRow(t: Tuple): void {
-    if (Number.isNaN(this.previous)) this.previous = t.ts;
-    this.buffer.push(t);
-    this.arrived(t);
-  }
-
-  protected arrived(_t: Tuple): void {}
-
-  protected override onWatermark(w: Watermark): void {
-    this.fire(w.ts);
-  }
-
-  protected abstract fire(wm: number): void;
-
-  /** Rows still held at end of input are never released (windows §6.2). */
-  flushTime(): undefined {
-    return undefined;
-  }
-
-  override snapshot(): unknown {
-    return { rows: this.buffer, previous: this.previous, own: this.ownState() };
-  }
-
-  override restore(s: unknown): void {
-    const st = s as { rows: Tuple[]; previous: number; own: unknown };
-    this.buffer = st.rows;
-    this.previous = st.previous;
-    this.loadOwn(st.own);
-  }
-
-  /** The window kind's own state (next trigger times, pending triggers), and its inverse. */
-  protected abstract ownState(): unknown;
-  protected abstract loadOwn(s: unknown): void;
-}
-
-/** TUMBLINGWINDOW / HOPPINGWINDOW: ends on an aligned grid from the first row's timestamp. */
-export class EventGridWindowOp extends EventWindowOp {
+  private previous = NaN;
   private nextEnd: number | undefined;
   private readonly length: number;
   private readonly step: number;
@@ -67,63 +34,54 @@ export class EventGridWindowOp extends EventWindowOp {
   private readonly k: number;
   private readonly spec: WindowSpec;
 
-  constructor(name: string, env: WindowEnv, spec: WindowSpec) {
-    super(name, env);
+  constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
+    super(name, env, true);
     this.spec = spec;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
     this.step = this.hopping ? spec.interval : spec.length;
     this.k = this.step / unitMs(spec);
+    this.holder = inc ? new GridTables(inc, this.hopping, this.step, this.length) : new RowGrid();
   }
 
-  protected fire(wm: number): void {
+  protected onRow(t: Tuple): void {
+    if (Number.isNaN(this.previous)) this.previous = t.ts;
+    this.holder.add(t);
+  }
+
+  protected override onWatermark(w: Watermark): void {
+    const wm = w.ts;
     let end = this.nextEnd;
     if (end === undefined) {
-      const first = this.buffer[0];
-      if (!first || first.ts > wm) return;
-      end = alignedEnd(first.ts, this.k, this.spec.unit!, this.zone);
+      const first = this.holder.opening(wm);
+      if (first === undefined) return;
+      end = alignedEnd(first, this.k, this.spec.unit!, this.zone);
     }
     for (; end <= wm; end += this.step) {
-      if (this.hopping) this.scanHopping(end);
-      else this.scanTumbling(end);
+      let start = this.hopping ? this.previous - this.step : this.previous;
+      if (start <= 0) start = end - this.length;
+      this.previous = end;
+      const range = { start, end, trigger: end };
+      const c = this.hopping ? this.holder.takeHop(end - this.length, end, range) : this.holder.takeBefore(end, range);
+      if (c) this.emit(c);
     }
     this.nextEnd = end;
+    this.holder.settle(end);
   }
 
-  protected ownState(): unknown {
-    return this.nextEnd ?? null;
+  flushTime(): undefined {
+    return undefined;
   }
 
-  protected loadOwn(s: unknown): void {
-    this.nextEnd = (s as number | null) ?? undefined;
+  override snapshot(): unknown {
+    return { ...this.holder.save(), previous: this.previous, own: this.holder.own(this.nextEnd) };
   }
 
-  private scanTumbling(end: number): void {
-    const b = this.buffer;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < end) i++;
-    const inside = b.slice(0, i);
-    this.buffer = i ? b.slice(i) : b;
-    let start = this.previous;
-    if (start <= 0) start = end - this.length;
-    this.previous = end;
-    this.emitWindow(inside, { start, end, trigger: end });
-  }
-
-  private scanHopping(end: number): void {
-    const b = this.buffer;
-    const left = end - this.length;
-    let i = 0;
-    while (i < b.length && b[i]!.ts < left) i++;
-    let j = i;
-    while (j < b.length && b[j]!.ts < end) j++;
-    const inside = b.slice(i, j);
-    // [quirk] with no row inside, the whole buffer is cleared, later rows included.
-    this.buffer = inside.length ? b.slice(i) : [];
-    let start = this.previous - this.step;
-    if (start <= 0) start = end - this.length;
-    this.previous = end;
-    this.emitWindow(inside, { start, end, trigger: end });
+  override restore(s: unknown): void {
+    const st = s as { previous: number; own: unknown };
+    this.holder.load(st);
+    this.previous = st.previous;
+    this.nextEnd = this.holder.loadOwn(st.own);
   }
 }
 
@@ -141,7 +99,7 @@ export class EventSlidingWindowOp extends EventWindowOp {
   private delayed: number[] = [];
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, trigger: Evaluator | undefined, hits: HitState | undefined) {
-    super(name, env);
+    super(name, env, false);
     this.length = spec.length;
     this.delay = spec.interval;
     this.trigger = trigger;
@@ -157,10 +115,10 @@ export class EventSlidingWindowOp extends EventWindowOp {
     let before = t.ts - this.length - this.delay;
     const need = this.pending.length ? this.pending[0]! : this.delayed.length ? this.delayed[0]! - this.delay : Infinity;
     if (need - this.length - 1 < before) before = need - this.length - 1;
-    const b = this.buffer;
+    const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts <= before) i++;
-    if (i) this.buffer = b.slice(i);
+    if (i) this.rows = b.slice(i);
   }
 
   protected fire(wm: number): void {
@@ -191,12 +149,12 @@ export class EventSlidingWindowOp extends EventWindowOp {
   }
 
   private scan(left: number, end: number, closed: boolean): Tuple[] {
-    const b = this.buffer;
+    const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts < left) i++;
-    if (i) this.buffer = b.slice(i);
+    if (i) this.rows = b.slice(i);
     const out: Tuple[] = [];
-    for (const t of this.buffer) {
+    for (const t of this.rows) {
       if (closed ? t.ts > end : t.ts >= end) break;
       out.push(t);
     }
@@ -216,7 +174,7 @@ export class EventSessionWindowOp extends EventWindowOp {
   private endedByTick = false;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec) {
-    super(name, env);
+    super(name, env, false);
     this.spec = spec;
     this.maxDuration = spec.length;
     this.timeout = spec.interval;
@@ -233,7 +191,7 @@ export class EventSessionWindowOp extends EventWindowOp {
 
   protected fire(wm: number): void {
     for (;;) {
-      const b = this.buffer;
+      const b = this.rows;
       const cut = nextSessionEnd(b, wm, this.maxDuration, this.timeout, (et) => alignedEnd(et, this.k, this.spec.unit!, this.zone));
       if (cut === undefined || cut.end > wm) return;
       if (!this.endedByTick) this.previous = b[0]!.ts;
@@ -241,7 +199,7 @@ export class EventSessionWindowOp extends EventWindowOp {
       while (i < b.length && b[i]!.ts < cut.end) i++;
       const start = this.previous;
       this.previous = cut.end;
-      this.buffer = b.slice(i);
+      this.rows = b.slice(i);
       this.endedByTick = cut.ticked;
       this.emitWindow(b.slice(0, i), { start, end: cut.end, trigger: cut.end });
     }

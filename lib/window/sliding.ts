@@ -71,6 +71,10 @@ export class SlidingWindowOp extends WindowOp {
     return this.pending.size ? this.lastDue : undefined;
   }
 
+  override close(): void {
+    for (const timer of this.pending.keys()) timer.cancel();
+  }
+
   override snapshot(): unknown {
     return { rows: this.buffer, triggers: [...this.pending.values()], hits: this.hits ? [this.hits.count, this.hits.time] : null };
   }

@@ -1,4 +1,8 @@
-/** Common shape of the window operators (`<n>_window`): a clock, emission of collections. */
+/**
+ * Common shape of the window operators (`<n>_window`): a clock, emission of collections. Each
+ * subclass is one *when* (a window kind in processing or event time); *what* it holds between
+ * firings — the rows, or accumulators (windows §9) — is a holder it is given (holder.ts).
+ */
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { Zone } from "../value/time.ts";
 import { Collection, type Item, type Watermark } from "../core/item.ts";
@@ -53,4 +57,7 @@ export abstract class WindowOp extends Operator {
    * undefined when nothing is pending on the clock.
    */
   abstract flushTime(): number | undefined;
+
+  /** Cancels the window's timers (ticks, timeouts, delayed triggers): nothing fires after the end. */
+  override close(): void {}
 }

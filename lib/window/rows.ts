@@ -1,0 +1,81 @@
+/** The buffered evaluator's holder (windows §3.4): the rows themselves, scanned at each firing. */
+import type { Tuple, WindowRange } from "../expr/row.ts";
+import { Collection } from "../core/item.ts";
+import type { CountHolder, GridHolder, HopHolder, PaneHolder } from "./holder.ts";
+
+export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
+  protected buffer: Tuple[] = [];
+
+  add(t: Tuple): void {
+    this.buffer.push(t);
+  }
+
+  held(): boolean {
+    return this.buffer.length > 0;
+  }
+
+  firstTs(): number {
+    return this.buffer[0]!.ts;
+  }
+
+  lastTs(): number {
+    return this.buffer[this.buffer.length - 1]!.ts;
+  }
+
+  takeBefore(end: number, range: WindowRange): Collection {
+    const inside: Tuple[] = [];
+    const rest: Tuple[] = [];
+    for (const t of this.buffer) (t.ts < end ? inside : rest).push(t);
+    this.buffer = rest;
+    return new Collection(inside, range);
+  }
+
+  takeHop(left: number, end: number, range: WindowRange): Collection {
+    let i = 0;
+    while (i < this.buffer.length && this.buffer[i]!.ts < left) i++;
+    const kept = this.buffer.slice(i);
+    const inside = kept.filter((t) => t.ts < end);
+    // [quirk] with no row inside, the whole buffer is cleared, later rows included.
+    this.buffer = inside.length ? kept.slice(kept.indexOf(inside[0]!)) : [];
+    return new Collection(inside, range);
+  }
+
+  /** The last n rows if at least n are held; the n − 1 newest stay for the next window. */
+  takeCount(_i: number, n: number, now: number): Collection | null {
+    if (this.buffer.length < n) return null;
+    const rows = this.buffer.slice(this.buffer.length - n);
+    this.buffer = rows.slice(1);
+    return new Collection(rows, { start: now, end: now, trigger: now });
+  }
+
+  save(): Record<string, unknown> {
+    return { rows: this.buffer };
+  }
+
+  load(s: Record<string, unknown>): void {
+    this.buffer = s.rows as Tuple[];
+  }
+}
+
+/**
+ * Event time, TUMBLINGWINDOW / HOPPINGWINDOW: the released rows, scanned at each watermark exactly
+ * as processing time does (§3.4, δ = 0). The watermark releases rows in timestamp order, so the
+ * rows older than a window's end are a prefix of the buffer.
+ */
+export class RowGrid extends RowBuffer implements GridHolder {
+  /** The first window is placed once the watermark has reached the first row. */
+  opening(wm: number): number | undefined {
+    const first = this.buffer[0];
+    return !first || first.ts > wm ? undefined : first.ts;
+  }
+
+  settle(_nextEnd: number): void {}
+
+  own(nextEnd: number | undefined): unknown {
+    return nextEnd ?? null;
+  }
+
+  loadOwn(s: unknown): number | undefined {
+    return (s as number | null) ?? undefined;
+  }
+}
