@@ -2,6 +2,7 @@
  * What the streaming runtime needs from its host (the daemon or pipe mode): directories,
  * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
  */
+import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
@@ -45,6 +46,8 @@ export interface RuntimeEnv {
   confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
   /** Info-level log line (never stdout). */
   log(line: string): void;
+  /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */
+  readonly functions: FunctionRegistry;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -68,5 +71,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     dataServer: p.dataServer ?? new DataServer({ hostname: "127.0.0.1", port: 10081 }),
     confKey: p.confKey,
     log,
+    functions: p.functions ?? createCatalog(),
   };
 }

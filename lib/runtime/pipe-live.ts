@@ -4,6 +4,7 @@
  * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
+import type { FunctionRegistry } from "../functions/registry.ts";
 import { dirname, resolve } from "node:path";
 import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
@@ -78,7 +79,7 @@ function failed(status: Record<string, number | string> | null = null): PipeResu
   return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status };
 }
 
-export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
+export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
   const errors = new PipeErrors(req.warn);
   if (req.replay) {
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
@@ -97,6 +98,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   };
   const env = createRuntimeEnv({
     ...pipeEnv(req),
+    functions,
     confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
     dataServer: new DataServer(req.dataServer ?? { hostname: "127.0.0.1", port: 10081 }),
   });
