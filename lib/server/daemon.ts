@@ -7,7 +7,6 @@ import { resolvePaths, type PathFlags } from "../config/index.ts";
 import { createLogger } from "../log.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
-import { closeTrials } from "./ruletest.ts";
 import { ruleRuntime } from "./runtime-bridge.ts";
 import { guardStart } from "./safe-mode.ts";
 
@@ -80,7 +79,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const stop = (code = 0): Promise<void> =>
     (stopping ??= (async () => {
       for (const s of servers) s.stop(true);
-      await closeTrials();
+      await engine.trials.close();
       await engine.shutdown();
       guard.clean();
       process.off("SIGTERM", onSignal);

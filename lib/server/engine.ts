@@ -13,6 +13,7 @@ import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../value/time.ts";
 import type { StreamDef } from "../plan/streams.ts";
+import { CpuMeter, Trials } from "./rest-state.ts";
 import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "../runtime/lifecycle.ts";
@@ -76,6 +77,12 @@ export class Engine {
   safeMode: SafeMode = { on: false, reason: "" };
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   hooks!: RuntimeHooks;
+  /** `POST /ruletest` trial runs. */
+  readonly trials = new Trials();
+  /** Async `POST /data/import` tasks by id, abortable by `DELETE /data/import/{id}` (server/data.ts). */
+  readonly dataTasks = new Map<string, AbortController>();
+  /** CPU use between two `GET /` (server/system.ts). */
+  readonly cpu = new CpuMeter();
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
