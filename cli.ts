@@ -7,7 +7,6 @@ import pkg from "./package.json" with { type: "json" };
 
 async function exitCode(argv: string[]): Promise<number> {
   const { defineCommand, runCommand, showUsage } = await import("citty");
-  await import("./lib/functions/index.ts");
   const { UsageError } = await import("./lib/cli/options.ts");
   type Command = import("citty").CommandDef<import("citty").ArgsDef>;
   const load = (p: Promise<{ default: unknown }>) => p.then((m) => m.default as Command);

@@ -9,10 +9,12 @@
  *     are being posted (the client shares the machine).
  *   node_modules/.bin/bun bench/limits.ts
  */
-import "../lib/functions/index.ts";
+import { createCatalog } from "../lib/functions/index.ts";
 import { textTooDeep } from "../lib/value/json-depth.ts";
 import { MAX_SQL_LENGTH, parseSelect } from "../lib/sql/parse.ts";
 import { startFloe } from "../test/server/daemon.ts";
+
+const functions = createCatalog();
 
 function best(f: () => void, runs = 5): number {
   let b = Infinity;
@@ -45,7 +47,7 @@ const shapes: Record<string, string> = {
   "one string literal": `SELECT "${"a".repeat(room)}" AS s FROM demo`,
   "nested parentheses": `SELECT ${"(".repeat(room / 2 - 10)}1${")".repeat(room / 2 - 10)} FROM demo`,
 };
-for (const [name, sql] of Object.entries(shapes)) console.log(`parse ${name} (${sql.length} chars): ${best(() => parseSelect(sql)).toFixed(1)} ms`);
+for (const [name, sql] of Object.entries(shapes)) console.log(`parse ${name} (${sql.length} chars): ${best(() => parseSelect(sql, functions)).toFixed(1)} ms`);
 
 const body = JSON.stringify({ name: "big.txt", content: "x".repeat(10 * 1024 * 1024 - 1024) });
 const rows = JSON.stringify({ rows: Array.from({ length: 120_000 }, (_, i) => ({ id: i, v: [i, { w: i }] })) });

@@ -4,7 +4,7 @@
  * next to a window-less rule (a filter that keeps nothing): the cost of the rest of the path.
  *   node_modules/.bin/bun bench/replay-window.ts [records]
  */
-import "../lib/functions/index.ts";
+import { createCatalog } from "../lib/functions/index.ts";
 import { Tuple } from "../lib/expr/row.ts";
 import { UTC } from "../lib/value/time.ts";
 import type { Obj } from "../lib/value/values.ts";
@@ -16,6 +16,8 @@ import { parseRuleFile } from "../lib/sql/parse.ts";
 import { VirtualClock } from "../lib/window/clock.ts";
 import { WORKLOADS, type Workload } from "./replay-gen.ts";
 import { join } from "node:path";
+
+const functions = createCatalog();
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const ROOT = join(import.meta.dir, "..");
@@ -32,7 +34,7 @@ function records(devices: number): Obj[] {
 function run(sql: string, rows: Obj[], evaluator: "auto" | "buffered"): number {
   const clock = new VirtualClock(START);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "bench", ruleStart: START };
-  const { plan } = planRule(parseRuleFile(sql).select, defs, { env, zone: UTC, windowEvaluator: evaluator });
+  const { plan } = planRule(parseRuleFile(sql, functions).select, defs, { functions, env, zone: UTC, windowEvaluator: evaluator });
   let emissions = 0;
   const sink: SinkNode = { metrics: [], push: () => void emissions++, end() {} };
   const topo = new Topology(plan, { now: () => clock.now(), sendError: false, clock, zone: UTC }, [sink]);

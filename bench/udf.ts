@@ -4,13 +4,15 @@
  *
  *   node_modules/.bin/bun bench/udf.ts [N]
  */
-import "../lib/functions/index.ts";
+import { createCatalog } from "../lib/functions/index.ts";
 import { UTC } from "../lib/value/time.ts";
 import type { Value } from "../lib/value/values.ts";
 import { invoke } from "../lib/functions/invoke.ts";
 import { loadSandbox, Sandbox } from "../lib/functions/js-sandbox.ts";
 import { registerScript } from "../lib/functions/js-udf.ts";
-import { lookupFunction, type CallCtx } from "../lib/functions/registry.ts";
+import type { CallCtx } from "../lib/functions/registry.ts";
+
+const functions = createCatalog();
 
 const N = Number(process.argv[2] ?? 200_000);
 const ROUNDS = 5;
@@ -28,8 +30,8 @@ function nsPerCall(f: (i: number) => unknown): number {
 }
 
 await loadSandbox();
-await registerScript({ id: "f", description: "", script: "function f(a, b) { return a * b + 1; }", isAgg: false });
-const fd = lookupFunction("f")!;
+await registerScript(functions, { id: "f", description: "", script: "function f(a, b) { return a * b + 1; }", isAgg: false });
+const fd = functions.lookup("f")!;
 const ctx: CallCtx = { name: "f", env: { now: () => 0, zone: UTC, ruleId: "bench", ruleStart: 0 }, state: undefined };
 const box = new Sandbox("f", "function f(a, b) { return a * b + 1; }");
 const strBox = new Sandbox("s", "function s(x) { return x.toUpperCase(); }");

@@ -2,7 +2,9 @@
 import { defineCommand } from "citty";
 import { EngineError, errorText, ParseError } from "../errors.ts";
 import { UTC } from "../value/time.ts";
-import { planRule } from "../plan/plan.ts";
+import { planRuleDef } from "../plan/plan-rule-def.ts";
+import { parseRuleOptions } from "../plan/rule-options.ts";
+import { createCatalog } from "../functions/index.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseRuleFile } from "../sql/parse.ts";
 
@@ -21,15 +23,16 @@ export default defineCommand({
   async run({ args }) {
     const files = args._.length ? args._ : [args.rule];
     let bad = 0;
+    const functions = createCatalog();
     for (const f of files) {
       try {
-        const file = parseRuleFile(await Bun.file(f).text());
+        const file = parseRuleFile(await Bun.file(f).text(), functions);
         if (!args["parse-only"]) {
           const defs = new Map<string, StreamDef>(file.creates.map((c) => [c.name, streamDef(c)]));
           if (file.creates.length === 0)
             for (const n of [file.select.from.name, ...file.select.joins.map((j) => j.source.name)])
               defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
-          planRule(file.select, defs, { env: { now: () => 0, zone: UTC, ruleId: "check", ruleStart: 0 }, zone: UTC });
+          planRuleDef({ id: "check", select: file.select, options: parseRuleOptions("check", undefined) }, defs, { functions, zone: UTC, env: { now: () => 0, zone: UTC, ruleId: "check", ruleStart: 0 } });
         }
         process.stdout.write(`${f}: ok\n`);
       } catch (e) {

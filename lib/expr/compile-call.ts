@@ -5,7 +5,7 @@
  */
 import { RowError } from "../errors.ts";
 import { callFailure, invoke } from "../functions/invoke.ts";
-import { lookupFunction, type Accumulator, type CallCtx, type FuncDef } from "../functions/registry.ts";
+import type { Accumulator, CallCtx, FuncDef } from "../functions/registry.ts";
 import type { Call, Expr } from "../sql/ast.ts";
 import { colFuncFieldName } from "../sql/render.ts";
 import { compileExpr, type Evaluator, type Scope } from "./compile.ts";
@@ -22,7 +22,7 @@ export function compileCall(e: Call, scope: Scope): Evaluator {
     };
   }
   if (ROW_HIT_FUNCS.has(e.name) || AGG_HIT_FUNCS.has(e.name)) return compileHit(e.name, scope);
-  const def = lookupFunction(e.name);
+  const def = scope.functions.lookup(e.name);
   if (!def) throw new RowError(`function ${e.name} not found`);
   switch (def.kind) {
     case "special":

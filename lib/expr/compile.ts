@@ -3,7 +3,7 @@
  * value of an expression for one row and throws RowError on failure; the operator that runs it
  * catches once per record. Binding information (stream, alias) comes from the analyzer.
  */
-import type { FuncEnv } from "../functions/registry.ts";
+import type { FuncEnv, FunctionRegistry } from "../functions/registry.ts";
 import type { Binary, Expr } from "../sql/ast.ts";
 import type { BoundField } from "../sql/render.ts";
 import { compileArrow, compileIndex, compileMeta, compileSlice } from "./compile-access.ts";
@@ -19,6 +19,8 @@ export type Evaluator = (row: Row, ctx: EvalCtx) => Value;
 /** What the compiler needs to know about where an expression runs. */
 export interface Scope {
   readonly env: FuncEnv;
+  /** The functions calls resolve to: the built-ins and the owner's UDFs. */
+  readonly functions: FunctionRegistry;
   /** Aggregate context: aggregate calls iterate the group; failing scalar calls yield null. */
   readonly aggregate: boolean;
   /** Cache slot of each analytic / window-function call site, read from `Row.cached`. */

@@ -3,7 +3,7 @@ import { RowError } from "../errors.ts";
 import type { FieldRef } from "../sql/ast.ts";
 import type { Value } from "../value/values.ts";
 import { SECOND_ARRAY } from "./array-common.ts";
-import { arity, lookupFunction, register, type CallCtx, type Exec } from "./registry.ts";
+import { arity, lookupBuiltin, register, type CallCtx, type Exec } from "./registry.ts";
 
 /** Per call site: the resolved function and the context its body runs with. */
 interface Resolved {
@@ -16,7 +16,7 @@ const PLACEHOLDER: FieldRef = { kind: "field", name: "v" };
 
 function resolve(name: string, ctx: CallCtx): Resolved {
   // eKuiper looks the name up case-sensitively; every built-in name is lower-case.
-  const def = name === name.toLowerCase() ? lookupFunction(name) : undefined;
+  const def = name === name.toLowerCase() ? lookupBuiltin(name) : undefined;
   if (!def) throw new RowError(`unknown built-in function: ${name}.`);
   // Analytic, aggregate and engine-compiled functions cannot run per element.
   if (def.kind !== "scalar" || !def.exec) {

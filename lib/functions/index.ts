@@ -1,4 +1,4 @@
-/** Registers every built-in function; import this module once before looking names up. */
+/** Loads every built-in function; `createCatalog()` makes the function catalog an engine or a pipe run owns. */
 import "./math.ts";
 import "./string.ts";
 import "./hash.ts";
@@ -14,3 +14,10 @@ import "./special.ts";
 
 export * from "./registry.ts";
 export { invoke, policyResult, callFailure } from "./invoke.ts";
+
+import { FunctionRegistry } from "./registry.ts";
+
+/** A fresh catalog: every built-in, no plugin functions yet. */
+export function createCatalog(): FunctionRegistry {
+  return new FunctionRegistry();
+}

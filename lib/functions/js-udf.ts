@@ -7,7 +7,7 @@
  */
 import { RowError } from "../errors.ts";
 import type { Value } from "../value/values.ts";
-import { registerPlugin, unregisterPlugin, type FuncDef } from "./registry.ts";
+import type { FuncDef, FunctionRegistry } from "./registry.ts";
 import { DEFAULT_SANDBOX_LIMITS, loadSandbox, Sandbox, SandboxError, type SandboxLimits } from "./js-sandbox.ts";
 
 export { DEFAULT_SANDBOX_LIMITS, loadSandbox, type SandboxLimits };
@@ -29,10 +29,10 @@ export async function compileScript(def: ScriptDef, limits: SandboxLimits = DEFA
   return new Sandbox(def.id, def.script, limits);
 }
 
-/** Registers the UDF as a SQL function of plugin kind `javascript` (replacing an older version). */
-export async function registerScript(def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<void> {
+/** Registers the UDF in `catalog` as a SQL function of plugin kind `javascript` (replacing an older version). */
+export async function registerScript(catalog: FunctionRegistry, def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<void> {
   const box = await compileScript(def, limits);
-  const exec = registerFunction(def, (args) => box.call(args));
+  const exec = registerFunction(catalog, def, (args) => box.call(args));
   if (!exec) {
     box.dispose();
     throw new Error(`function ${def.id} already exists as a built-in function`);
@@ -44,14 +44,14 @@ export async function registerScript(def: ScriptDef, limits: SandboxLimits = DEF
  * Registers a UDF whose script could not be loaded at restore: it stays defined (listed, deletable,
  * plannable) and every call is a row error with the reason.
  */
-export function registerBrokenScript(def: ScriptDef, reason: string): void {
-  registerFunction(def, () => {
+export function registerBrokenScript(catalog: FunctionRegistry, def: ScriptDef, reason: string): void {
+  registerFunction(catalog, def, () => {
     throw new SandboxError(reason, false);
   });
 }
 
 /** The registered exec, or undefined when `def.id` names a built-in. */
-function registerFunction(def: ScriptDef, run: (args: readonly Value[]) => Value): ((args: readonly Value[]) => Value) | undefined {
+function registerFunction(catalog: FunctionRegistry, def: ScriptDef, run: (args: readonly Value[]) => Value): ((args: readonly Value[]) => Value) | undefined {
   const name = def.id.toLowerCase();
   // The call site prefixes `call func <name> error: ` (invoke.ts), as for every function.
   const exec = (args: readonly Value[]): Value => {
@@ -62,9 +62,9 @@ function registerFunction(def: ScriptDef, run: (args: readonly Value[]) => Value
     }
   };
   const fd: FuncDef & { plugin: string } = def.isAgg ? { name, kind: "aggregate", plugin: "javascript", exec } : { name, kind: "scalar", plugin: "javascript", exec };
-  return registerPlugin(fd) ? exec : undefined;
+  return catalog.registerPlugin(fd) ? exec : undefined;
 }
 
-export function unregisterScript(id: string): void {
-  unregisterPlugin(id);
+export function unregisterScript(catalog: FunctionRegistry, id: string): void {
+  catalog.unregisterPlugin(id);
 }

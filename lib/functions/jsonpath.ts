@@ -5,8 +5,7 @@
  */
 import { RowError } from "../errors.ts";
 import { fmtV, isObj, type Value } from "../value/values.ts";
-import { compileJsonPath } from "./jsonpath-parse.ts";
-import type { Ev } from "./jsonpath-ops.ts";
+import { compileJsonPath, type Ev } from "./jsonpath/index.ts";
 import { expectArgs, expectType, register, type CallCtx, type Validator } from "./registry.ts";
 
 const validate: Validator = (args) => {

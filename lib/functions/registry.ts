@@ -1,9 +1,12 @@
 /**
  * The function registry: every built-in by lower-case name, with its kind, its parse-time
  * validator (which looks only at argument syntax) and its body. Category files call
- * `register(...)`; `index.ts` imports them all once.
+ * `register(...)` when loaded; `index.ts` loads them all once and makes catalogs. The built-ins are
+ * fixed once loaded; a `FunctionRegistry` (the catalog the parser, planner and compiler consult) adds
+ * the plugin functions (JavaScript UDFs) of its owner: the daemon's engine, or one pipe run.
  */
 import type { Expr } from "../sql/ast.ts";
+import type { FunctionCatalog } from "../sql/catalog.ts";
 import type { Value } from "../value/values.ts";
 import type { Zone } from "../value/time.ts";
 
@@ -84,51 +87,64 @@ export interface Accumulator {
   restore(s: unknown): void;
 }
 
-const registry = new Map<string, FuncDef>();
+const builtins = new Map<string, FuncDef>();
 
-/** Adds definitions; a name registered twice is a programming error. */
+/** Adds built-in definitions; a name registered twice is a programming error. */
 export function register(...defs: FuncDef[]): void {
   for (const d of defs) {
-    if (registry.has(d.name)) throw new Error(`function ${d.name} registered twice`);
-    registry.set(d.name, d);
+    if (builtins.has(d.name)) throw new Error(`function ${d.name} registered twice`);
+    builtins.set(d.name, d);
   }
 }
 
-/** Registers `alias` as another name of the definition `target`. */
+/** Registers `alias` as another name of the built-in `target`. */
 export function alias(aliasName: string, target: string): void {
-  const d = registry.get(target);
+  const d = builtins.get(target);
   if (!d) throw new Error(`alias ${aliasName}: unknown function ${target}`);
   register({ ...d, name: aliasName });
 }
 
-/**
- * Registers or replaces a plugin function (a JavaScript UDF). Built-in names cannot be taken;
- * returns false then. Rules already planned keep the definition they compiled.
- */
-export function registerPlugin(def: FuncDef & { readonly plugin: string }): boolean {
-  const old = registry.get(def.name);
-  if (old && !old.plugin) return false;
-  registry.set(def.name, def);
-  return true;
+/** A built-in function (never a plugin one); for code that calls a built-in by name. */
+export function lookupBuiltin(name: string): FuncDef | undefined {
+  return builtins.get(name.toLowerCase());
 }
 
-/** Removes a plugin function; built-ins are never removed. */
-export function unregisterPlugin(name: string): boolean {
-  const d = registry.get(name.toLowerCase());
-  if (!d?.plugin) return false;
-  return registry.delete(name.toLowerCase());
-}
+/** The built-ins plus this owner's plugin functions. Make one with `createCatalog()` (index.ts). */
+export class FunctionRegistry implements FunctionCatalog {
+  private readonly plugins = new Map<string, FuncDef>();
 
-export function lookupFunction(name: string): FuncDef | undefined {
-  return registry.get(name.toLowerCase());
-}
+  lookup(name: string): FuncDef | undefined {
+    const n = name.toLowerCase();
+    return builtins.get(n) ?? this.plugins.get(n);
+  }
 
-export function isAggregateName(name: string): boolean {
-  return registry.get(name.toLowerCase())?.kind === "aggregate";
-}
+  kind(name: string): string | undefined {
+    return this.lookup(name)?.kind;
+  }
 
-export function allFunctionNames(): string[] {
-  return [...registry.keys()];
+  validate(name: string, args: readonly Expr[]): string | undefined {
+    return this.lookup(name)?.validate?.(args as Expr[]);
+  }
+
+  /**
+   * Registers or replaces a plugin function (a JavaScript UDF). Built-in names cannot be taken;
+   * returns false then. Rules already planned keep the definition they compiled.
+   */
+  registerPlugin(def: FuncDef & { readonly plugin: string }): boolean {
+    if (builtins.has(def.name)) return false;
+    this.plugins.set(def.name, def);
+    return true;
+  }
+
+  /** Removes a plugin function; built-ins are never removed. */
+  unregisterPlugin(name: string): boolean {
+    return this.plugins.delete(name.toLowerCase());
+  }
+
+  /** Every function name, built-ins first. */
+  names(): string[] {
+    return [...builtins.keys(), ...this.plugins.keys()];
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
-import { planRule } from "../plan/plan.ts";
+import { planRuleDef } from "../plan/plan-rule-def.ts";
+import { createCatalog } from "../functions/index.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
 import { openLookupTable, type LookupSource } from "../io/lookup/index.ts";
@@ -25,7 +26,7 @@ import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
 import { runLive } from "./live.ts";
 import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
-import { parseRuleOptions, planOptions, type RuleOptions } from "../plan/rule-options.ts";
+import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { PipeErrors } from "./errors.ts";
 
 interface Envelope {
@@ -55,16 +56,17 @@ function failure(req: PipeRequest, e: unknown): PipeResult {
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
-    const file = parseRuleFile(req.sql);
-    const extra = req.streamsSql ? parseCreates(req.streamsSql) : [];
+    const functions = createCatalog();
+    const file = parseRuleFile(req.sql, functions);
+    const extra = req.streamsSql ? parseCreates(req.streamsSql, functions) : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);
     // Connector streams, or a .json rule's actions, run on the streaming runtime (issue 4).
     // Lookup tables are queried, not read: a stdin rule joining them stays on this runner.
     const live = (n: string) => defs.has(n) && !isStdin(defs.get(n)!) && !isLookupTable(defs.get(n)!);
-    if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs);
-    run = new PipeRun(req, options, defs, (env) => planRule(file.select, defs, { env, zone: req.zone, ignoreCase: req.ignoreCase, ...planOptions(options) }).plan);
+    if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs, functions);
+    run = new PipeRun(req, options, defs, (env) => planRuleDef({ id: req.ruleId ?? "rule", select: file.select, options }, defs, { env, functions, zone: req.zone, ignoreCase: req.ignoreCase }).plan);
     await run.openLookups();
   } catch (e) {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);

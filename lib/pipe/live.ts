@@ -4,6 +4,7 @@
  * or SIGINT/SIGTERM; then admitted records are processed, open windows flushed (`--on-eof flush`),
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
+import type { FunctionRegistry } from "../functions/registry.ts";
 import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
 import { DataServer } from "../io/data-server.ts";
@@ -53,7 +54,7 @@ class TickStdout implements SinkNode {
   }
 }
 
-export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
+export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
   const errors = new PipeErrors(req.warn);
   if (req.replay) {
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
@@ -74,6 +75,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     ...pipeEnv(req),
     // A streaming run says when each source receives: what was published before is not in its output.
     sourceReady: (stream, text) => req.warn(`floe: source ${stream}: ${text}\n`),
+    functions,
     confKey: (kind, type, key) => (kind === "connections" ? connection(type, key) : undefined),
     dataServer: new DataServer(req.dataServer ?? { hostname: "127.0.0.1", port: 10081 }),
   });

@@ -5,7 +5,7 @@
  */
 import { PlanError } from "../errors.ts";
 import { AGG_HIT_FUNCS } from "../expr/hits.ts";
-import { lookupFunction } from "../functions/registry.ts";
+import type { FunctionRegistry } from "../functions/registry.ts";
 import type { Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
@@ -35,24 +35,28 @@ export interface Analysis {
   readonly whereAggregates: Call[];
   /** Joins with lookup tables (sql §12.5), in written order. */
   readonly lookups: LookupJoin[];
+  /** The functions the statement's calls resolve to. */
+  readonly functions: FunctionRegistry;
 }
 
 const ANALYTIC = new Set(["lag", "latest", "changed_col", "had_changed", "acc_sum", "acc_min", "acc_max", "acc_avg", "acc_count"]);
 
-function funcKind(e: Expr): string | undefined {
-  return e.kind === "call" ? lookupFunction(e.name)?.kind : undefined;
-}
 /** Aggregate functions, including last_agg_hit_* (functions §2: kind A). */
-export const isAggregateCall = (e: Expr): e is Call =>
-  funcKind(e) === "aggregate" || (e.kind === "call" && AGG_HIT_FUNCS.has(e.name));
+export const isAggregateCall =
+  (functions: FunctionRegistry) =>
+  (e: Expr): e is Call =>
+    e.kind === "call" && (functions.kind(e.name) === "aggregate" || AGG_HIT_FUNCS.has(e.name));
 export const isAnalyticCall = (e: Expr): e is Call => e.kind === "call" && ANALYTIC.has(e.name);
 
 /** True if `e` contains an aggregate call, looking through alias references. */
-export function hasAggregate(e: Expr): boolean {
-  return some(e, (n) => isAggregateCall(n) || (n.kind === "field" && !!(n as BoundField).aliasOf && hasAggregate((n as BoundField).aliasOf!)));
+export function hasAggregate(e: Expr, functions: FunctionRegistry): boolean {
+  const isAgg = isAggregateCall(functions);
+  const has = (x: Expr): boolean => some(x, (n) => isAgg(n) || (n.kind === "field" && !!(n as BoundField).aliasOf && has((n as BoundField).aliasOf!)));
+  return has(e);
 }
 
-export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: { sendMetaToSink?: boolean } = {}): Analysis {
+export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: { readonly functions: FunctionRegistry; readonly sendMetaToSink?: boolean }): Analysis {
+  const { functions } = opts;
   const sources: SourceRef[] = [];
   for (const src of [stmt.from, ...stmt.joins.map((j) => j.source)]) {
     const def = streams.get(src.name);
@@ -76,9 +80,9 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
 
   const lookups = analyzeLookups(stmt, streams);
   const { window, dimensions } = extractWindow(stmt.groupBy);
-  checkAggregates(stmt, dimensions, window);
-  checkFields(stmt);
-  const aggregate = stmt.fields.some((f) => hasAggregate(f.expr)) || dimensions.length > 0;
+  checkAggregates(stmt, dimensions, window, functions);
+  checkFields(stmt, functions);
+  const aggregate = stmt.fields.some((f) => hasAggregate(f.expr, functions)) || dimensions.length > 0;
 
   const streamCount = sources.filter((s) => s.def.kind === "stream").length;
   if (stmt.joins.length > 0 && streamCount > 1 && !window)
@@ -94,9 +98,10 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
     dimensions,
     aggregate,
     analytic: collectCalls(stmt, isAnalyticCall),
-    windowFuncs: collectCalls(stmt, (e): e is Call => funcKind(e) === "window"),
-    whereAggregates: stmt.where ? collect(stmt.where, isAggregateCall) : [],
+    windowFuncs: collectCalls(stmt, (e): e is Call => e.kind === "call" && functions.kind(e.name) === "window"),
+    whereAggregates: stmt.where ? collect(stmt.where, isAggregateCall(functions)) : [],
     lookups,
+    functions,
   };
 }
 
@@ -173,18 +178,20 @@ class Binder {
   }
 }
 
-function checkAggregates(stmt: SelectStatement, dimensions: Expr[], window: WindowSpec | undefined): void {
+function checkAggregates(stmt: SelectStatement, dimensions: Expr[], window: WindowSpec | undefined, functions: FunctionRegistry): void {
+  const isAgg = isAggregateCall(functions);
+  const hasAgg = (e: Expr) => hasAggregate(e, functions);
   const all = [...stmt.fields.map((f) => f.expr), ...clauseExprs(stmt)];
   for (const e of all) {
     walk(e, (n) => {
-      if (isAggregateCall(n) && n.args.some(hasAggregate))
+      if (isAgg(n) && n.args.some(hasAgg))
         throw new PlanError(`invalid argument for func ${n.name}: aggregate argument is not allowed`);
     });
   }
   for (const d of dimensions) {
-    if (hasAggregate(d)) throw new PlanError(`Not allowed to call aggregate functions in GROUP BY clause: ${renderExpr(d)}.`);
+    if (hasAgg(d)) throw new PlanError(`Not allowed to call aggregate functions in GROUP BY clause: ${renderExpr(d)}.`);
   }
-  if (stmt.having) checkHaving(stmt.having);
+  if (stmt.having) checkHaving(stmt.having, hasAgg);
   if (dimensions.length > 0 && !window) throw new PlanError("select stmt group by should be used with window");
   const aggregateQuery = dimensions.length > 0 || !!window || stmt.joins.length > 0;
   if (aggregateQuery) {
@@ -200,7 +207,7 @@ function checkAggregates(stmt: SelectStatement, dimensions: Expr[], window: Wind
 }
 
 /** HAVING must be "all aggregate" at its leaves (sql §11.1); parentheses escape the check [quirk]. */
-function checkHaving(h: Expr): void {
+function checkHaving(h: Expr, hasAgg: (e: Expr) => boolean): void {
   const leaves = (e: Expr): Expr[] => {
     if (e.kind === "binary") return [...leaves(e.left), ...leaves(e.right)];
     if (e.kind === "between") return [...leaves(e.left), ...leaves(e.low), ...leaves(e.high)];
@@ -209,12 +216,12 @@ function checkHaving(h: Expr): void {
     return [e];
   };
   for (const leaf of leaves(h)) {
-    if ((leaf.kind === "call" || leaf.kind === "field") && !hasAggregate(leaf))
+    if ((leaf.kind === "call" || leaf.kind === "field") && !hasAgg(leaf))
       throw new PlanError(`Not allowed to call non-aggregate functions in HAVING clause: ${renderExpr(h)}.`);
   }
 }
 
-function checkFields(stmt: SelectStatement): void {
+function checkFields(stmt: SelectStatement, functions: FunctionRegistry): void {
   const seen = new Set<string>();
   for (const f of stmt.fields) {
     if (f.expr.kind === "wildcard" || f.invisible) continue;
@@ -228,7 +235,7 @@ function checkFields(stmt: SelectStatement): void {
         throw new PlanError("colon start value can't be greater than end value");
     });
   }
-  const srf = stmt.fields.filter((f) => funcKind(f.expr) === "srf").length;
+  const srf = stmt.fields.filter((f) => f.expr.kind === "call" && functions.kind(f.expr.name) === "srf").length;
   if (srf > 1) throw new PlanError("set-returning func shouldn't be more than 1");
 }
 

@@ -20,7 +20,6 @@
 import type { BoundField } from "../sql/render.ts";
 import type { Call, Expr } from "../sql/ast.ts";
 import { some, walk } from "../sql/walk.ts";
-import { lookupFunction } from "../functions/registry.ts";
 import { isAggregateCall, type Analysis } from "./analyze.ts";
 import type { RulePlan } from "./specs.ts";
 
@@ -34,9 +33,10 @@ const EKUIPER_INC = new Set(["count", "avg", "max", "min", "sum", "merge_agg", "
 export function aggregateCalls(a: Analysis): Call[] {
   const s = a.stmt;
   const out: Call[] = [];
+  const isAgg = isAggregateCall(a.functions);
   const visit = (e: Expr): void =>
     walk(e, (n) => {
-      if (isAggregateCall(n) && !out.includes(n)) out.push(n);
+      if (isAgg(n) && !out.includes(n)) out.push(n);
       const alias = n.kind === "field" ? (n as BoundField).aliasOf : undefined;
       if (alias) visit(alias);
     });
@@ -64,12 +64,12 @@ export function chooseEvaluator(a: Analysis, calls: readonly Call[], eventTime: 
   if (s.joins.length || a.whereAggregates.length || !a.aggregate) return "buffered";
   if (eventTime && w.type === "count") return "buffered";
   for (const c of calls) {
-    if (!lookupFunction(c.name)?.accumulator) return "buffered";
+    if (!a.functions.lookup(c.name)?.accumulator) return "buffered";
     if (c.args.some(usesRange)) return "buffered";
   }
   if (a.dimensions.some(usesRange)) return "buffered";
   if (whereAfterWindow && s.where && usesRange(s.where)) return "buffered";
-  if (w.filter && some(w.filter, isAggregateCall)) return "buffered";
+  if (w.filter && some(w.filter, isAggregateCall(a.functions))) return "buffered";
   return "incremental";
 }
 

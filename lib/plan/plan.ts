@@ -6,7 +6,7 @@
 import { PlanError } from "../errors.ts";
 import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import type { Zone } from "../value/time.ts";
-import { lookupFunction, type FuncEnv } from "../functions/registry.ts";
+import type { FuncEnv, FunctionRegistry } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
@@ -23,6 +23,8 @@ import type { IncSpec } from "./window-spec.ts";
 /** Rule options that shape the plan (rules-and-sinks.md §2, sql §18). */
 export interface PlanOptions {
   readonly env: FuncEnv;
+  /** The functions calls resolve to: the built-ins and the owner's UDFs. */
+  readonly functions: FunctionRegistry;
   readonly zone: Zone;
   readonly sendMetaToSink?: boolean;
   readonly sendNil?: boolean;
@@ -45,7 +47,7 @@ export interface PlannedRule {
 }
 
 export function planRule(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: PlanOptions): PlannedRule {
-  const analysis = analyze(stmt, streams, { sendMetaToSink: opts.sendMetaToSink });
+  const analysis = analyze(stmt, streams, { functions: opts.functions, sendMetaToSink: opts.sendMetaToSink });
   return { plan: new Planner(analysis, opts).build(), analysis };
 }
 
@@ -77,7 +79,7 @@ class Planner {
       row: holds(s.where, ROW_HIT_FUNCS) ? new HitState() : undefined,
       agg: holds(s.having, AGG_HIT_FUNCS) ? new HitState() : undefined,
     };
-    this.scope = { env: opts.env, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits, ignoreCase: opts.ignoreCase, aggSlots: this.aggSlots };
+    this.scope = { env: opts.env, functions: opts.functions, aggregate: false, cachedCalls: this.cachedCalls, callState, hits: this.hits, ignoreCase: opts.ignoreCase, aggSlots: this.aggSlots };
     this.aggScope = { ...this.scope, aggregate: true };
     let slot = 0;
     for (const c of [...a.analytic, ...a.windowFuncs, ...a.whereAggregates]) this.cachedCalls.set(c, slot++);
@@ -165,7 +167,7 @@ class Planner {
     for (const c of a.windowFuncs) ops.push(this.windowFuncOp(c));
     if (s.orderBy.length) ops.push({ kind: "order", name: this.name("order"), keys: this.sortKeys(s.orderBy, a.aggregate) });
     ops.push({ kind: "project", name: this.name("project"), spec: this.projectSpec() });
-    const srf = s.fields.find((f) => f.expr.kind === "call" && lookupFunction(f.expr.name)?.kind === "srf");
+    const srf = s.fields.find((f) => f.expr.kind === "call" && this.opts.functions.kind(f.expr.name) === "srf");
     if (srf) ops.push({ kind: "projectset", name: this.name("projectset"), column: srf.name, single: !w && !s.joins.length });
     return { sources, ops, slots: this.cachedCalls.size };
   }
@@ -227,7 +229,7 @@ class Planner {
   private analyticOp(): OpSpec {
     const sites: AnalyticSite[] = this.a.analytic.map((c) => ({
       slot: this.cachedCalls.get(c)!,
-      def: lookupFunction(c.name)!,
+      def: this.opts.functions.lookup(c.name)!,
       ctx: callCtx(c, c.name, this.scope),
       // The call's own slot must not be read while computing it: compile args without it.
       args: c.args.map((x) => this.compile(x)),
@@ -277,7 +279,7 @@ class Planner {
     const rowScope: Scope = { ...this.scope, aggregate: false };
     const aggs = [...this.aggSlots.keys()].map((e) => {
       const c = e as Call;
-      const def = lookupFunction(c.name)!;
+      const def = this.opts.functions.lookup(c.name)!;
       return {
         def,
         args: c.args.map((x) => compileExpr(x, rowScope)),

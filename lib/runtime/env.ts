@@ -2,6 +2,7 @@
  * What the streaming runtime needs from its host (the daemon or pipe mode): directories,
  * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
  */
+import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
@@ -47,6 +48,8 @@ export interface RuntimeEnv {
   log(line: string): void;
   /** A source of stream `stream` is receiving (connected and subscribed, or again after a reconnect). */
   sourceReady?(stream: string, text: string): void;
+  /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */
+  readonly functions: FunctionRegistry;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -71,5 +74,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     confKey: p.confKey,
     log,
     sourceReady: p.sourceReady,
+    functions: p.functions ?? createCatalog(),
   };
 }

@@ -16,7 +16,7 @@ import type { SourceMessage } from "../io/sources/message.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import { isByteSource, sourceType } from "../io/sources/index.ts";
 import { openLookupTable } from "../io/lookup/index.ts";
-import { planRule } from "../plan/plan.ts";
+import { planRuleDef } from "../plan/plan-rule-def.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
@@ -27,7 +27,7 @@ import { Checkpointer } from "./checkpoint.ts";
 import { memoryGovernor } from "./memory.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
-import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
+import type { RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
@@ -231,11 +231,11 @@ export class RuleRun {
     const startedAt = this.startedAt;
     const now = () => this.now();
     const fenv: FuncEnv = { now, zone: env.zone, ruleId: spec.id, ruleStart: startedAt };
-    this.plan = planRule(spec.select, spec.streams, {
+    this.plan = planRuleDef(spec, spec.streams, {
       env: fenv,
+      functions: env.functions,
       zone: env.zone,
       ignoreCase: env.ignoreCase,
-      ...planOptions(o),
       decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
     }).plan;
     this.clock.onError = (e) => this.fatal(e);

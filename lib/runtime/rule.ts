@@ -111,8 +111,8 @@ export class Rule {
   /** Validates a rule definition (see the contract above); the rule starts stopped. */
   static create(def: RuleDefinition, streams: ReadonlyMap<string, StreamDef>, env: RuntimeEnv, hub: SourceHub, host: RuleHostOptions = {}): Rule {
     const options = parseRuleOptions(def.id, def.options, env.ruleDefaults);
-    const select = def.select ?? parseSelect(def.sql);
-    analyze(select, streams, { sendMetaToSink: options.sendMetaToSink });
+    const select = def.select ?? parseSelect(def.sql, env.functions);
+    analyze(select, streams, { functions: env.functions, sendMetaToSink: options.sendMetaToSink });
     const actions = parseActions(def.actions, env, def.id, host.extraSinks?.length ?? 0);
     return new Rule(def.id, def.name ?? "", options, select, streams, actions, env, hub, host);
   }

@@ -9,7 +9,6 @@ import { loopLag } from "../runtime/loop-lag.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
-import { closeTrials } from "./ruletest.ts";
 import { ruleRuntime } from "./runtime-bridge.ts";
 import { guardStart } from "./safe-mode.ts";
 
@@ -83,7 +82,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const stop = (code = 0): Promise<void> =>
     (stopping ??= (async () => {
       for (const s of servers) s.stop(true);
-      await closeTrials();
+      await engine.trials.close();
       await engine.shutdown();
       guard.clean();
       process.off("SIGTERM", onSignal);

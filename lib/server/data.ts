@@ -15,7 +15,6 @@ interface Task {
   updatedTimestamp: number;
 }
 
-const controllers = new Map<string, AbortController>();
 
 function saveStatus(e: Engine, s: ImportStatus): void {
   e.kv.set("importStatus", "last", JSON.stringify(s));
@@ -130,7 +129,7 @@ export const asyncRoutes: RouteDef<Engine>[] = [
       const task: Task = { id, status: "running", message: "", createdTimestamp: sec, updatedTimestamp: sec };
       putTask(e, task);
       const ac = new AbortController();
-      controllers.set(id, ac);
+      e.dataTasks.set(id, ac);
       const partial = parseBool(ctx.query.get("partial"));
       const stop = parseBool(ctx.query.get("stop"));
       void (async () => {
@@ -144,7 +143,7 @@ export const asyncRoutes: RouteDef<Engine>[] = [
         } catch (err) {
           t = { ...task, status: "error", message: `err:${errorText(err)}, response:null` };
         }
-        controllers.delete(id);
+        e.dataTasks.delete(id);
         putTask(e, { ...t, updatedTimestamp: Math.floor(Date.now() / 1000) });
       })();
       return jsonSniffed({ id });
@@ -166,7 +165,7 @@ export const asyncRoutes: RouteDef<Engine>[] = [
       const id = ctx.params.id!;
       const t = getTask(e, id);
       if (!t) return errorBody(ErrCode.undefined, `async task: ${id} not found`);
-      controllers.get(id)?.abort();
+      e.dataTasks.get(id)?.abort();
       putTask(e, { ...t, status: "cancel", updatedTimestamp: Math.floor(Date.now() / 1000) });
       return sentence("cancel success");
     },

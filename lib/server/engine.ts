@@ -12,6 +12,9 @@ import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import type { Zone } from "../value/time.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import { CpuMeter, Trials } from "./rest-state.ts";
+import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./lifecycle.ts";
 import { patrol } from "./scheduler.ts";
@@ -26,7 +29,6 @@ import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
 import type { SafeMode } from "./safe-mode.ts";
-import { planOnlyFactory, planValidator, type RuntimeDeps } from "./run-factory.ts";
 
 export interface RuntimeHooks {
   readonly factory: RunFactory;
@@ -37,11 +39,17 @@ export interface RuntimeHooks {
   readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
 }
 
+/** What the rule runtime reads from the engine when it plans a rule. */
+export interface RuntimeDeps {
+  streams(): ReadonlyMap<string, StreamDef>;
+  zone(): Zone;
+}
+
 export interface EngineOptions {
   readonly paths: Paths;
   readonly env?: Record<string, string | undefined>;
-  /** Supplies the rule runtime; the plan-only runtime when absent. */
-  readonly runtime?: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
+  /** Supplies the rule runtime (server/runtime-bridge.ts). */
+  readonly runtime: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
   readonly log?: (line: string) => void;
   /** Levelled log of rule state changes and errors (the daemon's; none in tests that build an Engine). */
   readonly logger?: Logger;
@@ -70,6 +78,12 @@ export class Engine {
   private patrolTimer: ReturnType<typeof setInterval> | undefined;
   private readonly closers: (() => void)[] = [];
   hooks!: RuntimeHooks;
+  /** `POST /ruletest` trial runs. */
+  readonly trials = new Trials();
+  /** Async `POST /data/import` tasks by id, abortable by `DELETE /data/import/{id}` (server/data.ts). */
+  readonly dataTasks = new Map<string, AbortController>();
+  /** CPU use between two `GET /` (server/system.ts). */
+  readonly cpu = new CpuMeter();
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
@@ -81,6 +95,8 @@ export class Engine {
     readonly env: Record<string, string | undefined>,
     readonly kv: Kv,
     readonly catalog: Catalog,
+    /** The built-in functions and this daemon's JavaScript UDFs: what every rule parses, plans and calls with. */
+    readonly functions: FunctionRegistry,
     readonly confKeys: ConfKeys,
     readonly rules: RuleManager,
     readonly log: (line: string) => void,
@@ -113,7 +129,8 @@ export class Engine {
     const config = await loadKuiperConfig(o.paths.etc, env);
     prepareDataDir(o.paths.data);
     const kv = Kv.open(o.paths.data, config.store.sqliteName);
-    const catalog = new Catalog(kv, log);
+    const functions = createCatalog();
+    const catalog = new Catalog(kv, functions, log);
     const connYaml = await loadConnectionYaml(o.paths.etc, env);
     const confKeys = new ConfKeys(kv, o.paths.etc, env, connYaml);
     await confKeys.load();
@@ -121,15 +138,15 @@ export class Engine {
     const deps: RuntimeDeps = { streams: () => catalog.all(), zone: () => engine?.zone ?? config.basic.timezone };
     let hooks: RuntimeHooks | undefined;
     const factory: RunFactory = (def, onExit) => hooks!.factory(def, onExit);
-    const rules = new RuleManager(kv, catalog, () => config.rule, factory, (def) => hooks!.validate(def), () => deps.zone(), log);
+    const rules = new RuleManager(kv, catalog, functions, () => config.rule, factory, (def) => hooks!.validate(def), () => deps.zone(), log);
     const logger = o.logger;
     if (logger)
       rules.onState = (id, state, message) => {
         if (state === RuleStateName.stoppedByErr) logger.error(`rule ${id} is stopped by error: ${message}`);
         else logger.info(`rule ${id} is ${state}${message ? `: ${message}` : ""}`);
       };
-    engine = new Engine(o.paths, config, env, kv, catalog, confKeys, rules, log, o.version ?? "0.0.0");
-    hooks = o.runtime ? o.runtime(deps, engine) : { factory: planOnlyFactory(deps), validate: planValidator(deps) };
+    engine = new Engine(o.paths, config, env, kv, catalog, functions, confKeys, rules, log, o.version ?? "0.0.0");
+    hooks = o.runtime(deps, engine);
     engine.hooks = hooks;
     rules.cleanup = (id) => {
       try {
@@ -162,10 +179,10 @@ export class Engine {
       this.scripts.set(id, def);
       if (this.safeMode.on) continue;
       try {
-        await registerScript(def, this.config.basic.udfLimits);
+        await registerScript(this.functions, def, this.config.basic.udfLimits);
       } catch (e) {
         this.log(`cannot restore javascript function ${id}: ${errorText(e)}`);
-        registerBrokenScript(def, errorText(e));
+        registerBrokenScript(this.functions, def, errorText(e));
       }
     }
   }
@@ -243,13 +260,13 @@ export class Engine {
 
   /** Loads the script into its sandbox (throws with the script's error), then stores it. */
   async addScript(def: ScriptDef): Promise<void> {
-    await registerScript(def, this.config.basic.udfLimits);
+    await registerScript(this.functions, def, this.config.basic.udfLimits);
     this.kv.set("script", def.id, JSON.stringify(def));
     this.scripts.set(def.id, def);
   }
 
   removeScript(id: string): void {
-    unregisterScript(id);
+    unregisterScript(this.functions, id);
     this.kv.delete("script", id);
     this.scripts.delete(id);
   }

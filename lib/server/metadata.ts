@@ -7,7 +7,7 @@ import { SHIPPED_SOURCES } from "../config/index.ts";
 import { ErrCode, errorText } from "../errors.ts";
 import { MqttConnection } from "../io/mqtt/client.ts";
 import { parseMqttConf } from "../io/mqtt/conf.ts";
-import { allFunctionNames, lookupFunction } from "../functions/registry.ts";
+import type { FunctionRegistry } from "../functions/registry.ts";
 import { idError } from "../store/ids.ts";
 import { isObject, readJson } from "./body.ts";
 import { maskSecrets, type ConfKind } from "./confkeys.ts";
@@ -115,10 +115,10 @@ function list(items: { name: string; about: unknown; type: string }[]): Response
   return json(items.sort((a, b) => (a.name < b.name ? -1 : 1)));
 }
 
-function functionsMeta(): unknown[] {
+function functionsMeta(functions: FunctionRegistry): unknown[] {
   const groups = new Map<string, unknown[]>();
-  for (const n of allFunctionNames().sort()) {
-    const d = lookupFunction(n)!;
+  for (const n of functions.names().sort()) {
+    const d = functions.lookup(n)!;
     const g = d.plugin ? `${d.plugin} functions` : `${d.kind} functions`;
     const list = groups.get(g) ?? [];
     list.push({ name: n, example: `${n}()`, hint: { en_US: "", zh_CN: "" }, args: [], outputs: [], node: { category: "function", icon: "iconPath", label: { en: n, zh: n } } });
@@ -212,7 +212,7 @@ function connectivity(kind: "sources" | "sinks" | "lookups"): RouteDef<Engine> {
 }
 
 export const metadataRoutes: RouteDef<Engine>[] = [
-  { method: "GET", path: "/metadata/functions", handler: () => json(functionsMeta()) },
+  { method: "GET", path: "/metadata/functions", handler: (_ctx, e) => json(functionsMeta(e.functions)) },
   { method: "GET", path: "/metadata/operators", handler: () => json([]) },
   { method: "GET", path: "/metadata/sinks", handler: () => list(SINK_TYPES.map((t) => ({ name: t, about: ABOUT(t, "sinks"), type: "internal" }))) },
   { method: "GET", path: "/metadata/sinks/{name}", handler: (ctx) => { const m = sinkMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },

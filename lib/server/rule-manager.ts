@@ -12,6 +12,7 @@ import { isScheduled } from "./lifecycle.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import type { Catalog } from "../store/catalog.ts";
 import type { Kv } from "../store/kv.ts";
+import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
 import { MASK, unmaskSecrets } from "./confkeys.ts";
 import { goQuote } from "./respond.ts";
@@ -32,6 +33,7 @@ export class RuleManager {
   constructor(
     private readonly kv: Kv,
     private readonly catalog: Catalog,
+    private readonly functions: FunctionCatalog,
     private readonly defaults: () => Readonly<Record<string, unknown>>,
     private readonly factory: RunFactory,
     private readonly validate: RuleValidator,
@@ -45,7 +47,7 @@ export class RuleManager {
   }
 
   parse(text: string, pathId?: string): RuleDef {
-    return parseRuleDef(text, this.defaults(), pathId);
+    return parseRuleDef(text, this.functions, this.defaults(), pathId);
   }
 
   /**
@@ -75,7 +77,7 @@ export class RuleManager {
   recover(id: string, text: string, start = true): void {
     let def: RuleDef;
     try {
-      def = parseRuleDef(text, this.defaults(), undefined, { keepBadSql: true });
+      def = parseRuleDef(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
     } catch (e) {
       this.log(`cannot restore rule ${id}: ${errorText(e)}`);
       return;

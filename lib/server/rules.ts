@@ -1,8 +1,7 @@
 /** `/rules/**` (rest-api.md §5, §7): CRUD, lifecycle, status, topology, explain, tags, bulk. */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
-import { planRule } from "../plan/plan.ts";
-import { planOptions } from "../plan/rule-options.ts";
+import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { idError } from "../store/ids.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";
@@ -72,8 +71,7 @@ function explain(e: Engine, id: string): string {
   const text = e.rules.describe(id);
   const def = e.rules.parse(text);
   if (!def.select) throw new EngineError("only support explain sql now", ErrCode.undefined);
-  const env = { now: () => Date.now(), zone: e.zone, ruleId: id, ruleStart: Date.now() };
-  const plan = planRule(def.select, e.catalog.all(), { env, zone: e.zone, ...planOptions(def.options) }).plan;
+  const plan = planRuleDef({ id, select: def.select, options: def.options }, e.catalog.all(), { functions: e.functions, zone: e.zone }).plan;
   const chain: { op: string; info: string }[] = [];
   for (const op of [...plan.ops].reverse()) chain.push(explainNode(op));
   for (const s of plan.sources) for (const h of [...s.helpers].reverse()) if (h.kind === "filter") chain.push({ op: "FilterPlan", info: h.name });

@@ -5,47 +5,15 @@
  * rule store. A trial ends when deleted, at its first runtime error, or after 5 minutes.
  */
 import { ErrCode, errorText } from "../errors.ts";
-import type { SseHub } from "../io/data-server.ts";
 import type { RuleRun } from "./lifecycle.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";
+import type { SseHub } from "../io/data-server.ts";
 import { errorBody, jsonSniffed, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
 
 const TRIAL_TTL_MS = 5 * 60_000;
-
-interface Trial {
-  readonly id: string;
-  readonly text: string;
-  readonly mocks: Record<string, MockSpec>;
-  /** The trial's SSE endpoint `/test/<id>` on the data server. */
-  readonly hub: SseHub;
-  readonly release: () => void;
-  run: RuleRun | undefined;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-const trials = new Map<string, Trial>();
-
-/** Sends one sink output to every SSE client of trial `id` (the runtime's trial sink calls this). */
-export function publishTrial(id: string, payload: string): void {
-  trials.get(id)?.hub.publish(payload);
-}
-
-async function stopTrial(id: string): Promise<void> {
-  const t = trials.get(id);
-  if (!t) return;
-  trials.delete(id);
-  if (t.timer) clearTimeout(t.timer);
-  await t.run?.stop().catch(() => {});
-  t.release();
-}
-
-/** Stops every trial (daemon shutdown; the engine then closes the data server). */
-export async function closeTrials(): Promise<void> {
-  for (const id of [...trials.keys()]) await stopTrial(id);
-}
 
 /** The trial as a rule definition: its SQL, a trial sink, `sendError` forced on. */
 function trialRule(id: string, body: Record<string, unknown>): string {
@@ -73,7 +41,7 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
       } catch (err) {
         return errorBody(ErrCode.undefined, `fail to run rule ${id}: ${errorText(err)}`);
       }
-      await stopTrial(id);
+      await e.trials.stop(id);
       const path = `/test/${id}`;
       let hub: SseHub;
       try {
@@ -82,7 +50,7 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
         return errorBody(ErrCode.undefined, `fail to run rule ${id}: ${errorText(err)}`);
       }
       const mocks = isObject(field(body, "mockSource")) ? (field(body, "mockSource") as Record<string, MockSpec>) : {};
-      trials.set(id, { id, text: trialRule(id, body), mocks, hub, release: () => e.dataServer.releaseSse(path, hub), run: undefined, timer: undefined });
+      e.trials.set({ id, text: trialRule(id, body), mocks, hub, release: () => e.dataServer.releaseSse(path, hub), run: undefined, timer: undefined });
       return jsonSniffed({ id, port: e.dataServer.port });
     },
   },
@@ -91,18 +59,18 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
     path: "/ruletest/{name}/start",
     handler: async (ctx, e) => {
       const id = ctx.params.name!;
-      const t = trials.get(id);
+      const t = e.trials.get(id);
       if (!t) return errorBody(ErrCode.undefined, `start rule error: try to start test rule ${id} but it is not found`);
       if (!t.run) {
         try {
           t.run = await e.trialRun(
             e.rules.parse(t.text),
-            (payload) => publishTrial(id, payload),
+            (payload) => e.trials.publish(id, payload),
             (exit) => {
               if (exit.kind === "error") {
                 // A run-time failure carries no text in eKuiper's status [quirk]: nothing to send then.
-                if (exit.message) publishTrial(id, JSON.stringify({ error: exit.message }));
-                void stopTrial(id);
+                if (exit.message) e.trials.publish(id, JSON.stringify({ error: exit.message }));
+                void e.trials.stop(id);
               }
             },
             t.mocks,
@@ -110,7 +78,7 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
         } catch (err) {
           return errorBody(ErrCode.undefined, `start rule error: ${errorText(err)}`);
         }
-        t.timer = setTimeout(() => void stopTrial(id), TRIAL_TTL_MS);
+        t.timer = setTimeout(() => void e.trials.stop(id), TRIAL_TTL_MS);
       }
       return sentence(`Test rule ${id} was started`);
     },
@@ -118,8 +86,8 @@ export const ruletestRoutes: RouteDef<Engine>[] = [
   {
     method: "DELETE",
     path: "/ruletest/{name}",
-    handler: async (ctx) => {
-      await stopTrial(ctx.params.name!);
+    handler: async (ctx, e) => {
+      await e.trials.stop(ctx.params.name!);
       return sentence(`Test rule ${ctx.params.name} was stopped.`);
     },
   },

@@ -16,7 +16,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import type { RuntimeDeps } from "./run-factory.ts";
+import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
 
@@ -63,6 +63,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     connections: engine.connections,
     dataServer: engine.dataServer,
     log: engine.log,
+    functions: engine.functions,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
   Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });

@@ -12,19 +12,6 @@ import type { RouteDef } from "./router.ts";
 const OS: Record<string, string> = { linux: "linux", darwin: "darwin", win32: "windows" };
 const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm" };
 
-let lastCpu = process.cpuUsage();
-let lastAt = performance.now();
-
-function cpuPercent(): string {
-  const now = performance.now();
-  const cur = process.cpuUsage();
-  const used = (cur.user - lastCpu.user + cur.system - lastCpu.system) / 1000;
-  const wall = now - lastAt;
-  lastCpu = cur;
-  lastAt = now;
-  return `${(wall > 0 ? (used / wall) * 100 : 0).toFixed(2)}%`;
-}
-
 function memoryTotal(): number {
   try {
     const v = readFileSync("/sys/fs/cgroup/memory.max", "utf8").trim();
@@ -41,7 +28,7 @@ function info(e: Engine): Response {
     os: OS[process.platform] ?? process.platform,
     arch: ARCH[process.arch] ?? process.arch,
     upTimeSeconds: Math.floor((Date.now() - e.startedAt) / 1000),
-    cpuUsage: cpuPercent(),
+    cpuUsage: e.cpu.percent(),
     memoryUsed: String(process.memoryUsage.rss()),
     memoryTotal: String(memoryTotal()),
     // floe: present only in safe mode (safe-mode.ts), so the usual body stays eKuiper's.

@@ -1,6 +1,5 @@
 /** `/udf/javascript` (rest-api.md §14.5): JavaScript UDFs, stored in KV and run for real. */
 import { ErrCode, errorText } from "../errors.ts";
-import { lookupFunction } from "../functions/registry.ts";
 import type { ScriptDef } from "../functions/js-udf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, readJson } from "./body.ts";
@@ -30,7 +29,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       const s = await scriptBody(ctx, prefix);
       if (s instanceof Response) return s;
       if (e.scripts.has(s.id)) return errorBody(ErrCode.undefined, `${prefix}: javascript function ${s.id} already exists`);
-      if (lookupFunction(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
+      if (e.functions.lookup(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
       try {
         await e.addScript(s);
       } catch (err) {
@@ -66,7 +65,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       const s = await scriptBody(ctx, prefix);
       if (s instanceof Response) return s;
       if (s.id !== ctx.params.id) return errorBody(ErrCode.undefined, `${prefix}: id mismatch`);
-      if (!e.scripts.has(s.id) && lookupFunction(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
+      if (!e.scripts.has(s.id) && e.functions.lookup(s.id)) return errorBody(ErrCode.undefined, `${prefix}: function ${s.id} already exists as a built-in function`);
       try {
         await e.addScript(s);
       } catch (err) {

@@ -4,8 +4,8 @@
  * conversion (create.ts), and peggy errors → ParseError with eKuiper's text and a position.
  */
 import { EngineError, ErrCode, ParseError, TooLargeError } from "../errors.ts";
-import { lookupFunction } from "../functions/registry.ts";
 import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts";
+import type { FunctionCatalog } from "./catalog.ts";
 import { finishCreate, type RawCreate } from "./create.ts";
 import { parse as pegParse, SyntaxError as PegSyntaxError } from "./parser.js";
 import { finishSelect } from "./select.ts";
@@ -13,17 +13,21 @@ import { validateWindowArgs, WINDOW_NAMES } from "./window-args.ts";
 
 const PSEUDO_FUNCTIONS = new Set([...WINDOW_NAMES, "dedup_trigger"]);
 
-function isFunction(name: string): boolean {
-  const lower = name.toLowerCase();
-  return PSEUDO_FUNCTIONS.has(lower) || lookupFunction(lower) !== undefined;
-}
-
-function validate(name: string, args: unknown[]): string | undefined {
-  const exprs = args as Expr[];
-  if (WINDOW_NAMES.has(name)) return validateWindowArgs(name, exprs);
-  if (name === "dedup_trigger") return validateDedupTrigger(exprs);
-  const msg = lookupFunction(name)?.validate?.(exprs);
-  return msg === undefined ? undefined : `validate function ${name} error: ${msg}`;
+/** The grammar's hooks for call names, answered by the caller's catalog. */
+function hooks(catalog: FunctionCatalog) {
+  return {
+    isFunction(name: string): boolean {
+      const lower = name.toLowerCase();
+      return PSEUDO_FUNCTIONS.has(lower) || catalog.kind(lower) !== undefined;
+    },
+    validate(name: string, args: unknown[]): string | undefined {
+      const exprs = args as Expr[];
+      if (WINDOW_NAMES.has(name)) return validateWindowArgs(name, exprs);
+      if (name === "dedup_trigger") return validateDedupTrigger(exprs);
+      const msg = catalog.validate(name, exprs);
+      return msg === undefined ? undefined : `validate function ${name} error: ${msg}`;
+    },
+  };
 }
 
 function validateDedupTrigger(args: Expr[]): string | undefined {
@@ -67,10 +71,10 @@ export const MAX_SQL_LENGTH = 32 * 1024;
 /** What a statement nesting deeper than the parser's stack can hold is refused with. */
 export const SQL_TOO_DEEP = "the SQL statement nests too deeply";
 
-function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", base = 0, full = text): unknown {
+function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", catalog: FunctionCatalog, base = 0, full = text): unknown {
   if (text.length > MAX_SQL_LENGTH) throw new TooLargeError(`the SQL statement is ${text.length} characters long, more than the limit of ${MAX_SQL_LENGTH}`);
   try {
-    return pegParse(text, { startRule, isFunction, validate });
+    return pegParse(text, { startRule, ...hooks(catalog) });
   } catch (e) {
     if (e instanceof RangeError) {
       const { line, column } = position(full, base);
@@ -96,10 +100,10 @@ function runParser(text: string, startRule: "Statement" | "SelectStatement" | "C
 }
 
 /** Post-processing; its errors are parse errors at the statement's start. */
-function finish(raw: unknown, base = 0, full = ""): Statement {
+function finish(raw: unknown, catalog: FunctionCatalog, base = 0, full = ""): Statement {
   const s = raw as Statement | RawCreate;
   try {
-    if (s.kind === "select") return finishSelect(s);
+    if (s.kind === "select") return finishSelect(s, catalog);
     if (s.kind === "create") return finishCreate(s as RawCreate);
     return s;
   } catch (e) {
@@ -114,13 +118,13 @@ function finish(raw: unknown, base = 0, full = ""): Statement {
 }
 
 /** Parses one statement (a trailing `;` and anything after it are ignored, as eKuiper does). */
-export function parseStatement(text: string, base = 0, full = text): Statement {
-  return finish(runParser(cutAtSemicolon(text), "Statement", base, full), base, full);
+export function parseStatement(text: string, catalog: FunctionCatalog, base = 0, full = text): Statement {
+  return finish(runParser(cutAtSemicolon(text), "Statement", catalog, base, full), catalog, base, full);
 }
 
 /** Parses rule SQL: one SELECT. Errors are eKuiper's parser messages (without the rule wrapper). */
-export function parseSelect(text: string): SelectStatement {
-  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement"), 0, text);
+export function parseSelect(text: string, catalog: FunctionCatalog): SelectStatement {
+  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement", catalog), catalog, 0, text);
   return s as SelectStatement;
 }
 
@@ -130,7 +134,7 @@ export interface RuleFile {
 }
 
 /** A `.sql` rule file: any number of CREATE STREAM/TABLE statements, then exactly one SELECT. */
-export function parseRuleFile(text: string): RuleFile {
+export function parseRuleFile(text: string, catalog: FunctionCatalog): RuleFile {
   const parts = splitStatements(text);
   const creates: CreateStatement[] = [];
   let select: SelectStatement | undefined;
@@ -140,8 +144,8 @@ export function parseRuleFile(text: string): RuleFile {
       throw new ParseError("a rule file holds exactly one SELECT, after the CREATE statements", line, column);
     }
     const s = firstWord(p.text) === "CREATE"
-      ? finish(runParser(p.text, "CreateStatement", p.offset, text), p.offset, text)
-      : finish(runParser(p.text, "SelectStatement", p.offset, text), p.offset, text);
+      ? finish(runParser(p.text, "CreateStatement", catalog, p.offset, text), catalog, p.offset, text)
+      : finish(runParser(p.text, "SelectStatement", catalog, p.offset, text), catalog, p.offset, text);
     if (s.kind === "create") creates.push(s);
     else select = s as SelectStatement;
   }
@@ -153,14 +157,14 @@ export function parseRuleFile(text: string): RuleFile {
  * A streams file (`floe run --streams`): CREATE STREAM/TABLE statements only, each parsed with the
  * CreateStatement rule; any other statement is a parse error at its start.
  */
-export function parseCreates(text: string): CreateStatement[] {
+export function parseCreates(text: string, catalog: FunctionCatalog): CreateStatement[] {
   const out: CreateStatement[] = [];
   for (const p of splitStatements(text)) {
     if (firstWord(p.text) !== "CREATE") {
       const { line, column } = position(text, p.offset + /^\s*/.exec(p.text)![0].length);
       throw new ParseError("a streams file holds only CREATE STREAM and CREATE TABLE statements", line, column);
     }
-    out.push(finish(runParser(p.text, "CreateStatement", p.offset, text), p.offset, text) as CreateStatement);
+    out.push(finish(runParser(p.text, "CreateStatement", catalog, p.offset, text), catalog, p.offset, text) as CreateStatement);
   }
   return out;
 }

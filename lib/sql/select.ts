@@ -3,25 +3,19 @@
  * is not a source, output names are assigned, and the parse-time placement checks run.
  */
 import { EngineError, ErrCode } from "../errors.ts";
-import { lookupFunction } from "../functions/registry.ts";
 import type { Expr, Field, SelectStatement } from "./ast.ts";
+import type { FunctionCatalog } from "./catalog.ts";
 import { renderExpr } from "./render.ts";
 import { clauseExprs, mapExpr, mapSelect, some } from "./walk.ts";
 
-function kindOf(e: Expr): string | undefined {
-  return e.kind === "call" ? lookupFunction(e.name)?.kind : undefined;
-}
-
-const isAggregate = (e: Expr) => kindOf(e) === "aggregate";
-const isSrf = (e: Expr) => kindOf(e) === "srf";
-const isWindowFunc = (e: Expr) => kindOf(e) === "window";
+const kindIs = (catalog: FunctionCatalog, kind: string) => (e: Expr) => e.kind === "call" && catalog.kind(e.name) === kind;
 const isChangedCols = (e: Expr) => e.kind === "call" && e.name === "changed_cols";
 
 function parseError(message: string): EngineError {
   return new EngineError(message, ErrCode.parser);
 }
 
-export function finishSelect(raw: SelectStatement): SelectStatement {
+export function finishSelect(raw: SelectStatement, catalog: FunctionCatalog): SelectStatement {
   const sources = new Set<string>();
   for (const src of [raw.from, ...raw.joins.map((j) => j.source)]) {
     sources.add(src.name);
@@ -29,7 +23,7 @@ export function finishSelect(raw: SelectStatement): SelectStatement {
   }
   const s = mapSelect(raw, (e) => qualify(e, sources));
   nameFields(s.fields);
-  check(s);
+  check(s, catalog);
   return s;
 }
 
@@ -63,7 +57,10 @@ function nameFields(fields: Field[]): void {
   }
 }
 
-function check(s: SelectStatement): void {
+function check(s: SelectStatement, catalog: FunctionCatalog): void {
+  const isAggregate = kindIs(catalog, "aggregate");
+  const isSrf = kindIs(catalog, "srf");
+  const isWindowFunc = kindIs(catalog, "window");
   const clauses = clauseExprs(s);
   if (clauses.some((e) => some(e, isChangedCols)))
     throw parseError("function changed_cols can only be used inside the select clause");

@@ -6,6 +6,7 @@
 import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
+import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseStatement } from "../sql/parse.ts";
 import { describeText } from "./describe.ts";
 import { idError } from "./ids.ts";
@@ -30,13 +31,15 @@ export class Catalog {
 
   constructor(
     private readonly kv: Kv,
+    /** The functions statements are parsed with (a CREATE names none; other statements are refused by kind). */
+    private readonly functions: FunctionCatalog,
     private readonly log: (msg: string) => void = () => {},
   ) {
     for (const ns of ["stream", "tempStream"] as const) {
       for (const [name, value] of kv.entries(ns)) {
         try {
           const st = JSON.parse(value) as Stored;
-          const c = parseStatement(st.statement);
+          const c = parseStatement(st.statement, this.functions);
           if (c.kind !== "create") continue;
           this.defs.set(name, streamDef(c, st.statement));
           if (ns === "tempStream") this.temp.add(name);
@@ -71,7 +74,7 @@ export class Catalog {
   exec(sql: string): string {
     let s;
     try {
-      s = parseStatement(sql);
+      s = parseStatement(sql, this.functions);
     } catch (e) {
       throw e instanceof TooLargeError ? e : err(errorText(e));
     }
@@ -129,7 +132,7 @@ export class Catalog {
   replace(name: string, sql: string, kind: StreamKind): string {
     let s;
     try {
-      s = parseStatement(sql);
+      s = parseStatement(sql, this.functions);
     } catch (e) {
       throw e instanceof TooLargeError ? e : err(errorText(e));
     }
@@ -152,7 +155,7 @@ export class Catalog {
 
   /** Unconditional replace (imports): create or overwrite, no version check. */
   upsert(sql: string): StreamDef {
-    const s = parseStatement(sql);
+    const s = parseStatement(sql, this.functions);
     if (s.kind !== "create") throw err(`Invalid stream statement: ${sql}`);
     const idErr = idError(s.name);
     if (idErr) throw err(idErr);

@@ -10,6 +10,7 @@ import { assignField, field, goSyntaxError, isObject, jsonKind } from "../value/
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import type { SelectStatement } from "../sql/ast.ts";
+import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseSelect } from "../sql/parse.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { idError } from "./ids.ts";
@@ -75,7 +76,7 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
  * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI);
  * `keepBadSql` (boot recovery) leaves `select` undefined when the SQL does not parse.
  */
-export function parseRuleDef(text: string, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
+export function parseRuleDef(text: string, functions: FunctionCatalog, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
   // Refused before anything walks it, so that whatever is stored can be read back (README "Errors, limits and the safe start").
   if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
   if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
@@ -105,7 +106,7 @@ export function parseRuleDef(text: string, defaults: Readonly<Record<string, unk
   for (const a of actions) if (!isObject(a)) throw typeErr(a, "actions", "map[string]interface {}");
   if (sql !== "") {
     try {
-      select = parseSelect(sql);
+      select = parseSelect(sql, functions);
     } catch (e) {
       // A stored rule whose SQL no longer parses (its UDF was deleted or not loaded) is still
       // registered, so it can be inspected and deleted; starting it fails with the parse error.

@@ -1,3 +1,2 @@
 /** The conformance vectors run through `floe test`'s case runner (the CLI's pipe-mode path). */
-import "../../lib/functions/index.ts";
 export { runCase as runVector, type GoldenCase as Vector } from "../../lib/cli/golden.ts";

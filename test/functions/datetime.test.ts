@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
-import { invoke, lookupFunction } from "../../lib/functions/index.ts";
+import { invoke, lookupBuiltin } from "../../lib/functions/index.ts";
 import cases from "../../fixtures/functions/datetime.json";
 import { DateTime, Duration, formatGoTimeString, UTC, zoneByName, type Zone } from "../../lib/value/time.ts";
 import type { Value } from "../../lib/value/values.ts";
@@ -49,7 +48,7 @@ function expr(spec: string): Expr {
 describe("datetime functions", () => {
   const rows = cases.calls.map((c, i) => [`${c.fn}#${i} ${JSON.stringify(c.args)}`, c] as const);
   test.each(rows)("%s", (_n, c) => {
-    const def = lookupFunction(c.fn)!;
+    const def = lookupBuiltin(c.fn)!;
     const env = { ...testEnv, zone: c.zone ? zone(c.zone) : UTC, now: () => c.now ?? testEnv.now() };
     let got: unknown;
     try {
@@ -65,7 +64,7 @@ describe("datetime functions", () => {
 describe("datetime validators", () => {
   const rows = cases.validators.map((c) => [`${c.fn}(${c.args.join(", ")})`, c] as const);
   test.each(rows)("%s", (_n, c) => {
-    const def = lookupFunction(c.fn)!;
+    const def = lookupBuiltin(c.fn)!;
     expect(def.validate?.(c.args.map(expr))).toBe(c.err);
   });
 });

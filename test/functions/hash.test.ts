@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
-import "../../lib/functions/index.ts";
-import { invoke, lookupFunction } from "../../lib/functions/index.ts";
+import { invoke, lookupBuiltin } from "../../lib/functions/index.ts";
 import { RowError } from "../../lib/errors.ts";
 import type { Value } from "../../lib/value/values.ts";
 import { ctxFor } from "./env.ts";
@@ -29,7 +28,7 @@ describe("hash and compression functions", () => {
   test.each((cases as Case[]).map((c) => [`${c.fn}(${JSON.stringify(c.args).slice(1, 60)})`, c] as const))(
     "%s",
     (_l, c) => {
-      const run = () => invoke(lookupFunction(c.fn)!, c.args.map(decodeValue), ctxFor(c.fn));
+      const run = () => invoke(lookupBuiltin(c.fn)!, c.args.map(decodeValue), ctxFor(c.fn));
       if (c.err !== undefined) expect(errorOf(run)).toBe(c.err);
       else expect(run()).toEqual(decodeValue(c.want));
     },
@@ -38,7 +37,7 @@ describe("hash and compression functions", () => {
 
 describe("compress/decompress state per call site", () => {
   test("the first successful method is fixed for later rows", () => {
-    const def = lookupFunction("compress")!;
+    const def = lookupBuiltin("compress")!;
     const ctx = ctxFor("compress");
     const call = (x: string, m: string) => () => invoke(def, [x, m], ctx);
     expect(errorOf(call("foo", "bar"))).toBe("call func compress error: unsupported compressor: bar");
@@ -52,9 +51,9 @@ describe("compress/decompress state per call site", () => {
   });
 
   test("decompress has its own wording", () => {
-    const def = lookupFunction("decompress")!;
+    const def = lookupBuiltin("decompress")!;
     const ctx = ctxFor("decompress");
-    const packed = invoke(lookupFunction("compress")!, ["abc", "gzip"], ctxFor("compress"));
+    const packed = invoke(lookupBuiltin("compress")!, ["abc", "gzip"], ctxFor("compress"));
     expect(invoke(def, [packed, "gzip"], ctx)).toEqual(new TextEncoder().encode("abc"));
     expect(errorOf(() => invoke(def, [packed, "zlib"], ctx))).toBe(
       "call func decompress error: decompress type must be consistent, previous gzip, now zlib",
@@ -76,8 +75,8 @@ describe("compressed bytes decode with standard tools", () => {
   };
   for (const method of ["zlib", "gzip", "flate", "zstd"]) {
     test.each(inputs)(`${method}: %s`, (_n, s) => {
-      const packed = invoke(lookupFunction("compress")!, [s, method], ctxFor("compress")) as Uint8Array;
-      const back = invoke(lookupFunction("decompress")!, [packed, method], ctxFor("decompress")) as Value;
+      const packed = invoke(lookupBuiltin("compress")!, [s, method], ctxFor("compress")) as Uint8Array;
+      const back = invoke(lookupBuiltin("decompress")!, [packed, method], ctxFor("decompress")) as Value;
       expect(new TextDecoder().decode(back as Uint8Array)).toBe(s);
       const tool = standard[method];
       if (tool) expect(new TextDecoder().decode(tool(packed))).toBe(s);

@@ -1,13 +1,12 @@
 /** Test helpers: call a registered function the way the engine does, and build validator args. */
-import "../../lib/functions/index.ts";
 import { RowError } from "../../lib/errors.ts";
-import { invoke, lookupFunction, type FuncDef } from "../../lib/functions/index.ts";
+import { invoke, lookupBuiltin, type FuncDef } from "../../lib/functions/index.ts";
 import type { Value } from "../../lib/value/values.ts";
 import type { Expr, TimeUnit } from "../../lib/sql/ast.ts";
 import { ctxFor } from "./env.ts";
 
 export function def(name: string): FuncDef {
-  const d = lookupFunction(name);
+  const d = lookupBuiltin(name);
   if (!d) throw new Error(`function ${name} is not registered`);
   return d;
 }

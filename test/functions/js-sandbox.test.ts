@@ -4,13 +4,15 @@
  * load (pending jobs included); a memory limit per UDF; values cross with floe's int/float split.
  */
 import { beforeAll, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { loadSandbox, Sandbox, type SandboxLimits } from "../../lib/functions/js-sandbox.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
 import { invoke } from "../../lib/functions/invoke.ts";
-import { lookupFunction, type CallCtx } from "../../lib/functions/registry.ts";
+import type { CallCtx } from "../../lib/functions/registry.ts";
 import { DateTime, Duration, UTC } from "../../lib/value/time.ts";
 import type { Value } from "../../lib/value/values.ts";
+
+const functions = createCatalog();
 
 const LIMITS: SandboxLimits = { timeoutMs: 50, memoryBytes: 32 * 1024 * 1024 };
 
@@ -307,11 +309,11 @@ test("the fast path keeps the call's shape: arguments.length, this, and a script
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 
 test("through the registry: breaches are row errors `call func <id> error: …`", async () => {
-  await registerScript({ id: "hangs", description: "", script: "function hangs(x) { while (x) {} return 7; }", isAgg: false }, LIMITS);
-  const f = lookupFunction("hangs")!;
+  await registerScript(functions, { id: "hangs", description: "", script: "function hangs(x) { while (x) {} return 7; }", isAgg: false }, LIMITS);
+  const f = functions.lookup("hangs")!;
   expect(errorOf(() => invoke(f, [true], { ...ctx, name: "hangs" }))).toBe("call func hangs error: time limit of 50ms exceeded");
   expect(f.exec!([false], ctx)).toBe(7n);
-  await expect(registerScript({ id: "loads", description: "", script: "for (;;) {} function loads() {}", isAgg: false }, LIMITS)).rejects.toThrow("time limit of 50ms exceeded");
-  expect(lookupFunction("loads")).toBeUndefined();
-  unregisterScript("hangs");
+  await expect(registerScript(functions, { id: "loads", description: "", script: "for (;;) {} function loads() {}", isAgg: false }, LIMITS)).rejects.toThrow("time limit of 50ms exceeded");
+  expect(functions.lookup("loads")).toBeUndefined();
+  unregisterScript(functions, "hangs");
 });

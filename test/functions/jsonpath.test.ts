@@ -2,13 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { call } from "./invoke-helpers.ts";
 import { runFixture } from "./fixture-run.ts";
 import { ctxFor } from "./env.ts";
-import { invoke, lookupFunction } from "../../lib/functions/index.ts";
+import { invoke, lookupBuiltin } from "../../lib/functions/index.ts";
 
 describe("JSON path functions", () => {
   runFixture("jsonpath.json");
 
   test("a bad path is a run-time error, compiled once per call site", () => {
-    const def = lookupFunction("json_path_query")!;
+    const def = lookupBuiltin("json_path_query")!;
     const ctx = ctxFor("json_path_query");
     expect(() => invoke(def, [{}, "$.["], ctx)).toThrow();
     const first = ctx.state;

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
-import { invoke, lookupFunction } from "../../lib/functions/index.ts";
+import { invoke, lookupBuiltin } from "../../lib/functions/index.ts";
 import { RowError } from "../../lib/errors.ts";
 import { ctxFor } from "./env.ts";
 import { decodeArgExpr, decodeValue } from "./tagged-values.ts";
@@ -20,7 +19,7 @@ function label(c: { fn: string; args: unknown[] }): string {
 
 describe("string functions", () => {
   test.each((cases as Case[]).map((c) => [label(c), c] as const))("%s", (_l, c) => {
-    const def = lookupFunction(c.fn)!;
+    const def = lookupBuiltin(c.fn)!;
     const run = () => invoke(def, c.args.map(decodeValue), ctxFor(c.fn));
     if (c.err !== undefined) {
       expect(run).toThrow(RowError);
@@ -42,15 +41,15 @@ describe("string function validators", () => {
     err: string | null;
   }
   test.each((validateCases as VCase[]).map((c) => [label(c), c] as const))("%s", (_l, c) => {
-    const msg = lookupFunction(c.fn)!.validate!(c.args.map(decodeArgExpr));
+    const msg = lookupBuiltin(c.fn)!.validate!(c.args.map(decodeArgExpr));
     expect(msg ?? null).toBe(c.err);
   });
 });
 
 describe("case mapping per code point (functions §8.1)", () => {
   test("lower and upper keep every code point one code point", () => {
-    const lower = lookupFunction("lower")!;
-    const upper = lookupFunction("upper")!;
+    const lower = lookupBuiltin("lower")!;
+    const upper = lookupBuiltin("upper")!;
     for (let cp = 0x80; cp < 0x3000; cp++) {
       if (cp >= 0xd800 && cp <= 0xdfff) continue;
       const ch = String.fromCodePoint(cp);

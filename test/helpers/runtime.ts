@@ -1,5 +1,5 @@
 /** Test helpers for the streaming runtime: stream catalogs, a runtime env, waiting on conditions. */
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,10 +10,12 @@ import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
 
+const functions = createCatalog();
+
 export function streams(...sql: string[]): Map<string, StreamDef> {
   const m = new Map<string, StreamDef>();
   for (const s of sql) {
-    const c = parseStatement(s) as CreateStatement;
+    const c = parseStatement(s, functions) as CreateStatement;
     m.set(c.name, streamDef(c, s));
   }
   return m;

@@ -3,7 +3,6 @@
  * input is read, so a slow consumer of `floe run` bounds its memory instead of output piling up.
  */
 import { expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 

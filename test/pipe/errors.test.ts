@@ -5,7 +5,6 @@
  * (lib/pipe/direct.ts) and the streaming runner (lib/pipe/live.ts, chosen here by giving the rule an action).
  */
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { MqttMeta, SourceMessage } from "../../lib/io/sources/message.ts";
 import { LineMessage } from "../../lib/io/sources/stdin.ts";

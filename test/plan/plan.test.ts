@@ -1,10 +1,12 @@
 /** The planner: eKuiper's operator order and node names (sql.md §13.3), and plan-time errors (§6). */
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
+
+const functions = createCatalog();
 
 const STREAMS = `
 CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="demo", FORMAT="JSON", TYPE="memory");
@@ -13,9 +15,9 @@ CREATE TABLE table1 (name STRING, size BIGINT, id BIGINT) WITH (DATASOURCE="look
 `;
 
 function nodes(select: string, options: { isEventTime?: boolean } = {}): string[] {
-  const file = parseRuleFile(STREAMS + select);
+  const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
+  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
   const out: string[] = [];
   for (const s of plan.sources) out.push(`source_${s.name}`, ...s.helpers.map((h) => h.name));
   out.push(...plan.ops.map((o) => o.name));

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { Tuple } from "../../lib/expr/row.ts";
 import { DateTime, Duration, FixedZone, UTC } from "../../lib/value/time.ts";
 import type { Obj } from "../../lib/value/values.ts";
@@ -20,6 +20,8 @@ import { checkpointStore, KEEP_CHECKPOINTS } from "../../lib/store/checkpoint.ts
 import { decodeState, encodeState } from "../../lib/store/state-codec.ts";
 import { VirtualClock } from "../../lib/window/clock.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
+
+const functions = createCatalog();
 
 const T0 = 1_700_000_000_000;
 
@@ -51,11 +53,11 @@ interface Run {
 }
 
 function start(sql: string, options: { isEventTime?: boolean; windowEvaluator?: "buffered" }, at: number): Run {
-  const file = parseRuleFile(sql);
+  const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(at);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: at };
-  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: options.isEventTime, windowEvaluator: options.windowEvaluator }).plan;
+  const plan = planRule(file.select, defs, { functions, env, zone: UTC, lateTolerance: 1000, isEventTime: options.isEventTime, windowEvaluator: options.windowEvaluator }).plan;
   const run = { clock, out: "" } as Run & { out: string };
   const sink = new StdoutSink("array", (t) => void (run.out += t), () => clock.now());
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);

@@ -9,8 +9,9 @@ test("/metrics shows rule counts, per-node series of running rules and process g
   await d.call("POST", "/streams", { sql: 'CREATE STREAM m () WITH (DATASOURCE="m", TYPE="memory")' });
   await d.call("POST", "/rules", { id: "pm", sql: "SELECT * FROM m", actions: [{ nop: {} }] });
   await d.call("POST", "/rules", { id: "off", sql: "SELECT * FROM m", actions: [{ nop: {} }], triggered: false });
-  await Bun.sleep(100);
-  const r = await d.call("GET", "/metrics");
+  // The rule starts asynchronously: read /metrics until it counts it as running.
+  let r = await d.call("GET", "/metrics");
+  for (let i = 0; i < 500 && !r.text.includes('kuiper_rule_count{status="running"} 1'); i++) r = await Bun.sleep(10).then(() => d.call("GET", "/metrics"));
   expect(r.status).toBe(200);
   expect(r.text).toContain('kuiper_rule_count{status="running"} 1');
   expect(r.text).toContain('kuiper_rule_count{status="stop"} 1');

@@ -1,14 +1,16 @@
 /** A streams file (`floe run --streams`): CREATE statements only, parsed with positions. */
 import { expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { ParseError } from "../../lib/errors.ts";
 import { parseCreates } from "../../lib/sql/parse.ts";
+
+const functions = createCatalog();
 
 test("every CREATE STREAM/TABLE of the file, in order, with comments and a missing last semicolon", () => {
   const text = `-- devices
 CREATE STREAM demo (temperature FLOAT) WITH (TYPE="mqtt", DATASOURCE="t/#");
 /* a lookup table */ CREATE TABLE devices () WITH (TYPE="memory", DATASOURCE="d", KIND="lookup", KEY="id")`;
-  const creates = parseCreates(text);
+  const creates = parseCreates(text, functions);
   expect(creates.map((c) => [c.name, c.streamKind])).toEqual([
     ["demo", "stream"],
     ["devices", "table"],
@@ -18,14 +20,14 @@ CREATE STREAM demo (temperature FLOAT) WITH (TYPE="mqtt", DATASOURCE="t/#");
 });
 
 test("an empty file holds no statements", () => {
-  expect(parseCreates("")).toEqual([]);
-  expect(parseCreates("-- nothing\n")).toEqual([]);
+  expect(parseCreates("", functions)).toEqual([]);
+  expect(parseCreates("-- nothing\n", functions)).toEqual([]);
 });
 
 test("a SELECT in a streams file is an error at its position", () => {
   const err = (() => {
     try {
-      parseCreates('CREATE STREAM demo () WITH (TYPE="stdin");\nSELECT * FROM demo');
+      parseCreates('CREATE STREAM demo () WITH (TYPE="stdin");\nSELECT * FROM demo', functions);
     } catch (e) {
       return e;
     }
@@ -36,5 +38,5 @@ test("a SELECT in a streams file is an error at its position", () => {
 });
 
 test("a malformed CREATE is the parser's error at the statement's line", () => {
-  expect(() => parseCreates('CREATE STREAM demo () WITH (TYPE="stdin");\nCREATE STREAM x () WITH (TYPE=);')).toThrow(ParseError);
+  expect(() => parseCreates('CREATE STREAM demo () WITH (TYPE="stdin");\nCREATE STREAM x () WITH (TYPE=);', functions)).toThrow(ParseError);
 });

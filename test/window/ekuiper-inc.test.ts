@@ -3,7 +3,6 @@
  * the fused `inc_agg_window` and its observable differences from the normal path.
  */
 import { expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
 import { runCase } from "../../lib/cli/golden.ts";
 
 const P = 1541152000000;

@@ -6,13 +6,15 @@
  * included (sendError turns them into rows).
  */
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { windowEvaluatorOf } from "../../lib/plan/plan-window.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
+
+const functions = createCatalog();
 
 /** mulberry32: a small seeded PRNG, so a failure names a reproducible seed. */
 function rng(seed: number): () => number {
@@ -137,9 +139,9 @@ async function run(sql: string, lines: string[], options: Record<string, unknown
 }
 
 function evaluatorOf(sql: string, eventTime: boolean): string {
-  const file = parseRuleFile(sql);
+  const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, isEventTime: eventTime });
+  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, isEventTime: eventTime });
   return windowEvaluatorOf(plan)?.evaluator ?? "none";
 }
 

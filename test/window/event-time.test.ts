@@ -4,12 +4,14 @@
  * The §10.7 timelines themselves are in timelines.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
+
+const functions = createCatalog();
 
 const STREAMS = `
 CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (FORMAT="JSON", TIMESTAMP="ts");
@@ -18,9 +20,9 @@ CREATE STREAM plain (color STRING, size BIGINT, ts BIGINT) WITH (FORMAT="JSON");
 `;
 
 function nodes(select: string, options: Record<string, unknown> = { isEventTime: true }): string[] {
-  const file = parseRuleFile(STREAMS + select);
+  const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
+  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
   const out: string[] = [];
   for (const s of plan.sources) out.push(`source_${s.name}`, ...s.helpers.map((h) => h.name));
   out.push(...plan.ops.map((o) => o.name));

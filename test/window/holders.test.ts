@@ -3,8 +3,8 @@
  * accumulators of windows §9): the checkpoint format each combination stores, a checkpoint
  * written before the holders were split still restoring, and `close()` leaving no timer behind.
  */
+import { createCatalog } from "../../lib/functions/index.ts";
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
 import { Tuple } from "../../lib/expr/row.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { StdoutSink } from "../../lib/io/sinks/stdout.ts";
@@ -28,11 +28,12 @@ interface Run {
 function start(window: string, evaluator: Evaluator, at: number, eventTime = false): Run {
   const ts = eventTime ? ', TIMESTAMP="ts"' : "";
   const sql = `CREATE STREAM s () WITH (FORMAT="JSON"${ts});\nSELECT count(*) AS n, sum(x) AS sx FROM s GROUP BY ${window}`;
-  const file = parseRuleFile(sql);
+  const functions = createCatalog();
+  const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(at);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: at };
-  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: eventTime, windowEvaluator: evaluator }).plan;
+  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: eventTime, windowEvaluator: evaluator, functions }).plan;
   const run = { clock, out: "" } as Run;
   const sink = new StdoutSink("array", (t) => void (run.out += t), () => clock.now());
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);

@@ -5,7 +5,6 @@
  */
 import { expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
-import "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 

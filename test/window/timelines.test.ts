@@ -6,7 +6,6 @@
  * buffered one and, where the plan can use it, the incremental one).
  */
 import { describe, expect, test } from "bun:test";
-import "../../lib/functions/index.ts";
 import { runCase, type GoldenCase } from "../../lib/cli/golden.ts";
 import quirks from "../../fixtures/window/quirks.json";
 import cases from "../../fixtures/window/timelines.json";

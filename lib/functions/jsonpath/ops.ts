@@ -3,11 +3,11 @@
  * its loose conversions (numbers from numeric strings, booleans from "true"/numbers) and the
  * operators of the "full" language, combined the way gval combines typed operator variants.
  */
-import { RowError } from "../errors.ts";
-import { fmtV, floatToInt64, goType, parseGoFloat, strictEqual, type Value } from "../value/values.ts";
-import { compareBytewise } from "./key-order.ts";
-import { goPow } from "./math-go.ts";
-import { goRegex as compileRegex } from "./regex/index.ts";
+import { RowError } from "../../errors.ts";
+import { fmtV, floatToInt64, goType, parseGoFloat, strictEqual, type Value } from "../../value/values.ts";
+import { compareBytewise } from "../key-order.ts";
+import { goPow } from "../math-go.ts";
+import { goRegex as compileRegex } from "../regex/index.ts";
 
 /** An evaluable: `cur` is the current element (`@`), `root` the document (`$`). */
 export type Ev = ((cur: Value, root: Value) => Value) & { isConst?: boolean };

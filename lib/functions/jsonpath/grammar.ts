@@ -2,9 +2,9 @@
  * The JSON path grammar of PaesslerAG/jsonpath v0.1.1: the `$` and `@` prefix extensions of the
  * gval parser (jsonpath-parse.ts), building a path from `.name`, `[…]`, `..`, `*` and `(…)`.
  */
-import { RowError } from "../errors.ts";
-import { IDENT } from "./jsonpath-scan.ts";
-import { constant, type Ev } from "./jsonpath-ops.ts";
+import { RowError } from "../../errors.ts";
+import { IDENT } from "./scan.ts";
+import { constant, type Ev } from "./ops.ts";
 import {
   PathBuilder,
   currentElement,
@@ -15,8 +15,8 @@ import {
   rangeSelector,
   scriptSelector,
   starSelector,
-} from "./jsonpath-path.ts";
-import type { GvalParser } from "./jsonpath-parse.ts";
+} from "./path.ts";
+import type { GvalParser } from "./parse.ts";
 
 const MAX_INT32 = 2147483647;
 const C = (s: string) => s.codePointAt(0)!;

@@ -4,10 +4,10 @@
  * selector (wildcard, union, slice, `..`, filter) appears it yields every match as an array and
  * matches whose later plain selectors fail are dropped.
  */
-import { RowError } from "../errors.ts";
-import { goType, isObj, type Value } from "../value/values.ts";
-import { sortedKeys } from "./key-order.ts";
-import { evalBool, evalInt, evalString, type Ev } from "./jsonpath-ops.ts";
+import { RowError } from "../../errors.ts";
+import { goType, isObj, type Value } from "../../value/values.ts";
+import { sortedKeys } from "../key-order.ts";
+import { evalBool, evalInt, evalString, type Ev } from "./ops.ts";
 
 /** One value from the value `v`; `cur` is the enclosing current element, `root` the document. */
 export type PlainSelector = (cur: Value, root: Value, v: Value) => Value;

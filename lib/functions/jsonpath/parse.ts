@@ -4,9 +4,9 @@
  * `scan()` together with the error to report if nobody consumes it), and an unparseable path
  * fails with `parsing error: <path>⇥:<line>:<col> - <line>:<col> <reason>`.
  */
-import { RowError } from "../errors.ts";
-import { fmtV, isObj, parseGoFloat, type Obj, type Value } from "../value/values.ts";
-import { setMember } from "./key-order.ts";
+import { RowError } from "../../errors.ts";
+import { fmtV, isObj, parseGoFloat, type Obj, type Value } from "../../value/values.ts";
+import { setMember } from "../key-order.ts";
 import {
   EOF,
   CHAR,
@@ -17,7 +17,7 @@ import {
   RAW_STRING,
   STRING,
   tokenString,
-} from "./jsonpath-scan.ts";
+} from "./scan.ts";
 import {
   INFIX,
   OPERATOR_NAMES,
@@ -28,9 +28,9 @@ import {
   prefixOp,
   type Builder,
   type Ev,
-} from "./jsonpath-ops.ts";
-import { parseCurrentPath, parseRootPath } from "./jsonpath-grammar.ts";
-import { goUnquote } from "./jsonpath-unquote.ts";
+} from "./ops.ts";
+import { parseCurrentPath, parseRootPath } from "./grammar.ts";
+import { goUnquote } from "./unquote.ts";
 
 const C = (s: string) => s.codePointAt(0)!;
 const DOT = C(".");

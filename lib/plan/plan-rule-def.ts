@@ -1,0 +1,40 @@
+/**
+ * The one planner set-up every caller uses (the rule run, pipe mode, the daemon's explain, `floe
+ * check`): a rule's SELECT and options, the streams it reads, and what the engine supplies — its
+ * functions, zone and clock.
+ */
+import type { FuncEnv, FunctionRegistry } from "../functions/registry.ts";
+import type { SelectStatement } from "../sql/ast.ts";
+import type { Zone } from "../value/time.ts";
+import { planRule, type PlanOptions, type PlannedRule } from "./plan.ts";
+import { planOptions, type RuleOptions } from "./rule-options.ts";
+import type { StreamDef } from "./streams.ts";
+
+export interface RuleDefToPlan {
+  readonly id: string;
+  readonly select: SelectStatement;
+  readonly options: RuleOptions;
+}
+
+export interface PlanContext {
+  readonly functions: FunctionRegistry;
+  readonly zone: Zone;
+  /** What function calls see (engine clock, rule start); default: the wall clock, started now. */
+  readonly env?: FuncEnv;
+  /** `basic.ignoreCase` (sql §6.3). */
+  readonly ignoreCase?: boolean;
+  /** Streams whose source yields bytes get a decoder node (set by the rule run). */
+  readonly decoder?: PlanOptions["decoder"];
+}
+
+export function planRuleDef(def: RuleDefToPlan, streams: ReadonlyMap<string, StreamDef>, ctx: PlanContext): PlannedRule {
+  const env = ctx.env ?? { now: () => Date.now(), zone: ctx.zone, ruleId: def.id, ruleStart: Date.now() };
+  return planRule(def.select, streams, {
+    env,
+    functions: ctx.functions,
+    zone: ctx.zone,
+    ignoreCase: ctx.ignoreCase,
+    ...planOptions(def.options),
+    ...(ctx.decoder ? { decoder: ctx.decoder } : {}),
+  });
+}
