@@ -107,8 +107,10 @@ describe("a streaming run over MQTT", () => {
     const code = await p.exited;
     await pumps;
     const lines = err.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^floe: source s, topic errs\/garbled: invalid character in JSON payload: /);
-    expect(lines[1]).toBe(`floe: source s, topic errs/dry: ${DIV}`);
+    // The first line says the source is receiving (issue 10); the errors follow.
+    expect(lines[0]).toMatch(/^floe: source s: connected to mqtt:\/\/127\.0\.0\.1:\d+ \(MQTT 5\), subscribed to errs\/\+ at qos 1$/);
+    expect(lines[1]).toMatch(/^floe: source s, topic errs\/garbled: invalid character in JSON payload: /);
+    expect(lines[2]).toBe(`floe: source s, topic errs/dry: ${DIV}`);
     expect(lines[lines.length - 1]).toBe("floe: 2 record(s) lost or rejected (1 decode error(s), 1 row error(s))");
     expect(code).toBe(3);
     await pub.endAsync();
