@@ -52,6 +52,12 @@ describe("statement shapes", () => {
     });
   });
 
+  test("commas between options are optional and a trailing or doubled comma is accepted", () => {
+    expect(parseStatement('CREATE STREAM s () WITH (TYPE="httppull" DATASOURCE="pull")')).toMatchObject({ options: { TYPE: "httppull", DATASOURCE: "pull" } });
+    expect(parseStatement('CREATE TABLE t () WITH (TYPE="file", KIND="scan", )')).toMatchObject({ options: { TYPE: "file", KIND: "scan" } });
+    expect(parseStatement('CREATE STREAM s () WITH (, TYPE="mqtt",, FORMAT="json" SHARED=TRUE)')).toMatchObject({ options: { TYPE: "mqtt", FORMAT: "json", SHARED: true } });
+  });
+
   test("a schemaless stream has null fields", () => {
     expect(parseStatement('CREATE TABLE t () WITH (TYPE="file")')).toMatchObject({ kind: "create", streamKind: "table", fields: null });
   });
