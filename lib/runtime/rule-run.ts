@@ -46,8 +46,8 @@ export interface RunSpec {
   readonly sinks: () => SinkPipeline[];
   /** Host sinks placed before the actions (pipe mode's stdout). */
   readonly extraSinks: readonly SinkNode[];
-  /** Type of a stream without TYPE: "mqtt" in the daemon, "stdin" in pipe mode. */
-  readonly defaultType: string;
+  /** Type of a stream or table without TYPE: "stdin" in pipe mode; undefined in the daemon (mqtt / file). */
+  readonly defaultType: string | undefined;
   /** Host-built connectors by stream name (pipe mode's stdin). */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
+import { sourceType } from "../io/sources/index.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import { jsonUnmarshalError } from "../store/rule-def.ts";
 import { safeUploadPath } from "./uploads-fs.ts";
@@ -124,7 +125,7 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
         const d = e.catalog.get(s);
         if (!d || e.catalog.isTemp(s)) continue;
         (d.kind === "stream" ? c.streams : c.tables)[s] = d.statement;
-        srcKeys.add(`${(d.options.TYPE ?? "mqtt").toLowerCase()}.${(d.options.CONF_KEY ?? "default").toLowerCase()}`);
+        srcKeys.add(`${sourceType(d)}.${(d.options.CONF_KEY ?? "default").toLowerCase()}`);
       }
       for (const a of def.actions) for (const [t, p] of Object.entries(a)) {
         const rid = (p as Record<string, unknown>).resourceId;

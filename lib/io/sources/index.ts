@@ -26,9 +26,12 @@ import type { SourceConnector } from "./source.ts";
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
 const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin", "sql"]);
 
-/** The connector type of a stream; a stream without TYPE is an MQTT stream (eKuiper's default). */
-export function sourceType(def: StreamDef, fallback = "mqtt"): string {
-  return (def.options.TYPE ?? "").toLowerCase() || fallback;
+/**
+ * The connector type of a stream or table. Without TYPE: `fallback` when the host gives one (pipe mode's
+ * stdin), else eKuiper's defaults — `mqtt` for a stream, `file` for a table (sql §3.4).
+ */
+export function sourceType(def: StreamDef, fallback?: string): string {
+  return (def.options.TYPE ?? "").toLowerCase() || fallback || (def.kind === "table" ? "file" : "mqtt");
 }
 
 export function isByteSource(type: string): boolean {
