@@ -176,7 +176,12 @@ class Inlet {
     } else rows = m.rows ?? {};
     const fields = dec ? null : this.def.fields;
     if (Array.isArray(rows)) {
-      for (const r of rows) topo.ingest(this.name, new Tuple(fields ? coerceToSchema(r, fields) : r, m.meta, now, this.name));
+      // A table counts one record per batch it reads (eKuiper's scan tables); a stream one per row.
+      const perBatch = this.def.kind === "table";
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        topo.ingest(this.name, new Tuple(fields ? coerceToSchema(r, fields) : r, m.meta, now, this.name), 1, !perBatch || i === 0);
+      }
     } else topo.ingest(this.name, new Tuple(fields ? coerceToSchema(rows, fields) : rows, m.meta, now, this.name));
   }
 }

@@ -103,6 +103,8 @@ export async function resolveSourceProps(def: StreamDef, type: string, env: Sour
   if (o.STRICT_VALIDATION !== undefined) inject.strictValidation = o.STRICT_VALIDATION;
   if (o.TIMESTAMP !== undefined) inject.timestamp = o.TIMESTAMP;
   if (o.TIMESTAMP_FORMAT !== undefined) inject.timestampFormat = o.TIMESTAMP_FORMAT;
+  // A file table reads each file (json) or each read batch (csv) as one record, as eKuiper's does.
+  if (def.kind === "table" && type === "file") inject.isTable = true;
   return mergeProps(props, inject);
 }
 
