@@ -6,7 +6,7 @@ let d: DaemonProc;
 beforeAll(async () => {
   d = await startFloe();
   await d.call("POST", "/udf/javascript", { id: "twice", script: "function twice(x) { return 2 * x; }" });
-});
+}, 30_000);
 afterAll(async () => {
   await d?.stop();
 });

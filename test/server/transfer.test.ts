@@ -13,7 +13,8 @@ beforeAll(async () => {
   await a.call("PUT", "/metadata/sources/mqtt/confKeys/c1", { server: "tcp://127.0.0.1:1883" });
   await a.call("POST", "/udf/javascript", { id: "twice", script: "function twice(x) { return 2 * x; }" });
   await b.call("POST", "/streams", { sql: 'CREATE STREAM gone () WITH (DATASOURCE="gone", TYPE="memory")' });
-});
+  // Two daemons start here: on a loaded machine that takes longer than bun's 5 s default.
+}, 30_000);
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
