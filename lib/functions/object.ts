@@ -57,10 +57,11 @@ function object(args: Value[]): Value {
   const ks = args[0]!;
   const FIRST = "first argument should be []string";
   if (!Array.isArray(ks)) throw new RowError(FIRST);
-  for (let i = 0; i < ks.length; i++) if (typeof ks[i] !== "string") throw new RowError(FIRST);
   const vs = args[1]!;
   if (!Array.isArray(vs)) throw new RowError("second argument should be []interface{}");
   if (ks.length !== vs.length) throw new RowError("the length of the arguments should be same");
+  // eKuiper checks the keys' element types last, while it builds the object.
+  for (let i = 0; i < ks.length; i++) if (typeof ks[i] !== "string") throw new RowError(FIRST);
   const out: Obj = {};
   for (let i = 0; i < ks.length; i++) setMember(out, ks[i] as string, vs[i]!);
   return out;

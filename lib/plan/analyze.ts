@@ -8,7 +8,7 @@ import { AGG_HIT_FUNCS } from "../expr/hits.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import type { Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
-import { clauseExprs, some, walk } from "../sql/walk.ts";
+import { children, clauseExprs, some, walk } from "../sql/walk.ts";
 import { analyzeLookups, type LookupJoin } from "./lookup.ts";
 import { findField, type StreamDef } from "./streams.ts";
 import { extractWindow, isWindowCall, type WindowSpec } from "./window-spec.ts";
@@ -70,7 +70,7 @@ export function analyze(stmt: SelectStatement, streams: ReadonlyMap<string, Stre
   });
   checkAliasCycles(aliases);
 
-  const binder = new Binder(sources, aliases);
+  const binder = new Binder(sources, aliases, functions);
   stmt.fields.forEach((f, i) => {
     // REPLACE items first: inside its own definition an alias name is the column.
     if (f.expr.kind === "wildcard") for (const r of f.expr.replace) binder.bind(r.expr, i, r.alias);
@@ -126,20 +126,32 @@ function checkAliasCycles(aliases: Map<string, { field: Field }>): void {
 
 class Binder {
   private readonly typed: boolean;
+  private readonly isAgg: (e: Expr) => e is Call;
   constructor(
     private readonly sources: SourceRef[],
     private readonly aliases: Map<string, { field: Field; index: number }>,
+    private readonly functions: FunctionRegistry,
   ) {
     this.typed = sources.every((s) => s.def.fields !== null);
+    this.isAgg = isAggregateCall(functions);
   }
 
   /** Binds refs in `e`; `at` is the select-field index (Infinity outside the select list). */
-  bind(e: Expr, at: number, ownAlias: string | undefined): void {
-    walk(e, (n) => {
-      if (n.kind === "field") this.bindField(n as BoundField, at, ownAlias);
-      else if (n.kind === "meta" && n.stream !== undefined) n.stream = this.streamOf(n.stream, at);
-      else if (n.kind === "wildcard" && n.stream !== undefined) n.stream = this.streamOf(n.stream, at);
-    });
+  bind(e: Expr, at: number, ownAlias: string | undefined, inAggregate = false): void {
+    const inner = inAggregate || this.isAgg(e);
+    for (const c of children(e)) this.bind(c, at, ownAlias, inner);
+    if (e.kind === "field") this.bindField(e as BoundField, at, ownAlias, inAggregate);
+    else if (e.kind === "meta" && e.stream !== undefined) e.stream = this.streamOf(e.stream, at);
+    else if (e.kind === "wildcard" && e.stream !== undefined) e.stream = this.streamOf(e.stream, at);
+  }
+
+  /**
+   * Inside an aggregate's arguments an alias does not capture a column it shadows: a declared
+   * column of that name, or any name whose alias is itself an aggregate (it could not be an
+   * argument). `SELECT avg(a) AS a, sum(a) AS s` sums column `a`, as eKuiper does.
+   */
+  private shadowed(name: string, aliasExpr: Expr): boolean {
+    return hasAggregate(aliasExpr, this.functions) || this.sources.some((s) => s.def.fields !== null && findField(s.def, name) !== undefined);
   }
 
   /**
@@ -152,7 +164,7 @@ class Binder {
     throw new PlanError(`stream ${q} not found`);
   }
 
-  private bindField(f: BoundField, at: number, ownAlias: string | undefined): void {
+  private bindField(f: BoundField, at: number, ownAlias: string | undefined, inAggregate: boolean): void {
     if (f.bound !== undefined || f.aliasOf) return; // already bound (shared alias subtree)
     if (f.stream !== undefined) {
       const stream = this.streamOf(f.stream, at);
@@ -162,7 +174,7 @@ class Binder {
       return;
     }
     const alias = this.aliases.get(f.name);
-    if (alias && f.name !== ownAlias && (at === Infinity || this.typed || alias.index < at)) {
+    if (alias && f.name !== ownAlias && (at === Infinity || this.typed || alias.index < at) && !(inAggregate && this.shadowed(f.name, alias.field.expr))) {
       f.aliasOf = alias.field.expr;
       return;
     }

@@ -179,7 +179,11 @@ class Planner {
       this.idx++;
       const helpers: OpSpec[] = [];
       const def = src.def;
-      if (this.opts.decoder?.(def)) helpers.push({ kind: "decoder", name: this.name("decoder") });
+      if (this.opts.decoder?.(def)) {
+        // A shared stream's decoder belongs to the stream's sub-topology: `op_<stream>_decoder` (rest-api §6.3).
+        const name = this.name("decoder");
+        helpers.push({ kind: "decoder", name: def.options.SHARED ? `${def.name}_decoder` : name });
+      }
       const strict = def.fields && def.options.STRICT_VALIDATION ? def.fields : null;
       const eventTime = this.opts.isEventTime && def.kind === "stream";
       if (eventTime && !def.options.TIMESTAMP)

@@ -46,8 +46,8 @@ export interface RunSpec {
   readonly sinks: () => SinkPipeline[];
   /** Host sinks placed before the actions (pipe mode's stdout). */
   readonly extraSinks: readonly SinkNode[];
-  /** Type of a stream without TYPE: "mqtt" in the daemon, "stdin" in pipe mode. */
-  readonly defaultType: string;
+  /** Type of a stream or table without TYPE: "stdin" in pipe mode; undefined in the daemon (mqtt / file). */
+  readonly defaultType: string | undefined;
   /** Host-built connectors by stream name (pipe mode's stdin). */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */
@@ -176,7 +176,12 @@ class Inlet {
     } else rows = m.rows ?? {};
     const fields = dec ? null : this.def.fields;
     if (Array.isArray(rows)) {
-      for (const r of rows) topo.ingest(this.name, new Tuple(fields ? coerceToSchema(r, fields) : r, m.meta, now, this.name));
+      // A table counts one record per batch it reads (eKuiper's scan tables); a stream one per row.
+      const perBatch = this.def.kind === "table";
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!;
+        topo.ingest(this.name, new Tuple(fields ? coerceToSchema(r, fields) : r, m.meta, now, this.name), 1, !perBatch || i === 0);
+      }
     } else topo.ingest(this.name, new Tuple(fields ? coerceToSchema(rows, fields) : rows, m.meta, now, this.name));
   }
 }

@@ -70,7 +70,7 @@ export interface RuleDefinition {
 export interface RuleHostOptions {
   /** Sinks placed before the actions, which then number from `extraSinks.length` (pipe mode's stdout). */
   readonly extraSinks?: readonly SinkNode[];
-  /** Type of a stream without TYPE (default "mqtt", eKuiper's). */
+  /** Type of a stream or table without TYPE (default: eKuiper's, `mqtt` for streams and `file` for tables). */
   readonly defaultType?: string;
   /** Host-built source connectors by stream name. */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
@@ -146,7 +146,7 @@ export class Rule {
             options: this.options,
             sinks: () => this.actions.map((a) => this.pipeline(a)),
             extraSinks: this.host.extraSinks ?? [],
-            defaultType: this.host.defaultType ?? "mqtt",
+            defaultType: this.host.defaultType,
             connectors: this.host.connectors,
             errors: this.host.errors,
           },

@@ -108,13 +108,15 @@ export class Topology {
     }
   }
 
-  /** Delivers one record of `stream` into the rule. */
-  ingest(stream: string, t: Tuple, rows = 1): void {
+  /** Delivers one record of `stream` into the rule; `counted` false: a further row of a counted batch. */
+  ingest(stream: string, t: Tuple, rows = 1, counted = true): void {
     const src = this.sources.get(stream);
     if (!src) return;
     const m = src.metrics;
-    m.recordsIn++;
-    m.recordsOut++;
+    if (counted) {
+      m.recordsIn++;
+      m.recordsOut++;
+    }
     m.messagesProcessed += rows;
     m.lastInvocation = this.env.now();
     src.head.push(t);

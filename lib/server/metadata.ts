@@ -7,6 +7,7 @@ import { SHIPPED_SOURCES } from "../config/index.ts";
 import { ErrCode, errorText } from "../errors.ts";
 import { MqttConnection } from "../io/mqtt/client.ts";
 import { parseMqttConf } from "../io/mqtt/conf.ts";
+import { FUNCTION_DOCS, FUNCTION_GROUP_PAGES, type FunctionDoc } from "../functions/docs.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { idError } from "../store/ids.ts";
 import { isObject, readJson } from "./body.ts";
@@ -115,16 +116,50 @@ function list(items: { name: string; about: unknown; type: string }[]): Response
   return json(items.sort((a, b) => (a.name < b.name ? -1 : 1)));
 }
 
+const FUNCTIONS_DOCS = "https://ekuiper.org/docs/%s/latest/sqls/functions/";
+
+/** One function in eKuiper's metadata shape: example, hint, arguments, outputs, node. */
+function functionMeta(name: string, doc: FunctionDoc | undefined): Record<string, unknown> {
+  const args = (doc?.args ?? []).map((a) => {
+    const optional = a.endsWith("?");
+    return { name: optional ? a.slice(0, -1) : a, hidden: false, optional, control: "field", type: "field", values: [] };
+  });
+  const hint = doc?.hint ?? "";
+  return {
+    name,
+    example: `${name}(${args.map((a) => a.name).join(", ")})`,
+    hint: { en_US: hint, zh_CN: hint },
+    args,
+    outputs: [{ label: { en_US: "Output", zh_CN: "输出" }, value: name }],
+    node: { category: "function", icon: "iconPath", label: { en: name.toUpperCase(), zh: name.toUpperCase() } },
+  };
+}
+
+/** The built-in functions by functions.md group (internals left out), then JavaScript UDFs by plugin. */
 function functionsMeta(functions: FunctionRegistry): unknown[] {
   const groups = new Map<string, unknown[]>();
+  for (const g of Object.keys(FUNCTION_GROUP_PAGES)) groups.set(g, []);
   for (const n of functions.names().sort()) {
     const d = functions.lookup(n)!;
-    const g = d.plugin ? `${d.plugin} functions` : `${d.kind} functions`;
-    const list = groups.get(g) ?? [];
-    list.push({ name: n, example: `${n}()`, hint: { en_US: "", zh_CN: "" }, args: [], outputs: [], node: { category: "function", icon: "iconPath", label: { en: n, zh: n } } });
-    groups.set(g, list);
+    const doc = d.plugin ? undefined : FUNCTION_DOCS[n];
+    const g = d.plugin ? `${d.plugin} functions` : (doc?.group ?? "other");
+    if (g === "incremental internals") continue;
+    let list = groups.get(g);
+    if (!list) groups.set(g, (list = []));
+    list.push(functionMeta(n, doc));
   }
-  return [...groups].map(([name, functions]) => ({ about: ABOUT(name, "functions"), name, functions }));
+  const out: unknown[] = [];
+  for (const [name, functions] of groups) {
+    if (functions.length === 0) continue;
+    const page = FUNCTION_GROUP_PAGES[name];
+    const about = ABOUT(name, "functions");
+    // eKuiper's function pages: one per group; plugin functions point at the UDF guide.
+    about.helpUrl = page
+      ? { en: FUNCTIONS_DOCS.replace("%s", "en") + page + ".html", zh: FUNCTIONS_DOCS.replace("%s", "zh") + page + ".html" }
+      : { en: "https://ekuiper.org/docs/en/latest/guide/functions/overview.html", zh: "https://ekuiper.org/docs/zh/latest/guide/functions/overview.html" };
+    out.push({ about, name, functions });
+  }
+  return out;
 }
 
 function yamlRoute(kind: ConfKind): RouteDef<Engine> {

@@ -13,13 +13,49 @@ function esc(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
-/** The exposition text (format 0.0.4). */
+/** `# HELP` text of a node family by metric suffix (prefixed with what the node is). */
+const NODE_HELP: Record<string, string> = {
+  records_in_total: "Total number of records received by the",
+  records_out_total: "Total number of records sent by the",
+  messages_processed_total: "Total number of messages processed by the",
+  exceptions_total: "Total number of exceptions raised by the",
+  process_latency_us: "Last processing latency in microseconds of the",
+  buffer_length: "Number of records waiting in the buffer of the",
+  connection_status: "Connection status (1 connected, 0 connecting, -1 disconnected) of the",
+  records_lost_total: "Total number of records dropped by the",
+};
+
+const HELP: Record<string, string> = {
+  kuiper_rule_status: "Rule status: 1 running, 0 stopped, -1 stopped by error",
+  kuiper_rule_count: "Number of rules per state",
+  kuiper_conn_status_gauge: "Named connection status: 1 connected, 0 connecting, -1 disconnected",
+  process_cpu_seconds_total: "Total user and system CPU time spent in seconds",
+  process_resident_memory_bytes: "Resident memory size in bytes",
+  process_start_time_seconds: "Start time of the process since unix epoch in seconds",
+};
+
+function helpOf(name: string): string {
+  const h = HELP[name];
+  if (h) return h;
+  const m = /^kuiper_(source|op|sink)_(.+)$/.exec(name);
+  const kind = m ? (m[1] === "op" ? "operator" : m[1]!) : "";
+  const node = m ? NODE_HELP[m[2]!] : undefined;
+  return node ? `${node} ${kind} node` : name;
+}
+
+/**
+ * The exposition text (format 0.0.4): every family with `# HELP` and `# TYPE`, labels in name order
+ * as Prometheus' Go client writes them (`{op,op_instance,rule,type}`, eKuiper's).
+ */
 export function prometheusText(e: Engine): string {
   const fam = new Map<string, { type: string; lines: string[] }>();
   const add = (name: string, type: string, labels: Record<string, string>, v: number) => {
     let f = fam.get(name);
     if (!f) fam.set(name, (f = { type, lines: [] }));
-    const l = Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(",");
+    const l = Object.keys(labels)
+      .sort()
+      .map((k) => `${k}="${esc(labels[k]!)}"`)
+      .join(",");
     f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
   };
   const dups: [Record<string, string>, number][] = [];
@@ -27,7 +63,7 @@ export function prometheusText(e: Engine): string {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
     for (const n of lc.nodes()) {
-      const labels = { rule: id, type: n.kind, op: n.name, op_instance: "0" };
+      const labels = { op: n.name, op_instance: "0", rule: id, type: n.kind };
       const p = `kuiper_${n.kind}_`;
       add(p + "records_in_total", "counter", labels, n.recordsIn);
       add(p + "records_out_total", "counter", labels, n.recordsOut);
@@ -51,7 +87,7 @@ export function prometheusText(e: Engine): string {
   add("process_resident_memory_bytes", "gauge", {}, process.memoryUsage.rss());
   add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
   let out = "";
-  for (const [name, f] of fam) out += `# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
+  for (const [name, f] of fam) out += `# HELP ${name} ${helpOf(name)}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
   return out + lagText();
 }
 

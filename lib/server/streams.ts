@@ -1,5 +1,6 @@
 /** `/streams` and `/tables` (rest-api.md §4): one set of handlers, the type word from the route. */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { sourceType } from "../io/sources/index.ts";
 import { describeJson, schemaJson } from "../store/describe.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
@@ -48,7 +49,7 @@ function routesFor(kind: Kind): RouteDef<Engine>[] {
         return json(
           e.catalog.names(kind, tk).map((n) => {
             const d = e.catalog.get(n)!;
-            return { name: n, type: (d.options.TYPE ?? "mqtt").toLowerCase(), format: (d.options.FORMAT ?? "json").toLowerCase() };
+            return { name: n, type: sourceType(d), format: (d.options.FORMAT ?? "json").toLowerCase() };
           }),
         );
       },

@@ -8,6 +8,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
+import { sourceType } from "../io/sources/index.ts";
+import { clauseExprs, walk } from "../sql/walk.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import { jsonUnmarshalError } from "../store/rule-def.ts";
 import { safeUploadPath } from "./uploads-fs.ts";
@@ -110,6 +112,7 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
   } else {
     const srcKeys = new Set<string>();
     const sinkKeys = new Set<string>();
+    const calls = new Set<string>();
     for (const id of ruleIds) {
       const text = e.kv.get("rule", id);
       if (text === undefined) continue;
@@ -124,8 +127,11 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
         const d = e.catalog.get(s);
         if (!d || e.catalog.isTemp(s)) continue;
         (d.kind === "stream" ? c.streams : c.tables)[s] = d.statement;
-        srcKeys.add(`${(d.options.TYPE ?? "mqtt").toLowerCase()}.${(d.options.CONF_KEY ?? "default").toLowerCase()}`);
+        // Only a confKey the stream names is a dependency (eKuiper's partial export leaves `default` out).
+        if (d.options.CONF_KEY) srcKeys.add(`${sourceType(d)}.${d.options.CONF_KEY.toLowerCase()}`);
       }
+      const sel = def.select;
+      if (sel) for (const x of [...sel.fields.map((f) => f.expr), ...clauseExprs(sel)]) walk(x, (n) => n.kind === "call" && calls.add(n.name.toLowerCase()));
       for (const a of def.actions) for (const [t, p] of Object.entries(a)) {
         const rid = (p as Record<string, unknown>).resourceId;
         if (typeof rid === "string") sinkKeys.add(`${t}.${rid}`);
@@ -135,10 +141,12 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
     c.tables = sorted(c.tables);
     c.sourceConfig = configsByType(e, "sources", (t, k) => srcKeys.has(`${t}.${k}`));
     c.sinkConfig = configsByType(e, "sinks", (t, k) => sinkKeys.has(`${t}.${k}`));
+    // The scripts the rules call, and no other.
+    c.scripts = Object.fromEntries(e.kv.entries("script").filter(([id]) => calls.has(id.toLowerCase())));
   }
   c.connectionConfig = configsByType(e, "connections");
   c.uploads = Object.fromEntries(e.kv.entries("upload"));
-  c.scripts = Object.fromEntries(e.kv.entries("script"));
+  if (!ruleIds) c.scripts = Object.fromEntries(e.kv.entries("script"));
   return c;
 }
 

@@ -25,6 +25,7 @@
     "DATASOURCE", "FORMAT", "KEY", "CONF_KEY", "SHARED", "STRICT_VALIDATION", "TYPE", "TIMESTAMP",
     "TIMESTAMP_FORMAT", "RETAIN_SIZE", "SCHEMAID", "EXTRA", "VERSION", "TEMP", "KIND", "DELIMITER",
   ]);
+  const UNKNOWN_OPTION = "unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).";
 
   const SIMPLE_ESCAPES = { a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\" };
 
@@ -655,16 +656,16 @@ function peg$parse(input, options) {
   function peg$f182(w) {    return /^with$/i.test(w);  }
   function peg$f183(w) {    fail(`found ${goQuote(w.toUpperCase())}, expected is with.`);  }
   function peg$f184(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f185() {    return [];  }
-  function peg$f186(head, o) {    return o;  }
-  function peg$f187(head, tail, t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
-  function peg$f188(head, tail) {    return [head, ...tail];  }
-  function peg$f189(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f190(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
-  function peg$f191(name, value) {    return { name, value };  }
-  function peg$f192(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
-  function peg$f193(w) {    return w.toUpperCase();  }
-  function peg$f194(t) {    fail(`found ${found(t)}, unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).`, t);  }
+  function peg$f185(o) {    return o;  }
+  function peg$f186() {    return null;  }
+  function peg$f187(items) {    fail("Parenthesis is not matched in options definition.");  }
+  function peg$f188(items, t) {    fail(`found ${goQuote(t.text.toUpperCase())}, ${UNKNOWN_OPTION}`, t);  }
+  function peg$f189(items) {    return items.filter((o) => o !== null);  }
+  function peg$f190(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
+  function peg$f191(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
+  function peg$f192(name, value) {    return { name, value };  }
+  function peg$f193(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
+  function peg$f194(w) {    return w.toUpperCase();  }
   function peg$f195(body) {
     const v = unquote(body, '"');
     if (v === undefined) fail(`found ${goQuote("invalid string: \"" + body + "\"")}, expect string or boolean value in option.`);
@@ -5821,7 +5822,7 @@ function peg$parse(input, options) {
   }
 
   function peg$parseOptions() {
-    let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
+    let s0, s1, s2, s3, s4, s5, s6;
 
     s0 = peg$currPos;
     if (input.charCodeAt(peg$currPos) === 40) {
@@ -5833,16 +5834,94 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
+      s3 = [];
+      s4 = peg$currPos;
+      s5 = peg$parseOption();
+      if (s5 !== peg$FAILED) {
+        s6 = peg$parse_();
+        peg$savedPos = s4;
+        s4 = peg$f185(s5);
+      } else {
+        peg$currPos = s4;
+        s4 = peg$FAILED;
+      }
+      if (s4 === peg$FAILED) {
+        s4 = peg$currPos;
+        if (input.charCodeAt(peg$currPos) === 44) {
+          s5 = peg$c1;
+          peg$currPos++;
+        } else {
+          s5 = peg$FAILED;
+          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        }
+        if (s5 !== peg$FAILED) {
+          s6 = peg$parse_();
+          peg$savedPos = s4;
+          s4 = peg$f186();
+        } else {
+          peg$currPos = s4;
+          s4 = peg$FAILED;
+        }
+      }
+      while (s4 !== peg$FAILED) {
+        s3.push(s4);
+        s4 = peg$currPos;
+        s5 = peg$parseOption();
+        if (s5 !== peg$FAILED) {
+          s6 = peg$parse_();
+          peg$savedPos = s4;
+          s4 = peg$f185(s5);
+        } else {
+          peg$currPos = s4;
+          s4 = peg$FAILED;
+        }
+        if (s4 === peg$FAILED) {
+          s4 = peg$currPos;
+          if (input.charCodeAt(peg$currPos) === 44) {
+            s5 = peg$c1;
+            peg$currPos++;
+          } else {
+            s5 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          }
+          if (s5 !== peg$FAILED) {
+            s6 = peg$parse_();
+            peg$savedPos = s4;
+            s4 = peg$f186();
+          } else {
+            peg$currPos = s4;
+            s4 = peg$FAILED;
+          }
+        }
+      }
       if (input.charCodeAt(peg$currPos) === 41) {
-        s3 = peg$c4;
+        s4 = peg$c4;
         peg$currPos++;
       } else {
-        s3 = peg$FAILED;
+        s4 = peg$FAILED;
         if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
-      if (s3 !== peg$FAILED) {
+      if (s4 === peg$FAILED) {
+        s4 = peg$currPos;
+        s5 = peg$parseEOF();
+        if (s5 !== peg$FAILED) {
+          peg$savedPos = s4;
+          s5 = peg$f187(s3);
+        }
+        s4 = s5;
+        if (s4 === peg$FAILED) {
+          s4 = peg$currPos;
+          s5 = peg$parseFoundTok();
+          if (s5 !== peg$FAILED) {
+            peg$savedPos = s4;
+            s5 = peg$f188(s3, s5);
+          }
+          s4 = s5;
+        }
+      }
+      if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f185();
+        s0 = peg$f189(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5853,108 +5932,12 @@ function peg$parse(input, options) {
     }
     if (s0 === peg$FAILED) {
       s0 = peg$currPos;
-      if (input.charCodeAt(peg$currPos) === 40) {
-        s1 = peg$c3;
-        peg$currPos++;
-      } else {
-        s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
-      }
+      s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
-        s2 = peg$parse_();
-        s3 = peg$parseOption();
-        if (s3 !== peg$FAILED) {
-          s4 = [];
-          s5 = peg$currPos;
-          s6 = peg$parse_();
-          if (input.charCodeAt(peg$currPos) === 44) {
-            s7 = peg$c1;
-            peg$currPos++;
-          } else {
-            s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
-          }
-          if (s7 !== peg$FAILED) {
-            s8 = peg$parse_();
-            s9 = peg$parseOption();
-            if (s9 !== peg$FAILED) {
-              peg$savedPos = s5;
-              s5 = peg$f186(s3, s9);
-            } else {
-              peg$currPos = s5;
-              s5 = peg$FAILED;
-            }
-          } else {
-            peg$currPos = s5;
-            s5 = peg$FAILED;
-          }
-          while (s5 !== peg$FAILED) {
-            s4.push(s5);
-            s5 = peg$currPos;
-            s6 = peg$parse_();
-            if (input.charCodeAt(peg$currPos) === 44) {
-              s7 = peg$c1;
-              peg$currPos++;
-            } else {
-              s7 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e1); }
-            }
-            if (s7 !== peg$FAILED) {
-              s8 = peg$parse_();
-              s9 = peg$parseOption();
-              if (s9 !== peg$FAILED) {
-                peg$savedPos = s5;
-                s5 = peg$f186(s3, s9);
-              } else {
-                peg$currPos = s5;
-                s5 = peg$FAILED;
-              }
-            } else {
-              peg$currPos = s5;
-              s5 = peg$FAILED;
-            }
-          }
-          s5 = peg$parse_();
-          if (input.charCodeAt(peg$currPos) === 41) {
-            s6 = peg$c4;
-            peg$currPos++;
-          } else {
-            s6 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e4); }
-          }
-          if (s6 === peg$FAILED) {
-            s6 = peg$currPos;
-            s7 = peg$parseFoundTok();
-            if (s7 !== peg$FAILED) {
-              peg$savedPos = s6;
-              s7 = peg$f187(s3, s4, s7);
-            }
-            s6 = s7;
-          }
-          if (s6 !== peg$FAILED) {
-            peg$savedPos = s0;
-            s0 = peg$f188(s3, s4);
-          } else {
-            peg$currPos = s0;
-            s0 = peg$FAILED;
-          }
-        } else {
-          peg$currPos = s0;
-          s0 = peg$FAILED;
-        }
-      } else {
-        peg$currPos = s0;
-        s0 = peg$FAILED;
+        peg$savedPos = s0;
+        s1 = peg$f190(s1);
       }
-      if (s0 === peg$FAILED) {
-        s0 = peg$currPos;
-        s1 = peg$parseFoundTok();
-        if (s1 !== peg$FAILED) {
-          peg$savedPos = s0;
-          s1 = peg$f189(s1);
-        }
-        s0 = s1;
-      }
+      s0 = s1;
     }
 
     return s0;
@@ -5979,7 +5962,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s3;
-          s4 = peg$f190(s1, s4);
+          s4 = peg$f191(s1, s4);
         }
         s3 = s4;
       }
@@ -5988,7 +5971,7 @@ function peg$parse(input, options) {
         s5 = peg$parseOptionValue();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f191(s1, s5);
+          s0 = peg$f192(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -6012,7 +5995,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f192(s1);
+      s2 = peg$f193(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6020,7 +6003,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f193(s1);
+        s0 = peg$f194(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6028,15 +6011,6 @@ function peg$parse(input, options) {
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
-    }
-    if (s0 === peg$FAILED) {
-      s0 = peg$currPos;
-      s1 = peg$parseFoundTok();
-      if (s1 !== peg$FAILED) {
-        peg$savedPos = s0;
-        s1 = peg$f194(s1);
-      }
-      s0 = s1;
     }
 
     return s0;

@@ -23,7 +23,7 @@ beforeAll(async () => {
   } catch (e) {
     throw new Error(`the sql connector tests need PostgreSQL on 127.0.0.1:5432 with trust auth and a database "test" (apt-get install postgresql; service postgresql start): ${(e as Error).message}`);
   }
-  await pg.unsafe(`CREATE TABLE ${table} (id int8 PRIMARY KEY, small int4, temp float8, name text, at timestamptz)`);
+  await pg.unsafe(`CREATE TABLE ${table} (id int8 PRIMARY KEY, small int4, temp float8, name text, at timestamptz, op text)`);
 });
 
 afterAll(async () => {

@@ -107,7 +107,7 @@ test("every message httppush acknowledged while the sink's broker was down arriv
   expect(st.source_inbox_0_records_lost_total).toBe(0);
   // The open window held all 200 and no checkpoint had been taken: all 200 counted, and logged.
   expect((await status(d, "windowed")).source_winbox_0_records_lost_total).toBe(200);
-  expect((await d.call("GET", "/metrics")).text).toContain('kuiper_source_records_lost_total{rule="windowed",type="source",op="winbox",op_instance="0"} 200');
+  expect((await d.call("GET", "/metrics")).text).toContain('kuiper_source_records_lost_total{op="winbox",op_instance="0",rule="windowed",type="source"} 200');
   expect(d.stderr()).toContain(
     "rule windowed: 200 message(s) of stream winbox acknowledged before the last stop were lost",
   );

@@ -16,7 +16,33 @@ test("/metrics shows rule counts, per-node series of running rules and process g
   expect(r.text).toContain('kuiper_rule_count{status="running"} 1');
   expect(r.text).toContain('kuiper_rule_count{status="stop"} 1');
   expect(r.text).toContain('kuiper_rule_status{rule="pm"} 1');
-  expect(r.text).toContain('kuiper_source_records_in_total{rule="pm",type="source",op="m",op_instance="0"} 0');
+  // eKuiper's label order (Prometheus' Go client sorts label names).
+  expect(r.text).toContain('kuiper_source_records_in_total{op="m",op_instance="0",rule="pm",type="source"} 0');
+  expect(r.text).toContain('kuiper_op_records_out_total{op="2_project",op_instance="0",rule="pm",type="op"} 0');
   expect(r.text).toContain("process_resident_memory_bytes ");
+  // Every family has its # HELP and # TYPE lines, right before its samples.
+  const families = new Set(r.text.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => /^[a-z_]+/.exec(l)![0]));
+  expect(families.size).toBeGreaterThan(10);
+  for (const f of families) {
+    expect(r.text).toMatch(new RegExp(`# HELP ${f} [^\n]+\n# TYPE ${f} (counter|gauge)\n${f}[{ ]`));
+  }
+  expect(r.text).toContain("# HELP kuiper_source_records_in_total Total number of records received by the source node\n");
+  // Prometheus' own parser and linter accept the text. The only findings left are about names eKuiper
+  // chose (`*_process_latency_us`, `kuiper_rule_count`): they are the interface, and eKuiper's own
+  // /metrics gets the same ones. A parse error or a missing HELP would be another line.
+  const promtool = Bun.which("promtool");
+  if (!promtool) throw new Error("promtool not found: install the Debian package `prometheus` (apt-get install -y prometheus)");
+  const p = Bun.spawnSync([promtool, "check", "metrics"], { stdin: Buffer.from(r.text) });
+  const findings = (p.stdout.toString() + p.stderr.toString()).split("\n").filter((l) => l !== "");
+  const ekuiperNames = [
+    "kuiper_op_process_latency_us metric names should not contain abbreviated units",
+    "kuiper_rule_count non-histogram and non-summary metrics should not have \"_count\" suffix",
+    "kuiper_sink_process_latency_us metric names should not contain abbreviated units",
+    "kuiper_source_process_latency_us metric names should not contain abbreviated units",
+  ];
+  expect(findings.filter((l) => !ekuiperNames.includes(l))).toEqual([]);
+  expect(findings.length).toBe(ekuiperNames.length);
+  // exit 3 is promtool's "lint problems"; 1 would be a parse failure.
+  expect(p.exitCode).toBe(3);
   expect(await d.stop()).toBe(0);
 }, 20_000);

@@ -13,7 +13,8 @@ beforeAll(async () => {
   await a.call("PUT", "/metadata/sources/mqtt/confKeys/c1", { server: "tcp://127.0.0.1:1883" });
   await a.call("POST", "/udf/javascript", { id: "twice", script: "function twice(x) { return 2 * x; }" });
   await b.call("POST", "/streams", { sql: 'CREATE STREAM gone () WITH (DATASOURCE="gone", TYPE="memory")' });
-});
+  // Two daemons start here: on a loaded machine that takes longer than bun's 5 s default.
+}, 30_000);
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -64,4 +65,25 @@ test("v2 YAML export and import", async () => {
   expect([r.status, r.text]).toEqual([200, "success"]);
   const rules = JSON.parse((await b.call("GET", "/rules")).text) as { id: string }[];
   expect(rules.map((x) => x.id)).toContain("x2");
+});
+
+test("a partial export holds only what the rules need: their streams, the confKeys they name, the scripts they call", async () => {
+  await a.call("PUT", "/metadata/sources/mqtt/confKeys/default", { server: "tcp://127.0.0.1:1884" });
+  await a.call("POST", "/udf/javascript", { id: "unused", script: "function unused(x) { return x; }" });
+  await a.call("POST", "/streams", { sql: 'CREATE STREAM s2 (v bigint) WITH (DATASOURCE="s2", TYPE="mqtt", CONF_KEY="c1")' });
+  await a.call("POST", "/rules", { id: "x2", sql: "SELECT Twice(v) AS w FROM s2 WHERE v > 1", actions: [{ nop: {} }], triggered: false });
+  const doc = (ids: string[]) => a.call("POST", "/data/export", ids).then((r) => JSON.parse(r.text) as Record<string, Record<string, string>>);
+  const one = await doc(["x1"]);
+  expect(Object.keys(one.rules!)).toEqual(["x1"]);
+  expect(one.streams).toEqual({ s1: 'CREATE STREAM s1 (v bigint) WITH (DATASOURCE="s1", TYPE="memory")' });
+  expect(one.sourceConfig).toEqual({});
+  expect(one.scripts).toEqual({});
+  const two = await doc(["x2"]);
+  expect(Object.keys(two.streams!)).toEqual(["s2"]);
+  expect(JSON.parse(two.sourceConfig!.mqtt!)).toEqual({ c1: { server: "tcp://127.0.0.1:1883" } });
+  expect(Object.keys(two.scripts!)).toEqual(["twice"]);
+  for (const id of ["x2"]) await a.call("DELETE", `/rules/${id}`);
+  await a.call("DELETE", "/streams/s2");
+  await a.call("DELETE", "/udf/javascript/unused");
+  await a.call("DELETE", "/metadata/sources/mqtt/confKeys/default");
 });

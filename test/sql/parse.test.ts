@@ -54,6 +54,12 @@ describe("statement shapes", () => {
     });
   });
 
+  test("commas between options are optional and a trailing or doubled comma is accepted", () => {
+    expect(parseStatement('CREATE STREAM s () WITH (TYPE="httppull" DATASOURCE="pull")', functions)).toMatchObject({ options: { TYPE: "httppull", DATASOURCE: "pull" } });
+    expect(parseStatement('CREATE TABLE t () WITH (TYPE="file", KIND="scan", )', functions)).toMatchObject({ options: { TYPE: "file", KIND: "scan" } });
+    expect(parseStatement('CREATE STREAM s () WITH (, TYPE="mqtt",, FORMAT="json" SHARED=TRUE)', functions)).toMatchObject({ options: { TYPE: "mqtt", FORMAT: "json", SHARED: true } });
+  });
+
   test("a schemaless stream has null fields", () => {
     expect(parseStatement('CREATE TABLE t () WITH (TYPE="file")', functions)).toMatchObject({ kind: "create", streamKind: "table", fields: null });
   });

@@ -72,11 +72,14 @@ export class SqlSink implements SinkConnector {
     if (this.status && this.status.status !== 1) this.status.connected();
   }
 
-  /** The columns written for `rows`: `fields`, else every key in first-seen order (not the rowkind field). */
+  /**
+   * The columns written for `rows`: `fields`, else every key in first-seen order. The rowkind field is a
+   * column like any other: eKuiper writes it (a table with that column `NOT NULL` needs it).
+   */
   private columns(rows: Obj[]): string[] {
-    if (this.fields) return this.rowkindField ? this.fields.filter((f) => f !== this.rowkindField) : this.fields;
+    if (this.fields) return this.fields;
     const seen = new Set<string>();
-    for (const r of rows) for (const k in r) if (k !== this.rowkindField) seen.add(k);
+    for (const r of rows) for (const k in r) seen.add(k);
     return [...seen];
   }
 

@@ -49,6 +49,8 @@ export class FileSource implements SourceConnector {
   private readonly decompression: string;
   /** JSON files are split into elements only for the json format; other formats get the file. */
   private readonly splitJson: boolean;
+  /** A scan table's file: one message per json file / csv batch (its rows together), not per row. */
+  private readonly batched: boolean;
   private closed = false;
   private watcher: FSWatcher | undefined;
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
@@ -102,7 +104,8 @@ export class FileSource implements SourceConnector {
       if (ft !== "json") throw new EngineError(`decompression is not supported for ${ft} file type`);
       if (!DECOMPRESSIONS.has(this.decompression)) throw new EngineError(`unsupported decompression type ${this.decompression}`);
     }
-    this.splitJson = r.str("format", "json").toLowerCase() === "json";
+    this.batched = r.bool("isTable");
+    this.splitJson = r.str("format", "json").toLowerCase() === "json" && !this.batched;
     if (!existsSync(this.path)) throw new EngineError(`file ${this.path} not exist`);
     this.isDir = statSync(this.path).isDirectory();
   }
@@ -246,7 +249,7 @@ export class FileSource implements SourceConnector {
       bytes = Buffer.from(lines.map((l) => utf8.decode(l)).join("\n"));
     }
     const meta: Obj = { file };
-    const parts = this.splitJson ? splitJsonArray(bytes) : [bytes];
+    const parts = this.splitJson ? splitJsonArray(bytes) : isBlank(bytes, true) ? [] : [bytes];
     const msgs: SourceMessage[] = new Array<SourceMessage>(parts.length);
     for (let i = 0; i < parts.length; i++) msgs[i] = new SourceMessage(parts[i]!, null, meta);
     return this.emit(ctx, msgs);
@@ -285,6 +288,11 @@ export class FileSource implements SourceConnector {
           continue;
         }
         msgs.push(new SourceMessage(null, csvRow(rec, names), meta));
+      }
+      if (this.batched && csv && msgs.length > 1) {
+        const rows = msgs.map((m) => m.rows as Obj);
+        msgs.length = 0;
+        msgs.push(new SourceMessage(null, rows, meta));
       }
       if (!(await this.emit(ctx, msgs))) return false;
     }
@@ -336,8 +344,8 @@ export class FileSource implements SourceConnector {
   }
 }
 
-function isBlank(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) if (b[i] !== 0x20 && b[i] !== 0x09) return false;
+function isBlank(b: Uint8Array, newlines = false): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] !== 0x20 && b[i] !== 0x09 && !(newlines && (b[i] === 0x0a || b[i] === 0x0d))) return false;
   return true;
 }
 

@@ -26,9 +26,12 @@ import type { SourceConnector } from "./source.ts";
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
 const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin", "sql"]);
 
-/** The connector type of a stream; a stream without TYPE is an MQTT stream (eKuiper's default). */
-export function sourceType(def: StreamDef, fallback = "mqtt"): string {
-  return (def.options.TYPE ?? "").toLowerCase() || fallback;
+/**
+ * The connector type of a stream or table. Without TYPE: `fallback` when the host gives one (pipe mode's
+ * stdin), else eKuiper's defaults — `mqtt` for a stream, `file` for a table (sql §3.4).
+ */
+export function sourceType(def: StreamDef, fallback?: string): string {
+  return (def.options.TYPE ?? "").toLowerCase() || fallback || (def.kind === "table" ? "file" : "mqtt");
 }
 
 export function isByteSource(type: string): boolean {
@@ -100,6 +103,8 @@ export async function resolveSourceProps(def: StreamDef, type: string, env: Sour
   if (o.STRICT_VALIDATION !== undefined) inject.strictValidation = o.STRICT_VALIDATION;
   if (o.TIMESTAMP !== undefined) inject.timestamp = o.TIMESTAMP;
   if (o.TIMESTAMP_FORMAT !== undefined) inject.timestampFormat = o.TIMESTAMP_FORMAT;
+  // A file table reads each file (json) or each read batch (csv) as one record, as eKuiper's does.
+  if (def.kind === "table" && type === "file") inject.isTable = true;
   return mergeProps(props, inject);
 }
 

@@ -46,8 +46,11 @@ export function convertStrict(v: Value, type: FieldType, spec: PreprocessorSpec)
   if ("array" in type) {
     if (v === null) return null;
     if (!Array.isArray(v)) throw new RowError(`expect array but got ${fmtV(v)}`);
+    // eKuiper converts a simple-typed slice element by element, null included (`cannot convert
+    // <nil>(<nil>) to float64`); a null array or struct element stays null.
+    const simple = typeof type.array === "string";
     return v.map((el) => {
-      if (el === null) return null;
+      if (el === null && !simple) return null;
       try {
         return convertStrict(el, type.array, spec);
       } catch (e) {

@@ -12,7 +12,8 @@ export class ProjectSetOp extends Operator {
   /** The input was a single row (not a collection): each produced row is its own emission. */
   private readonly single: boolean;
   constructor(name: string, env: OpEnv, column: string, single: boolean) {
-    super(name, env, "run Select error: ");
+    // eKuiper's projectset raises its errors bare: they are not the select's (`run Select error:`).
+    super(name, env, "");
     this.column = column;
     this.single = single;
   }

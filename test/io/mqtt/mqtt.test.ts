@@ -157,6 +157,9 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const pub = await client(broker);
       for (let i = 0; i < 50; i++) await pub.publishAsync("fan/in", JSON.stringify({ n: i }), { qos: 1 });
       await waitFor(() => metric(r2, "sink_nop_0_0_records_out_total") === 50 && metric(r1, "sink_nop_0_0_records_out_total") === 25, "both rules");
+      // The shared stream's decoder is named after the stream (rest-api.md §6.3), not by index.
+      expect(metric(r2, "op_s_decoder_0_records_in_total")).toBe(50);
+      expect(r2.status()["op_2_decoder_0_records_in_total"]).toBeUndefined();
       await r1.stop();
       expect(metric(r2, "source_s_0_connection_status")).toBe(1);
       await r2.stop();

@@ -76,7 +76,7 @@ test("a batch goes in as one multi-row INSERT; fields choose the columns", async
 });
 
 test("rowkindField: insert (also when absent), update and delete by keyField, upsert updates or inserts", async () => {
-  const db = table("rowkind.db", "CREATE TABLE dev (id INTEGER PRIMARY KEY, name TEXT, level INTEGER)");
+  const db = table("rowkind.db", "CREATE TABLE dev (id INTEGER PRIMARY KEY, name TEXT, level INTEGER, action TEXT)");
   const t = testRuntime();
   const r = await rule(t, "kind", { dburl: `sqlite:${db.path}`, table: "dev", rowkindField: "action", keyField: "id" });
   const pub = (row: Record<string, unknown>) => t.env.pubsub.publish("sqlsink/in", row as never);
@@ -89,10 +89,11 @@ test("rowkindField: insert (also when absent), update and delete by keyField, up
   await pub({ id: 4n, name: "four", level: 4n, action: "upsert" });
   await pub({ id: 5n, name: "five", action: "update" }); // no such key: nothing
   await waitFor(() => metric(r, "sink_sql_0_0_records_out_total") === 8, "8 sends");
+  // The rowkind column is written like any other (eKuiper's).
   expect(db.rows("SELECT * FROM dev ORDER BY id")).toEqual([
-    { id: 1, name: "ONE", level: 10 },
-    { id: 2, name: "TWO", level: 20 },
-    { id: 4, name: "four", level: 4 },
+    { id: 1, name: "ONE", level: 10, action: "upsert" },
+    { id: 2, name: "TWO", level: 20, action: "update" },
+    { id: 4, name: "four", level: 4, action: "upsert" },
   ]);
   // Wrong rows are dropped and counted; the sink goes on.
   await pub({ id: 6n, action: "merge" });
@@ -105,7 +106,7 @@ test("rowkindField: insert (also when absent), update and delete by keyField, up
 });
 
 test("the rows of a batch with rowkind are written in one transaction: a failing row writes none", async () => {
-  const db = table("tx.db", "CREATE TABLE k (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+  const db = table("tx.db", "CREATE TABLE k (id INTEGER PRIMARY KEY, v TEXT NOT NULL, op TEXT NOT NULL)");
   const t = testRuntime();
   const r = await rule(t, "tx", { dburl: `sqlite:${db.path}`, table: "k", rowkindField: "op", keyField: "id", batchSize: 2 });
   await t.env.pubsub.publish("sqlsink/in", { id: 1n, v: "a", op: "insert" });
@@ -115,8 +116,8 @@ test("the rows of a batch with rowkind are written in one transaction: a failing
   await waitFor(() => metric(r, "sink_sql_0_0_records_out_total") === 1 && metric(r, "sink_sql_0_0_exceptions_total") === 1, "one batch written, one failed");
   expect(metric(r, "sink_sql_0_0_last_exception")).toBe("sql sink: NOT NULL constraint failed: k.v");
   expect(db.rows("SELECT * FROM k ORDER BY id")).toEqual([
-    { id: 3, v: "c" },
-    { id: 4, v: "d" },
+    { id: 3, v: "c", op: "insert" },
+    { id: 4, v: "d", op: "upsert" },
   ]);
 });
 
