@@ -32,6 +32,7 @@ const HELP: Record<string, string> = {
   process_cpu_seconds_total: "Total user and system CPU time spent in seconds",
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
+  floe_source_duplicates_total: "MQTT publishes redelivered by the broker (DUP) that the source admitted",
 };
 
 function helpOf(name: string): string {
@@ -105,8 +106,11 @@ function lagText(): string {
   }
   out += `floe_event_loop_lag_seconds_bucket{le="+Inf"} ${l.count}\nfloe_event_loop_lag_seconds_sum ${l.sum}\nfloe_event_loop_lag_seconds_count ${l.count}\n`;
   const s = l.stats();
-  out += "# HELP floe_event_loop_lag_window_seconds Event-loop lag over the last minute.\n# TYPE floe_event_loop_lag_window_seconds gauge\n";
-  out += `floe_event_loop_lag_window_seconds{quantile="0.99"} ${s.p99Ms / 1000}\nfloe_event_loop_lag_window_seconds{quantile="0.999"} ${s.p999Ms / 1000}\nfloe_event_loop_lag_window_seconds{quantile="1"} ${s.maxMs / 1000}\n`;
+  // Three gauges rather than one with a quantile label: Prometheus keeps that label for summaries.
+  const gauge = (name: string, help: string, ms: number) => `# HELP ${name} ${help}\n# TYPE ${name} gauge\n${name} ${ms / 1000}\n`;
+  out += gauge("floe_event_loop_lag_p99_seconds", "99th percentile of the event-loop lag over the last minute.", s.p99Ms);
+  out += gauge("floe_event_loop_lag_p999_seconds", "99.9th percentile of the event-loop lag over the last minute.", s.p999Ms);
+  out += gauge("floe_event_loop_lag_max_seconds", "Largest event-loop lag over the last minute.", s.maxMs);
   return out;
 }
 

@@ -21,10 +21,17 @@ test("/metrics shows rule counts, per-node series of running rules and process g
   expect(r.text).toContain('kuiper_op_records_out_total{op="2_project",op_instance="0",rule="pm",type="op"} 0');
   expect(r.text).toContain("process_resident_memory_bytes ");
   // Every family has its # HELP and # TYPE lines, right before its samples.
-  const families = new Set(r.text.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => /^[a-z_]+/.exec(l)![0]));
+  // (A histogram's samples are its family name plus _bucket, _sum and _count.)
+  const histograms = new Set([...r.text.matchAll(/^# TYPE (\w+) histogram$/gm)].map((m) => m[1]!));
+  const familyOf = (name: string) => {
+    const base = name.replace(/_(bucket|sum|count)$/, "");
+    return histograms.has(base) ? base : name;
+  };
+  const families = new Set(r.text.split("\n").filter((l) => l && !l.startsWith("#")).map((l) => familyOf(/^\w+/.exec(l)![0])));
   expect(families.size).toBeGreaterThan(10);
   for (const f of families) {
-    expect(r.text).toMatch(new RegExp(`# HELP ${f} [^\n]+\n# TYPE ${f} (counter|gauge)\n${f}[{ ]`));
+    expect(r.text).toMatch(new RegExp(`# HELP ${f} [^\n]+\n# TYPE ${f} (counter|gauge|histogram)\n${f}[{_ ]`));
+    expect(r.text).not.toContain(`# HELP ${f} ${f}\n`);
   }
   expect(r.text).toContain("# HELP kuiper_source_records_in_total Total number of records received by the source node\n");
   // Prometheus' own parser and linter accept the text. The only findings left are about names eKuiper
