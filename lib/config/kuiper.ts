@@ -88,7 +88,10 @@ export function fromDoc(doc: Doc): KuiperConfig {
   const certfile = str(pick(tls, "certfile"), "");
   const keyfile = str(pick(tls, "keyfile"), "");
   const prometheus = bool(b("prometheus"), false);
-  const prometheusPort = int(b("prometheusport"), 0);
+  // eKuiper's shipped kuiper.yaml sets 20499, so KUIPER__BASIC__PROMETHEUS=true alone (as documented)
+  // serves on 20499; only an explicit 0 is eKuiper's fatal "Miss configuration prometheusPort".
+  const rawPromPort = b("prometheusport");
+  const prometheusPort = rawPromPort === undefined || rawPromPort === null ? 20499 : int(rawPromPort, 0);
   if (prometheus && prometheusPort === 0) throw new EngineError("Miss configuration prometheusPort", ErrCode.general);
   let patrol = durationMs(b("rulepatrolinterval"), 10_000);
   if (patrol < 1000) patrol = 10_000;
