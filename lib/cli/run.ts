@@ -1,5 +1,6 @@
 /** `floe run RULE`: one rule as a Unix filter (pipe-mode.md). */
 import { defineCommand } from "citty";
+import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { loadBasicConfig } from "../config/pipe-basic.ts";
 import { runPipe } from "../runtime/pipe.ts";
@@ -24,6 +25,14 @@ async function readRule(path: string): Promise<{ sql: string; id?: string; optio
     options: rule.options && typeof rule.options === "object" ? (rule.options as Record<string, unknown>) : {},
     actions: Array.isArray(rule.actions) ? rule.actions : [],
   };
+}
+
+/** The input batches until the reader of standard output went away. */
+async function* untilBroken(input: AsyncIterable<string[]>, out: OutputWriter): AsyncIterable<string[]> {
+  for await (const b of input) {
+    if (out.broken) return;
+    yield b;
+  }
 }
 
 /** ` (2 decode error(s), 1 row error(s))`: what the lost/rejected count is made of. */
@@ -69,15 +78,22 @@ export default defineCommand({
       if (e instanceof UsageError) throw e;
       throw new UsageError(`cannot read rule ${args.rule}: ${(e as Error).message}`);
     });
-    const streamsSql = args.streams ? await Bun.file(args.streams).text() : undefined;
+    if (args.input && args.input !== "-" && !existsSync(args.input)) throw new UsageError(`cannot read input ${args.input}: no such file`);
+    const streamsSql = args.streams
+      ? await Bun.file(args.streams)
+          .text()
+          .catch((e: unknown) => {
+            throw new UsageError(`cannot read streams ${args.streams}: ${(e as Error).message}`);
+          })
+      : undefined;
     const config = await loadBasicConfig(args.etc);
     const stdout = new OutputWriter();
-    const res = await runPipe({
+    const run = runPipe({
       sql: rule.sql,
       streamsSql,
       ruleId: rule.id,
       options: { ...rule.options, ...ruleOptions(rawArgs) },
-      input: lineBatches(openInput(args.input)),
+      input: untilBroken(lineBatches(openInput(args.input)), stdout),
       actions: args.actions ? rule.actions : [],
       etcDir: args.etc,
       replay: !!args.replay,
@@ -91,6 +107,10 @@ export default defineCommand({
       drain: stdout.drain,
       warn: (t) => void process.stderr.write(t),
     });
+    // The reader of standard output went away (`| head`): stop quietly with 0, as Unix filters do.
+    // A .json rule with actions runs on to the end of its input so its sinks are not cut off.
+    const res = await (rule.actions.length && args.actions ? run : Promise.race([run, stdout.closed.then(() => undefined)]));
+    if (res === undefined || stdout.broken) return 0;
     await stdout.end();
     if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
     const rejected = res.lost + res.rowErrors;
