@@ -6,6 +6,7 @@ import { loadBasicConfig } from "../config/pipe-basic.ts";
 import { runPipe } from "../runtime/pipe.ts";
 import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
+import { explain } from "./where.ts";
 import { ruleOptions, UsageError } from "./options.ts";
 
 /** An eKuiper rule .json: its SQL, options, and whether it has actions. */
@@ -49,10 +50,12 @@ export default defineCommand({
   meta: {
     name: "run",
     description:
-      "Run one eKuiper rule over JSON lines and print the results as JSON lines.\n\n" +
+      "Run one eKuiper rule over JSON lines and print the results as JSON lines\n\n" +
+      "Examples:\n" +
       "  floe run rules/demo.sql --input fixtures/demo.jsonl\n" +
-      "  tail -f events.jsonl | floe run hot.sql -o sendError=true\n" +
-      "  floe run rule.sql --input case.ndjson --replay --emit array --on-eof drop\n\n" +
+      "  tail -f fixtures/events.jsonl | floe run rules/hot.sql -o sendError=true\n" +
+      "  floe run rules/win.sql --input fixtures/case.ndjson --replay --emit array --on-eof drop\n" +
+      "  floe run rule.json --streams streams.sql --no-actions   # an eKuiper rule .json, results only\n\n" +
       "RULE is a .sql file (CREATE STREAM/TABLE statements, then one SELECT; with no CREATE, the\n" +
       "streams it reads are schemaless) or an eKuiper rule .json (streams from --streams).\n" +
       "Decode errors and row errors go to stderr (the first 10 in full, with their line or source,\n" +
@@ -111,6 +114,10 @@ export default defineCommand({
     // A .json rule with actions runs on to the end of its input so its sinks are not cut off.
     const res = await (rule.actions.length && args.actions ? run : Promise.race([run, stdout.closed.then(() => undefined)]));
     if (res === undefined || stdout.broken) return 0;
+    if (res.error !== undefined) {
+      const json = extname(args.rule).toLowerCase() === ".json";
+      process.stderr.write(explain(res.error, { file: json ? `${args.rule} (sql)` : args.rule, sql: rule.sql, streamsFile: args.streams, streamsSql }));
+    }
     await stdout.end();
     if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
     const rejected = res.lost + res.rowErrors;

@@ -71,6 +71,8 @@ export interface PipeResult {
   readonly rowErrors: number;
   /** Rule status with eKuiper's keys; null when the rule never ran. */
   readonly status: Record<string, number | string> | null;
+  /** The parse or plan error the rule failed with, for the CLI to show where it is. */
+  readonly error?: unknown;
 }
 
 interface Envelope {
@@ -100,14 +102,14 @@ function isStdin(def: StreamDef): boolean {
 function failure(req: PipeRequest, e: unknown): PipeResult {
   const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
   req.warn(`floe: ${pos}${errorText(e)}\n`);
-  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status: null };
+  return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status: null, error: e };
 }
 
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
     const file = parseRuleFile(req.sql);
-    const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
+    const extra = req.streamsSql ? parseRuleFile(req.streamsSql.replace(/[\s;]*$/, "") + ";\nSELECT * FROM x").creates : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);

@@ -26,12 +26,12 @@ describe("usage errors: one line on stderr, exit 2", () => {
     oneLineUsage(floe(["run", "rules/demo.sql", "--inptu", "f"]), "unknown flag --inptu for floe run (did you mean --input?)");
     oneLineUsage(floe(["run", "rules/demo.sql", "--frobnicate"]), "unknown flag --frobnicate for floe run (floe run --help lists them)");
     oneLineUsage(floe(["test", "--quite"]), "unknown flag --quite for floe test (did you mean --quiet?)");
-  });
+  }, 30_000);
 
   test("serve rejects unknown flags too, before it starts", () => {
     oneLineUsage(floe(["serve", "--port", "42001"]), "unknown flag --port for floe serve (floe serve --help lists them)");
     oneLineUsage(floe(["serve", "-dta", "x"]), "unknown flag -dta for floe serve (did you mean --data?)");
-  });
+  }, 30_000);
 
   test("a bad enum value, a missing value, a missing argument, an unknown command", () => {
     oneLineUsage(floe(["run", "rules/demo.sql", "--emit", "csv"]), '--emit must be one of rows, array (got "csv")');
@@ -39,7 +39,7 @@ describe("usage errors: one line on stderr, exit 2", () => {
     oneLineUsage(floe(["run"]), "missing RULE for floe run (floe run --help shows examples)");
     oneLineUsage(floe(["rnu"]), 'unknown command "rnu" (did you mean run?) (floe --help lists them)');
     oneLineUsage(floe(["run", "rules/demo.sql", "--input", "/nonexistent.jsonl"]), "cannot read input /nonexistent.jsonl: no such file");
-  });
+  }, 30_000);
 
   test("no command prints the overview on stderr and exits 2", () => {
     const r = floe([]);
@@ -71,7 +71,7 @@ describe("failures", () => {
       expect(p.stderr.toString()).toBe("");
       expect(p.exitCode).toBe(0);
     }
-  });
+  }, 30_000);
 });
 
 describe("help", () => {
@@ -99,7 +99,7 @@ describe("help", () => {
       expect(r.out).toMatch(/Examples:\n {2}\S/);
       expect(floe(["help", v]).out).toBe(r.out);
     }
-  });
+  }, 60_000);
 
   test("the kuiper verbs' help says how to reach another port", () => {
     expect(floe(["show", "--help"]).out).toContain("CLIENT__BASIC__PORT");
@@ -118,7 +118,7 @@ describe("completion", () => {
     const p = Bun.spawnSync(["bash", "-n"], { stdin: Buffer.from(bash) });
     expect(p.exitCode).toBe(0);
     oneLineUsage(floe(["completion", "tcsh"]), 'floe completion: unknown shell "tcsh" (bash, zsh or fish)');
-  });
+  }, 30_000);
 });
 
 describe("did you mean", () => {
