@@ -1,6 +1,7 @@
 /** `floe serve`: the daemon (config-and-cli.md §1, §6; rest-api.md). Go-style flags, one or two dashes. */
 import { defineCommand } from "citty";
 import pkg from "../../package.json" with { type: "json" };
+import { parseLevel } from "../log.ts";
 import { startDaemon } from "../server/daemon.ts";
 import { UsageError } from "./options.ts";
 import { didYouMean } from "./suggest.ts";
@@ -45,6 +46,25 @@ export function safeFlag(argv: string[]): boolean {
   return on;
 }
 
+/** `--log-level X` / `-log-level=X` and `--log-format text|json` (last one wins). */
+export function logFlags(argv: string[]): { logLevel?: string; logFormat?: "text" | "json" } {
+  const out: { logLevel?: string; logFormat?: "text" | "json" } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--?log-(level|format)(?:=(.*))?$/i.exec(argv[i]!);
+    if (!m) continue;
+    const v = m[2] ?? argv[++i];
+    if (v === undefined) throw new UsageError(`flag needs an argument: -log-${m[1]}`);
+    if (m[1]!.toLowerCase() === "level") {
+      if (!parseLevel(v)) throw new UsageError(`--log-level must be one of debug, info, warn, error (got ${JSON.stringify(v)})`);
+      out.logLevel = v;
+    } else {
+      if (v !== "text" && v !== "json") throw new UsageError(`--log-format must be text or json (got ${JSON.stringify(v)})`);
+      out.logFormat = v;
+    }
+  }
+  return out;
+}
+
 export default defineCommand({
   meta: {
     name: "serve",
@@ -70,7 +90,7 @@ export default defineCommand({
   },
   async run({ rawArgs }) {
     const flags = serverFlags(rawArgs);
-    const d = await startDaemon({ ...flags, safe: safeFlag(rawArgs), version: pkg.version });
+    const d = await startDaemon({ ...flags, ...logFlags(rawArgs), safe: safeFlag(rawArgs), version: pkg.version });
     return await d.done;
   },
 });

@@ -27,6 +27,11 @@ export interface BasicSettings {
   readonly debug: boolean;
   readonly consoleLog: boolean;
   readonly fileLog: boolean;
+  /** Log rotation (log-file.ts): hours per file, bytes per file, files kept, hours kept. */
+  readonly rotateTime: number;
+  readonly rotateSize: number;
+  readonly rotateCount: number;
+  readonly maxAge: number;
   readonly ip: string;
   readonly port: number;
   readonly restIp: string;
@@ -121,6 +126,10 @@ export function fromDoc(doc: Doc): KuiperConfig {
       debug: bool(b("debug"), false),
       consoleLog: bool(b("consolelog"), false),
       fileLog: bool(b("filelog"), false),
+      rotateTime: int(b("rotatetime"), 24),
+      rotateSize: int(b("rotatesize"), 10485760),
+      rotateCount: int(b("rotatecount"), 3),
+      maxAge: int(b("maxage"), 72),
       ip: str(b("ip"), "127.0.0.1"),
       port: int(b("port"), 20498),
       restIp: str(b("restip"), "127.0.0.1"),
