@@ -3,26 +3,27 @@ BUN    := node_modules/.bin/bun
 PEGGY  := node_modules/.bin/peggy
 PARSER_RULES := Statement,SelectStatement,CreateStatement
 
-.PHONY: install run run-mqtt test build check parser ui bench bench-quick clean
+.PHONY: deps install uninstall dist man run run-mqtt test build check parser ui bench bench-quick clean
 
-install: node_modules/.installed
+# npm install (Bun comes from the npm registry into node_modules/.bin/bun).
+deps: node_modules/.installed
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The bundled demo: a rule from rules/ over a fixture from fixtures/ (no broker, no network).
-run: install
+run: deps
 	$(BUN) cli.ts run rules/demo.sql --input fixtures/demo.jsonl
 
 # The bundled live example: rules/mqtt-hot.sql against a local broker (tcp://127.0.0.1:1883;
 # MQTT_SOURCE__DEFAULT__SERVER=… for another). Ctrl-C stops it.
-run-mqtt: install
+run-mqtt: deps
 	$(BUN) cli.ts run rules/mqtt-hot.sql
 
 # The whole suite: unit tests, the conformance vectors, golden cases, the compiled binary. Tests
 # that spawn processes (CLI verbs, daemons, brokers) get 20 s rather than 5 s on a loaded machine.
-test: install build
+test: deps build
 	$(BUN) test --timeout 20000
 
 # Compiled executables (bun build --compile): linux x64 and arm64.
@@ -40,18 +41,18 @@ ui: $(UI_JS)
 $(UI_JS): $(UI_SRC)
 	$(BUN) build lib/server/console/ui/main.ts --minify --target=browser --outfile $@
 
-dist/floe: install $(SOURCES)
+dist/floe: deps $(SOURCES)
 	$(BUN) build --compile --minify --bytecode --target=bun-linux-x64 cli.ts --outfile $@
 
-dist/floe-linux-arm64: install $(SOURCES)
+dist/floe-linux-arm64: deps $(SOURCES)
 	$(BUN) build --compile --minify --bytecode --target=bun-linux-arm64 cli.ts --outfile $@
 
 # Regenerates the SQL parser from the grammar (committed; a test fails when it is stale).
-parser: install
+parser: deps
 	$(PEGGY) --format es --allowed-start-rules $(PARSER_RULES) -o lib/sql/parser.js lib/sql/grammar.peggy
 
 # Static checks: types, the bundled rules, golden cases.
-check: install
+check: deps
 	node_modules/.bin/tsc -p .
 	node_modules/.bin/tsc -p lib/server/console/ui
 	$(BUN) cli.ts check rules/*.sql
@@ -60,7 +61,7 @@ check: install
 # The benchmark harness (../shared/spec/bench.md; bench/run.ts): the generator's ceiling, the MQTT rate
 # ladder of W1–W5 with 3 × 60 s of the top step, Node-RED (installed into bench/.node-red/) on W1/W2,
 # memory over time, replay throughput; regenerates bench/RESULTS.md. Takes about an hour.
-bench: install build
+bench: deps build
 	$(BUN) bench/run.ts --ceiling
 	$(BUN) bench/run.ts w1 w2 w3 w4 w5
 	$(BUN) bench/run.ts w1 w2 --engine node-red
@@ -68,8 +69,58 @@ bench: install build
 	$(BUN) bench/run.ts --replay
 
 # One 10 s step at 20k msg/s of every workload, proved exact (under 3 minutes).
-bench-quick: install build
+bench-quick: deps build
 	$(BUN) bench/run.ts --quick
+
+# floe(1) from the help text of every command.
+man: dist/floe.1
+
+dist/floe.1: deps $(SOURCES) packaging/gen-man.ts
+	@mkdir -p dist
+	$(BUN) packaging/gen-man.ts > $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=…] [BIN=dist/floe]: the binary (and `kuiper`, the same
+# binary under eKuiper's CLI name), the hardened systemd unit with ExecStart under PREFIX, the man
+# page, shell completions and an example kuiper.yaml. The service's config, data and log
+# directories (/etc/floe, /var/lib/floe, /var/log/floe) are created by systemd when it starts.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR  ?= $(PREFIX)/share/man
+SHAREDIR ?= $(PREFIX)/share
+BIN     ?= dist/floe
+
+install: $(BIN) dist/floe.1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SHAREDIR)/floe \
+	  $(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(SHAREDIR)/zsh/site-functions $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/floe
+	ln -sf floe $(DESTDIR)$(BINDIR)/kuiper
+	sed 's|/usr/local/bin/floe|$(BINDIR)/floe|' packaging/floe.service > $(DESTDIR)$(UNITDIR)/floe.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/floe.service
+	install -m 0644 dist/floe.1 $(DESTDIR)$(MANDIR)/man1/floe.1
+	install -m 0644 packaging/kuiper.yaml $(DESTDIR)$(SHAREDIR)/floe/kuiper.yaml
+	$(BIN) completion bash > $(DESTDIR)$(SHAREDIR)/bash-completion/completions/floe
+	$(BIN) completion zsh > $(DESTDIR)$(SHAREDIR)/zsh/site-functions/_floe
+	$(BIN) completion fish > $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/floe.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/floe $(DESTDIR)$(BINDIR)/kuiper $(DESTDIR)$(UNITDIR)/floe.service $(DESTDIR)$(MANDIR)/man1/floe.1 \
+	  $(DESTDIR)$(SHAREDIR)/bash-completion/completions/floe $(DESTDIR)$(SHAREDIR)/zsh/site-functions/_floe \
+	  $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/floe.fish
+	rm -rf $(DESTDIR)$(SHAREDIR)/floe
+
+# Release archives: dist/floe-VERSION-linux-{x64,arm64}.tar.gz (binary, unit, man page, example
+# config, README) and dist/SHA256SUMS.
+VERSION := $(shell sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' package.json)
+
+dist: dist/floe dist/floe-linux-arm64 dist/floe.1
+	@set -e; for arch in x64 arm64; do \
+	  name=floe-$(VERSION)-linux-$$arch; rm -rf dist/$$name; mkdir -p dist/$$name; \
+	  if [ $$arch = x64 ]; then cp dist/floe dist/$$name/floe; else cp dist/floe-linux-arm64 dist/$$name/floe; fi; \
+	  cp packaging/floe.service packaging/kuiper.yaml dist/floe.1 README.md dist/$$name/; \
+	  tar -C dist -czf dist/$$name.tar.gz $$name; rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum floe-$(VERSION)-linux-*.tar.gz > SHA256SUMS
 
 clean:
 	rm -rf dist

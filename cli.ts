@@ -1,13 +1,20 @@
 #!/usr/bin/env bun
 /**
  * floe's command line (citty). Maps outcomes to exit codes and is the only place that calls
- * process.exit — after every command has flushed its output.
+ * process.exit — after every command has flushed its output. Exit 2 and one line on stderr for
+ * bad usage; 1 and one line for a failure (the stack only with FLOE_DEBUG=1); 0 quietly when the
+ * reader of standard output went away (EPIPE: `floe run … | head`).
  */
 import pkg from "./package.json" with { type: "json" };
 
+const PIPE_COMMANDS = ["run", "test", "check"] as const;
+
 async function exitCode(argv: string[]): Promise<number> {
-  const { defineCommand, runCommand, showUsage } = await import("citty");
+  const { runCommand } = await import("citty");
   const { UsageError } = await import("./lib/cli/options.ts");
+  const { commandHelp, topHelp, style, useColor } = await import("./lib/cli/help.ts");
+  const { checkArgs } = await import("./lib/cli/strict.ts");
+  const { didYouMean } = await import("./lib/cli/suggest.ts");
   type Command = import("citty").CommandDef<import("citty").ArgsDef>;
   const load = (p: Promise<{ default: unknown }>) => p.then((m) => m.default as Command);
   const subCommands: Record<string, () => Promise<Command>> = {
@@ -15,38 +22,90 @@ async function exitCode(argv: string[]): Promise<number> {
     test: () => load(import("./lib/cli/test.ts")),
     check: () => load(import("./lib/cli/check.ts")),
     serve: () => load(import("./lib/cli/serve.ts")),
+    completion: () => load(import("./lib/cli/completion.ts")),
   };
   const kuiper = await import("./lib/cli/kuiper.ts");
   for (const v of kuiper.KUIPER_VERBS) subCommands[v] = async () => kuiper.verbCommand(v) as Command;
-  const main = defineCommand({
-    meta: { name: "floe", version: pkg.version, description: "Edge stream processing with eKuiper's SQL, rules and API" },
-    subCommands,
-  });
-  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
-    await showUsage(main);
-    return argv.length === 0 ? 2 : 0;
-  }
+  const s = style(useColor(process.stdout.isTTY === true));
+  const summary = async (name: string) => ((((await subCommands[name]!()).meta ?? {}) as { description?: string }).description ?? "").split("\n")[0]!;
+  const top = async (st = s) =>
+    topHelp(
+      "floe",
+      pkg.version,
+      "edge stream processing with eKuiper's SQL, rules and REST API",
+      [
+        { title: "Pipe mode (no server):", commands: await Promise.all(PIPE_COMMANDS.map(async (n) => [n, await summary(n)] as [string, string])) },
+        { title: "Daemon:", commands: [["serve", await summary("serve")]] },
+        { title: "Management (kuiper-style; a client of floe serve):", commands: await Promise.all(kuiper.KUIPER_VERBS.map(async (n) => [n, await summary(n)] as [string, string])) },
+        { title: "Other:", commands: [["completion", await summary("completion")], ["help", "help for a command: floe help run"]] },
+      ],
+      [
+        "floe run rules/demo.sql --input fixtures/demo.jsonl",
+        "floe check rules/*.sql",
+        "floe test fixtures/golden",
+        "floe serve --etc ./etc --data ./data",
+        "floe show rules",
+      ],
+      st,
+    );
   try {
-    const name = argv[0]!;
-    if (argv.includes("--help") || argv.includes("-h")) {
-      const sub = subCommands[name];
-      await showUsage(sub ? await sub() : main, main);
-      return 0;
-    }
-    const sub = subCommands[name];
-    if (!sub) throw new UsageError(`unknown command ${JSON.stringify(name)} (floe --help lists them)`);
-    // The subcommand runs directly: citty drops a subcommand's result, which carries the exit code.
-    const { result } = await runCommand(await sub(), { rawArgs: argv.slice(1) });
-    return typeof result === "number" ? result : 0;
-  } catch (e) {
-    if (e instanceof UsageError || String((e as { code?: unknown }).code ?? "").startsWith("E_")) {
-      process.stderr.write(`floe: ${(e as Error).message}\n`);
+    if (argv.length === 0) {
+      process.stderr.write(await top(style(useColor(process.stderr.isTTY === true))));
       return 2;
     }
-    process.stderr.write(`floe: ${(e as Error).stack ?? e}\n`);
-    return 1;
+    if (argv[0] === "--help" || argv[0] === "-h" || (argv[0] === "help" && argv.length === 1)) {
+      process.stdout.write(await top());
+      return 0;
+    }
+    const helpFor = argv[0] === "help" ? argv[1]! : undefined;
+    const name = helpFor ?? argv[0]!;
+    const sub = subCommands[name];
+    if (!sub) {
+      const hint = name.startsWith("-") ? `unknown flag ${name}` : `unknown command ${JSON.stringify(name)}`;
+      throw new UsageError(`${hint}${didYouMean(name, Object.keys(subCommands))} (floe --help lists them)`);
+    }
+    const cmd = await sub();
+    const rest = argv.slice(1);
+    const dashDash = rest.indexOf("--");
+    const flagsPart = dashDash < 0 ? rest : rest.slice(0, dashDash);
+    if (helpFor !== undefined || flagsPart.includes("--help") || flagsPart.includes("-h")) {
+      process.stdout.write(commandHelp("floe", cmd, s));
+      return 0;
+    }
+    if (cmd.args) checkArgs(`floe ${name}`, cmd.args as import("citty").ArgsDef, rest);
+    // The subcommand runs directly: citty drops a subcommand's result, which carries the exit code.
+    const { result } = await runCommand(cmd, { rawArgs: rest });
+    return typeof result === "number" ? result : 0;
+  } catch (e) {
+    return failure(e, UsageError);
   }
 }
+
+/** Exit status and the one line on stderr for a thrown error. */
+function failure(e: unknown, UsageError: new (m: string) => Error): number {
+  const code = String((e as { code?: unknown } | null)?.code ?? "");
+  if (code === "EPIPE") return 0;
+  const message = (e instanceof Error ? e.message : String(e)).replace(/\x1b\[[0-9;]*m/g, "");
+  if (e instanceof UsageError || code === "EARG" || code.startsWith("E_")) {
+    process.stderr.write(`floe: ${message}\n`);
+    return 2;
+  }
+  if (process.env.FLOE_DEBUG === "1" && e instanceof Error) process.stderr.write(`floe: ${e.stack ?? message}\n`);
+  else process.stderr.write(`floe: ${message}${code && !message.includes(code) ? ` (${code})` : ""}\n`);
+  return 1;
+}
+
+// The reader of standard output went away (`| head`): nothing more to say, and not an error.
+// Bun's stdout sink can report EPIPE again, asynchronously, after the writer has handled it.
+// Other failures: one line (the stack with FLOE_DEBUG=1) — unless the daemon has its own handler.
+const onEpipe = (e: unknown) => {
+  if ((e as { code?: unknown } | null)?.code === "EPIPE") process.exit(0);
+  if (process.listenerCount("uncaughtException") > 1) return;
+  process.stderr.write(`floe: ${process.env.FLOE_DEBUG === "1" && e instanceof Error ? (e.stack ?? e.message) : e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+};
+process.on("uncaughtException", onEpipe);
+process.on("unhandledRejection", onEpipe);
 
 const argv = process.argv.slice(2);
 // Installed (or symlinked) as `kuiper`: the whole command line is the kuiper grammar.

@@ -9,6 +9,7 @@ import { runPipe } from "../pipe/direct.ts";
 import { createCatalog } from "../functions/index.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
+import { didYouMean } from "./suggest.ts";
 
 export interface GoldenCase {
   name: string;
@@ -30,12 +31,27 @@ export interface GoldenCase {
   /** Expected values of some status metrics. */
   status?: Record<string, number | string>;
   note?: string;
+  /** A known difference from eKuiper, and why: the case is expected to fail (and flagged when it passes). */
+  divergence?: string;
 }
 
-/** Loads the cases of a file: one case object or an array of them. */
-export async function loadCases(path: string): Promise<{ file: string; cases: GoldenCase[] }> {
+/** The keys a case may have (fixtures/README.md); any other key is a mistake, such as `inputs` or `expected`. */
+export const CASE_KEYS = ["name", "source", "sql", "rule", "options", "timezone", "input", "inputFile", "onEof", "want", "err", "parses", "stream", "match", "status", "note", "divergence"] as const;
+
+/** What is wrong with the shape of a case, or undefined. */
+export function caseShapeError(c: unknown): string | undefined {
+  if (c === null || typeof c !== "object" || Array.isArray(c)) return "a case must be a JSON object";
+  for (const k of Object.keys(c)) if (!(CASE_KEYS as readonly string[]).includes(k)) return `unknown key ${JSON.stringify(k)}${didYouMean(k, CASE_KEYS)} (fixtures/README.md lists the keys)`;
+  const o = c as Record<string, unknown>;
+  if (typeof o.name !== "string") return 'the case has no "name" string';
+  if (o.want !== undefined && o.err !== undefined) return 'a case has "want" or "err", not both';
+  return undefined;
+}
+
+/** Loads the cases of a file: one case object or an array of them; `single` when the file holds one object. */
+export async function loadCases(path: string): Promise<{ file: string; cases: GoldenCase[]; single: boolean }> {
   const v = JSON.parse(await Bun.file(path).text()) as GoldenCase | GoldenCase[];
-  return { file: path, cases: Array.isArray(v) ? v : [v] };
+  return { file: path, cases: Array.isArray(v) ? v : [v], single: !Array.isArray(v) };
 }
 
 async function* batch(lines: string[]): AsyncIterable<string[]> {
@@ -44,9 +60,16 @@ async function* batch(lines: string[]): AsyncIterable<string[]> {
 
 /** Runs a case; returns undefined when it passes, else what differed. */
 export async function runCase(c: GoldenCase, baseDir = "."): Promise<string | undefined> {
-  if (c.parses) return checkParse(c);
+  return (await runCaseFull(c, baseDir)).diff;
+}
+
+/** Runs a case: what differed (undefined: it passes) and the emissions it produced (for `--update`). */
+export async function runCaseFull(c: GoldenCase, baseDir = "."): Promise<{ diff: string | undefined; got?: unknown[][] }> {
+  const shape = caseShapeError(c);
+  if (shape) return { diff: shape };
+  if (c.parses) return { diff: checkParse(c) };
   const sql = c.sql ?? (c.rule ? await Bun.file(resolve(baseDir, c.rule)).text() : undefined);
-  if (sql === undefined) return "the case names no rule (sql or rule)";
+  if (sql === undefined) return { diff: "the case names no rule (sql or rule)" };
   const lines = c.inputFile
     ? (await Bun.file(resolve(baseDir, c.inputFile)).text()).split("\n")
     : (c.input ?? []).map((x) => JSON.stringify(x));
@@ -64,22 +87,22 @@ export async function runCase(c: GoldenCase, baseDir = "."): Promise<string | un
     warn: (t) => void (err += t),
   });
   if (c.err !== undefined) {
-    if (res.exitCode !== 1) return `expected the rule to fail with "${c.err}", it exited ${res.exitCode}`;
-    if (!err.includes(c.err.trimEnd())) return `stderr ${JSON.stringify(err.trim())} lacks ${JSON.stringify(c.err.trimEnd())}`;
-    return undefined;
+    if (res.exitCode !== 1) return { diff: `expected the rule to fail with "${c.err}", it exited ${res.exitCode}` };
+    if (!err.includes(c.err.trimEnd())) return { diff: `stderr ${JSON.stringify(err.trim())} lacks ${JSON.stringify(c.err.trimEnd())}` };
+    return { diff: undefined };
   }
-  if (res.exitCode !== 0) return `exit ${res.exitCode}: ${err.trim()}`;
+  if (res.exitCode !== 0) return { diff: `exit ${res.exitCode}: ${err.trim()}` };
   const got = out.split("\n").filter((l) => l).map((l) => JSON.parse(l) as unknown[]);
   const want = c.want ?? [];
   for (let i = 0; i < Math.max(got.length, want.length); i++) {
     if (i >= want.length || i >= got.length || !emissionEqual(got[i]!, want[i]!, c.match))
-      return `emission ${i}:\n  want ${JSON.stringify(want[i] ?? "(none)")}\n  got  ${JSON.stringify(got[i] ?? "(none)")}`;
+      return { got, diff: `emission ${i}:\n  want ${JSON.stringify(want[i] ?? "(none)")}\n  got  ${JSON.stringify(got[i] ?? "(none)")}` };
   }
   for (const [k, v] of Object.entries(c.status ?? {})) {
     const g = res.status?.[k];
-    if (g !== v) return `status ${k}: want ${JSON.stringify(v)}, got ${JSON.stringify(g)}`;
+    if (g !== v) return { got, diff: `status ${k}: want ${JSON.stringify(v)}, got ${JSON.stringify(g)}` };
   }
-  return undefined;
+  return { got, diff: undefined };
 }
 
 function checkParse(c: GoldenCase): string | undefined {

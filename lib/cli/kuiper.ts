@@ -2,6 +2,7 @@
 import { defineCommand, type CommandDef } from "citty";
 import pkg from "../../package.json" with { type: "json" };
 import { KUIPER_VERBS, runKuiper } from "./kuiper/index.ts";
+import { verbDescription } from "./kuiper-help.ts";
 
 export { KUIPER_VERBS };
 
@@ -9,7 +10,7 @@ const io = { print: (s: string) => void process.stdout.write(s), version: pkg.ve
 
 export function verbCommand(verb: string): CommandDef {
   return defineCommand({
-    meta: { name: verb, description: `kuiper-compatible \`${verb}\` (a client of floe serve; see \`floe create --help\`)` },
+    meta: { name: verb, description: verbDescription(verb) },
     run: ({ rawArgs }) => runKuiper([verb, ...rawArgs], io),
   });
 }

@@ -1,10 +1,12 @@
 /** `floe run RULE`: one rule as a Unix filter (pipe-mode.md). */
 import { defineCommand } from "citty";
+import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { loadBasicConfig } from "../config/pipe-basic.ts";
 import { runPipe } from "../pipe/direct.ts";
 import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
+import { explain } from "./where.ts";
 import { ruleOptions, UsageError } from "./options.ts";
 
 /** An eKuiper rule .json: its SQL, options, and whether it has actions. */
@@ -26,6 +28,14 @@ async function readRule(path: string): Promise<{ sql: string; id?: string; optio
   };
 }
 
+/** The input batches until the reader of standard output went away. */
+async function* untilBroken(input: AsyncIterable<string[]>, out: OutputWriter): AsyncIterable<string[]> {
+  for await (const b of input) {
+    if (out.broken) return;
+    yield b;
+  }
+}
+
 /** ` (2 decode error(s), 1 row error(s))`: what the lost/rejected count is made of. */
 function breakdown(res: { lost: number; decodeErrors: number; rowErrors: number }): string {
   const parts: string[] = [];
@@ -40,10 +50,12 @@ export default defineCommand({
   meta: {
     name: "run",
     description:
-      "Run one eKuiper rule over JSON lines and print the results as JSON lines.\n\n" +
+      "Run one eKuiper rule over JSON lines and print the results as JSON lines\n\n" +
+      "Examples:\n" +
       "  floe run rules/demo.sql --input fixtures/demo.jsonl\n" +
-      "  tail -f events.jsonl | floe run hot.sql -o sendError=true\n" +
-      "  floe run rule.sql --input case.ndjson --replay --emit array --on-eof drop\n\n" +
+      "  tail -f fixtures/events.jsonl | floe run rules/hot.sql -o sendError=true\n" +
+      "  floe run rules/win.sql --input fixtures/case.ndjson --replay --emit array --on-eof drop\n" +
+      "  floe run rule.json --streams streams.sql --no-actions   # an eKuiper rule .json, results only\n\n" +
       "RULE is a .sql file (CREATE STREAM/TABLE statements, then one SELECT; with no CREATE, the\n" +
       "streams it reads are schemaless) or an eKuiper rule .json (streams from --streams).\n" +
       "Decode errors and row errors go to stderr (the first 10 in full, with their line or source,\n" +
@@ -69,15 +81,22 @@ export default defineCommand({
       if (e instanceof UsageError) throw e;
       throw new UsageError(`cannot read rule ${args.rule}: ${(e as Error).message}`);
     });
-    const streamsSql = args.streams ? await Bun.file(args.streams).text() : undefined;
+    if (args.input && args.input !== "-" && !existsSync(args.input)) throw new UsageError(`cannot read input ${args.input}: no such file`);
+    const streamsSql = args.streams
+      ? await Bun.file(args.streams)
+          .text()
+          .catch((e: unknown) => {
+            throw new UsageError(`cannot read streams ${args.streams}: ${(e as Error).message}`);
+          })
+      : undefined;
     const config = await loadBasicConfig(args.etc);
     const stdout = new OutputWriter();
-    const res = await runPipe({
+    const run = runPipe({
       sql: rule.sql,
       streamsSql,
       ruleId: rule.id,
       options: { ...rule.options, ...ruleOptions(rawArgs) },
-      input: lineBatches(openInput(args.input)),
+      input: untilBroken(lineBatches(openInput(args.input)), stdout),
       actions: args.actions ? rule.actions : [],
       etcDir: args.etc,
       replay: !!args.replay,
@@ -91,6 +110,14 @@ export default defineCommand({
       drain: stdout.drain,
       warn: (t) => void process.stderr.write(t),
     });
+    // The reader of standard output went away (`| head`): stop quietly with 0, as Unix filters do.
+    // A .json rule with actions runs on to the end of its input so its sinks are not cut off.
+    const res = await (rule.actions.length && args.actions ? run : Promise.race([run, stdout.closed.then(() => undefined)]));
+    if (res === undefined || stdout.broken) return 0;
+    if (res.error !== undefined) {
+      const json = extname(args.rule).toLowerCase() === ".json";
+      process.stderr.write(explain(res.error, { file: json ? `${args.rule} (sql)` : args.rule, sql: rule.sql, streamsFile: args.streams, streamsSql }));
+    }
     await stdout.end();
     if (args.status && res.status) await Bun.write(args.status, JSON.stringify(res.status, null, 2) + "\n");
     const rejected = res.lost + res.rowErrors;

@@ -27,6 +27,11 @@ export interface BasicSettings {
   readonly debug: boolean;
   readonly consoleLog: boolean;
   readonly fileLog: boolean;
+  /** Log rotation (log-file.ts): hours per file, bytes per file, files kept, hours kept. */
+  readonly rotateTime: number;
+  readonly rotateSize: number;
+  readonly rotateCount: number;
+  readonly maxAge: number;
   readonly ip: string;
   readonly port: number;
   readonly restIp: string;
@@ -90,7 +95,10 @@ export function fromDoc(doc: Doc): KuiperConfig {
   const certfile = str(pick(tls, "certfile"), "");
   const keyfile = str(pick(tls, "keyfile"), "");
   const prometheus = bool(b("prometheus"), false);
-  const prometheusPort = int(b("prometheusport"), 0);
+  // eKuiper's shipped kuiper.yaml sets 20499, so KUIPER__BASIC__PROMETHEUS=true alone (as documented)
+  // serves on 20499; only an explicit 0 is eKuiper's fatal "Miss configuration prometheusPort".
+  const rawPromPort = b("prometheusport");
+  const prometheusPort = rawPromPort === undefined || rawPromPort === null ? 20499 : int(rawPromPort, 0);
   if (prometheus && prometheusPort === 0) throw new EngineError("Miss configuration prometheusPort", ErrCode.general);
   let patrol = durationMs(b("rulepatrolinterval"), 10_000);
   if (patrol < 1000) patrol = 10_000;
@@ -120,6 +128,10 @@ export function fromDoc(doc: Doc): KuiperConfig {
       debug: bool(b("debug"), false),
       consoleLog: bool(b("consolelog"), false),
       fileLog: bool(b("filelog"), false),
+      rotateTime: int(b("rotatetime"), 24),
+      rotateSize: int(b("rotatesize"), 10485760),
+      rotateCount: int(b("rotatecount"), 3),
+      maxAge: int(b("maxage"), 72),
       ip: str(b("ip"), "127.0.0.1"),
       port: int(b("port"), 20498),
       restIp: str(b("restip"), "127.0.0.1"),

@@ -21,13 +21,17 @@ export interface PathFlags {
   log?: string;
 }
 
-function findUp(base: string, name: string): string | undefined {
+/**
+ * `name` in `base` or one of its parents, never in the filesystem root: the host's `/etc` (or `/data`,
+ * `/log`) is not an installation of floe, and reading `/etc/kuiper.yaml` by accident is a surprise.
+ */
+export function findUp(base: string, name: string): string | undefined {
   let dir = resolve(base);
   for (;;) {
-    const p = join(dir, name);
-    if (existsSync(p)) return p;
     const up = dirname(dir);
     if (up === dir) return undefined;
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
     dir = up;
   }
 }

@@ -50,7 +50,7 @@ function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string
 function failure(req: PipeRequest, e: unknown): PipeResult {
   const pos = e instanceof ParseError ? `line ${e.line}, column ${e.column}: ` : "";
   req.warn(`floe: ${pos}${errorText(e)}\n`);
-  return failed();
+  return { ...failed(), error: e };
 }
 
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {

@@ -53,6 +53,8 @@ export interface PipeResult {
   readonly rowErrors: number;
   /** Rule status with eKuiper's keys; null when the rule never ran. */
   readonly status: Record<string, number | string> | null;
+  /** The parse or plan error the rule failed with, for the CLI to show where it is. */
+  readonly error?: unknown;
 }
 
 /** The result of a run that failed before or while starting. */

@@ -4,7 +4,8 @@
  * configured), prints eKuiper's startup line, and stops gracefully on SIGTERM/SIGINT or `/stop`.
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
-import { createLogger } from "../log.ts";
+import { createLogger, parseLevel, type LogFormat } from "../log.ts";
+import { RotatingLog } from "../log-file.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
@@ -20,6 +21,10 @@ export interface DaemonOptions extends PathFlags {
   readonly logger?: (line: string) => void;
   /** `floe serve --safe`: serve REST without starting rules or loading UDF scripts (safe-mode.ts). */
   readonly safe?: boolean;
+  /** `--log-level`: wins over basic.logLevel. */
+  readonly logLevel?: string;
+  /** `--log-format json`: one JSON object per log line. */
+  readonly logFormat?: LogFormat;
 }
 
 export interface Daemon {
@@ -39,11 +44,24 @@ function joinHostPort(host: string, port: number): string {
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const env = o.env ?? process.env;
   const paths = resolvePaths(o, env);
-  const logger = createLogger();
+  // Lines go to stderr until the configuration says otherwise (basic.fileLog / consoleLog below).
+  let logWrite = (l: string): void => void process.stderr.write(l);
+  const logger = createLogger((l) => logWrite(l), { level: parseLevel(o.logLevel) ?? "info", format: o.logFormat });
   const log = o.logger ?? ((l: string) => logger.info(l));
   const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
   const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, logger, version: o.version });
+  const basic = engine.config.basic;
+  logger.setLevel(parseLevel(o.logLevel) ?? (basic.debug ? "debug" : parseLevel(basic.logLevel)) ?? "info");
+  let logFile: RotatingLog | undefined;
+  if (basic.fileLog) {
+    logFile = new RotatingLog({ dir: paths.log, rotateTimeHours: basic.rotateTime, rotateSize: basic.rotateSize, rotateCount: basic.rotateCount, maxAgeHours: basic.maxAge });
+    const file = logFile.write;
+    logWrite = basic.consoleLog ? (l) => (file(l), void process.stderr.write(l)) : file;
+  }
+  logger.info(`etc directory: ${paths.etc ?? "none found (built-in defaults)"}`);
+  logger.info(`data directory: ${paths.data}`);
+  logger.info(`log directory: ${paths.log}${logFile ? ` (writing ${logFile.current})` : " (basic.fileLog is off: logging to stderr)"}`);
   // Counted before any rule or script loads: a start that hangs or crashes there counts too.
   const after = Number.parseInt(env.FLOE_SAFE_AFTER_CRASHES ?? "", 10);
   const guard = guardStart({ dataDir: paths.data, flag: !!o.safe, after: Number.isFinite(after) ? after : undefined });
@@ -52,7 +70,6 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   await engine.loadScripts();
   engine.start();
   loopLag.start();
-  const basic = engine.config.basic;
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
   const rest = Bun.serve({
     hostname: basic.restIp,
@@ -71,11 +88,15 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     servers.push(cli);
     cliPort = cli.port ?? basic.port;
   }
+  let promServer: unknown;
   if (basic.prometheus && basic.prometheusPort !== basic.restPort) {
-    servers.push(Bun.serve({ hostname: basic.restIp, port: basic.prometheusPort, fetch: (req) => (new URL(req.url).pathname === "/metrics" ? metricsResponse(engine) : new Response("404 page not found\n", { status: 404 })) }));
+    servers.push((promServer = Bun.serve({ hostname: basic.restIp, port: basic.prometheusPort, fetch: (req) => (new URL(req.url).pathname === "/metrics" ? metricsResponse(engine) : new Response("404 page not found\n", { status: 404 })) })));
   }
   const restPort = rest.port ?? basic.restPort;
   const scheme = basic.restTls ? "https" : "http";
+  logger.info(`REST API listening on ${scheme}://${joinHostPort(basic.restIp, restPort)}`);
+  if (servers.length > 1 && servers[1] !== promServer) logger.info(`CLI (kuiper-style) listening on http://${joinHostPort(basic.ip, cliPort)}`);
+  if (basic.prometheus) logger.info(`Prometheus metrics on http://${joinHostPort(basic.restIp, basic.prometheusPort === basic.restPort ? restPort : basic.prometheusPort)}/metrics`);
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
   let stopping: Promise<void> | undefined;
@@ -85,6 +106,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       await engine.trials.close();
       await engine.shutdown();
       guard.clean();
+      logFile?.close();
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
       process.off("uncaughtException", onUncaught);

@@ -28,7 +28,7 @@ test("dist/floe run prints the demo results", () => {
 test("dist/floe runs a JavaScript UDF in its sandbox (the WebAssembly module is in the executable)", async () => {
   const dir = tempHome();
   const port = freePort();
-  const d = await startFloe(dir, { KUIPER__SOURCE__HTTPSERVERPORT: String(port) }, [BIN]);
+  const d = await startFloe(dir, { KUIPER__SOURCE__HTTPSERVERPORT: String(port) }, [], [BIN]);
   try {
     expect((await d.call("POST", "/udf/javascript", { id: "mul", script: "function mul(a, b) { return a * b + 1; }" })).status).toBe(201);
     const spin = await d.call("POST", "/udf/javascript", { id: "spin", script: "for (;;) {} function spin() {}" });

@@ -54,7 +54,7 @@ describe("floe run", () => {
     expect(floe(["run", "/nonexistent/rule.sql"]).code).toBe(2);
     expect(floe(["frobnicate"]).code).toBe(2);
     expect(floe(["run", file("x.sql", "SELECT * FROM s"), "-o", "novalue"]).code).toBe(2);
-  });
+  }, 30_000);
 
   test("--replay --emit array prints one array per emission, windows closed by the clock", () => {
     const rule = file("win.sql", "SELECT count(*) AS n FROM s GROUP BY TUMBLINGWINDOW(ss, 10)");

@@ -52,10 +52,13 @@ test("rule verbs print eKuiper's sentences", async () => {
   expect(await floe("start", "rule", "nope")).toBe(HEAD() + "Rule nope is not found in registry, please check if it is created\n");
   expect((await floe("getstatus", "rule", "r1")).split("\n").slice(1, 3)).toEqual(["{", '  "status": "running",']);
   expect(await floe("validate", "rule", "r9", '{"sql":"SELECT * FROM demo","actions":[{"nop":{}}]}')).toBe(HEAD() + "The rule has been successfully validated and is confirmed to be correct.\n");
+  const explained = await floe("explain", "rule", "r1");
+  expect(explained.startsWith(HEAD())).toBe(true);
+  expect(explained.slice(HEAD().length)).toContain("DataSourcePlan");
   expect(await floe("drop", "rule", "r1")).toBe(HEAD() + "Rule r1 is dropped.\n");
   expect(await floe("drop", "rule", "r1")).toBe(HEAD() + "Drop rule error : rule r1 not found.\n");
   expect(await floe("show", "rules")).toBe(HEAD() + "No rule definitions are found.\n");
-});
+}, 60_000);
 
 test("import/export of rulesets read and write files on the CLI side", async () => {
   const file = join(dir, "rs.json");

@@ -160,6 +160,12 @@ export async function ruleCommand(c: Client, verb: string, args: string[]): Prom
       else c.print((r.status === 404 ? `Rule ${name} is not found in registry, please check if it is created` : errorMessage(r).replace(/^\w+ rule error: /, "")) + "\n");
       return;
     }
+    case "explain": {
+      // floe's addition: eKuiper's CLI has no `explain rule` (its REST API has /rules/{id}/explain).
+      const r = await c.call("GET", `/rules/${enc}/explain`);
+      c.print(ok(r) ? r.text.replace(/\n?$/, "\n") : `Explain rule error : ${errorMessage(r)}\n`);
+      return;
+    }
     case "drop": {
       const r = await c.call("DELETE", `/rules/${enc}`);
       c.print(ok(r) ? `Rule ${name} is dropped.\n` : `Drop rule error : rule ${name} not found.\n`);

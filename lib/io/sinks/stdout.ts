@@ -18,15 +18,36 @@ export type EmitMode = "rows" | "array";
  */
 export class OutputWriter {
   private pending: Promise<void> | undefined;
+  /** True once the reader went away (EPIPE): later writes are dropped, `closed` has resolved. */
+  broken = false;
+  private onClose!: () => void;
+  /** Resolves when the reader of standard output goes away (`floe run … | head`). */
+  readonly closed = new Promise<void>((r) => (this.onClose = r));
   constructor(private readonly out = Bun.stdout.writer()) {}
 
+  private fail(e: unknown): void {
+    if ((e as { code?: unknown } | null)?.code !== "EPIPE") throw e;
+    this.broken = true;
+    this.pending = undefined;
+    this.onClose();
+  }
+
   readonly write = (text: string): void => {
-    this.out.write(text);
-    const r = this.out.flush();
+    if (this.broken) return;
+    let r: number | Promise<number>;
+    try {
+      this.out.write(text);
+      r = this.out.flush();
+    } catch (e) {
+      return this.fail(e);
+    }
     if (r instanceof Promise) {
-      const p: Promise<void> = r.then(() => {
-        if (this.pending === p) this.pending = undefined;
-      });
+      const p: Promise<void> = r.then(
+        () => {
+          if (this.pending === p) this.pending = undefined;
+        },
+        (e: unknown) => this.fail(e),
+      );
       this.pending = p;
     }
   };
@@ -35,7 +56,12 @@ export class OutputWriter {
   readonly drain = (): Promise<void> | undefined => this.pending;
 
   async end(): Promise<void> {
-    await this.out.flush();
+    if (this.broken) return;
+    try {
+      await this.out.flush();
+    } catch (e) {
+      this.fail(e);
+    }
   }
 }
 
