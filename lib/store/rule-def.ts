@@ -113,7 +113,8 @@ export function parseRuleDef(text: string, defaults: Readonly<Record<string, unk
     }
     if (actions.length === 0) throw fail("Missing rule actions.");
   } else if (!hasGraph) throw fail(`Rule ${id} has neither sql nor graph.`);
-  else throw fail("graph rules are not supported");
+  // A graph rule's sinks are its sink nodes: `actions` is ignored (graph-rules.md §1).
+  else if (!isObject(graph)) throw fail(`Parse rule ${text} error : json: cannot unmarshal ${jsonKind(graph)} into Go struct field Rule.graph of type def.RuleGraph.`);
   const tagsV = field(o, "tags");
   let tags: string[] | null = null;
   if (tagsV !== undefined && tagsV !== null) {
