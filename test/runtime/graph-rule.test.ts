@@ -41,3 +41,78 @@ test("TC1: a linear graph filters, computes, filters again and picks", async () 
   );
   await rule.stop();
 });
+
+async function runGraph(id: string, graph: unknown, topics: string[], rows: Record<string, unknown>[], wait: (outs: unknown[][]) => boolean, options: Record<string, unknown> = {}) {
+  const t = testRuntime();
+  const outs = topics.map((tp) => listen(t, tp));
+  const rule = t.rule({ id, sql: "", actions: [], graph, options }, streams());
+  await rule.start();
+  for (const r of rows) await t.env.pubsub.publish(`${id}/in`, r);
+  await waitFor(() => wait(outs), `outputs of ${id}`);
+  return { rule, outs };
+}
+
+const iotRows = IOT.map(([, temperature, humidity]) => ({ temperature, humidity }));
+
+test("TC8: a switch sends each row to the port of every case that holds", async () => {
+  const graph = (cases: string[], stop: boolean) => ({
+    nodes: { abc: src("sw/in"), sw: op("switch", { cases, stopAtFirstMatch: stop }), k1: sink("sw/k1", { sendSingle: true }), k2: sink("sw/k2", { sendSingle: true }) },
+    topo: { sources: ["abc"], edges: { abc: ["sw"], sw: [["k1"], ["k2"]] } },
+  });
+  const a = await runGraph("sw", graph(["temperature > 20", "temperature <= 20"], true), ["sw/k1", "sw/k2"], iotRows, (o) => o[0]!.length === 6 && o[1]!.length === 4);
+  expect(a.outs[0]!.map((r) => (r as { temperature: number }).temperature)).toEqual([31, 35, 80, 45, 65, 55]);
+  expect(a.outs[1]).toEqual([{ humidity: 30, temperature: 20 }, { humidity: 30, temperature: 20 }, { humidity: 90, temperature: 10 }, { humidity: 30, temperature: 12 }]);
+  expect(metric(a.rule, "op_sw_0_records_out_total")).toBe(0);
+  expect(a.rule.topo()!.edges["op_name_1"]).toEqual(["op_k2_0_transform"]);
+  expect(a.rule.topo()!.edges["op_sw"]).toEqual(["op_k1_0_transform"]);
+  await a.rule.stop();
+  const b = await runGraph("sw", graph(["temperature > 20", "temperature > 50"], false), ["sw/k1", "sw/k2"], iotRows, (o) => o[0]!.length === 6 && o[1]!.length === 3);
+  expect(b.outs[1]!.map((r) => (r as { temperature: number }).temperature)).toEqual([80, 65, 55]);
+  await b.rule.stop();
+});
+
+test("TC9: a count window with an aggregate and an aggregating pick", async () => {
+  const graph = {
+    nodes: { abc: src("cw/in"), w: op("window", { type: "countwindow", size: 3 }), agg: op("aggfunc", { expr: "sum(humidity) as s" }), p: op("pick", { fields: ["s"], isAgg: true }), k: sink("cw/out", { sendSingle: true }) },
+    topo: { sources: ["abc"], edges: { abc: ["w"], w: ["agg"], agg: ["p"], p: ["k"] } },
+  };
+  const r = await runGraph("cw", graph, ["cw/out"], iotRows, (o) => o[0]!.length === 3);
+  expect(r.outs[0]).toEqual([{ s: 120 }, { s: 140 }, { s: 155 }]);
+  await r.rule.stop();
+});
+
+test("TC10: orderby sorts with desc (the docs' order key is ignored)", async () => {
+  const graph = (sort: Record<string, unknown>) => ({
+    nodes: { abc: src("ob/in"), w: op("window", { type: "countwindow", size: 3 }), o: op("orderby", { sorts: [sort] }), p: op("pick", { fields: ["temperature"] }), k: sink("ob/out") },
+    topo: { sources: ["abc"], edges: { abc: ["w"], w: ["o"], o: ["p"], p: ["k"] } },
+  });
+  const a = await runGraph("ob", graph({ field: "temperature", order: "desc" }), ["ob/out"], iotRows.slice(0, 3), (o) => o[0]!.length === 1);
+  expect(a.outs[0]).toEqual([[{ temperature: 20 }, { temperature: 31 }, { temperature: 35 }]]);
+  await a.rule.stop();
+  const b = await runGraph("ob", graph({ field: "temperature", desc: true }), ["ob/out"], iotRows.slice(0, 3), (o) => o[0]!.length === 1);
+  expect(b.outs[0]).toEqual([[{ temperature: 35 }, { temperature: 31 }, { temperature: 20 }]]);
+  await b.rule.stop();
+});
+
+test("fan-out to two branches and two sinks; a grouped filter becomes HAVING", async () => {
+  const graph = {
+    nodes: {
+      abc: src("fo/in"),
+      hot: op("filter", { expr: "temperature > 40" }),
+      hk: sink("fo/hot", { sendSingle: true }),
+      w: op("window", { type: "countwindow", size: 5 }),
+      g: op("groupby", { dimensions: ["device_id"] }),
+      c: op("aggfunc", { expr: "count(*) as n" }),
+      f: op("filter", { expr: "n > 2" }),
+      p: op("pick", { fields: ["device_id", "n", "avg(temperature) as t"], isAgg: true }),
+      gk: sink("fo/groups"),
+    },
+    topo: { sources: ["abc"], edges: { abc: ["hot", "w"], hot: ["hk"], w: ["g"], g: ["c"], c: ["f"], f: ["p"], p: ["gk"] } },
+  };
+  const rows = IOT.map(([device_id, temperature, humidity]) => ({ device_id, temperature, humidity }));
+  const r = await runGraph("fo", graph, ["fo/hot", "fo/groups"], rows, (o) => o[0]!.length === 4 && o[1]!.length === 2);
+  expect(r.outs[0]!.map((x) => (x as { temperature: number }).temperature)).toEqual([80, 45, 65, 55]);
+  expect(r.outs[1]).toEqual([[{ device_id: 1, n: 3n, t: 45 }], [{ device_id: 2, n: 3n, t: 112 / 3 }]]);
+  expect(metric(r.rule, "op_f_0_records_out_total")).toBe(2);
+  await r.rule.stop();
+});
