@@ -158,7 +158,6 @@ class GraphPlanner {
     }
     // Step 3: every other node, in document order.
     const sinks: GraphSink[] = [];
-    const pending: NodeDef[] = [];
     for (const n of this.nodes.values()) {
       if (n.type === "source") continue;
       if (n.type === "sink") {
@@ -170,7 +169,8 @@ class GraphPlanner {
       } else if (n.type === "operator") {
         if (!this.edges.has(n.name)) throw fail(`no edge defined for operator node ${n.name}`);
         if (!OPERATORS.has(n.nodeType.toLowerCase())) throw fail(`unknown operator type ${n.nodeType}`);
-        pending.push(n);
+        // Props are checked here, before edges and shapes (§2 step 3); built again once shapes are known.
+        this.operator(n, { row: true, merged: false, grouped: false }, []);
       } else throw fail(`unknown node type ${n.type}`);
     }
     // Step 4: edges name defined nodes.

@@ -2,6 +2,7 @@
 import { expect, test } from "bun:test";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 import type { TestRuntime } from "../helpers/runtime.ts";
+import type { Obj } from "../../lib/value/values.ts";
 
 const IOT = [[1, 20, 30], [2, 31, 40], [1, 35, 50], [2, 20, 30], [1, 80, 90], [2, 45, 20], [1, 10, 90], [2, 12, 30], [1, 65, 35], [2, 55, 32]];
 
@@ -42,7 +43,7 @@ test("TC1: a linear graph filters, computes, filters again and picks", async () 
   await rule.stop();
 });
 
-async function runGraph(id: string, graph: unknown, topics: string[], rows: Record<string, unknown>[], wait: (outs: unknown[][]) => boolean, options: Record<string, unknown> = {}) {
+async function runGraph(id: string, graph: unknown, topics: string[], rows: Obj[], wait: (outs: unknown[][]) => boolean, options: Record<string, unknown> = {}) {
   const t = testRuntime();
   const outs = topics.map((tp) => listen(t, tp));
   const rule = t.rule({ id, sql: "", actions: [], graph, options }, streams());
