@@ -3,7 +3,7 @@
  * the SQL planner builds, wired as a DAG. Checks run in eKuiper's order with its exact messages
  * (§2); every node expression is parsed by the SQL parser and compiled once.
  */
-import { PlanError, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import { isAggregateName } from "../functions/registry.ts";
 import type { Expr, SelectStatement } from "../sql/ast.ts";
@@ -69,7 +69,8 @@ interface NodeDef {
 
 type Shape = { row: boolean; merged: boolean; grouped: boolean };
 
-const fail = (m: string) => new PlanError(m);
+// eKuiper answers every graph planning error with code 1000 (graph-rules.md §9).
+const fail = (m: string) => new EngineError(m, ErrCode.undefined);
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
@@ -162,7 +163,11 @@ class GraphPlanner {
       if (n.type === "source") continue;
       if (n.type === "sink") {
         if (this.edges.has(n.name)) throw fail(`sink ${n.name} has edge`);
-        this.host.checkSink?.(n.nodeType, n.props);
+        try {
+          this.host.checkSink?.(n.nodeType, n.props);
+        } catch (e) {
+          throw fail(errorText(e));
+        }
         const s = { node: n.name, type: n.nodeType, props: n.props };
         sinks.push(s);
         this.built.set(n.name, s);

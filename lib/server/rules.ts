@@ -4,7 +4,7 @@ import type { OpSpec } from "../plan/specs.ts";
 import { planRule } from "../plan/plan.ts";
 import { planOptions } from "../plan/rule-options.ts";
 import { idError } from "../store/ids.ts";
-import { ruleSources } from "../store/rule-def.ts";
+import { graphTopoSources, ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import { maskSecrets } from "./confkeys.ts";
@@ -316,6 +316,15 @@ export const ruleRoutes: R[] = [
         def = e.rules.parse(text);
       } catch (err) {
         return plain(`invalid rule json: ${errorText(err)}`);
+      }
+      // A graph is planned whole, sources and sinks included (graph-rules.md §9).
+      if (def.graph !== undefined) {
+        try {
+          e.rules.validateDef(def);
+        } catch (err) {
+          return plain(`invalid ruleDef graph: ${errorText(err)}`);
+        }
+        return jsonSniffed(new GoMap({ sources: graphTopoSources(def.graph), valid: true }));
       }
       const sources = ruleSources(def);
       for (const s of sources) if (!e.catalog.get(s)) return plain(`${s} is not found`);
