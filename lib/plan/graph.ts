@@ -358,31 +358,27 @@ class GraphPlanner {
     return { in: first, out };
   }
 
-  /** Parses `SELECT <fields> FROM x <rest>` and binds qualified columns to this graph's emitters. */
+  /**
+   * Parses `SELECT <fields> FROM x <rest>`. Every emitter of the graph is a known stream (§4.3):
+   * they are listed as joins for the parser, so that `e.c` is column c of emitter e and any other
+   * `x.y` is JSON access `x->y`, then dropped.
+   */
   private select(fields: string, rest = ""): SelectStatement {
-    const stmt = parseSelect(`SELECT ${fields} FROM graph_node ${rest}`);
-    const bind = (e: Expr | undefined) => e && walk(e, (x) => this.bind(x));
+    let known = "";
+    for (const e of this.emitters.keys()) known += ` CROSS JOIN \`${e.replace(/`/g, "")}\``;
+    const stmt = parseSelect(`SELECT ${fields} FROM graph_node${known} ${rest}`);
+    stmt.joins = stmt.joins.slice(this.emitters.size);
+    const bind = (e: Expr | undefined) =>
+      e &&
+      walk(e, (x) => {
+        if (x.kind === "field" && x.stream !== undefined && this.emitters.has(x.stream)) (x as BoundField).bound = x.stream;
+      });
     for (const f of stmt.fields) bind(f.expr);
     bind(stmt.where);
     for (const j of stmt.joins) bind(j.on);
     for (const d of stmt.groupBy) bind(d);
     for (const o of stmt.orderBy) bind(o.expr);
     return stmt;
-  }
-
-  private bind(x: Expr): void {
-    if (x.kind !== "field" || x.stream === undefined) return;
-    // `x.y` is a column of emitter x, else JSON access x->y (§4.3).
-    if (this.emitters.has(x.stream)) (x as BoundField).bound = x.stream;
-    else {
-      const arrow = x as unknown as { kind: string; left: Expr; right: Expr };
-      const { name, stream } = x;
-      delete (x as { stream?: string }).stream;
-      arrow.kind = "arrow";
-      arrow.left = { kind: "field", name: stream };
-      arrow.right = { kind: "field", name };
-      delete (x as { name?: string }).name;
-    }
   }
 
   private compile(e: Expr, aggregate = false): Evaluator {

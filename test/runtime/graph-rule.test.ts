@@ -117,3 +117,89 @@ test("fan-out to two branches and two sinks; a grouped filter becomes HAVING", a
   expect(metric(r.rule, "op_f_0_records_out_total")).toBe(2);
   await r.rule.stop();
 });
+
+const TS: [number, number, number, number][] = [
+  [1, 488632, 22.5, 30], [2, 488652, 27.2, 95], [2, 489152, 27.1, 98], [2, 489652, 26.8, 99], [2, 490152, 26.9, 85],
+  [1, 490252, 23.2, 40], [1, 490631, 23.2, 41], [2, 490652, 26.8, 87], [1, 491013, 24.1, 50], [2, 491152, 27.1, 77],
+  [1, 491252, 25.1, 65], [1, 491613, 25.2, 67], [2, 491652, 27.3, 77], [1, 491673, 25.3, 70], [1, 492222, 25.3, 70],
+];
+const tsRow = ([, t, temperature, humidity]: [number, number, number, number]) => ({ ts: 1541152000000 + t, temperature, humidity });
+
+test("TC3: event time, watermark, tumbling window, aggregate and window_end()", async () => {
+  const graph = {
+    nodes: {
+      demo: src("et/in", { timestamp: "ts" }),
+      wm: op("watermark", { emitters: ["demo"], sendWatermark: true }),
+      roundfunc: op("function", { expr: "round(temperature) as temp" }),
+      window: op("window", { type: "tumblingwindow", unit: "ms", size: 600 }),
+      avgfunc: op("aggfunc", { expr: "avg(temp) as avg_temp" }),
+      pick: op("pick", { fields: ["avg_temp", "humidity", "window_end() as win"] }),
+      k: sink("et/out", { sendSingle: true }),
+    },
+    topo: { sources: ["demo"], edges: { demo: ["wm"], wm: ["roundfunc"], roundfunc: ["window"], window: ["avgfunc"], avgfunc: ["pick"], pick: ["k"] } },
+  };
+  const r = await runGraph("et", graph, ["et/out"], TS.slice(0, 10).map(tsRow), (o) => o[0]!.length === 4, { isEventTime: true, lateTolerance: 0 });
+  expect(r.outs[0]).toEqual([
+    { avg_temp: 25.666666666666668, humidity: 30, win: 1541152489200n },
+    { avg_temp: 27, humidity: 99, win: 1541152489800n },
+    { avg_temp: 25, humidity: 85, win: 1541152490400n },
+    { avg_temp: 25, humidity: 41, win: 1541152491000n },
+  ]);
+  await r.rule.stop();
+});
+
+test("TC4: two streams through one watermark and window into a join", async () => {
+  const t = testRuntime();
+  const out = listen(t, "jn/out");
+  const graph = {
+    nodes: {
+      device1: src("jn/1", { timestamp: "ts" }),
+      device2: src("jn/2", { timestamp: "ts" }),
+      wm: op("watermark", { emitters: ["device1", "device2"], sendWatermark: true }),
+      window: op("window", { type: "tumblingwindow", unit: "ms", size: 600 }),
+      joinop: op("join", { from: "device1", joins: [{ name: "device2", type: "inner", on: "abs(device1.ts - device2.ts) < 200" }] }),
+      k: sink("jn/out"),
+    },
+    topo: { sources: ["device1", "device2"], edges: { device1: ["wm"], device2: ["wm"], wm: ["window"], window: ["joinop"], joinop: ["k"] } },
+  };
+  const rule = t.rule({ id: "jn", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams());
+  await rule.start();
+  for (const row of TS) await t.env.pubsub.publish(`jn/${row[0]}`, tsRow(row));
+  await waitFor(() => out.length === 4, "4 joins");
+  const ts = (o: unknown) => (o as { ts: bigint }[]).map((x) => Number(x.ts) - 1541152000000);
+  expect(out.map(ts)).toEqual([[488632], [490252], [490631], [491013, 491252]]);
+  expect(metric(rule, "op_window_0_records_in_total")).toBe(13);
+  expect(rule.topo()!.sources).toEqual(["source_device1", "source_device2"]);
+  await rule.stop();
+});
+
+test("TC6: hopping window, groupby, count, HAVING, orderby and an aggregating pick", async () => {
+  const t = testRuntime();
+  const out = listen(t, "go/out");
+  const graph = {
+    nodes: {
+      device1: src("go/1", { timestamp: "ts" }),
+      device2: src("go/2", { timestamp: "ts" }),
+      wm: op("watermark", { emitters: ["device1", "device2"], sendWatermark: true }),
+      window: op("window", { type: "hoppingwindow", unit: "ms", size: 1500, interval: 300 }),
+      groupop: op("groupby", { dimensions: ["device_id"] }),
+      countop: op("aggfunc", { expr: "count(*)" }),
+      filterop: op("filter", { expr: "count > 1" }),
+      orderop: op("orderby", { sorts: [{ field: "count", desc: true }] }),
+      pick: op("pick", { isAgg: true, fields: ["device_id", "count"] }),
+      k: sink("go/out"),
+    },
+    topo: { sources: ["device1", "device2"], edges: { device1: ["wm"], device2: ["wm"], wm: ["window"], window: ["groupop"], groupop: ["countop"], countop: ["filterop"], filterop: ["orderop"], orderop: ["pick"], pick: ["k"] } },
+  };
+  const rule = t.rule({ id: "go", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams());
+  await rule.start();
+  for (const row of TS) await t.env.pubsub.publish(`go/${row[0]}`, { device_id: row[0], ...tsRow(row) });
+  await waitFor(() => out.length === 9, "9 windows");
+  const pairs = (o: unknown) => (o as { count: bigint; device_id: bigint }[]).map((x) => [Number(x.count), Number(x.device_id)]);
+  expect(out.map(pairs)).toEqual([
+    [[2, 2]], [[2, 2]], [[3, 2]], [[3, 2]], [[3, 2]],
+    [[3, 2], [2, 1]], [[3, 2], [2, 1]], [[4, 1], [3, 2]], [[4, 1], [3, 2]],
+  ]);
+  expect(metric(rule, "op_window_0_records_in_total")).toBe(13);
+  await rule.stop();
+});
