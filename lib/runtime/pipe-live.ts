@@ -78,7 +78,7 @@ function failed(status: Record<string, number | string> | null = null): PipeResu
   return { exitCode: 1, lost: 0, decodeErrors: 0, rowErrors: 0, status };
 }
 
-export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
+export async function runLive(req: PipeRequest, select: SelectStatement | undefined, defs: ReadonlyMap<string, StreamDef>): Promise<PipeResult> {
   const errors = new PipeErrors(req.warn);
   if (req.replay) {
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
@@ -108,7 +108,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     return undefined;
   };
   const hub = new SourceHub(env);
-  const names = [select.from.name, ...select.joins.map((j) => j.source.name)];
+  const names = select ? [select.from.name, ...select.joins.map((j) => j.source.name)] : [];
   const connectors = new Map<string, SourceConnector>();
   let stdin: StdinSource | undefined;
   for (const n of names) {
@@ -125,7 +125,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   const stdout = new StdoutSink(req.emit, req.write, () => Date.now());
   let rule: Rule;
   try {
-    rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options }, defs, env, hub, {
+    rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options, graph: req.graph }, defs, env, hub, {
       extraSinks: [new TickStdout(stdout, () => req.drain?.())],
       defaultType: "stdin",
       connectors,

@@ -46,6 +46,8 @@ export interface PipeRequest {
   readonly enablePrivateNet?: boolean;
   /** A `.json` rule's actions, run as well as stdout (pipe-live.ts). */
   readonly actions?: readonly unknown[];
+  /** A `.json` graph rule's `graph` (graph-rules.md): it runs live, its sinks and stdout receiving its output. */
+  readonly graph?: unknown;
   /** etc directory for connector confKeys (`mqtt_source.yaml`). */
   readonly etcDir?: string;
   /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */
@@ -106,6 +108,10 @@ function failure(req: PipeRequest, e: unknown): PipeResult {
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
+    if (req.graph !== undefined) {
+      const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
+      return await runLive(req, undefined, streamDefs(extra, []));
+    }
     const file = parseRuleFile(req.sql);
     const extra = req.streamsSql ? parseRuleFile(req.streamsSql + ";\nSELECT * FROM x").creates : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];

@@ -139,11 +139,14 @@ export class Topology {
     const heads = new Map<string, { consumer: Consumer; name: string }>();
     const edges = new Map<string, string[]>();
     const add = (a: string, b: string) => (edges.get(a) ?? edges.set(a, []).get(a)!).push(b);
+    // Host sinks (pipe mode's stdout) come first and receive what every graph sink receives.
+    const extra = sinks.slice(0, sinks.length - graph.sinks.length).map(graphSinkInput);
     graph.sinks.forEach((s, i) => {
-      const sink = sinks[i]!;
+      const sink = sinks[extra.length + i]!;
       const names = sink.metrics.map((m) => `${m.kind}_${m.name}`);
       for (let k = 0; k + 1 < names.length; k++) add(names[k]!, names[k + 1]!);
-      heads.set(s.node, { consumer: graphSinkInput(sink), name: names[0]! });
+      const input = graphSinkInput(sink);
+      heads.set(s.node, { consumer: extra.length ? new FanOutAll([...extra, input]) : input, name: names[0]! });
     });
     for (const o of graph.ops) {
       const op = createOperator(o.spec, env);
