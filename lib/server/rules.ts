@@ -276,6 +276,8 @@ export const ruleRoutes: R[] = [
       const id = ctx.params.id!;
       try {
         e.rules.topo(id);
+        // eKuiper computes no schema for a graph rule (graph-rules.md §9).
+        if (e.rules.get(id)?.def.graph !== undefined) return json(null);
         return json(new GoMap(outputSchema(e, id)));
       } catch (err) {
         return fromError(err, "get rule schema error");
