@@ -263,7 +263,7 @@ export class RuleRun {
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
-    this.ledger = journaled && (this.stateless || o.qos >= 1) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
+    this.ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
   }
 
   /**
