@@ -203,3 +203,47 @@ test("TC6: hopping window, groupby, count, HAVING, orderby and an aggregating pi
   expect(metric(rule, "op_window_0_records_in_total")).toBe(13);
   await rule.stop();
 });
+
+test("TC7: a lookup join against a memory table fed by another rule, then a filter over both", async () => {
+  const t = testRuntime();
+  const defs = streams(
+    `CREATE STREAM demoStream () WITH (DATASOURCE="lkg/data", FORMAT="json", TYPE="memory")`,
+    `CREATE STREAM alertStream () WITH (DATASOURCE="lkg/alert", TYPE="memory")`,
+    `CREATE TABLE alertTable () WITH (DATASOURCE="alertVal", TYPE="memory", KIND="lookup", KEY="memKey")`,
+  );
+  const feeder = t.rule({ id: "feed", sql: "SELECT * FROM alertStream", actions: [{ memory: { topic: "alertVal", keyField: "memKey", rowkindField: "action", sendSingle: true } }] }, defs);
+  await feeder.start();
+  const out = listen(t, "lkg/out");
+  const graph = {
+    nodes: {
+      demo: { type: "source", nodeType: "memory", props: { sourceType: "stream", sourceName: "demoStream" } },
+      alertTable: { type: "source", nodeType: "memory", props: { sourceType: "table", sourceName: "alertTable" } },
+      joinop: op("join", { from: "demoStream", joins: [{ name: "alertTable", type: "inner", on: "demoStream.deviceKind = alertTable.memKey" }] }),
+      filterOp: op("filter", { expr: "demoStream.value > alertTable.alarm" }),
+      pickOp: op("pick", { fields: ["device", "value"] }),
+      mqttpv: sink("lkg/out", { sendSingle: true }),
+    },
+    topo: { sources: ["demo", "alertTable"], edges: { demo: ["joinop"], alertTable: ["joinop"], joinop: ["filterOp"], filterOp: ["pickOp"], pickOp: ["mqttpv"] } },
+  };
+  const rule = t.rule({ id: "tc7", sql: "", actions: [], graph }, defs);
+  await rule.start();
+  const alerts = async (list: [string, number, number?][]) => {
+    for (const [action, memKey, alarm] of list) await t.env.pubsub.publish("lkg/alert", alarm === undefined ? { memKey, action } : { memKey, action, alarm });
+  };
+  const data = async () => {
+    for (const [device, deviceKind] of [["device1", 1], ["device12", 2], ["device33", 3], ["device43", 4]] as const) await t.env.pubsub.publish("lkg/data", { deviceKind, device, value: 54 });
+  };
+  await alerts([["insert", 1, 55], ["insert", 2, 80], ["insert", 3, 20], ["insert", 4, 30]]);
+  await waitFor(() => metric(feeder, "sink_memory_0_0_records_out_total") === 4, "the feeder");
+  await data();
+  await waitFor(() => out.length === 2, "two alarms");
+  await alerts([["update", 1, 60], ["delete", 4], ["update", 1, 50], ["delete", 3]]);
+  await waitFor(() => metric(feeder, "sink_memory_0_0_records_out_total") === 8, "the feeder");
+  await data();
+  await waitFor(() => out.length === 3, "three alarms");
+  expect(out).toEqual([{ device: "device33", value: 54 }, { device: "device43", value: 54 }, { device: "device1", value: 54 }]);
+  expect(metric(rule, "source_demoStream_0_records_in_total")).toBe(8);
+  expect(rule.topo()!.edges["op_alertTable"]).toEqual(["op_filterOp"]);
+  await rule.stop();
+  await feeder.stop();
+});
