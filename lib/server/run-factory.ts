@@ -13,6 +13,7 @@ import { NodeMetrics } from "../core/metrics.ts";
 import { Topology } from "../runtime/topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { planRule } from "../plan/plan.ts";
+import { planGraph } from "../plan/graph.ts";
 import { planOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -45,6 +46,10 @@ export function checkActions(def: RuleDef): void {
 export function planValidator(deps: RuntimeDeps): (def: RuleDef) => void {
   return (def) => {
     const env: FuncEnv = { now: () => Date.now(), zone: deps.zone(), ruleId: def.id, ruleStart: Date.now() };
+    if (def.graph !== undefined) {
+      planGraph(def.graph, deps.streams(), { env, zone: deps.zone(), ...planOptions(def.options) }, { temp: def.temp, checkSink: (type) => checkActions({ ...def, actions: [{ [type]: {} }] }) });
+      return;
+    }
     planOf(def, deps, env);
     checkActions(def);
   };
