@@ -243,8 +243,11 @@ class GraphPlanner {
     // Step 7: linking.
     for (const [from, ports] of outs) {
       const n = this.nodes.get(from)!;
-      if (ports.length > 1 && !(n.type === "operator" && n.nodeType.toLowerCase() === "switch"))
-        throw fail(`node ${from} is not a switch node but have multiple output`);
+      const isSwitch = n.type === "operator" && n.nodeType.toLowerCase() === "switch";
+      if (ports.length > 1 && !isSwitch) throw fail(`node ${from} is not a switch node but have multiple output`);
+      const cases = isSwitch ? propStrings(n.props, "cases").length : 0;
+      // eKuiper indexes its case outputs without a check: a Go index panic (§3).
+      if (isSwitch && ports.length > cases) throw fail(`runtime error: index out of range [${cases}] with length ${cases}`);
     }
     for (const name of this.sourceNames) {
       const def = this.built.get(name) as StreamDef;

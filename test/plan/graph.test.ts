@@ -67,6 +67,7 @@ describe("TC11 validation", () => {
     ["a source not defined", () => plan({ mqtt2: mqtt }, { abc: ["mqtt2"] }), "source node abc not defined"],
     ["no topo", () => planGraph({ nodes: { abc } }, defs, opts, host), "runtime error: invalid memory address or nil pointer dereference"],
     ["non-switch with ports", () => plan({ abc, k1: mqtt, k2: mqtt }, { abc: [["k1"], ["k2"]] }), "node abc is not a switch node but have multiple output"],
+    ["more switch ports than cases", () => plan({ abc, sw: o("switch", { cases: ["a > 1"] }), k1: mqtt, k2: mqtt }, { abc: ["sw"], sw: [["k1"], ["k2"]] }), "runtime error: index out of range [1] with length 1"],
     ["a non-string in a port", () => plan({ abc, k1: mqtt }, { abc: [["k1", 5]] }), "invalid edge toNode [k1 5]"],
     ["two inputs into a filter", () => plan({ abc, abc2: abc, f: o("filter", { expr: "a > 1" }), k: mqtt }, { abc: ["f"], abc2: ["f"], f: ["k"] }, ["abc", "abc2"]), "operator f of type filter does not allow multiple inputs"],
     ["an unknown sink", () => plan({ abc, k: { type: "sink", nodeType: "kafka", props: {} } }, { abc: ["k"] }), "sink kafka is not defined"],
