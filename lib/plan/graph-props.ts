@@ -52,7 +52,7 @@ export function propBool(p: Props, key: string, label = key): boolean {
 export function propList(p: Props, key: string, label = key): unknown[] {
   const v = prop(p, key);
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new Error(`1 error(s) decoding:\n\n* '${label}': source data must be an array or slice, got ${goType(v) === "float64" ? "float64" : goType(v)}`);
+  if (!Array.isArray(v)) throw new Error(`1 error(s) decoding:\n\n* '${label}': source data must be an array or slice, got ${goType(v)}`);
   return v;
 }
 

@@ -234,7 +234,7 @@ class GraphPlanner {
       const ins = inputs.get(name) ?? [];
       if (n.type === "sink") continue;
       const inShapes = ins.map((i) => [i, shapes.get(i)!] as const).filter(([, s]) => s !== undefined);
-      const shape = this.checkShape(n, inShapes, ins);
+      const shape = this.checkShape(n, inShapes);
       shapes.set(name, shape.out);
       const spec = this.operator(n, shape.in, ins);
       if (!spec) continue;
@@ -317,7 +317,7 @@ class GraphPlanner {
     return { def, name: def.name, helpers, columns: null, node, outs };
   }
 
-  private checkShape(n: NodeDef, ins: (readonly [string, Shape])[], names: string[]): { in: Shape; out: Shape } {
+  private checkShape(n: NodeDef, ins: (readonly [string, Shape])[]): { in: Shape; out: Shape } {
     const k = n.nodeType.toLowerCase();
     // Lookup-table sources feed a join without a shape of their own.
     const streamIns = ins.filter(([i]) => {
@@ -353,7 +353,6 @@ class GraphPlanner {
           break;
       }
     }
-    void names;
     let out: Shape = first;
     if (k === "window") out = { row: false, merged: false, grouped: false };
     else if (k === "join") out = { row: false, merged: true, grouped: false };
