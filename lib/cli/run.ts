@@ -10,18 +10,20 @@ import { explain } from "./where.ts";
 import { ruleOptions, UsageError } from "./options.ts";
 
 /** An eKuiper rule .json: its SQL, options, and whether it has actions. */
-async function readRule(path: string): Promise<{ sql: string; id?: string; options: Record<string, unknown>; actions: unknown[] }> {
+async function readRule(path: string): Promise<{ sql: string; id?: string; options: Record<string, unknown>; actions: unknown[]; graph?: unknown }> {
   const text = await Bun.file(path).text();
   if (extname(path).toLowerCase() !== ".json") return { sql: text, options: {}, actions: [] };
-  let rule: { id?: unknown; sql?: unknown; options?: unknown; actions?: unknown };
+  let rule: { id?: unknown; sql?: unknown; options?: unknown; actions?: unknown; graph?: unknown };
   try {
     rule = JSON.parse(text) as typeof rule;
   } catch (e) {
     throw new UsageError(`${path}: not valid JSON: ${(e as Error).message}`);
   }
-  if (typeof rule.sql !== "string") throw new UsageError(`${path}: the rule has no "sql" string`);
+  const hasGraph = rule.graph !== undefined && rule.graph !== null;
+  if (typeof rule.sql !== "string" && !hasGraph) throw new UsageError(`${path}: the rule has no "sql" string nor "graph"`);
   return {
-    sql: rule.sql,
+    sql: typeof rule.sql === "string" ? rule.sql : "",
+    ...(hasGraph ? { graph: rule.graph } : {}),
     id: typeof rule.id === "string" ? rule.id : undefined,
     options: rule.options && typeof rule.options === "object" ? (rule.options as Record<string, unknown>) : {},
     actions: Array.isArray(rule.actions) ? rule.actions : [],
@@ -98,6 +100,7 @@ export default defineCommand({
       options: { ...rule.options, ...ruleOptions(rawArgs) },
       input: untilBroken(lineBatches(openInput(args.input)), stdout),
       actions: args.actions ? rule.actions : [],
+      graph: rule.graph,
       etcDir: args.etc,
       replay: !!args.replay,
       emit: args.emit as "rows" | "array",

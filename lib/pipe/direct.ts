@@ -57,6 +57,10 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
     const functions = createCatalog();
+    if (req.graph !== undefined) {
+      const extra = req.streamsSql ? parseCreates(req.streamsSql, functions) : [];
+      return await runLive(req, undefined, streamDefs(extra, []), functions);
+    }
     const file = parseRuleFile(req.sql, functions);
     const extra = req.streamsSql ? parseCreates(req.streamsSql, functions) : [];
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];

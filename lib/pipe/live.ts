@@ -54,7 +54,7 @@ class TickStdout implements SinkNode {
   }
 }
 
-export async function runLive(req: PipeRequest, select: SelectStatement, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
+export async function runLive(req: PipeRequest, select: SelectStatement | undefined, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
   const errors = new PipeErrors(req.warn);
   if (req.replay) {
     req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
@@ -87,7 +87,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
     return undefined;
   };
   const hub = new SourceHub(env);
-  const names = [select.from.name, ...select.joins.map((j) => j.source.name)];
+  const names = select ? [select.from.name, ...select.joins.map((j) => j.source.name)] : [];
   const connectors = new Map<string, SourceConnector>();
   let stdin: StdinSource | undefined;
   for (const n of names) {
@@ -104,7 +104,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement, defs: R
   const stdout = new StdoutSink(req.emit, req.write, () => Date.now());
   let rule: Rule;
   try {
-    rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options }, defs, env, hub, {
+    rule = Rule.create({ id: req.ruleId ?? "rule", sql: "", select, actions: req.actions ?? [], options: req.options, graph: req.graph }, defs, env, hub, {
       extraSinks: [new TickStdout(stdout, () => req.drain?.())],
       defaultType: "stdin",
       connectors,

@@ -28,6 +28,8 @@ export interface PipeRequest {
   readonly enablePrivateNet?: boolean;
   /** A `.json` rule's actions, run as well as stdout (live.ts). */
   readonly actions?: readonly unknown[];
+  /** A `.json` graph rule's `graph` (graph-rules.md): it runs live, its sinks and stdout receiving its output. */
+  readonly graph?: unknown;
   /** etc directory for connector confKeys (`mqtt_source.yaml`). */
   readonly etcDir?: string;
   /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */

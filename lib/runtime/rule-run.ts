@@ -17,6 +17,8 @@ import type { SourceConnector } from "../io/sources/source.ts";
 import { isByteSource, sourceType } from "../io/sources/index.ts";
 import { openLookupTable } from "../io/lookup/index.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
+import type { GraphPlan } from "../plan/graph.ts";
+import { planRuleGraph } from "./graph-plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
@@ -40,6 +42,8 @@ const STEP = 1024;
 export interface RunSpec {
   readonly id: string;
   readonly select: SelectStatement;
+  /** A graph rule (graph-rules.md): planned by plan/graph.ts instead of `select`. */
+  readonly graph?: { json: unknown; temp: boolean };
   readonly streams: ReadonlyMap<string, StreamDef>;
   readonly options: RuleOptions;
   /** Builds the run's sink pipelines (fresh connectors per run). */
@@ -197,6 +201,7 @@ export class RuleRun {
   readonly clock = new WallClock();
   readonly topo: Topology;
   readonly plan: RulePlan;
+  readonly graph: GraphPlan | undefined;
   readonly pipelines: SinkPipeline[];
   readonly sinkNodes: SinkNode[];
   private readonly inlets: Inlet[] = [];
@@ -236,28 +241,28 @@ export class RuleRun {
     const startedAt = this.startedAt;
     const now = () => this.now();
     const fenv: FuncEnv = { now, zone: env.zone, ruleId: spec.id, ruleStart: startedAt };
-    this.plan = planRuleDef(spec, spec.streams, {
-      env: fenv,
-      functions: env.functions,
-      zone: env.zone,
-      ignoreCase: env.ignoreCase,
-      decoder: (def) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType)),
-    }).plan;
+    const decoder = (def: StreamDef) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType));
+    const graph = spec.graph ? planRuleGraph(spec.id, spec.graph.json, spec.graph.temp, spec.streams, o, env, now, decoder, startedAt) : undefined;
+    this.graph = graph;
+    this.plan = graph
+      ? { sources: graph.sources, ops: [], slots: 0 }
+      : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder }).plan;
     this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     const errors = spec.errors;
     this.errors = errors;
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError }, this.sinkNodes);
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
-    if (o.qos >= 1) {
+    // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
+    if (o.qos >= 1 && !graph) {
       const log = (l: string) => env.log(l);
       this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
-    this.ledger = journaled && (this.stateless || o.qos >= 1) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
+    this.ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
   }
 
   /**
@@ -505,6 +510,7 @@ export class RuleRun {
 
   /** `GET /rules/{id}/topo` (rest-api.md §7.1). */
   topoJson(): { sources: string[]; edges: Record<string, string[]> } {
+    if (this.topo.graphTopo) return this.topo.graphTopo;
     const edges = new Map<string, string[]>();
     const add = (a: string, b: string) => {
       const l = edges.get(a);

@@ -49,6 +49,7 @@ import type { RuntimeEnv } from "./env.ts";
 import { statusObject, type NodeMetrics } from "../core/metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
+import { GRAPH_SELECT, planRuleGraph } from "./graph-plan.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
 import type { ErrorReport } from "./error-report.ts";
@@ -65,6 +66,9 @@ export interface RuleDefinition {
   readonly select?: SelectStatement;
   readonly actions: unknown;
   readonly options?: unknown;
+  /** A graph rule's `graph` (graph-rules.md); `sql` and `actions` are then not read. */
+  readonly graph?: unknown;
+  readonly temp?: boolean;
 }
 
 export interface RuleHostOptions {
@@ -83,6 +87,8 @@ interface Action {
   readonly index: number;
   readonly props: Record<string, unknown>;
   readonly common: SinkCommon;
+  /** A graph rule's sink node name. */
+  readonly node?: string;
 }
 
 export class Rule {
@@ -106,11 +112,18 @@ export class Rule {
     private readonly env: RuntimeEnv,
     private readonly hub: SourceHub,
     private readonly host: RuleHostOptions,
+    private readonly graph?: { json: unknown; temp: boolean },
   ) {}
 
   /** Validates a rule definition (see the contract above); the rule starts stopped. */
   static create(def: RuleDefinition, streams: ReadonlyMap<string, StreamDef>, env: RuntimeEnv, hub: SourceHub, host: RuleHostOptions = {}): Rule {
     const options = parseRuleOptions(def.id, def.options, env.ruleDefaults);
+    if (def.graph !== undefined && def.graph !== null) {
+      // Planned here to validate (sources, operators, sinks); each run plans again.
+      const g = planRuleGraph(def.id, def.graph, !!def.temp, streams, options, env, () => Date.now(), () => false);
+      const actions = g.sinks.map((k, i): Action => ({ type: k.type, index: i, node: k.node, props: k.props, common: parseSinkCommon(k.props, env.cacheDefaults) }));
+      return new Rule(def.id, def.name ?? "", options, GRAPH_SELECT, streams, actions, env, hub, host, { json: def.graph, temp: !!def.temp });
+    }
     const select = def.select ?? parseSelect(def.sql, env.functions);
     analyze(select, streams, { functions: env.functions, sendMetaToSink: options.sendMetaToSink });
     const actions = parseActions(def.actions, env, def.id, host.extraSinks?.length ?? 0);
@@ -142,6 +155,7 @@ export class Rule {
           {
             id: this.id,
             select: this.select,
+            graph: this.graph,
             streams: this.streams,
             options: this.options,
             sinks: () => this.actions.map((a) => this.pipeline(a)),
@@ -199,6 +213,7 @@ export class Rule {
       ruleId: this.id,
       type: a.type,
       index: a.index,
+      node: a.node,
       props: a.props,
       common: a.common,
       connector: createSinkConnector(a.type, a.props, this.env),

@@ -5,6 +5,7 @@
  */
 import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
+import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
 import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
 import type { Consumer, Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
@@ -24,11 +25,21 @@ import { ProjectOp } from "./operators/project.ts";
 import { ProjectSetOp } from "./operators/project-set.ts";
 import { WatermarkOp } from "./operators/watermark.ts";
 import { WindowFuncOp } from "./operators/window-func.ts";
+import { ColumnOp } from "./operators/column.ts";
+import { PickOp } from "./operators/pick.ts";
+import { SwitchOp } from "./operators/switch.ts";
+import { graphSinkInput, FanOutAll } from "./graph-wiring.ts";
 
 export type RuleEnv = WindowEnv;
 
-function createOperator(spec: OpSpec, env: RuleEnv): Operator {
+function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
   switch (spec.kind) {
+    case "switch":
+      return new SwitchOp(spec.name, env, spec.cases, spec.stopAtFirstMatch);
+    case "column":
+      return new ColumnOp(spec.name, env, spec.field, spec.eval, spec.aggregate);
+    case "pick":
+      return new PickOp(spec.name, env, spec.spec);
     case "decoder":
       return new DecoderOp(spec.name, env);
     case "preprocessor":
@@ -87,10 +98,20 @@ export class Topology {
   /** Epoch ms at which the topology (the rule's run) started. */
   readonly startedAt: number;
 
-  constructor(plan: RulePlan, env: RuleEnv, sinks: SinkNode[]) {
+  /** Graph rules (graph-rules.md §8): `sources` and `edges` of GET /rules/{id}/topo. */
+  readonly graphTopo: { sources: string[]; edges: Record<string, string[]> } | undefined;
+
+  constructor(plan: RulePlan, env: RuleEnv, sinks: SinkNode[], graph?: GraphPlan) {
     this.env = env;
     this.startedAt = env.now();
     this.sinks = sinks;
+    if (graph) {
+      this.operators = [];
+      this.lookups = [];
+      this.graphTopo = this.wireGraph(graph, env, sinks);
+      return;
+    }
+    this.graphTopo = undefined;
     this.operators = plan.ops.map((s) => createOperator(s, env));
     this.lookups = this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
     const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);
@@ -106,6 +127,71 @@ export class Topology {
       metrics.connectionStatus = 1;
       this.sources.set(src.name, { metrics, head: helpers[0] ?? target, helpers });
     }
+  }
+
+  /**
+   * Wires a graph plan as a DAG: every node pushes to the consumers its edges name (a fan-out
+   * when several), a switch to one consumer list per port, sinks through an adapter that turns
+   * rows and collections into emissions. `sinks` are in `graph.sinks` order.
+   */
+  private wireGraph(graph: GraphPlan, env: RuleEnv, sinks: SinkNode[]): { sources: string[]; edges: Record<string, string[]> } {
+    const ops = new Map<string, Operator>();
+    const heads = new Map<string, { consumer: Consumer; name: string }>();
+    const edges = new Map<string, string[]>();
+    const add = (a: string, b: string) => (edges.get(a) ?? edges.set(a, []).get(a)!).push(b);
+    // Host sinks (pipe mode's stdout) come first and receive what every graph sink receives.
+    const extra = sinks.slice(0, sinks.length - graph.sinks.length).map(graphSinkInput);
+    graph.sinks.forEach((s, i) => {
+      const sink = sinks[extra.length + i]!;
+      const names = sink.metrics.map((m) => `${m.kind}_${m.name}`);
+      for (let k = 0; k + 1 < names.length; k++) add(names[k]!, names[k + 1]!);
+      const input = graphSinkInput(sink);
+      heads.set(s.node, { consumer: extra.length ? new FanOutAll([...extra, input]) : input, name: names[0]! });
+    });
+    for (const o of graph.ops) {
+      const op = createOperator(o.spec, env);
+      ops.set(o.node, op);
+      heads.set(o.node, { consumer: op, name: "op_" + o.spec.name });
+      (this.operators as Operator[]).push(op);
+      if (op instanceof LookupOp) (this.lookups as LookupOp[]).push(op);
+    }
+    const targets = (from: string, names: readonly string[]): Consumer => {
+      const list: Consumer[] = [];
+      for (const n of names) {
+        const h = heads.get(n);
+        if (!h) continue; // a lookup table's node: the join queries it
+        list.push(h.consumer);
+        add(from, h.name);
+      }
+      return list.length === 1 ? list[0]! : new FanOutAll(list);
+    };
+    for (const o of graph.ops) {
+      const op = ops.get(o.node)!;
+      const from = "op_" + o.spec.name;
+      if (op instanceof SwitchOp) {
+        // eKuiper names switch ports ≥ 1 `op_name_<i>` in the topology (§8).
+        o.outs.forEach((port, i) => (op.ports[i] = targets(i === 0 ? from : `op_name_${i}`, port ?? [])));
+      } else op.next = targets(from, o.outs[0] ?? []);
+    }
+    const sources: string[] = [];
+    for (const src of graph.sources) {
+      const helpers = src.helpers.map((s) => createOperator(s, env));
+      const chain = ["source_" + src.name, ...helpers.map((h) => "op_" + h.metrics.name)];
+      for (let i = 0; i + 1 < chain.length; i++) add(chain[i]!, chain[i + 1]!);
+      const target = targets(chain[chain.length - 1]!, src.outs);
+      for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? target;
+      const metrics = new NodeMetrics("source", src.name);
+      metrics.connectionStatus = 1;
+      // Two graph sources may read one stream: the later node joins the same inlet.
+      const prev = this.sources.get(src.name);
+      const head = helpers[0] ?? target;
+      if (prev) this.sources.set(src.name, { metrics, head: new FanOutAll([prev.head, head]), helpers: [...prev.helpers, ...helpers] });
+      else this.sources.set(src.name, { metrics, head, helpers });
+      if (!sources.includes(chain[0]!)) sources.push(chain[0]!);
+    }
+    const out: Record<string, string[]> = {};
+    for (const k of [...edges.keys()].sort()) out[k] = edges.get(k)!;
+    return { sources, edges: out };
   }
 
   /** Delivers one record of `stream` into the rule; `counted` false: a further row of a counted batch. */

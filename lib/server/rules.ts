@@ -3,7 +3,7 @@ import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { idError } from "../store/ids.ts";
-import { ruleSources } from "../store/rule-def.ts";
+import { graphTopoSources, ruleSources } from "../store/rule-def.ts";
 import type { FieldType } from "../sql/ast.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import { maskSecrets } from "./confkeys.ts";
@@ -274,6 +274,8 @@ export const ruleRoutes: R[] = [
       const id = ctx.params.id!;
       try {
         e.rules.topo(id);
+        // eKuiper computes no schema for a graph rule (graph-rules.md §9).
+        if (e.rules.get(id)?.def.graph !== undefined) return json(null);
         return json(new GoMap(outputSchema(e, id)));
       } catch (err) {
         return fromError(err, "get rule schema error");
@@ -314,6 +316,15 @@ export const ruleRoutes: R[] = [
         def = e.rules.parse(text);
       } catch (err) {
         return plain(`invalid rule json: ${errorText(err)}`);
+      }
+      // A graph is planned whole, sources and sinks included (graph-rules.md §9).
+      if (def.graph !== undefined) {
+        try {
+          e.rules.validateDef(def);
+        } catch (err) {
+          return plain(`invalid ruleDef graph: ${errorText(err)}`);
+        }
+        return jsonSniffed(new GoMap({ sources: graphTopoSources(def.graph), valid: true }));
       }
       const sources = ruleSources(def);
       for (const s of sources) if (!e.catalog.get(s)) return plain(`${s} is not found`);

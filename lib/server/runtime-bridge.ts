@@ -42,7 +42,7 @@ function trialSinkProps(def: RuleDef): Record<string, unknown> {
 }
 
 function ruleJson(def: RuleDef) {
-  return { id: def.id, name: def.name, sql: def.sql, select: def.select, actions: def.actions, options: def.options.raw };
+  return { id: def.id, name: def.name, sql: def.sql, select: def.select, actions: def.actions, options: def.options.raw, graph: def.graph, temp: def.temp };
 }
 
 export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & { env: RuntimeEnv } {

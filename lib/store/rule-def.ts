@@ -114,7 +114,8 @@ export function parseRuleDef(text: string, functions: FunctionCatalog, defaults:
     }
     if (actions.length === 0) throw fail("Missing rule actions.");
   } else if (!hasGraph) throw fail(`Rule ${id} has neither sql nor graph.`);
-  else throw fail("graph rules are not supported");
+  // A graph rule's sinks are its sink nodes: `actions` is ignored (graph-rules.md §1).
+  else if (!isObject(graph)) throw fail(`Parse rule ${text} error : json: cannot unmarshal ${jsonKind(graph)} into Go struct field Rule.graph of type def.RuleGraph.`);
   const tagsV = field(o, "tags");
   let tags: string[] | null = null;
   if (tagsV !== undefined && tagsV !== null) {
@@ -147,6 +148,7 @@ export function rewriteRuleText(text: string, patch: Record<string, unknown>): s
 
 /** Stream and table names the rule's SQL reads, in SQL order (no duplicates). */
 export function ruleSources(def: RuleDef): string[] {
+  if (def.graph !== undefined) return graphSources(def.graph);
   if (!def.select) return [];
   const names = [def.select.from.name, ...def.select.joins.map((j) => j.source.name)];
   return [...new Set(names)];
@@ -155,4 +157,42 @@ export function ruleSources(def: RuleDef): string[] {
 /** Replace guard (rules-and-sinks.md §1 `version`): allowed iff both empty or new > old. */
 export function versionAllows(oldV: string, newV: string): boolean {
   return (oldV === "" && newV === "") || newV > oldV;
+}
+
+/** The streams and tables a graph rule references by `sourceName` (graph-rules.md §4.1), in `topo.sources` order. */
+export function graphSources(graph: unknown): string[] {
+  if (!isObject(graph)) return [];
+  const nodes = field(graph, "nodes");
+  const topo = field(graph, "topo");
+  const list = isObject(topo) ? field(topo, "sources") : undefined;
+  if (!isObject(nodes) || !Array.isArray(list)) return [];
+  const out: string[] = [];
+  for (const name of list) {
+    const n = typeof name === "string" ? nodes[name] : undefined;
+    const props = isObject(n) ? field(n, "props") : undefined;
+    const ref = isObject(props) ? field(props, "sourceName") : undefined;
+    if (typeof ref === "string" && ref !== "" && !out.includes(ref)) out.push(ref);
+  }
+  return out;
+}
+
+/** Topology names of a graph's stream sources (`source_<emitter>`), as validate lists them; tables have none. */
+export function graphTopoSources(graph: unknown): string[] {
+  if (!isObject(graph)) return [];
+  const nodes = field(graph, "nodes");
+  const topo = field(graph, "topo");
+  const list = isObject(topo) ? field(topo, "sources") : undefined;
+  if (!isObject(nodes) || !Array.isArray(list)) return [];
+  const out: string[] = [];
+  for (const name of list) {
+    if (typeof name !== "string") continue;
+    const n = nodes[name];
+    const props = isObject(n) ? field(n, "props") : undefined;
+    const ref = isObject(props) ? field(props, "sourceName") : undefined;
+    const kind = isObject(props) ? field(props, "sourceType") : undefined;
+    if (typeof kind === "string" && kind === "table") continue;
+    const s = "source_" + (typeof ref === "string" && ref !== "" ? ref : name);
+    if (!out.includes(s)) out.push(s);
+  }
+  return out;
 }

@@ -23,6 +23,8 @@ export interface SinkPipelineInit {
   readonly ruleId: string;
   readonly type: string;
   readonly index: number;
+  /** A graph rule's sink node name (graph-rules.md §5): names the sink `sink_<node>` and its helpers `<node>_<k>_…`. */
+  readonly node?: string;
   /** The action's property object (templated values are rendered per item). */
   readonly props: Record<string, unknown>;
   readonly common: SinkCommon;
@@ -77,13 +79,14 @@ export class SinkPipeline implements SinkNode {
     const { type, index, common: c } = init;
     this.c = c;
     this.conn = init.connector;
-    this.name = `${type}_${index}`;
+    this.name = init.node ?? `${type}_${index}`;
+    const base = this.name;
     const bytes = init.connector.bytes;
     const batching = c.batchSize > 0 || c.lingerInterval > 0;
     const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!init.resendConnector;
     const cached = c.cache.enableCache && !c.cache.resendAlterQueue;
     let k = 0;
-    const op = (helper: string) => new NodeMetrics("op", `${type}_${index}_${k++}_${helper}`);
+    const op = (helper: string) => new NodeMetrics("op", `${base}_${k++}_${helper}`);
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op);

@@ -1,0 +1,50 @@
+/**
+ * Plans a graph rule in the runtime's environment (graph-rules.md §2): source types and sink
+ * provisioning are checked against the connector registries, as eKuiper does at create.
+ */
+import type { Value } from "../value/values.ts";
+import { createSinkConnector } from "../io/sinks/index.ts";
+import { planGraph, type GraphPlan } from "../plan/graph.ts";
+import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import { parseSelect } from "../sql/parse.ts";
+import { createCatalog } from "../functions/index.ts";
+import type { RuntimeEnv } from "./env.ts";
+
+/** Source connector types floe has (io/sources/index.ts `createSourceConnector`). */
+const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql"]);
+
+/** The SELECT a graph rule carries where the runtime wants one (it is never planned). */
+export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createCatalog());
+
+function sliceTuple(raw: Readonly<Record<string, unknown>>): boolean {
+  for (const [k, v] of Object.entries(raw)) {
+    if (k.toLowerCase() !== "experiment" || v === null || typeof v !== "object") continue;
+    for (const [k2, v2] of Object.entries(v as Record<string, Value>)) if (k2.toLowerCase() === "useslicetuple" && v2 === true) return true;
+  }
+  return false;
+}
+
+export function planRuleGraph(
+  id: string,
+  json: unknown,
+  temp: boolean,
+  streams: ReadonlyMap<string, StreamDef>,
+  o: RuleOptions,
+  env: RuntimeEnv,
+  now: () => number,
+  decoder: (def: StreamDef) => boolean,
+  startedAt = now(),
+): GraphPlan {
+  return planGraph(
+    json,
+    streams,
+    { env: { now, zone: env.zone, ruleId: id, ruleStart: startedAt }, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, ...planOptions(o), decoder },
+    {
+      temp,
+      useSliceTuple: sliceTuple(o.raw),
+      sourceTypeExists: (t) => SOURCE_TYPES.has(t),
+      checkSink: (t, p) => void createSinkConnector(t, p, env),
+    },
+  );
+}
