@@ -9,7 +9,7 @@ import { junit, summary, tap, textLine, type CaseResult, type Reporter } from ".
 
 /**
  * A path as given, or — when it does not exist and names the shared contract (`../shared/conformance`) —
- * the same path under FLOE_SHARED_DIR, the `shared` directory next to the repository, or /work/shared
+ * the same path under FLOE_SHARED_DIR or the `shared` directory next to the repository
  * (test/helpers/shared.ts resolves it the same way), so the README's command works from any clone.
  */
 export function resolveCasePath(p: string, env: Record<string, string | undefined> = process.env, cwd = process.cwd()): string {
@@ -18,7 +18,7 @@ export function resolveCasePath(p: string, env: Record<string, string | undefine
   const m = /(?:^|\/)shared\/(.*)$/.exec(p);
   if (!m) return abs;
   const repo = findUp(cwd, "package.json");
-  const roots = [env.FLOE_SHARED_DIR, repo ? join(dirname(repo), "..", "shared") : undefined, "/work/shared"].filter((x): x is string => !!x);
+  const roots = [env.FLOE_SHARED_DIR, repo ? join(dirname(repo), "..", "shared") : undefined].filter((x): x is string => !!x);
   for (const r of roots) if (existsSync(join(r, m[1]!))) return resolve(join(r, m[1]!));
   return abs;
 }
