@@ -8,12 +8,13 @@ import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import type { Expr, SelectStatement } from "../sql/ast.ts";
 import { parseSelect } from "../sql/parse.ts";
 import { renderExpr, type BoundField } from "../sql/render.ts";
+import { projectSpecOf } from "./project-spec.ts";
 import { walk } from "../sql/walk.ts";
 import { fmtV, type Value } from "../value/values.ts";
 import { conjuncts } from "./lookup.ts";
 import type { PlanOptions } from "./plan.ts";
 import { prop, propBool, propInt, propObjects, propString, propStrings, type Props } from "./graph-props.ts";
-import type { JoinSpec, OpSpec, ProjectField, ProjectSpec, SortKey, SourcePlan } from "./specs.ts";
+import type { JoinSpec, OpSpec, ProjectSpec, SortKey, SourcePlan } from "./specs.ts";
 import { isLookupTable, type StreamDef } from "./streams.ts";
 import { extractWindow } from "./window-spec.ts";
 
@@ -611,25 +612,7 @@ class GraphPlanner {
   }
 
   private projectSpec(stmt: SelectStatement, aggregate: boolean): ProjectSpec {
-    const field = (name: string, expr: Expr, alias: string | undefined, invisible: boolean): ProjectField => ({
-      name,
-      eval: this.compile(expr, aggregate),
-      invisible,
-      multi: alias === undefined && expr.kind === "call" && expr.name === "changed_cols",
-      errorContext: alias !== undefined ? `alias: ${alias} expr: ${renderExpr(expr)}` : `expr: ${renderExpr(expr)}`,
-    });
-    let wildcard: ProjectSpec["wildcard"];
-    const columns: ProjectSpec["columns"] = [];
-    const exprs: ProjectField[] = [];
-    const aliases: ProjectField[] = [];
-    for (const f of stmt.fields) {
-      const e = f.expr;
-      if (e.kind === "wildcard") wildcard = { stream: e.stream, except: new Set(e.except) };
-      else if (f.alias !== undefined) aliases.push(field(f.name, e, f.alias, f.invisible));
-      else if (e.kind === "field") columns.push({ name: f.name, column: e.name, stream: (e as BoundField).bound });
-      else exprs.push(field(f.name, e, undefined, f.invisible));
-    }
-    return { wildcard, columns, exprs, aliases, aggregate, sendNil: !!this.opts.sendNil, sendMeta: !!this.opts.sendMetaToSink, ignoreCase: !!this.opts.ignoreCase };
+    return projectSpecOf(stmt, (e, agg) => this.compile(e, agg), aggregate, this.opts);
   }
 }
 

@@ -8,13 +8,14 @@ import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import type { Zone } from "../value/time.ts";
 import type { FuncEnv, FunctionRegistry } from "../functions/registry.ts";
 import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
-import { renderExpr, type BoundField } from "../sql/render.ts";
+import type { BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
 import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS, type Hits } from "../expr/hits.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { callCtx } from "../expr/compile-call.ts";
-import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectField, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
+import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
 import { isLookupTable, retainSize, type StreamDef } from "./streams.ts";
+import { projectSpecOf } from "./project-spec.ts";
 import { andAll, conjuncts, readsSource } from "./lookup.ts";
 import { aggregateCalls, chooseEvaluator, ekuiperIncremental, type WindowEvaluator } from "./plan-window.ts";
 import { ekuiperAccumulator } from "../functions/inc-ekuiper.ts";
@@ -350,43 +351,7 @@ class Planner {
   }
 
   private projectSpec(): ProjectSpec {
-    const s = this.a.stmt;
-    const aggregate = this.a.aggregate;
-    const field = (name: string, expr: Expr, alias: string | undefined, invisible: boolean): ProjectField => ({
-      name,
-      eval: this.compile(expr, aggregate),
-      invisible,
-      multi: alias === undefined && expr.kind === "call" && expr.name === "changed_cols",
-      errorContext: alias !== undefined ? `alias: ${alias} expr: ${renderExpr(expr)}` : `expr: ${renderExpr(expr)}`,
-    });
-    let wildcard: ProjectSpec["wildcard"];
-    const columns: ProjectSpec["columns"] = [];
-    const exprs: ProjectField[] = [];
-    const aliases: ProjectField[] = [];
-    for (const f of s.fields) {
-      const e = f.expr;
-      if (e.kind === "wildcard") {
-        wildcard = { stream: e.stream, except: new Set(e.except) };
-        for (const r of e.replace) aliases.push(field(r.name, r.expr, r.alias ?? r.name, false));
-      } else if (f.alias !== undefined) {
-        aliases.push(field(f.name, e, f.alias, f.invisible));
-      } else if (e.kind === "field" && !(e as BoundField).aliasOf) {
-        if (!f.invisible) columns.push({ name: f.name, column: e.name, stream: (e as BoundField).bound });
-      } else {
-        exprs.push(field(f.name, e, undefined, f.invisible));
-      }
-    }
-    return {
-      wildcard,
-      columns,
-      exprs,
-      aliases,
-      aggregate,
-      sendNil: !!this.opts.sendNil,
-      sendMeta: !!this.opts.sendMetaToSink,
-      ignoreCase: !!this.opts.ignoreCase,
-      limit: s.limit,
-    };
+    return projectSpecOf(this.a.stmt, (e, agg) => this.compile(e, agg), this.a.aggregate, this.opts);
   }
 }
 
