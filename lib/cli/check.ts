@@ -8,7 +8,7 @@ import { parseRuleOptions } from "../plan/rule-options.ts";
 import { createCatalog } from "../functions/index.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
-import { UsageError } from "./options.ts";
+import { readStreamsFile } from "./options.ts";
 import { explain } from "./where.ts";
 
 /** The SQL of a rule file: a .sql file as is, or the `sql` of an eKuiper rule .json (graph rules have none). */
@@ -50,13 +50,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const files = args._.length ? args._.map(String) : [args.rule];
-    const streamsSql = args.streams
-      ? await Bun.file(args.streams)
-          .text()
-          .catch((e: unknown) => {
-            throw new UsageError(`cannot read streams ${args.streams}: ${(e as Error).message}`);
-          })
-      : undefined;
+    const streamsSql = await readStreamsFile(args.streams);
     let bad = 0;
     const functions = createCatalog();
     for (const f of files) {

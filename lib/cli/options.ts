@@ -43,3 +43,13 @@ function setPath(o: Record<string, unknown>, key: string, value: unknown): void 
   }
   cur[parts[parts.length - 1]!] = value;
 }
+
+/** The text of a `--streams FILE` (undefined without the flag); an unreadable file is a usage error. */
+export async function readStreamsFile(path: string | undefined): Promise<string | undefined> {
+  if (!path) return undefined;
+  return Bun.file(path)
+    .text()
+    .catch((e: unknown) => {
+      throw new UsageError(`cannot read streams ${path}: ${(e as Error).message}`);
+    });
+}

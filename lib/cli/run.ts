@@ -7,7 +7,7 @@ import { runPipe } from "../pipe/direct.ts";
 import { OutputWriter } from "../io/sinks/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
 import { explain } from "./where.ts";
-import { ruleOptions, UsageError } from "./options.ts";
+import { readStreamsFile, ruleOptions, UsageError } from "./options.ts";
 
 /** An eKuiper rule .json: its SQL, options, and whether it has actions. */
 async function readRule(path: string): Promise<{ sql: string; id?: string; options: Record<string, unknown>; actions: unknown[]; graph?: unknown }> {
@@ -84,13 +84,7 @@ export default defineCommand({
       throw new UsageError(`cannot read rule ${args.rule}: ${(e as Error).message}`);
     });
     if (args.input && args.input !== "-" && !existsSync(args.input)) throw new UsageError(`cannot read input ${args.input}: no such file`);
-    const streamsSql = args.streams
-      ? await Bun.file(args.streams)
-          .text()
-          .catch((e: unknown) => {
-            throw new UsageError(`cannot read streams ${args.streams}: ${(e as Error).message}`);
-          })
-      : undefined;
+    const streamsSql = await readStreamsFile(args.streams);
     const config = await loadBasicConfig(args.etc);
     const stdout = new OutputWriter();
     const run = runPipe({
