@@ -129,8 +129,14 @@ test("stream + rule over REST move MQTT messages through a real broker; trial ru
   expect((await d!.call("DELETE", "/ruletest/tr")).text).toBe("Test rule tr was stopped.");
 }, 30_000);
 
+/** The daemon of the earlier test stops (gracefully) before another starts on the same directory. */
+async function restart(): Promise<DaemonProc> {
+  if (d && d.proc.exitCode === null) await d.stop();
+  return (d = await startFloe(dir));
+}
+
 test("after SIGTERM the daemon restores the stream, the confKey and the running rule", async () => {
-  d = await startFloe(dir);
+  d = await restart();
   expect(await d.stop("SIGTERM")).toBe(0);
   d = await startFloe(dir);
   expect(JSON.parse((await d.call("GET", "/streams")).text)).toEqual(["e2e"]);
@@ -141,7 +147,7 @@ test("after SIGTERM the daemon restores the stream, the confKey and the running 
 }, 30_000);
 
 test("after kill -9 nothing acknowledged is lost and the rule runs again", async () => {
-  d = await startFloe(dir);
+  d = await restart();
   // Acknowledged just before the kill: a second rule and a stopped third one.
   const r2 = { id: "e2e_b", sql: "SELECT v FROM e2e", actions: [{ nop: {} }] };
   expect((await d!.call("POST", "/rules", r2)).status).toBe(201);
