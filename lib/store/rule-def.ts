@@ -159,18 +159,28 @@ export function versionAllows(oldV: string, newV: string): boolean {
   return (oldV === "" && newV === "") || newV > oldV;
 }
 
-/** The streams and tables a graph rule references by `sourceName` (graph-rules.md §4.1), in `topo.sources` order. */
-export function graphSources(graph: unknown): string[] {
+/** Each node listed in a graph's `topo.sources`, with its name and props (nothing for a malformed graph). */
+function graphSourceNodes(graph: unknown): { name: string; props: Record<string, unknown> | undefined }[] {
   if (!isObject(graph)) return [];
   const nodes = field(graph, "nodes");
   const topo = field(graph, "topo");
   const list = isObject(topo) ? field(topo, "sources") : undefined;
   if (!isObject(nodes) || !Array.isArray(list)) return [];
-  const out: string[] = [];
+  const out: { name: string; props: Record<string, unknown> | undefined }[] = [];
   for (const name of list) {
-    const n = typeof name === "string" ? nodes[name] : undefined;
+    if (typeof name !== "string") continue;
+    const n = nodes[name];
     const props = isObject(n) ? field(n, "props") : undefined;
-    const ref = isObject(props) ? field(props, "sourceName") : undefined;
+    out.push({ name, props: isObject(props) ? props : undefined });
+  }
+  return out;
+}
+
+/** The streams and tables a graph rule references by `sourceName` (graph-rules.md §4.1), in `topo.sources` order. */
+export function graphSources(graph: unknown): string[] {
+  const out: string[] = [];
+  for (const { props } of graphSourceNodes(graph)) {
+    const ref = props ? field(props, "sourceName") : undefined;
     if (typeof ref === "string" && ref !== "" && !out.includes(ref)) out.push(ref);
   }
   return out;
@@ -178,19 +188,10 @@ export function graphSources(graph: unknown): string[] {
 
 /** Topology names of a graph's stream sources (`source_<emitter>`), as validate lists them; tables have none. */
 export function graphTopoSources(graph: unknown): string[] {
-  if (!isObject(graph)) return [];
-  const nodes = field(graph, "nodes");
-  const topo = field(graph, "topo");
-  const list = isObject(topo) ? field(topo, "sources") : undefined;
-  if (!isObject(nodes) || !Array.isArray(list)) return [];
   const out: string[] = [];
-  for (const name of list) {
-    if (typeof name !== "string") continue;
-    const n = nodes[name];
-    const props = isObject(n) ? field(n, "props") : undefined;
-    const ref = isObject(props) ? field(props, "sourceName") : undefined;
-    const kind = isObject(props) ? field(props, "sourceType") : undefined;
-    if (typeof kind === "string" && kind === "table") continue;
+  for (const { name, props } of graphSourceNodes(graph)) {
+    const ref = props ? field(props, "sourceName") : undefined;
+    if (props && field(props, "sourceType") === "table") continue;
     const s = "source_" + (typeof ref === "string" && ref !== "" ? ref : name);
     if (!out.includes(s)) out.push(s);
   }
