@@ -20,7 +20,7 @@ import { createRuntimeEnv } from "../runtime/env.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
-import { batchGovernor } from "../runtime/memory.ts";
+import { memoryGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
@@ -218,7 +218,7 @@ class PipeRun {
       this.current = 0;
     }
     this.sink.flush();
-    batchGovernor.check();
+    memoryGovernor.check();
     return true;
   }
 

@@ -67,13 +67,6 @@ export class MemoryGovernor {
   }
 }
 
-/** The streaming runtime's governor (daemon, live `floe run`): checked per inlet drain, never stops the world. */
+/** The process's governor (daemon, both pipe-mode runners): checked per batch, never stops the world. */
 export const memoryGovernor = new MemoryGovernor();
 
-/**
- * Pipe mode over stdin or a file (pipe.ts) reads at its own pace: the writer waits on the pipe
- * while a collection runs, so there a synchronous collection costs throughput, not data, and it
- * keeps a replay's RSS flat where the concurrent one does not (W2 100k → 1M records: +9 % with
- * it, +27–33 % with `Bun.gc(false)`, measured under load; README "Memory").
- */
-export const batchGovernor = new MemoryGovernor(undefined, 8, 0, () => Bun.gc(true));

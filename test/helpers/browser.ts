@@ -17,7 +17,7 @@ export function chromiumPath(): string | undefined {
   return ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => Bun.file(p).size > 0);
 }
 
-export const NO_BROWSER = "chromium is not installed: `apt-get install -y chromium` (.ci/run installs it); the web console's browser tests are SKIPPED";
+export const NO_BROWSER = "chromium is not installed: `apt-get install -y chromium` (.ci/run installs it); the web console's browser tests cannot run";
 
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
