@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { splitStatements } from "../../lib/sql/parse.ts";
 import { sharedDir } from "../helpers/shared.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
+import { prng } from "../helpers/prng.ts";
 
 /** Fixed, so a failure reproduces; FLOE_FUZZ_SEED explores others. */
 const SEED = Number(process.env.FLOE_FUZZ_SEED || 0x5eed10);
@@ -19,17 +20,6 @@ const SQL_CASES = 1200;
 const BODY_CASES = 800;
 const IN_FLIGHT = 6;
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = prng(SEED);
 const int = (n: number) => Math.floor(rnd() * n);
 const pick = <T>(a: readonly T[]): T => a[int(a.length)]!;

@@ -13,20 +13,10 @@ import { windowEvaluatorOf } from "../../lib/plan/plan-window.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
+import { prng as rng } from "../helpers/prng.ts";
 
 const functions = createCatalog();
 
-/** mulberry32: a small seeded PRNG, so a failure names a reproducible seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Profile = "int" | "float" | "mixed" | "string";
 
