@@ -11,6 +11,7 @@ import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
 import type { Resolver } from "../io/net-guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
+import { SchemaRegistry } from "../io/formats/schema-registry.ts";
 
 export interface RuntimeEnv {
   /** etc directory: `mqtt_source.yaml`, `sources/*.yaml` (undefined: shipped defaults). */
@@ -50,6 +51,8 @@ export interface RuntimeEnv {
   sourceReady?(stream: string, text: string): void;
   /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */
   readonly functions: FunctionRegistry;
+  /** The registered schemas (`FORMAT="protobuf"` + `SCHEMAID`, sink `schemaId`): the daemon's, or an empty one. */
+  readonly schemas: SchemaRegistry;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -75,5 +78,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     log,
     sourceReady: p.sourceReady,
     functions: p.functions ?? createCatalog(),
+    schemas: p.schemas ?? new SchemaRegistry(),
   };
 }

@@ -4,6 +4,8 @@
  */
 import type { Value } from "../value/values.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
+import { parseSinkCommon } from "../io/sinks/common.ts";
+import { checkFormat } from "../io/formats/schema-registry.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -44,7 +46,12 @@ export function planRuleGraph(
       temp,
       useSliceTuple: sliceTuple(o.raw),
       sourceTypeExists: (t) => SOURCE_TYPES.has(t),
-      checkSink: (t, p) => void createSinkConnector(t, p, env),
+      checkSink: (t, p) => {
+        if (createSinkConnector(t, p, env).bytes) {
+          const c = parseSinkCommon(p, env.cacheDefaults);
+          checkFormat(env.schemas, c.format, c.schemaId);
+        }
+      },
     },
   );
 }

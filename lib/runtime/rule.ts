@@ -38,6 +38,7 @@ import { EngineError, ErrCode } from "../errors.ts";
 import { parseSinkCommon, type SinkCommon } from "../io/sinks/common.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
+import { checkFormat } from "../io/formats/schema-registry.ts";
 import { mergeProps } from "../io/props.ts";
 import { selectorError } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
@@ -220,6 +221,7 @@ export class Rule {
       resendConnector: cache.enableCache && cache.resendAlterQueue ? createSinkConnector(a.type, resendProps, this.env) : undefined,
       dataDir: this.env.dataDir,
       aesKey: this.env.aesKey,
+      schemas: this.env.schemas,
       log: (l) => this.env.log(l),
     });
   }
@@ -292,8 +294,10 @@ function parseActions(raw: unknown, env: RuntimeEnv, ruleId: string, base: numbe
       if (rid) props = mergeProps(env.confKey?.("sinks", type, rid), props as Record<string, unknown>);
       const merged = props as Record<string, unknown>;
       // Connector properties first, then the common ones (rules-and-sinks.md §3).
-      createSinkConnector(type, merged, env);
+      const conn = createSinkConnector(type, merged, env);
       const common = parseSinkCommon(merged, env.cacheDefaults);
+      // A bytes sink's format: a protobuf schemaId must resolve now, not at the first row.
+      if (conn.bytes) checkFormat(env.schemas, common.format, common.schemaId);
       out.push({ type, index: base + i, props: merged, common });
     }
   });

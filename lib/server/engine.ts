@@ -20,6 +20,8 @@ import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./li
 import { patrol } from "./scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
+import { SchemaStore } from "../store/schemas.ts";
+import { checkFormat, SchemaRegistry, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -88,6 +90,10 @@ export class Engine {
   readonly connections: ConnectionRegistry;
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
+  /** The registered protobuf schemas (`/schemas/protobuf`), read by rules' decoders and encoders. */
+  readonly schemas = new SchemaRegistry();
+  /** Their files (`<data>/schemas/protobuf/<name>.proto`) and versions. */
+  private readonly schemaStore: SchemaStore;
 
   private constructor(
     readonly paths: Paths,
@@ -103,6 +109,10 @@ export class Engine {
     readonly version: string,
   ) {
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
+    // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.
+    for (const s of this.schemaStore.load()) this.schemas.set(s);
+    catalog.check = (c) => checkFormat(this.schemas, c.options.FORMAT, c.options.SCHEMAID);
     const src = config.source;
     this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: { preflight, withOrigin }, maxRequestBodySize: config.basic.maxBodySize });
     this.connections.resolve = (id) => {
@@ -263,6 +273,21 @@ export class Engine {
     await registerScript(this.functions, def, this.config.basic.udfLimits);
     this.kv.set("script", def.id, JSON.stringify(def));
     this.scripts.set(def.id, def);
+  }
+
+  /** Registers or replaces a protobuf schema: parsed first (a bad .proto is refused), then stored. */
+  putSchema(name: string, content: string, version: string): SchemaEntry {
+    this.schemas.check(name, content);
+    const file = this.schemaStore.save(name, content, version);
+    const entry: SchemaEntry = { name, content, file, version };
+    this.schemas.set(entry);
+    return entry;
+  }
+
+  removeSchema(name: string): boolean {
+    if (!this.schemas.get(name)) return false;
+    this.schemaStore.remove(name);
+    return this.schemas.delete(name);
   }
 
   removeScript(id: string): void {

@@ -64,6 +64,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     dataServer: engine.dataServer,
     log: engine.log,
     functions: engine.functions,
+    schemas: engine.schemas,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
   Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });
@@ -109,6 +110,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         connector: new TrialConnector(publish),
         dataDir: engine.paths.data,
         aesKey: env.aesKey,
+        schemas: env.schemas,
         log: engine.log,
       });
       const rule = create({ ...def, actions: [] }, [sink], connectors);

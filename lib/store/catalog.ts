@@ -28,6 +28,8 @@ export class Catalog {
   private readonly temp = new Set<string>();
   /** Told after a definition is created or replaced (`def`) and after it is removed (undefined). */
   onChange: ((name: string, def: StreamDef | undefined) => void) | undefined;
+  /** Checks a definition against what the owner holds (a protobuf `SCHEMAID` is registered) before it is stored. */
+  check: ((c: CreateStatement) => void) | undefined;
 
   constructor(
     private readonly kv: Kv,
@@ -116,6 +118,11 @@ export class Catalog {
   }
 
   private put(c: CreateStatement, sql: string): void {
+    try {
+      this.check?.(c);
+    } catch (e) {
+      throw err(errorText(e));
+    }
     const stored: Stored = { streamType: c.streamKind === "stream" ? 0 : 1, streamKind: c.options.KIND ?? "", statement: sql };
     const temp = c.options.TEMP === true;
     this.kv.transaction(() => {

@@ -9,6 +9,7 @@ import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { parseGoJson } from "../../value/go-json.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
 import { createEncoder, type Encoder } from "../formats/encode.ts";
+import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
@@ -61,6 +62,7 @@ export class PayloadEncoder {
     batching: boolean,
     aesKey: string | undefined,
     op: (helper: string) => NodeMetrics,
+    schemas?: SchemaRegistry,
   ) {
     this.writerNode = batching ? op("batchWriter") : null;
     this.encodeNode = bytes && !batching ? op("encode") : null;
@@ -69,7 +71,7 @@ export class PayloadEncoder {
     this.compressNode = this.compress ? op("compress") : null;
     this.encrypt = bytes && type !== "file" ? encryptor(c.encryption, aesKey, c.encProps) : null;
     this.encryptNode = this.encrypt ? op("encrypt") : null;
-    this.encoder = bytes ? createEncoder(c.format, c) : null;
+    this.encoder = bytes ? createEncoder(c.format, c, schemas) : null;
   }
 
   /** The encode node's payload for one output of a bytes sink, or undefined (counted) when it fails. */
