@@ -114,15 +114,20 @@ export class Catalog {
     const idErr = idError(c.name);
     if (idErr) throw err(idErr);
     if (this.defs.has(c.name)) throw err(`Create ${c.streamKind} fails: Item ${c.name} already exists.`);
+    this.checked(c);
     this.put(c, sql);
   }
 
-  private put(c: CreateStatement, sql: string): void {
+  /** CREATE and PUT only: an import restores definitions as they were, even if a schema is missing. */
+  private checked(c: CreateStatement): void {
     try {
       this.check?.(c);
     } catch (e) {
       throw err(errorText(e));
     }
+  }
+
+  private put(c: CreateStatement, sql: string): void {
     const stored: Stored = { streamType: c.streamKind === "stream" ? 0 : 1, streamKind: c.options.KIND ?? "", statement: sql };
     const temp = c.options.TEMP === true;
     this.kv.transaction(() => {
@@ -156,6 +161,7 @@ export class Catalog {
       const nv = s.options.VERSION ?? "";
       if (!((ov === "" && nv === "") || nv > ov)) throw err(`source ${name} already exists with version (${ov}), new version (${nv}) is lower`);
     }
+    this.checked(s);
     this.put(s, sql);
     return `${title(kind)} ${name} is replaced.`;
   }

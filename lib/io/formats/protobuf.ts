@@ -8,6 +8,7 @@
 import protobuf from "protobufjs";
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { fmtV, isObj, type Obj, type Value } from "../../value/values.ts";
+import type { FieldType, StreamField } from "../../sql/ast.ts";
 
 export type ProtoRoot = protobuf.Root;
 export type ProtoType = protobuf.Type;
@@ -77,9 +78,13 @@ type FromProto = (v: unknown) => Value;
 interface DecodeField {
   readonly name: string;
   readonly conv: FromProto;
-  /** A singular message field (or oneof member) left unset is omitted from the row. */
+  /** A singular message field left unset (null) is omitted from the row. */
   readonly omitNull: boolean;
+  /** A oneof member (proto3 `optional` too) is read only when set: its default sits on the prototype. */
+  readonly onlyOwn: boolean;
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 interface LongLike {
   low: number;
@@ -170,6 +175,7 @@ function messageFrom(type: ProtoType, cache: Map<ProtoType, (m: unknown) => Obj>
     const row: Obj = {};
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i]!;
+      if (f.onlyOwn && !hasOwn.call(src, f.name)) continue;
       const v = src[f.name];
       if (v === null || v === undefined) {
         if (!f.omitNull) row[f.name] = null;
@@ -182,7 +188,7 @@ function messageFrom(type: ProtoType, cache: Map<ProtoType, (m: unknown) => Obj>
   cache.set(type, fn);
   for (const f of type.fieldsArray) {
     const message = f.resolvedType instanceof protobuf.Type && !f.repeated && !(f instanceof protobuf.MapField);
-    fields.push({ name: f.name, conv: fieldFrom(f, cache), omitNull: message || f.partOf !== null });
+    fields.push({ name: f.name, conv: fieldFrom(f, cache), omitNull: message || f.partOf !== null, onlyOwn: f.partOf !== null });
   }
   return fn;
 }
@@ -365,4 +371,35 @@ export function protobufEncoder(type: ProtoType): (data: Value) => Uint8Array {
     if (!isObj(d)) throw new RowError(`unsupported type ${fmtV(d)}, must be a map`);
     return type.encode(build(d)).finish();
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// schema
+
+function scalarType(t: string): FieldType {
+  if (LONG_KINDS.has(t) || INT_KINDS.has(t)) return "bigint";
+  if (t === "double" || t === "float") return "float";
+  if (t === "bool") return "boolean";
+  if (t === "bytes") return "bytea";
+  return "string";
+}
+
+/**
+ * The fields of `type` as stream fields (`GET /streams/{name}/schema` of a `SCHEMAID` stream):
+ * integers and enums bigint, nested messages structs, repeated fields arrays, maps structs with no
+ * declared fields. A message met again inside itself is an empty struct (the nesting is unbounded).
+ */
+export function messageFields(type: ProtoType, open: Set<ProtoType> = new Set()): StreamField[] {
+  open.add(type);
+  const out: StreamField[] = [];
+  for (const f of type.fieldsArray) {
+    const rt = f.resolvedType;
+    let t: FieldType;
+    if (f instanceof protobuf.MapField) t = { struct: [] };
+    else if (rt instanceof protobuf.Type) t = { struct: open.has(rt) ? [] : messageFields(rt, open) };
+    else t = rt instanceof protobuf.Enum ? "bigint" : scalarType(f.type);
+    out.push({ name: f.name, type: f.repeated && !(f instanceof protobuf.MapField) ? { array: t } : t });
+  }
+  open.delete(type);
+  return out;
 }
