@@ -6,6 +6,7 @@ import type { Value } from "../value/values.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { parseSinkCommon } from "../io/sinks/common.ts";
 import { checkFormat } from "../io/formats/schema-registry.ts";
+import { isByteSource, sourceType } from "../io/sources/index.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -38,7 +39,7 @@ export function planRuleGraph(
   decoder: (def: StreamDef) => boolean,
   startedAt = now(),
 ): GraphPlan {
-  return planGraph(
+  const plan = planGraph(
     json,
     streams,
     { env: { now, zone: env.zone, ruleId: id, ruleStart: startedAt }, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, ...planOptions(o), decoder },
@@ -54,4 +55,7 @@ export function planRuleGraph(
       },
     },
   );
+  // A source node's protobuf SCHEMAID must resolve at create, as a stream's does (CREATE STREAM).
+  for (const src of plan.sources) if (isByteSource(sourceType(src.def))) checkFormat(env.schemas, src.def.options.FORMAT, src.def.options.SCHEMAID);
+  return plan;
 }

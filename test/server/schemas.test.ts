@@ -121,6 +121,38 @@ test("a protobuf stream needs a registered schema and message at CREATE; custom 
   expect(rule.status).toBe(400);
   expect(rule.text).toContain("message type Missing not found in schema book");
   expect((await d.call("DELETE", "/streams/pb")).status).toBe(200);
+  // A graph rule's source node names its schema as `schemaName` + `schemaMessage` (graph-rules.md §4).
+  const graph = (msg: string) => ({
+    id: `g${msg}`,
+    graph: {
+      nodes: {
+        src: { type: "source", nodeType: "mqtt", props: { datasource: "pb/g", format: "protobuf", schemaName: "book", schemaMessage: msg } },
+        out: { type: "sink", nodeType: "nop", props: {} },
+      },
+      topo: { sources: ["src"], edges: { src: ["out"] } },
+    },
+  });
+  const bad = await d.call("POST", "/rules", graph("Nope"));
+  expect(bad.status).toBe(400);
+  expect(bad.text).toContain("message type Nope not found in schema book");
+  expect((await d.call("POST", "/rules", graph("Book"))).status).toBe(201);
+  expect((await d.call("DELETE", "/rules/gBook")).status).toBe(200);
+});
+
+test("a full import with stop=1 installs the document's schemas, then the daemon exits for a restart", async () => {
+  const dir = tempHome();
+  d = await startFloe(dir);
+  expect((await d.call("POST", "/schemas/protobuf", { name: "book", content: BOOK })).status).toBe(201);
+  const doc = JSON.parse((await d.call("GET", "/data/export")).text) as Record<string, Record<string, string>>;
+  const bad = { ...doc, Schema: { protobuf_zz: JSON.stringify({ type: "protobuf", name: "zz", content: "message {" }) } };
+  const failed = await d.call("POST", "/data/import?stop=1", { content: JSON.stringify(bad) });
+  expect(failed.text).toBe(errorOf("schemaImport Schema import error map[protobuf_zz:zz.proto: illegal type name '{' (line 1)]"));
+  const good = { ...doc, Schema: { protobuf_stopped: JSON.stringify({ type: "protobuf", name: "stopped", content: OUT, version: "7" }) } };
+  expect((await d.call("POST", "/data/import?stop=1", { content: JSON.stringify(good) })).status).toBe(200);
+  expect(await d.proc.exited).toBe(100);
+  d = await startFloe(dir);
+  expect((await d.call("GET", "/schemas/protobuf")).text).toBe('["stopped"]');
+  expect(JSON.parse((await d.call("GET", "/schemas/protobuf/stopped")).text)).toMatchObject({ content: OUT, version: "7" });
 });
 
 test("schemas survive a restart and travel through export and import", async () => {
