@@ -5,6 +5,7 @@
 import type { Value } from "../value/values.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { parseSinkCommon } from "../io/sinks/common.ts";
+import { checkSinkFormat } from "../io/sinks/payload.ts";
 import { checkFormat } from "../io/formats/schema-registry.ts";
 import { isByteSource, sourceType } from "../io/sources/index.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
@@ -48,10 +49,7 @@ export function planRuleGraph(
       useSliceTuple: sliceTuple(o.raw),
       sourceTypeExists: (t) => SOURCE_TYPES.has(t),
       checkSink: (t, p) => {
-        if (createSinkConnector(t, p, env).bytes) {
-          const c = parseSinkCommon(p, env.cacheDefaults);
-          checkFormat(env.schemas, c.format, c.schemaId);
-        }
+        if (createSinkConnector(t, p, env).bytes) checkSinkFormat(parseSinkCommon(p, env.cacheDefaults), env.schemas);
       },
     },
   );

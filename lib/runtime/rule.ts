@@ -38,7 +38,7 @@ import { EngineError, ErrCode } from "../errors.ts";
 import { parseSinkCommon, type SinkCommon } from "../io/sinks/common.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
-import { checkFormat } from "../io/formats/schema-registry.ts";
+import { checkSinkFormat } from "../io/sinks/payload.ts";
 import { mergeProps } from "../io/props.ts";
 import { selectorError } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
@@ -297,7 +297,7 @@ function parseActions(raw: unknown, env: RuntimeEnv, ruleId: string, base: numbe
       const conn = createSinkConnector(type, merged, env);
       const common = parseSinkCommon(merged, env.cacheDefaults);
       // A bytes sink's format: a protobuf schemaId must resolve now, not at the first row.
-      if (conn.bytes) checkFormat(env.schemas, common.format, common.schemaId);
+      if (conn.bytes) checkSinkFormat(common, env.schemas);
       out.push({ type, index: base + i, props: merged, common });
     }
   });

@@ -120,6 +120,9 @@ test("a protobuf stream needs a registered schema and message at CREATE; custom 
   const rule = await d.call("POST", "/rules", { id: "badsink", sql: "SELECT * FROM pb", actions: [{ mqtt: { server: "tcp://127.0.0.1:1", topic: "x", format: "protobuf", schemaId: "book.Missing" } }] });
   expect(rule.status).toBe(400);
   expect(rule.text).toContain("message type Missing not found in schema book");
+  const batched = await d.call("POST", "/rules", { id: "batched", sql: "SELECT * FROM pb", actions: [{ mqtt: { server: "tcp://127.0.0.1:1", topic: "x", format: "protobuf", schemaId: "book.Book", batchSize: 10 } }] });
+  expect(batched.status).toBe(400);
+  expect(batched.text).toContain("format protobuf cannot be batched: a payload is one message (remove batchSize and lingerInterval)");
   expect((await d.call("DELETE", "/streams/pb")).status).toBe(200);
   // A graph rule's source node names its schema as `schemaName` + `schemaMessage` (graph-rules.md §4).
   const graph = (msg: string) => ({

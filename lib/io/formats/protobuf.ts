@@ -91,12 +91,18 @@ interface LongLike {
   high: number;
 }
 
+const TWO_32 = 4294967296;
+
 function longToBigInt(v: unknown, unsigned: boolean): bigint {
-  if (typeof v === "number") return BigInt(v);
-  if (typeof v === "string") return BigInt(v);
+  if (typeof v === "number" || typeof v === "string") return BigInt(v);
   const l = v as LongLike;
-  const big = (BigInt(l.high >>> 0) << 32n) | BigInt(l.low >>> 0);
-  return unsigned ? big : BigInt.asIntN(64, big);
+  const lo = l.low >>> 0;
+  // `high` as a signed word gives the two's complement value of a signed kind directly.
+  const hi = unsigned ? l.high >>> 0 : l.high | 0;
+  const n = hi * TWO_32 + lo;
+  // Most values fit a double exactly: one BigInt conversion instead of BigInt arithmetic.
+  if (n <= Number.MAX_SAFE_INTEGER && n >= -Number.MAX_SAFE_INTEGER) return BigInt(n);
+  return (BigInt(hi) << 32n) + BigInt(lo);
 }
 
 const LONG_KINDS = new Set(["int64", "sint64", "sfixed64", "uint64", "fixed64"]);
@@ -238,6 +244,7 @@ function integral(type: string, name: string, v: Value): bigint {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 function scalarTo(type: string): ToProto {
   switch (type) {
@@ -248,8 +255,13 @@ function scalarTo(type: string): ToProto {
     case "fixed64": {
       const unsigned = type === "uint64" || type === "fixed64";
       return (v, name) => {
+        // A safe integer goes as a number (protobufjs writes it exactly); beyond, as { low, high }
+        // words of the 64-bit two's complement (no Long needed).
+        if (typeof v === "number" && Number.isFinite(v)) {
+          const t = Math.trunc(v);
+          if (Number.isSafeInteger(t)) return t;
+        } else if (typeof v === "bigint" && v <= MAX_SAFE && v >= -MAX_SAFE) return Number(v);
         const b = BigInt.asUintN(64, integral(type, name, v));
-        // protobufjs takes any { low, high } as a 64-bit value: exact, without a Long.
         return { low: Number(b & 0xffffffffn) | 0, high: Number(b >> 32n) | 0, unsigned };
       };
     }

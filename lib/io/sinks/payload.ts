@@ -4,12 +4,12 @@
  * payload. Tuple sinks (memory, redis) get rows instead of bytes. Each stage is a status node; a
  * sampled item (`timed`) records its process_latency_us.
  */
-import { RowError } from "../../errors.ts";
+import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { parseGoJson } from "../../value/go-json.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
 import { createEncoder, type Encoder } from "../formats/encode.ts";
-import type { SchemaRegistry } from "../formats/schema-registry.ts";
+import { checkFormat, type SchemaRegistry } from "../formats/schema-registry.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
@@ -43,6 +43,16 @@ function markRows(v: Value, field: string): Value {
   if (isObj(v)) return { ...v, [field]: true };
   if (Array.isArray(v)) return v.map((r) => (isObj(r) ? { ...r, [field]: true } : r));
   return v;
+}
+
+/**
+ * A bytes sink's `format` at rule creation: a protobuf `schemaId` must resolve, and protobuf
+ * messages cannot be batched (the batch writer joins text payloads). Throws EngineError.
+ */
+export function checkSinkFormat(c: SinkCommon, schemas: SchemaRegistry): void {
+  checkFormat(schemas, c.format, c.schemaId);
+  if (c.format === "protobuf" && (c.batchSize > 0 || c.lingerInterval > 0))
+    throw new EngineError("format protobuf cannot be batched: a payload is one message (remove batchSize and lingerInterval)", ErrCode.converter);
 }
 
 export class PayloadEncoder {
