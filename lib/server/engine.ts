@@ -276,12 +276,18 @@ export class Engine {
   }
 
   /** Registers or replaces a protobuf schema: parsed first (a bad .proto is refused), then stored. */
-  putSchema(name: string, content: string, version: string): SchemaEntry {
-    this.schemas.check(name, content);
-    const file = this.schemaStore.save(name, content, version);
-    const entry: SchemaEntry = { name, content, file, version };
-    this.schemas.set(entry);
-    return entry;
+  putSchema(name: string, content: string, version: string): void {
+    this.putSchemas([{ name, content, file: "", version }]);
+  }
+
+  /**
+   * Registers schemas together (an uploaded zip: a .proto and the files it imports): each is
+   * parsed against the registry as it will be, and nothing is stored unless all parse.
+   */
+  putSchemas(list: readonly SchemaEntry[]): void {
+    const next = this.schemas.with(list);
+    for (const s of list) next.check(s.name, s.content);
+    for (const s of list) this.schemas.set({ ...s, file: this.schemaStore.save(s.name, s.content, s.version) });
   }
 
   removeSchema(name: string): boolean {

@@ -4,7 +4,8 @@
  * type (a Go plugin .so) is a type eKuiper knows, so it lists empty and its writes answer that
  * floe does not load Go plugins; any other type is unknown, with eKuiper's texts.
  */
-import { ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { isZip, readZip } from "../io/zip.ts";
 import { CUSTOM_FORMAT_ERROR, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
@@ -81,6 +82,24 @@ function describe(s: SchemaEntry): Record<string, string> {
   return o;
 }
 
+/**
+ * A zip upload: `<name>.proto` and the files it imports, each a top-level `<id>.proto` that
+ * becomes a schema of its own (imports resolve by schema name, as files side by side do in
+ * eKuiper's schema directory). The version belongs to `<name>`.
+ */
+function zipSchemas(e: Engine, name: string, version: string, bytes: Uint8Array): SchemaEntry[] {
+  const out: SchemaEntry[] = [];
+  const text = new TextDecoder();
+  for (const z of readZip(bytes)) {
+    if (!z.name.endsWith(".proto")) continue;
+    const stem = z.name.slice(0, -".proto".length);
+    if (stem.includes("/") || idError(stem)) throw new EngineError(`zip entry ${z.name}: only top-level <id>.proto files are read (imports resolve by schema name)`, ErrCode.undefined);
+    out.push({ name: stem, content: text.decode(z.data), file: "", version: stem === name ? version : (e.schemas.get(stem)?.version ?? "") });
+  }
+  if (!out.some((s) => s.name === name)) throw new EngineError(`zip archive has no ${name}.proto`, ErrCode.undefined);
+  return out;
+}
+
 /** The upload route's replies: `application/json`, no trailing newline **[quirk]**. */
 function uploadReply(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(goJson(body), { status, headers: { "Content-Type": "application/json", ...headers } });
@@ -144,14 +163,11 @@ export const schemaRoutes: R[] = [
       if (t === "custom") return uploadError(400, `Invalid schema: ${CUSTOM_FORMAT_ERROR}`);
       const f = files[0]!;
       const bytes = typeof f === "string" ? new TextEncoder().encode(f) : new Uint8Array(await f.arrayBuffer());
-      // A zip (local file header "PK\x03\x04") bundles a proto with its imports in eKuiper.
-      if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04)
-        return uploadError(400, "Invalid schema: zip archives are not supported by floe: upload the .proto file, and each file it imports as a schema of its own");
       const ve = versionError(e, name, version);
       if (ve) return uploadError(400, `schema upsert error: ${ve}`);
       const existed = !!e.schemas.get(name);
       try {
-        e.putSchema(name, new TextDecoder().decode(bytes), version);
+        e.putSchemas(isZip(bytes) ? zipSchemas(e, name, version, bytes) : [{ name, content: new TextDecoder().decode(bytes), file: "", version }]);
       } catch (x) {
         return uploadError(400, `Invalid schema: ${errorText(x)}`);
       }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import mqtt from "mqtt";
 import protobuf from "protobufjs";
 import { Mosquitto } from "../helpers/mosquitto.ts";
+import { makeZip } from "../helpers/zip.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 const BOOK = 'syntax = "proto3";\nmessage Book {\n  int64 id = 1;\n  string title = 2;\n  repeated string tags = 3;\n  Author author = 4;\n  Kind kind = 5;\n}\nmessage Author { string name = 1; int32 born = 2; }\nenum Kind { PAPER = 0; EBOOK = 1; }\n';
@@ -106,6 +107,24 @@ test("multipart upload creates (201) or replaces (200) a schema; its errors are 
     expect([r.status, r.headers.get("Content-Type"), await r.text()]).toEqual([status, "application/json", JSON.stringify({ error: 1000, message })]);
   }
   expect((await d.call("DELETE", "/schemas/protobuf/up")).status).toBe(200);
+
+  // A zip brings the proto with the files it imports: each top-level <id>.proto becomes a schema.
+  const shape = 'syntax = "proto3";\nimport "point.proto";\nmessage Shape { repeated Point pts = 1; }\n';
+  const point = 'syntax = "proto3";\nmessage Point { int32 x = 1; int32 y = 2; }\n';
+  const zipForm = (files: Parameters<typeof makeZip>[0]) => {
+    const f = new FormData();
+    f.append("file", new Blob([makeZip(files)]), "shape.zip");
+    return f;
+  };
+  const z = await put("/schemas/protobuf/shape/upload", zipForm([{ name: "shape.proto", text: shape, deflate: true }, { name: "point.proto", text: point }]));
+  expect([z.status, await z.text()]).toEqual([201, '{"type":"protobuf","name":"shape"}']);
+  expect((await d.call("GET", "/schemas/protobuf")).text).toBe('["book","point","shape"]');
+  const missing = await put("/schemas/protobuf/other/upload", zipForm([{ name: "shape.proto", text: shape }]));
+  expect([missing.status, await missing.text()]).toEqual([400, JSON.stringify({ error: 1000, message: "Invalid schema: zip archive has no other.proto" })]);
+  const unresolved = await put("/schemas/protobuf/lone/upload", zipForm([{ name: "lone.proto", text: shape.replace("point.proto", "gone.proto") }]));
+  expect(JSON.parse(await unresolved.text()).message).toBe("Invalid schema: lone.proto: cannot find imported file gone.proto");
+  expect((await d.call("GET", "/schemas/protobuf")).text).toBe('["book","point","shape"]');
+  for (const n of ["shape", "point"]) expect((await d.call("DELETE", `/schemas/protobuf/${n}`)).status).toBe(200);
 });
 
 test("a protobuf stream needs a registered schema and message at CREATE; custom streams are refused", async () => {

@@ -49,6 +49,14 @@ export class SchemaRegistry {
     this.parse(name, content);
   }
 
+  /** A copy of this registry with `entries` added or replaced (to check schemas that import each other). */
+  with(entries: readonly SchemaEntry[]): SchemaRegistry {
+    const r = new SchemaRegistry();
+    for (const e of this.schemas.values()) r.schemas.set(e.name, e);
+    for (const e of entries) r.schemas.set(e.name, e);
+    return r;
+  }
+
   set(entry: SchemaEntry): void {
     this.schemas.set(entry.name, entry);
     this.messages.clear();
