@@ -66,8 +66,9 @@ export class SchemaStore {
     return file;
   }
 
+  /** Deletes the schema's files (a shipped etc one too, as eKuiper removes the file it loaded) and version. */
   remove(name: string): void {
-    rmSync(join(this.dir, name + EXT), { force: true });
+    for (const dir of [this.dir, this.etcDir ? join(this.etcDir, "schemas", "protobuf") : undefined]) if (dir) rmSync(join(dir, name + EXT), { force: true });
     this.kv.delete("schema", `protobuf_${name}`);
   }
 

@@ -216,6 +216,21 @@ test("schemas survive a restart and travel through export and import", async () 
   expect(JSON.parse((await d.call("GET", "/schemas/protobuf/book")).text).content).toBe(BOOK);
 });
 
+test("schemas shipped in etc/schemas/protobuf are registered at start; a data file of the same name wins", async () => {
+  const home = tempHome({ "schemas/protobuf/shipped.proto": OUT, "schemas/protobuf/both.proto": OUT });
+  const both = BOOK;
+  const dataDir = join(home, "data", "schemas", "protobuf");
+  await Bun.write(join(dataDir, "both.proto"), both);
+  d = await startFloe(home);
+  expect((await d.call("GET", "/schemas/protobuf")).text).toBe('["both","shipped"]');
+  expect(JSON.parse((await d.call("GET", "/schemas/protobuf/both")).text).content).toBe(both);
+  expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM sh () WITH (DATASOURCE="x", FORMAT="protobuf", SCHEMAID="shipped.Out")' })).status).toBe(201);
+  expect((await d.call("DELETE", "/schemas/protobuf/shipped")).status).toBe(200);
+  await d.stop();
+  d = await startFloe(home);
+  expect((await d.call("GET", "/schemas/protobuf")).text).toBe('["both"]');
+});
+
 // ------------------------------------------------------------------------------------------------
 // end to end through a broker
 
