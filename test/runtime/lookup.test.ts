@@ -119,8 +119,7 @@ test("a lookup over a window joins every row of it", async () => {
 test("a simulator table needs no KEY; an unknown lookup TYPE fails the rule start", async () => {
   const t = testRuntime();
   const bad = streams(`CREATE STREAM demo () WITH (TYPE="memory", DATASOURCE="lk/demo")`, `CREATE TABLE t () WITH (TYPE="simulator", KIND="lookup", DATASOURCE="x")`);
-  const ok = t.rule({ id: "nokey", sql: "SELECT * FROM demo INNER JOIN t ON demo.id = t.id", actions: [{ nop: {} }] }, bad);
-  await ok.start();
+  const ok = await t.rule({ id: "nokey", sql: "SELECT * FROM demo INNER JOIN t ON demo.id = t.id", actions: [{ nop: {} }] }, bad).start();
   expect(ok.state).toBe("running");
   await ok.stop();
   const other = streams(`CREATE STREAM demo () WITH (TYPE="memory", DATASOURCE="lk/demo")`, `CREATE TABLE t () WITH (TYPE="nosuch", KIND="lookup")`);

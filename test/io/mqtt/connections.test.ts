@@ -111,8 +111,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
         },
         () => {},
       );
-      const r1 = t.rule({ id: "r1", sql: "SELECT n FROM a", actions: [{ memory: { topic: "nr/out" } }, { mqtt: { connectionSelector: "conn1", topic: "nr/echo" } }] }, defs);
-      await r1.start();
+      const r1 = await t.rule({ id: "r1", sql: "SELECT n FROM a", actions: [{ memory: { topic: "nr/out" } }, { mqtt: { connectionSelector: "conn1", topic: "nr/echo" } }] }, defs).start();
       await waitFor(() => metric(r1, "source_a_0_connection_status") === 1 && metric(r1, "sink_mqtt_1_0_connection_status") === 1, "connected");
       await broker.stop();
       await waitFor(() => metric(r1, "source_a_0_connection_status") === -1 && metric(r1, "sink_mqtt_1_0_connection_status") === -1, "both nodes see the loss");

@@ -73,8 +73,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="gone/in", ${conf("k73", { qos: 1 })})`);
       const before = broker.clients();
       for (let i = 0; i < 5; i++) {
-        const rule = t.rule({ id: `gone${i}`, sql: "SELECT * FROM s", actions: [{ mqtt: { server: broker.url, topic: "gone/out" } }] }, defs);
-        await rule.start();
+        const rule = await t.rule({ id: `gone${i}`, sql: "SELECT * FROM s", actions: [{ mqtt: { server: broker.url, topic: "gone/out" } }] }, defs).start();
         await rule.stop();
       }
       // Longer than the reconnect period (100 ms): a client that came back would show by now.
@@ -85,8 +84,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
     test("QoS 2 subscriptions complete MQTT.js's handshake and admit each message once", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="q2/in", ${conf("q2", { qos: 2 })})`);
-      const rule = t.rule({ id: "q2", sql: "SELECT n, meta(qos) AS q FROM s", actions: [{ log: {} }] }, defs);
-      await rule.start();
+      const rule = await t.rule({ id: "q2", sql: "SELECT n, meta(qos) AS q FROM s", actions: [{ log: {} }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
       await Bun.sleep(50);
       const pub = await client(broker);
@@ -169,8 +167,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
     test("malformed payloads are counted as decode exceptions and the rule keeps running", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s (a bigint) WITH (TYPE="mqtt", DATASOURCE="bad/in", ${conf("k73", {qos: 1})})`);
-      const rule = t.rule({ id: "bad", sql: "SELECT a FROM s", actions: [{ log: {} }] }, defs);
-      await rule.start();
+      const rule = await t.rule({ id: "bad", sql: "SELECT a FROM s", actions: [{ log: {} }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
       await Bun.sleep(50);
       const pub = await client(broker);
@@ -198,8 +195,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
         },
         () => {},
       );
-      const rule = t.rule({ id: "rs", sql: "SELECT n FROM s", actions: [{ memory: { topic: "rs/out" } }] }, defs);
-      await rule.start();
+      const rule = await t.rule({ id: "rs", sql: "SELECT n FROM s", actions: [{ memory: { topic: "rs/out" } }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
       await Bun.sleep(50);
       const pub = await client(broker, { clientId: `pub-rs-${reader}`, clean: false });

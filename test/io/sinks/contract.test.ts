@@ -199,8 +199,7 @@ for (const sink of SINKS) {
           () => {},
         );
       }
-      const rule = t.rule({ id, sql: "SELECT n, a FROM s", actions: [{ [sink.type]: { ...sink.props(id), ...c.props } }] }, defs);
-      await rule.start();
+      const rule = await t.rule({ id, sql: "SELECT n, a FROM s", actions: [{ [sink.type]: { ...sink.props(id), ...c.props } }] }, defs).start();
       await sink.before?.(id, t);
       for (let n = 0; n < 3; n++) await t.env.pubsub.publish("contract/in", { n: BigInt(n), a: "x" });
       const want: string[] = (c.props.batchSize ? TUPLE_BATCH[sink.type] : undefined) ?? c.want;
@@ -225,8 +224,7 @@ for (const sink of SINKS) {
 
 test("the nop sink discards and never reports a connection [quirk]", async () => {
   const t = testRuntime();
-  const rule = t.rule({ id: "nop", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "nop", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs).start();
   for (let n = 0; n < 3; n++) await t.env.pubsub.publish("contract/in", { n });
   await waitFor(() => rule.status().sink_nop_0_0_records_out_total === 3, "3 discarded");
   expect(rule.status().sink_nop_0_0_connection_status).toBe(0);

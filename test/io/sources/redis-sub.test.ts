@@ -35,8 +35,7 @@ test("each message published on the channels is one payload decoded by FORMAT", 
   const [c1, c2] = [uniq("a"), uniq("b")];
   const defs = streams(`CREATE STREAM s () WITH (TYPE="redisSub", EXTRA=${extra({ address: "127.0.0.1:6379", db: 0, channels: [c1, c2] })})`);
   const got = collect(t, "rs/out");
-  const rule = t.rule({ id: "rs1", sql: "SELECT v, meta(channel) AS ch FROM s", actions: [{ memory: { topic: "rs/out", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "rs1", sql: "SELECT v, meta(channel) AS ch FROM s", actions: [{ memory: { topic: "rs/out", sendSingle: true } }] }, defs).start();
   try {
     await publishUntilHeard(c1, '{"v":1}');
     await publishUntilHeard(c2, '{"v":2}');
