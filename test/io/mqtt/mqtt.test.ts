@@ -43,16 +43,15 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
     test("MQTT → rule → MQTT at QoS 0 and 1, wildcard topics, topic templates, meta()", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="dev/+/temp", ${conf("k73", {qos: 1})})`);
-      const rule = t.rule(
+      const rule = await t.rule(
         {
           id: "fwd",
           sql: "SELECT t, meta(topic) AS topic, meta(qos) AS q FROM s WHERE t > 19",
           actions: [{ mqtt: { server: broker.url, topic: "out/{{.t}}", qos: 1, sendSingle: true } }],
         },
         defs,
-      );
+      ).start();
       const sub = await collector(broker, "out/#");
-      await rule.start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
       await Bun.sleep(50);
       const pub = await client(broker);
@@ -98,19 +97,18 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
     test("MQTT v5: user properties in meta(properties) and on published messages", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="v5/in", ${conf("k515", {protocolVersion: "5"})})`);
-      const rule = t.rule(
+      const rule = await t.rule(
         {
           id: "v5",
           sql: "SELECT a, meta(properties) AS p FROM s",
           actions: [{ mqtt: { server: broker.url, protocolVersion: "5", topic: "v5/out", sendSingle: true, properties: { origin: "floe-{{.a}}" } } }],
         },
         defs,
-      );
+      ).start();
       const out = await client(broker, { protocolVersion: 5 });
       const got: { payload: string; props: unknown }[] = [];
       out.on("message", (_t, p, packet) => got.push({ payload: p.toString(), props: packet.properties?.userProperties }));
       await out.subscribeAsync("v5/out");
-      await rule.start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
       await Bun.sleep(50);
       const pub = await client(broker, { protocolVersion: 5 });
@@ -126,10 +124,8 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="$share/g/shared/in", ${conf("k73", {qos: 1})})`);
       const mk = (id: string) => t.rule({ id, sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs);
-      const r1 = mk("g1");
-      const r2 = mk("g2");
-      await r1.start();
-      await r2.start();
+      const r1 = await mk("g1").start();
+      const r2 = await mk("g2").start();
       await waitFor(() => metric(r1, "source_s_0_connection_status") === 1 && metric(r2, "source_s_0_connection_status") === 1, "connections");
       await Bun.sleep(100);
       const pub = await client(broker);
@@ -146,10 +142,8 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
     test("a SHARED stream feeds several rules from one subscription", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="fan/in", SHARED="true", ${conf("k73", {qos: 1})})`);
-      const r1 = t.rule({ id: "f1", sql: "SELECT n FROM s WHERE n % 2 = 0", actions: [{ nop: {} }] }, defs);
-      const r2 = t.rule({ id: "f2", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs);
-      await r1.start();
-      await r2.start();
+      const r1 = await t.rule({ id: "f1", sql: "SELECT n FROM s WHERE n % 2 = 0", actions: [{ nop: {} }] }, defs).start();
+      const r2 = await t.rule({ id: "f2", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs).start();
       await waitFor(() => metric(r1, "source_s_0_connection_status") === 1, "connection");
       await Bun.sleep(100);
       const pub = await client(broker);
@@ -157,7 +151,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       await waitFor(() => metric(r2, "sink_nop_0_0_records_out_total") === 50 && metric(r1, "sink_nop_0_0_records_out_total") === 25, "both rules");
       // The shared stream's decoder is named after the stream (rest-api.md §6.3), not by index.
       expect(metric(r2, "op_s_decoder_0_records_in_total")).toBe(50);
-      expect(r2.status()["op_2_decoder_0_records_in_total"]).toBeUndefined();
+      expect(r2.metrics()["op_2_decoder_0_records_in_total"]).toBeUndefined();
       await r1.stop();
       expect(metric(r2, "source_s_0_connection_status")).toBe(1);
       await r2.stop();
@@ -175,7 +169,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       await waitFor(() => metric(rule, "sink_log_0_0_records_out_total") === 2, "two good records");
       expect(metric(rule, "op_2_decoder_0_exceptions_total")).toBe(3);
       expect(metric(rule, "source_s_0_records_in_total")).toBe(5);
-      expect(rule.state).toBe("running");
+      expect(rule.exit).toBeUndefined();
       expect(t.logs).toEqual(['sink result for rule bad: [{"a":1}]', 'sink result for rule bad: [{"a":2}]']);
       await rule.stop();
       await pub.endAsync();
@@ -240,7 +234,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       });
       const t = rt();
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="st/in", ${conf("k73", {qos: 1})})`);
-      const rule = t.rule(
+      const rule = await t.rule(
         {
           id: "stall",
           sql: "SELECT n FROM s",
@@ -248,8 +242,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
           actions: [{ rest: { url: `http://127.0.0.1:${server.port}/`, method: "post", sendSingle: true, bufferLength: 10, timeout: 60000 } }],
         },
         defs,
-      );
-      await rule.start();
+      ).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
       await Bun.sleep(50);
       const pub = await client(broker);
