@@ -82,7 +82,8 @@ function figure(f: WorkloadFile): string {
 }
 
 function workloadSection(f: WorkloadFile): string {
-  const lines = [`### ${f.engine === "floe" ? "floe" : "Node-RED"} — ${f.title}`, ""];
+  const name = f.engine === "floe" ? "floe" : f.engine === "floor" ? "floor (hand-written, bench/floor.ts)" : "Node-RED";
+  const lines = [`### ${name} — ${f.title}`, ""];
   lines.push(`Highest exact step: **${figure(f)}**.`);
   for (const t of f.top_attempts ?? []) if (t.rate !== f.top?.rate && t.passed < t.of) lines.push(`Repeated at ${k(t.rate)} msg/s first: ${t.passed}/${t.of} repetitions passed, so the step below was repeated.`);
   if (f.failed_at) lines.push(`The ladder stopped at ${k(f.failed_at.rate)} msg/s: ${f.failed_at.why.join("; ")}${f.failed_at.on_schedule ? "" : " (the generator was not on schedule: a generator limit, not the engine's)"}.`);
@@ -130,7 +131,7 @@ export async function writeReport(root: string): Promise<string> {
   ];
   const sections: string[] = [];
   for (const id of WORKLOAD_IDS) {
-    for (const engine of ["floe", "node-red"]) {
+    for (const engine of ["floe", "floor", "node-red"]) {
       const f = load<WorkloadFile>(files, engine === "floe" ? id : `${id}-${engine}`);
       if (!f) continue;
       const t = f.top;
@@ -164,6 +165,27 @@ export async function writeReport(root: string): Promise<string> {
       "|---|---|---|---|---|---|---|---|---|---|---|",
     );
     for (const ceil of ceilings) for (const r of ceil.rows) out.push(`| ${ceil.date.slice(0, 16).replace("T", " ")} UTC | ${k(r.rate)} | ${r.seconds} s | ${r.on_schedule ? "yes" : "no"} | ${r.sent} | ${r.received} | ${r.lost} | ${r.gap_at_end_of_send} | ${r.clean ? "yes" : "**no**"} | ${r.broker_us_per_msg} | ${r.load[0]} |`);
+    out.push("");
+  }
+  type Pair = { workload: string; rate: number; seconds: number; floe: StepResult; floor: StepResult; ratio_us: number; ratio_rss: number; ratio_anon: number };
+  const pairs = load<{ date: string; pairs: Pair[] }>(files, "floor-pairs");
+  if (pairs?.pairs.length) {
+    out.push(
+      "## floe against the floor (paired steps)",
+      "",
+      "The floor is each workload written by hand on floe's own lean MQTT reader (`bench/floor.ts`: `JSON.parse`, a `Map` per",
+      "device, `JSON.stringify` per row, lines written once per tick; no SQL, no planner, no bus), measured with the same",
+      "method and proof. floe and the floor run in turn at the same rate, so each ratio compares two neighbouring steps on",
+      "the same machine; the issue's target is floe / floor ≤ 1.5 and ≤ 2.5 µs/msg for floe.",
+      "",
+      "| workload | rate | length | floe µs/msg | floor µs/msg | floe / floor | floe RSS / anon MiB | floor RSS / anon MiB | floe lag p99.9 / max ms | floor lag p99.9 / max ms | both pass | load | reproduce |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    );
+    for (const p of pairs.pairs) {
+      out.push(
+        `| ${p.workload} | ${k(p.rate)} | ${p.seconds} s | ${p.floe.us_per_msg} | ${p.floor.us_per_msg} | **${p.ratio_us}** | ${p.floe.peak_rss_mib} / ${p.floe.peak_anon_mib} | ${p.floor.peak_rss_mib} / ${p.floor.peak_anon_mib} | ${lagCell(p.floe)} | ${lagCell(p.floor)} | ${p.floe.pass && p.floor.pass ? "yes" : `**no**: ${[...p.floe.why.map((w) => `floe: ${w}`), ...p.floor.why.map((w) => `floor: ${w}`)].join("; ").replace(/\|/g, "/")}`} | ${p.floe.load_before[0]} | \`${p.floe.command}\` |`,
+      );
+    }
     out.push("");
   }
   out.push("## Workloads", "", ...sections);
