@@ -109,7 +109,7 @@ describe("tuple JSON: the whole-float scan runs only when an observed value is i
   });
   test("envelopes: data and meta are judged the same way", () => {
     // The envelope's ts is read with Number() (pipe/direct.ts): the exact parser may leave it int64.
-    const env = (t: string) => {
+    const env = (t: string): Record<string, unknown> => {
       const e = decodeEnvelopeJson(t, () => keep) as Record<string, unknown>;
       return { ...e, ts: Number(e.ts) };
     };
