@@ -126,9 +126,17 @@ export async function writeReport(root: string): Promise<string> {
   const summary: string[] = [
     "## Summary",
     "",
-    "| workload | engine | highest exact step | µs/msg at top (median) | CPU % at top | peak RSS MiB | peak anon MiB | ≤ 8 µs/msg | RSS ≤ 64 MB |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| workload | engine | highest exact step | µs/msg at top (median) | CPU % at top | peak RSS MiB | peak anon MiB | ≤ 8 µs/msg | RSS ≤ 64 MB | floe / floor (paired step) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
   ];
+  type PairRow = { workload: string; rate: number; ratio_us: number; floe: StepResult; floor: StepResult };
+  const pairFile = load<{ pairs: PairRow[] }>(files, "floor-pairs");
+  /** The newest paired step of a workload: floe / floor µs per message, marked when either step failed. */
+  const pairCell = (id: string): string => {
+    const p = pairFile?.pairs.filter((x) => x.workload === id).pop();
+    if (!p) return "—";
+    return `${p.ratio_us} at ${k(p.rate)}${p.floe.pass && p.floor.pass ? "" : " (steps failed: indicative)"}`;
+  };
   const sections: string[] = [];
   for (const id of WORKLOAD_IDS) {
     for (const engine of ["floe", "floor", "node-red"]) {
@@ -137,7 +145,7 @@ export async function writeReport(root: string): Promise<string> {
       const t = f.top;
       const rssMb = t ? (t.peak_rss_mib.max * 1048576) / 1e6 : NaN;
       summary.push(
-        `| ${WORKLOADS[id].title} | ${engine} | ${figure(f)} | ${t ? t.us_per_msg.median : "—"} | ${t ? t.cpu_pct.median : "—"} | ${t ? t.peak_rss_mib.median : "—"} | ${t ? t.peak_anon_mib.median : "—"} | ${t ? (t.us_per_msg.median <= 8 ? "yes" : "**no**") : "—"} | ${t ? (rssMb <= 64 ? "yes" : `**no** (${rssMb.toFixed(0)} MB)`) : "—"} |`,
+        `| ${WORKLOADS[id].title} | ${engine} | ${figure(f)} | ${t ? t.us_per_msg.median : "—"} | ${t ? t.cpu_pct.median : "—"} | ${t ? t.peak_rss_mib.median : "—"} | ${t ? t.peak_anon_mib.median : "—"} | ${t ? (t.us_per_msg.median <= 8 ? "yes" : "**no**") : "—"} | ${t ? (rssMb <= 64 ? "yes" : `**no** (${rssMb.toFixed(0)} MB)`) : "—"} | ${engine === "floe" ? pairCell(id) : "—"} |`,
       );
       sections.push(workloadSection(f));
     }
