@@ -20,11 +20,11 @@ import { SINK_TYPES as CONNECTOR_SINKS } from "../io/sinks/index.ts";
 
 /**
  * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):
- * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` sink is not listed.
+ * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` and `nats` are not listed.
  */
 const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "sql", "websocket"]);
 const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis", "sql"]);
-const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout");
+const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout" && t !== "nats");
 
 const MESSAGES: Record<string, string> = {
   notFound: "This plugin was not found:",

@@ -322,9 +322,14 @@ export class PullReader {
     if (nc && !nc.isClosed()) await nc.flush();
   }
 
-  /** Stops pulling and unsubscribes; unacknowledged deliveries are redelivered after ackWait. */
+  /**
+   * Stops pulling and unsubscribes. The batch the handler has not admitted is given back (NAK:
+   * redelivered at once); other unacknowledged deliveries come back after ackWait unless the
+   * caller NAKs them.
+   */
   stop(): void {
     if (this.stopped) return;
+    for (const d of this.batch) this.nak(d);
     this.stopped = true;
     clearInterval(this.watchdog);
     this.unReconnect();

@@ -1,0 +1,190 @@
+/**
+ * The NATS sink (README "NATS"): publishes each payload to `subject` (a template allowed), with
+ * `headers` (a map, template values allowed). Core NATS by default; with `jetstream: true` (or a
+ * `stream`, which the server then checks) it publishes to JetStream and waits for the stream's
+ * acknowledgement, with a `Nats-Msg-Id` so that a retried or replayed publish is stored once
+ * (the stream's duplicate window, 2 min by default).
+ *
+ * The message id is `msgId` rendered for the item when set (e.g. `{{.deviceId}}-{{.window_end}}`),
+ * else `<ruleId>:<subject>:<hash>` where hash is a 64-bit hash of the payload bytes: the same rows
+ * of the same rule on the same subject — a resend from the cache, the replay of a window after a
+ * restore from a checkpoint, a retried publish — carry the same id. Two different emissions with
+ * byte-identical payloads on one subject within the window are therefore stored once: select a
+ * distinguishing column (window_end(), an offset) or set `msgId` when that matters.
+ *
+ * Publishing while disconnected fails at once with `nats client is not connected` (an IO error:
+ * the cache and retry engage). JetStream publishes are pipelined (`maxInflight`, 64); one whose
+ * acknowledgement fails later is published again (same id) before the next item goes out.
+ */
+import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
+import type { JetStreamClient, JetStreamPublishOptions } from "@nats-io/jetstream";
+import { EngineError, errorText, IoError } from "../../errors.ts";
+import type { ConnectionRegistry } from "../connections.ts";
+import { parseNatsConf, type NatsConf } from "../nats/conf.ts";
+import { NatsLink } from "../nats/connection.ts";
+import { PropReader, type Props } from "../props.ts";
+import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
+
+/** Core publishes between two flushes (a round trip bounds what the client buffers). */
+const FLUSH_EVERY = 1024;
+
+class Pending {
+  constructor(
+    readonly subject: string,
+    readonly payload: Uint8Array,
+    readonly opts: Partial<JetStreamPublishOptions>,
+  ) {}
+}
+
+export class NatsSink implements SinkConnector {
+  readonly bytes = true;
+  private readonly conf: NatsConf | undefined;
+  private readonly subject: string;
+  private readonly jetstream: boolean;
+  private readonly stream: string;
+  private readonly msgId: string;
+  private readonly headers: Record<string, unknown> | undefined;
+  private readonly selector: string;
+  private readonly maxInflight: number;
+  private link: NatsLink | undefined;
+  private js: JetStreamClient | undefined;
+  private ctx: SinkContext | undefined;
+  private shared: { ref: string } | undefined;
+  private inflight = 0;
+  private sinceFlush = 0;
+  private slot: (() => void) | undefined;
+  private idle: (() => void) | undefined;
+  /** JetStream publishes whose acknowledgement failed: published again before the next item. */
+  private failed: Pending[] = [];
+  /** Publishes the stream reported as duplicates (ids seen within its window). */
+  duplicates = 0;
+
+  constructor(
+    props: Props,
+    private readonly connections?: ConnectionRegistry,
+  ) {
+    const r = new PropReader(props);
+    this.subject = r.str("subject");
+    if (!this.subject) throw new EngineError("nats sink is missing property subject");
+    if (!this.subject.includes("{{") && /(^|\.)(\*|>)(\.|$)/.test(this.subject)) throw new EngineError("nats sink subject shouldn't contain * or >");
+    this.stream = r.str("stream");
+    this.jetstream = r.bool("jetstream") || !!this.stream;
+    this.msgId = r.str("msgId");
+    this.headers = r.obj("headers");
+    this.selector = r.str("connectionSelector");
+    this.maxInflight = r.int("maxInflight", 64);
+    if (this.maxInflight < 1) throw new EngineError(`invalid maxInflight ${this.maxInflight}`);
+    this.conf = this.selector ? undefined : parseNatsConf(props);
+  }
+
+  async open(ctx: SinkContext): Promise<void> {
+    this.ctx = ctx;
+    if (this.selector) {
+      if (!this.connections) throw new EngineError(`connection ${this.selector} not existed`);
+      const ref = `${ctx.ruleId}_${ctx.name}_0`;
+      this.link = this.connections.acquireNats(this.selector, ref);
+      this.shared = { ref };
+      this.link.status.link(ctx.status);
+    } else this.link = new NatsLink(this.conf!, (l) => ctx.log(l), ctx.status);
+    if (this.jetstream) this.js = await this.link.jetstream();
+    await this.link.ready;
+  }
+
+  private headersOf(item: SinkItem): MsgHdrs | undefined {
+    const p = item.props;
+    const h = p && typeof p.headers === "object" && p.headers ? (p.headers as Record<string, unknown>) : this.headers;
+    if (!h) return undefined;
+    const out = natsHeaders();
+    for (const [k, v] of Object.entries(h)) out.set(k, typeof v === "string" ? v : JSON.stringify(v));
+    return out;
+  }
+
+  send(item: SinkItem): Promise<void> | void {
+    const link = this.link!;
+    if (!link.connected) throw new IoError("nats client is not connected");
+    const p = item.props;
+    const subject = typeof p?.subject === "string" ? p.subject : this.subject;
+    const payload = typeof item.payload === "string" ? new TextEncoder().encode(item.payload) : (item.payload as Uint8Array);
+    if (!this.js) {
+      const hdrs = this.headersOf(item);
+      try {
+        link.nc!.publish(subject, payload, hdrs ? { headers: hdrs } : undefined);
+      } catch (e) {
+        throw new IoError(`publish to nats failed: ${errorText(e)}`);
+      }
+      if (++this.sinceFlush >= FLUSH_EVERY) {
+        this.sinceFlush = 0;
+        return link.nc!.flush().catch((e: unknown) => {
+          throw new IoError(`publish to nats failed: ${errorText(e)}`);
+        });
+      }
+      return;
+    }
+    const id = typeof p?.msgId === "string" && p.msgId ? p.msgId : this.msgId && !this.msgId.includes("{{") ? this.msgId : this.defaultId(subject, payload);
+    const opts: Partial<JetStreamPublishOptions> = { msgID: id };
+    const hdrs = this.headersOf(item);
+    if (hdrs) opts.headers = hdrs;
+    if (this.stream) opts.expect = { streamName: this.stream };
+    const pend = new Pending(subject, payload, opts);
+    if (this.failed.length > 0) return this.republish().then(() => this.publish(pend));
+    return this.publish(pend);
+  }
+
+  /** `<ruleId>:<subject>:<64-bit hash of the payload>` (see the file comment). */
+  private defaultId(subject: string, payload: Uint8Array): string {
+    return `${this.ctx!.ruleId}:${subject}:${Bun.hash(payload).toString(16)}`;
+  }
+
+  private publish(pend: Pending): Promise<void> | void {
+    this.inflight++;
+    this.js!.publish(pend.subject, pend.payload, pend.opts).then(
+      (ack) => {
+        if (ack.duplicate) this.duplicates++;
+        this.settle();
+      },
+      (e: unknown) => {
+        this.failed.push(pend);
+        this.ctx?.log(`publish to nats stream failed (published again before the next item): ${errorText(e)}`);
+        this.settle();
+      },
+    );
+    if (this.inflight >= this.maxInflight) return new Promise((r) => (this.slot = r));
+  }
+
+  private settle(): void {
+    this.inflight--;
+    const s = this.slot;
+    this.slot = undefined;
+    s?.();
+    if (this.inflight === 0) this.idle?.();
+  }
+
+  /** Publishes the failed ones again, one at a time; an IO error leaves the rest for the next try. */
+  private async republish(): Promise<void> {
+    while (this.failed.length > 0) {
+      if (!this.link!.connected) throw new IoError("nats client is not connected");
+      const pend = this.failed[0]!;
+      try {
+        const ack = await this.js!.publish(pend.subject, pend.payload, pend.opts);
+        if (ack.duplicate) this.duplicates++;
+      } catch (e) {
+        throw new IoError(`publish to nats stream failed: ${errorText(e)}`);
+      }
+      this.failed.shift();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.inflight > 0 && this.link?.connected) await Promise.race([new Promise<void>((r) => (this.idle = r)), Bun.sleep(2000)]);
+    if (this.failed.length > 0 && this.link?.connected) await Promise.race([this.republish().catch(() => undefined), Bun.sleep(2000)]);
+    if (this.failed.length > 0) this.ctx?.log(`nats sink ${this.ctx.name}: ${this.failed.length} publish(es) not acknowledged by the stream at close`);
+    const sh = this.shared;
+    if (sh) {
+      this.shared = undefined;
+      this.link?.status.unlink(this.ctx!.status);
+      await this.connections!.release(this.selector, sh.ref);
+      return;
+    }
+    await this.link?.close();
+  }
+}

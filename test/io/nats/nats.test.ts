@@ -1,0 +1,229 @@
+/**
+ * The NATS source and sink against a real nats-server (JetStream on) started by the suite: core
+ * subjects through a rule, queue groups, JetStream durable consumers acknowledging what the rule
+ * took, JetStream publishes deduplicated by Nats-Msg-Id, reconnects after a server restart, and
+ * bad payloads counted while the rule goes on.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { NatsServer } from "../../helpers/nats.ts";
+import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
+
+let server: NatsServer;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+
+beforeAll(async () => {
+  server = await NatsServer.start();
+  nc = await connect({ servers: server.url });
+  jsm = await jetstreamManager(nc);
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await server?.stop();
+});
+
+/** Collects `subject payload` lines of a core subscription. */
+function collect(subject: string): string[] {
+  const got: string[] = [];
+  nc.subscribe(subject, { callback: (_e, m) => got.push(`${m.subject} ${m.string()}`) });
+  return got;
+}
+
+const vars: Record<string, string> = {};
+const rt = () => testRuntime({ vars });
+let keys = 0;
+/** A confKey of sources/nats.yaml given through NATS__<KEY>__<PROP> overrides, with this suite's server. */
+function conf(props: Record<string, string | number | boolean> = {}): string {
+  const key = `k${++keys}`;
+  vars[`NATS__${key.toUpperCase()}__SERVER`] = server.url;
+  for (const [k, v] of Object.entries(props)) vars[`NATS__${key.toUpperCase()}__${k.toUpperCase()}`] = String(v);
+  return `CONF_KEY="${key}"`;
+}
+
+describe("nats core", () => {
+  test("subjects with wildcards → rule → nats sink with a templated subject and headers; meta(subject)", async () => {
+    const t = rt();
+    const defs = streams(`CREATE STREAM s () WITH (TYPE="nats", DATASOURCE="dev.*.temp", ${conf()})`);
+    const rule = t.rule(
+      {
+        id: "fwd",
+        sql: "SELECT t, meta(subject) AS subject FROM s WHERE t > 19",
+        actions: [{ nats: { server: server.url, subject: "out.{{.t}}", sendSingle: true, headers: { origin: "floe-{{.t}}" } } }],
+      },
+      defs,
+    );
+    const got = collect("out.>");
+    const hdrs: string[] = [];
+    nc.subscribe("out.>", { callback: (_e, m) => hdrs.push(m.headers?.get("origin") ?? "") });
+    await rule.start();
+    await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    await nc.flush();
+    for (let i = 0; i < 10; i++) nc.publish(`dev.d${i % 2}.temp`, JSON.stringify({ t: 15 + i }));
+    nc.publish("dev.d0.humidity", JSON.stringify({ t: 99 }));
+    await waitFor(() => got.length === 5, "5 results");
+    expect(got.sort()).toEqual([20, 21, 22, 23, 24].map((v) => `out.${v} {"subject":"dev.d${(v - 15) % 2}.temp","t":${v}}`));
+    expect(hdrs.sort()).toEqual(["floe-20", "floe-21", "floe-22", "floe-23", "floe-24"]);
+    expect(metric(rule, "source_s_0_records_in_total")).toBe(10);
+    await rule.stop();
+  });
+
+  test("a queue group splits the messages between two rules", async () => {
+    const t = rt();
+    const defs = streams(`CREATE STREAM q () WITH (TYPE="nats", DATASOURCE="work", ${conf({ queue: "workers"})})`);
+    const a = t.rule({ id: "qa", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
+    const b = t.rule({ id: "qb", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
+    await a.start();
+    await b.start();
+    await waitFor(() => metric(a, "source_q_0_connection_status") === 1 && metric(b, "source_q_0_connection_status") === 1, "connections");
+    await Bun.sleep(50);
+    for (let i = 0; i < 200; i++) nc.publish("work", JSON.stringify({ n: i }));
+    const inA = () => metric(a, "source_q_0_records_in_total") as number;
+    const inB = () => metric(b, "source_q_0_records_in_total") as number;
+    await waitFor(() => inA() + inB() === 200, "200 messages in total");
+    // Each message to one member; both got a share.
+    expect(inA()).toBeGreaterThan(0);
+    expect(inB()).toBeGreaterThan(0);
+    await a.stop();
+    await b.stop();
+  });
+
+  test("a bad payload is counted on the decoder and the rule goes on", async () => {
+    const t = rt();
+    const defs = streams(`CREATE STREAM b () WITH (TYPE="nats", DATASOURCE="bad.in", ${conf()})`);
+    const rule = t.rule({ id: "bad", sql: "SELECT n FROM b", actions: [{ nats: { server: server.url, subject: "bad.out", sendSingle: true } }] }, defs);
+    const got = collect("bad.out");
+    await rule.start();
+    await waitFor(() => metric(rule, "source_b_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    await nc.flush();
+    nc.publish("bad.in", JSON.stringify({ n: 1 }));
+    nc.publish("bad.in", "{not json");
+    nc.publish("bad.in", JSON.stringify({ n: 2 }));
+    await waitFor(() => got.length === 2, "2 results");
+    expect(got).toEqual(['bad.out {"n":1}', 'bad.out {"n":2}']);
+    expect(metric(rule, "op_2_decoder_0_exceptions_total")).toBe(1);
+    expect(String(metric(rule, "op_2_decoder_0_last_exception"))).toContain("invalid character");
+    await rule.stop();
+  });
+});
+
+describe("nats JetStream", () => {
+  test("a durable consumer acknowledges what the rule took and resumes after a stop without loss or repeat", async () => {
+    await jsm.streams.add({ name: "TELEM", subjects: ["telem.>"] });
+    const js = (await import("@nats-io/jetstream")).jetstream(nc);
+    for (let i = 0; i < 100; i++) await js.publish(`telem.d${i % 3}`, JSON.stringify({ n: i }));
+    const t = rt();
+    const defs = streams(`CREATE STREAM j () WITH (TYPE="nats", DATASOURCE="telem.>", ${conf({ stream: "TELEM", durable: "floe1"})})`);
+    const def = { id: "jsr", sql: "SELECT n, meta(seq) AS seq, meta(stream) AS st FROM j", actions: [{ logToMemory: {} }, { nats: { server: server.url, subject: "jsr.out", sendSingle: true } }] };
+    const got = collect("jsr.out");
+    let rule = t.rule(def, defs);
+    await rule.start();
+    await waitFor(() => got.length === 100, "100 results");
+    expect(JSON.parse(got[99]!.slice("jsr.out ".length))).toEqual({ n: 99, seq: 100, st: "TELEM" });
+    // Acknowledged once taken: nothing pending at the server.
+    const deadline = Date.now() + 5000;
+    while ((await jsm.consumers.info("TELEM", "floe1")).num_ack_pending > 0 && Date.now() < deadline) await Bun.sleep(20);
+    const info = await jsm.consumers.info("TELEM", "floe1");
+    expect([info.num_ack_pending, info.ack_floor.stream_seq, info.num_redelivered]).toEqual([0, 100, 0]);
+    await rule.stop();
+    for (let i = 100; i < 150; i++) await js.publish(`telem.d${i % 3}`, JSON.stringify({ n: i }));
+    rule = t.rule(def, defs);
+    await rule.start();
+    await waitFor(() => got.length === 150, "150 results");
+    await Bun.sleep(100);
+    const ns = got.map((l) => (JSON.parse(l.slice("jsr.out ".length)) as { n: number }).n);
+    expect(ns).toEqual([...Array(150).keys()]);
+    expect(metric(rule, "source_j_0_records_in_total")).toBe(50);
+    await rule.stop();
+  });
+
+  test("messages the rule has not taken are not acknowledged: a sink that cannot send holds them, a restart gets them again", async () => {
+    await jsm.streams.add({ name: "HOLD", subjects: ["hold.in"] });
+    const js = (await import("@nats-io/jetstream")).jetstream(nc);
+    const t = rt();
+    // A rule buffer of 8 and a sink queue of 4 that never drains (its HTTP server never answers):
+    // the inlet stops taking, so at most a few dozen messages are taken and acknowledged.
+    const mute = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const defs = streams(`CREATE STREAM h () WITH (TYPE="nats", DATASOURCE="hold.in", ${conf({ durable: "hold1", pullBatch: 4})})`);
+    const rule = t.rule(
+      { id: "hold", sql: "SELECT n FROM h", options: { bufferLength: 8 }, actions: [{ rest: { url: `http://127.0.0.1:${mute.port}/x`, sendSingle: true, bufferLength: 4, timeout: 60000 } }] },
+      defs,
+    );
+    await rule.start();
+    for (let i = 0; i < 200; i++) await js.publish("hold.in", JSON.stringify({ n: i }));
+    await Bun.sleep(500);
+    const info = await jsm.consumers.info("HOLD", "hold1");
+    const taken = metric(rule, "source_h_0_records_in_total") as number;
+    expect(taken).toBeLessThan(100);
+    expect(info.ack_floor.stream_seq).toBeLessThanOrEqual(taken);
+    expect(info.num_pending + info.num_ack_pending).toBeGreaterThanOrEqual(200 - taken);
+    await rule.stop();
+    mute.stop(true);
+    const floor = (await jsm.consumers.info("HOLD", "hold1")).ack_floor.stream_seq;
+    // The next run gets everything after the acknowledgement floor (redelivered or new), in order.
+    const got = collect("hold.out");
+    const again = t.rule({ id: "hold2", sql: "SELECT n FROM h", actions: [{ nats: { server: server.url, subject: "hold.out", sendSingle: true } }] }, defs);
+    await again.start();
+    await waitFor(() => got.length === 200 - floor, `${200 - floor} results`);
+    expect(got.map((l) => JSON.parse(l.slice("hold.out ".length)).n)).toEqual([...Array(200 - floor).keys()].map((i) => floor + i));
+    // Redelivered messages are counted as duplicates.
+    expect(again.duplicates()).toBeGreaterThan(0);
+    await again.stop();
+  });
+
+  test("a JetStream sink publishes with Nats-Msg-Id: the same rows published twice are stored once", async () => {
+    await jsm.streams.add({ name: "RESULTS", subjects: ["results.>"] });
+    const t = rt();
+    const defs = streams(`CREATE STREAM d () WITH (TYPE="nats", DATASOURCE="dd.in", ${conf()})`);
+    const rule = t.rule(
+      {
+        id: "dedup",
+        sql: "SELECT dev, v FROM d",
+        actions: [
+          { nats: { server: server.url, subject: "results.{{.dev}}", jetstream: true, stream: "RESULTS", sendSingle: true } },
+          { nats: { server: server.url, subject: "results.tpl", jetstream: true, msgId: "{{.dev}}-{{.v}}", sendSingle: true } },
+        ],
+      },
+      defs,
+    );
+    await rule.start();
+    await waitFor(() => metric(rule, "source_d_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    await nc.flush();
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 10; i++) nc.publish("dd.in", JSON.stringify({ dev: `d${i % 2}`, v: i }));
+    await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === 20 && metric(rule, "sink_nats_1_0_records_out_total") === 20, "40 publishes");
+    const si = await jsm.streams.info("RESULTS");
+    // 10 distinct rows on results.d0/d1 + 10 on results.tpl: the second round was deduplicated.
+    expect(si.state.messages).toBe(20);
+    const m = await jsm.streams.getMessage("RESULTS", { seq: 1 });
+    expect(m!.header!.get("Nats-Msg-Id")).toMatch(/^dedup:results\.d0:[0-9a-f]+$/);
+    const tpl = await jsm.streams.getMessage("RESULTS", { last_by_subj: "results.tpl" });
+    expect(tpl!.header!.get("Nats-Msg-Id")).toBe("d1-9");
+    await rule.stop();
+  });
+
+  test("a server restart: the connection status follows, the source and sink reconnect, the durable resumes", async () => {
+    await jsm.streams.add({ name: "RS", subjects: ["rs.in"] });
+    const t = rt();
+    const defs = streams(`CREATE STREAM r () WITH (TYPE="nats", DATASOURCE="rs.in", ${conf({ durable: "rs1", reconnectTimeWait: "100ms"})})`);
+    const rule = t.rule({ id: "rs", sql: "SELECT n FROM r", actions: [{ nats: { server: server.url, subject: "rs.out", sendSingle: true, reconnectTimeWait: "100ms" } }] }, defs);
+    const got = collect("rs.out");
+    await rule.start();
+    await waitFor(() => metric(rule, "source_r_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    const js = (await import("@nats-io/jetstream")).jetstream(nc);
+    for (let i = 0; i < 5; i++) await js.publish("rs.in", JSON.stringify({ n: i }));
+    await waitFor(() => got.length === 5, "5 results before the restart");
+    await server.stop();
+    await waitFor(() => metric(rule, "source_r_0_connection_status") === -1, "source disconnected");
+    expect(String(metric(rule, "source_r_0_last_exception"))).toContain("disconnected");
+    await server.restart();
+    await waitFor(() => metric(rule, "source_r_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "reconnected", 15_000);
+    // The test's own client reconnects as well.
+    await waitFor(() => !nc.isClosed() && (nc as unknown as { protocol: { connected: boolean } }).protocol.connected, "test client");
+    for (let i = 5; i < 10; i++) await js.publish("rs.in", JSON.stringify({ n: i }));
+    await waitFor(() => got.length === 10, "10 results after the restart", 15_000);
+    expect(got.map((l) => JSON.parse(l.slice("rs.out ".length)).n)).toEqual([...Array(10).keys()]);
+    await rule.stop();
+  });
+});
