@@ -28,7 +28,7 @@ afterAll(async () => {
 /** Collects `subject payload` lines of a core subscription. */
 function collect(subject: string): string[] {
   const got: string[] = [];
-  nc.subscribe(subject, { callback: (_e, m) => got.push(`${m.subject} ${m.string()}`) });
+  nc.subscribe(subject, { callback: (_e, m) => void got.push(`${m.subject} ${m.string()}`) });
   return got;
 }
 
@@ -57,7 +57,7 @@ describe("nats core", () => {
     );
     const got = collect("out.>");
     const hdrs: string[] = [];
-    nc.subscribe("out.>", { callback: (_e, m) => hdrs.push(m.headers?.get("origin") ?? "") });
+    nc.subscribe("out.>", { callback: (_e, m) => void hdrs.push(m.headers?.get("origin") ?? "") });
     await rule.start();
     await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
