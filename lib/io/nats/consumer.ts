@@ -76,8 +76,14 @@ export function consumerConfig(spec: ConsumerSpec): Partial<ConsumerConfig> {
   return cfg;
 }
 
-/** The consumer that reads `spec`: an existing durable is used as it is (its stored configuration wins). */
-export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec): Promise<{ stream: string; info: ConsumerInfo }> {
+/**
+ * The consumer that reads `spec`: an existing durable is used as it is (its stored configuration
+ * wins). With `resumeAt` (a stream sequence, from a restored checkpoint) the consumer is created
+ * afresh to deliver from that sequence on, in order — an existing durable is deleted first: its
+ * acknowledgement state is superseded by the checkpoint, and its unacknowledged messages would
+ * otherwise come back only after ackWait, out of order.
+ */
+export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, resumeAt = 0): Promise<{ stream: string; info: ConsumerInfo }> {
   let stream = spec.stream;
   if (!stream) {
     if (!spec.subject) throw new EngineError("nats: a JetStream source needs stream or a subject");
@@ -86,6 +92,10 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec):
     } catch (e) {
       throw new EngineError(`nats: no stream covers subject ${spec.subject}: ${(e as Error).message}`, undefined, { cause: e });
     }
+  }
+  if (resumeAt > 0) {
+    if (spec.durable) await jsm.consumers.delete(stream, spec.durable).catch(() => false);
+    return { stream, info: await jsm.consumers.add(stream, consumerConfig({ ...spec, deliverPolicy: "by_start_sequence", startSeq: resumeAt })) };
   }
   if (spec.durable) {
     try {

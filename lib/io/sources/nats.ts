@@ -11,10 +11,12 @@
  * (lib/io/nats/consumer.ts) and acknowledges a message only once the rule has taken it from the
  * bus (ackMode `take`), or, when the rule keeps checkpoints of its state and is the only reader,
  * once the checkpoint covering it is stored (ackMode `checkpoint`). A kill -9 therefore loses
- * nothing: the server redelivers everything unacknowledged. Redeliveries are counted as
- * duplicates; those the restored checkpoint already covers (stream sequence ≤ the checkpoint's)
- * and those of messages still waiting for their acknowledgement are acknowledged and skipped, so
- * the state counts each message once.
+ * nothing: the server redelivers everything unacknowledged (after ackWait). In ackMode
+ * `checkpoint` the checkpoint records the highest stream sequence taken; a restored run recreates
+ * the consumer to deliver from the next sequence, in order, so windows see what they would have
+ * seen (the source must be the consumer's only reader). Redeliveries are counted as duplicates;
+ * those of messages still waiting for their acknowledgement here, or already in the restored
+ * checkpoint, are acknowledged and skipped, so the state counts each message once.
  *
  * Metadata: `subject`, `headers` (when the message has any); JetStream adds `stream`, `seq`,
  * `deliveries`, `timestamp` (ms).
@@ -265,12 +267,14 @@ export class NatsSource implements SourceConnector {
     const link = this.link!;
     const jsm = await link.manager();
     if (this.closed) return;
-    const { stream, info } = await ensureConsumer(jsm, spec);
+    const checkpointMode = ctx.ackMode === "checkpoint";
+    // Restored from a checkpoint: the consumer restarts right after what the checkpoint holds.
+    const resumeAt = checkpointMode && this.restoredSeq > 0 ? this.restoredSeq + 1 : 0;
+    const { stream, info } = await ensureConsumer(jsm, spec, resumeAt);
     if (this.closed) return;
     this.streamName = stream;
     this.consumerName = info.name;
     const bus: Bus<SourceMessage> = ctx.bus;
-    const checkpointMode = ctx.ackMode === "checkpoint";
     if (!checkpointMode) bus.onTake = this.onTake;
     const scratch: SourceMessage[] = [];
     const taken: JsDelivery[] = [];
