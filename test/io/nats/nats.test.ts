@@ -193,10 +193,13 @@ describe("nats JetStream", () => {
     await nc.flush();
     for (let round = 0; round < 2; round++) for (let i = 0; i < 10; i++) nc.publish("dd.in", JSON.stringify({ dev: `d${i % 2}`, v: i }));
     await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === 20 && metric(rule, "sink_nats_1_0_records_out_total") === 20, "40 publishes");
-    const si = await jsm.streams.info("RESULTS");
     // 10 distinct rows on results.d0/d1 + 10 on results.tpl: the second round was deduplicated.
-    expect(si.state.messages).toBe(20);
-    const m = await jsm.streams.getMessage("RESULTS", { seq: 1 });
+    let stored = 0;
+    const end = Date.now() + 5000;
+    while ((stored = (await jsm.streams.info("RESULTS")).state.messages) < 20 && Date.now() < end) await Bun.sleep(20);
+    await Bun.sleep(200);
+    expect((await jsm.streams.info("RESULTS")).state.messages).toBe(20);
+    const m = await jsm.streams.getMessage("RESULTS", { last_by_subj: "results.d0" });
     expect(m!.header!.get("Nats-Msg-Id")).toMatch(/^dedup:results\.d0:[0-9a-f]+$/);
     const tpl = await jsm.streams.getMessage("RESULTS", { last_by_subj: "results.tpl" });
     expect(tpl!.header!.get("Nats-Msg-Id")).toBe("d1-9");
@@ -225,5 +228,71 @@ describe("nats JetStream", () => {
     await waitFor(() => got.length === 10, "10 results after the restart", 15_000);
     expect(got.map((l) => JSON.parse(l.slice("rs.out ".length)).n)).toEqual([...Array(10).keys()]);
     await rule.stop();
+  });
+});
+
+describe("nats with checkpoints and named connections", () => {
+  test("a windowed rule with checkpoints acknowledges when the checkpoint covering the messages is stored", async () => {
+    await jsm.streams.add({ name: "CK", subjects: ["ck.in"] });
+    const js = (await import("@nats-io/jetstream")).jetstream(nc);
+    const t = rt();
+    const defs = streams(`CREATE STREAM c () WITH (TYPE="nats", DATASOURCE="ck.in", ${conf({ durable: "ck1" })})`);
+    const rule = t.rule(
+      {
+        id: "ck",
+        sql: "SELECT count(*) AS c FROM c GROUP BY TUMBLINGWINDOW(ss, 3600)",
+        options: { qos: 1, checkpointInterval: 3_600_000, enableSaveStateBeforeStop: true },
+        actions: [{ nop: {} }],
+      },
+      defs,
+    );
+    await rule.start();
+    for (let i = 0; i < 50; i++) await js.publish("ck.in", JSON.stringify({ n: i }));
+    await waitFor(() => metric(rule, "source_c_0_records_in_total") === 50, "50 taken");
+    await Bun.sleep(200);
+    // Taken into the open window, in no checkpoint yet: not acknowledged.
+    let info = await jsm.consumers.info("CK", "ck1");
+    expect([info.num_ack_pending, info.ack_floor.stream_seq]).toEqual([50, 0]);
+    // The final checkpoint at stop covers them: acknowledged.
+    await rule.stop();
+    info = await jsm.consumers.info("CK", "ck1");
+    expect([info.num_ack_pending, info.ack_floor.stream_seq]).toEqual([0, 50]);
+  });
+
+  test("sources and sinks selecting one named nats connection share its client and follow its status", async () => {
+    const props = { server: server.url };
+    const t = testRuntime({
+      vars: { NATS__VIACONN__CONNECTIONSELECTOR: "nconn" },
+      confKey: (kind, type, key) => (kind === "connections" && type === "nats" && key === "nconn" ? props : undefined),
+    });
+    t.env.connections.open("nconn", "nats", props);
+    const defs = streams(`CREATE STREAM a () WITH (TYPE="nats", DATASOURCE="nconn.a", CONF_KEY="viaconn")`, `CREATE STREAM b () WITH (TYPE="nats", DATASOURCE="nconn.b", CONF_KEY="viaconn")`);
+    const got = collect("nconn.out.>");
+    const ra = t.rule({ id: "na", sql: "SELECT x FROM a", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.a", sendSingle: true } }] }, defs);
+    const rb = t.rule({ id: "nb", sql: "SELECT x FROM b", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.b", sendSingle: true } }] }, defs);
+    await ra.start();
+    await rb.start();
+    await waitFor(() => metric(ra, "source_a_0_connection_status") === 1 && metric(rb, "sink_nats_0_0_connection_status") === 1, "connections");
+    expect(t.env.connections.refs("nconn")).toEqual(["na_a_0", "na_nats_0_0", "nb_b_0", "nb_nats_0_0"]);
+    expect(t.env.connections.state("nconn")).toEqual({ status: "connected" });
+    await nc.flush();
+    nc.publish("nconn.a", JSON.stringify({ x: 1 }));
+    nc.publish("nconn.b", JSON.stringify({ x: 2 }));
+    await waitFor(() => got.length === 2, "2 results");
+    expect(got.sort()).toEqual(['nconn.out.a {"x":1}', 'nconn.out.b {"x":2}']);
+    await ra.stop();
+    await rb.stop();
+    expect(t.env.connections.refs("nconn")).toEqual([]);
+    // Opened by the host: it outlives its nodes.
+    expect(t.env.connections.state("nconn")).toEqual({ status: "connected" });
+    await t.env.connections.closeAll();
+  });
+
+  test("a sink selecting a connection of another type is refused", async () => {
+    const mq = { server: "tcp://127.0.0.1:1" };
+    const t = testRuntime({ vars, confKey: (kind, type, key) => (kind === "connections" && key === "mq" && type === "mqtt" ? mq : undefined) });
+    t.env.connections.resolve = (id) => (id === "mq" ? { typ: "mqtt", props: mq } : undefined);
+    const defs = streams(`CREATE STREAM s () WITH (TYPE="nats", DATASOURCE="x", ${conf()})`);
+    expect(() => t.rule({ id: "bs", sql: "SELECT * FROM s", actions: [{ nats: { connectionSelector: "mq", subject: "x" } }] }, defs)).toThrow("connection mq should be nats connection");
   });
 });
