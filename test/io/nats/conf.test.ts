@@ -17,7 +17,7 @@ test("credentials: token, username/password; TLS from a tls:// server or certifi
   expect([up.user, up.pass]).toEqual(["u", "p"]);
   expect(() => parseNatsConf({ token: "t", username: "u" })).toThrow("nats: token and username are exclusive");
   expect(parseNatsConf({ server: "tls://a:1" }).options.tls).toEqual({});
-  expect(parseNatsConf({ server: "nats://a:1", rootCaPath: "/ca.pem", insecureSkipVerify: true }).options.tls).toEqual({ caFile: "/ca.pem", rejectUnauthorized: false });
+  expect(parseNatsConf({ server: "nats://a:1", rootCaPath: "/ca.pem", insecureSkipVerify: true }).options.tls as unknown).toEqual({ caFile: "/ca.pem", rejectUnauthorized: false });
   expect(parseNatsConf({}).servers).toEqual(["nats://127.0.0.1:4222"]);
   expect(() => parseNatsConf({ credsFile: "/nonexistent.creds" })).toThrow("nats: cannot read credsFile /nonexistent.creds");
 });
