@@ -266,7 +266,7 @@ export const metadataRoutes: RouteDef<Engine>[] = [
   ...confKeyRoutes("sources"),
   yamlRoute("sinks"),
   ...confKeyRoutes("sinks"),
-  { method: "GET", path: "/metadata/connections", handler: () => list(CONNECTION_TYPES.map((t) => ({ name: t, about: ABOUT(t, "connections"), type: "internal" }))) },
+  { method: "GET", path: "/metadata/connections", handler: () => list(CONNECTION_TYPES.filter((t) => t !== "nats").map((t) => ({ name: t, about: ABOUT(t, "connections"), type: "internal" }))) },
   { method: "GET", path: "/metadata/connections/{name}", handler: (ctx) => { const m = connectionMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
   yamlRoute("connections"),
   ...confKeyRoutes("connections"),
