@@ -54,9 +54,9 @@ export function parseNatsConf(props: Props, opts: { base?: string; name?: string
   const options: ConnectionOptions = {
     servers,
     name: r.str("name") || opts.name || "floe",
-    // Like the MQTT connector: keep trying forever, from the first attempt on; the sources and
-    // sinks report the state and wait.
-    waitOnFirstConnect: true,
+    // The first connection is retried by NatsLink (with back-off, stoppable by close); once
+    // connected, the client itself reconnects forever. Sources and sinks report the state and wait.
+    waitOnFirstConnect: false,
     reconnect: true,
     maxReconnectAttempts: -1,
     reconnectTimeWait: r.duration("reconnectTimeWait", 1000),

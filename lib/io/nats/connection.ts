@@ -58,9 +58,11 @@ export class NatsLink {
         if (this.closed) throw e;
         // Refused outright (authorization, bad TLS): retry with back-off like the MQTT connector.
         const text = `nats ${this.conf.label}: ${errorText(e)}`;
-        this.log(text);
+        // Logged when it changes, not at every retry.
+        if (text !== this.status.lastMessage) this.log(text);
         this.status.disconnected(text);
         await Bun.sleep(wait);
+        if (this.closed) throw new Error("nats connection closed");
         wait = Math.min(wait * 2, 10_000);
         this.status.connecting();
       }

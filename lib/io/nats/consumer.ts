@@ -146,6 +146,11 @@ export interface PullHandler {
   readonly maxBatch: number;
   /** A pull or the consumer failed (logged and retried). */
   error?(message: string): void;
+  /**
+   * The consumer is gone (503 no responders, 409 consumer deleted): recreate it (and `retarget`
+   * when its name changed); pulling resumes when the promise resolves.
+   */
+  lost?(): Promise<void>;
 }
 
 export interface PullOptions {
@@ -173,6 +178,7 @@ export class PullReader {
   private outstanding = 0;
   private waiting = false;
   private stopped = false;
+  private recovering = false;
   private flushQueued = false;
   private lastSeen = 0;
   private watchdog: ReturnType<typeof setInterval> | undefined;
@@ -184,9 +190,9 @@ export class PullReader {
 
   constructor(
     private readonly link: NatsLink,
-    /** The stream and consumer names to pull from. */
+    /** The stream and consumer names to pull from (`retarget` changes the consumer). */
     readonly stream: string,
-    readonly consumer: string,
+    public consumer: string,
     private readonly handler: PullHandler,
     opts: PullOptions = {},
   ) {
@@ -194,6 +200,12 @@ export class PullReader {
     this.expires = Math.max(1000, opts.expires ?? 30_000);
     this.heartbeat = Math.max(100, Math.min(opts.heartbeat ?? 5000, this.expires / 2));
     this.inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;
+  }
+
+  /** Pulls from consumer `name` from now on (a recreated ephemeral consumer). */
+  retarget(name: string): void {
+    this.consumer = name;
+    this.outstanding = 0;
   }
 
   /** Subscribes the inbox and issues the first pull (after the connection is up). */
@@ -226,7 +238,7 @@ export class PullReader {
 
   private pull(): void {
     const nc = this.nc;
-    if (this.stopped || !nc || nc.isClosed() || this.outstanding > 0 || this.waiting || this.batch.length > 0) return;
+    if (this.stopped || this.recovering || !nc || nc.isClosed() || this.outstanding > 0 || this.waiting || this.batch.length > 0) return;
     const n = this.size;
     const req = JSON.stringify({ batch: n, expires: this.expires * NS, idle_heartbeat: this.heartbeat * NS });
     try {
@@ -265,6 +277,29 @@ export class PullReader {
     if (code === 404 || code === 408) {
       this.outstanding = 0;
       if (this.batch.length === 0) this.pull();
+      return;
+    }
+    if (code === 503 || (code === 409 && /Consumer (Deleted|not found)/i.test(description))) {
+      // The consumer is gone (deleted, or an ephemeral one lost with the server's state).
+      this.outstanding = 0;
+      if (this.recovering) return;
+      if (!this.handler.lost) {
+        this.fail(`pull from ${this.stream}/${this.consumer}: ${code} ${description}`);
+        setTimeout(() => this.pull(), 1000);
+        return;
+      }
+      this.recovering = true;
+      this.handler.lost().then(
+        () => {
+          this.recovering = false;
+          this.pull();
+        },
+        (e: unknown) => {
+          this.recovering = false;
+          this.fail(`consumer ${this.stream}/${this.consumer} lost and not recreated: ${(e as Error).message}`);
+          setTimeout(() => this.pull(), 1000);
+        },
+      );
       return;
     }
     if (code === 409) {

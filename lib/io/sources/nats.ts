@@ -22,6 +22,7 @@
  * `deliveries`, `timestamp` (ms).
  */
 import type { Msg, MsgHdrs, Subscription } from "@nats-io/transport-node";
+import type { ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
 import { EngineError, errorText } from "../../errors.ts";
 import type { Bus } from "../../core/bus.ts";
 import type { Obj, Value } from "../../value/values.ts";
@@ -270,8 +271,9 @@ export class NatsSource implements SourceConnector {
     const checkpointMode = ctx.ackMode === "checkpoint";
     // Restored from a checkpoint: the consumer restarts right after what the checkpoint holds.
     const resumeAt = checkpointMode && this.restoredSeq > 0 ? this.restoredSeq + 1 : 0;
-    const { stream, info } = await ensureConsumer(jsm, spec, resumeAt);
-    if (this.closed) return;
+    const found = await this.consumer(ctx, jsm, spec, resumeAt);
+    if (!found || this.closed) return;
+    const { stream, info } = found;
     this.streamName = stream;
     this.consumerName = info.name;
     const bus: Bus<SourceMessage> = ctx.bus;
@@ -331,6 +333,11 @@ export class NatsSource implements SourceConnector {
           return bus.maxBatch;
         },
         error: (m) => ctx.exception(m),
+        lost: async () => {
+          ctx.exception(`nats consumer ${stream}/${reader.consumer} is gone: creating it again`);
+          const again = await this.consumer(ctx, jsm, spec, 0);
+          if (again) reader.retarget(again.info.name);
+        },
       },
       { batch: this.pullBatch },
     );
@@ -338,6 +345,28 @@ export class NatsSource implements SourceConnector {
     await reader.start();
     const where = `${this.where()}, consuming stream ${stream} with ${spec.durable ? `durable ${spec.durable}` : `consumer ${info.name}`}${spec.subject ? ` on ${spec.subject}` : ""}`;
     this.announce(ctx, where);
+  }
+
+  /**
+   * Finds or creates the consumer; a refusal that names the configuration (no such stream, an
+   * invalid setting) stops the rule, anything else (a timeout while the server restarts) is
+   * counted and retried with back-off.
+   */
+  private async consumer(ctx: SourceContext, jsm: JetStreamManager, spec: ConsumerSpec, resumeAt: number): Promise<{ stream: string; info: ConsumerInfo } | undefined> {
+    let wait = 200;
+    for (;;) {
+      try {
+        return await ensureConsumer(jsm, spec, resumeAt);
+      } catch (e) {
+        if (this.closed) return undefined;
+        const text = errorText(e);
+        if (e instanceof EngineError || /not found|invalid|required|must|exceeds|exist/i.test(text)) throw e;
+        ctx.exception(`nats consumer ${spec.stream}/${spec.durable}: ${text}`);
+        await Bun.sleep(wait);
+        wait = Math.min(wait * 2, 10_000);
+        if (this.closed) return undefined;
+      }
+    }
   }
 
   /** ackMode take: acknowledges what every reader of the bus has taken (after the drain that took it). */

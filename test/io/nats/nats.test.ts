@@ -296,3 +296,27 @@ describe("nats with checkpoints and named connections", () => {
     expect(() => t.rule({ id: "bs", sql: "SELECT * FROM s", actions: [{ nats: { connectionSelector: "mq", subject: "x" } }] }, defs)).toThrow("connection mq should be nats connection");
   });
 });
+
+describe("nats recovery", () => {
+  test("a consumer deleted under a running rule is created again and reading goes on", async () => {
+    await jsm.streams.add({ name: "GONE", subjects: ["gone.in"] });
+    const js = (await import("@nats-io/jetstream")).jetstream(nc);
+    const t = rt();
+    const defs = streams(`CREATE STREAM g () WITH (TYPE="nats", DATASOURCE="gone.in", ${conf({ durable: "gone1", deliverPolicy: "new" })})`);
+    const rule = t.rule({ id: "gone", sql: "SELECT n FROM g", actions: [{ nop: {} }] }, defs);
+    await rule.start();
+    await waitFor(() => metric(rule, "source_g_0_connection_status") === 1, "connection");
+    const taken = () => metric(rule, "source_g_0_records_in_total") as number;
+    // Wait for the consumer to exist, then publish and delete it.
+    for (let i = 0; i < 200 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(10);
+    await js.publish("gone.in", JSON.stringify({ n: 1 }));
+    await waitFor(() => taken() === 1, "the first message");
+    await jsm.consumers.delete("GONE", "gone1");
+    await waitFor(() => String(rule.status().source_g_0_last_exception ?? "").includes("is gone: creating it again"), "the loss noticed", 15_000);
+    for (let i = 0; i < 100 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(20);
+    await js.publish("gone.in", JSON.stringify({ n: 2 }));
+    await waitFor(() => taken() === 2, "the message after the recreation", 15_000);
+    expect(rule.state).toBe("running");
+    await rule.stop();
+  });
+});
