@@ -94,7 +94,7 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, 
     }
   }
   if (resumeAt > 0) {
-    if (spec.durable) await jsm.consumers.delete(stream, spec.durable).catch(() => false);
+    if (spec.durable) await deleteConsumer(jsm, stream, spec.durable);
     return { stream, info: await jsm.consumers.add(stream, consumerConfig({ ...spec, deliverPolicy: "by_start_sequence", startSeq: resumeAt })) };
   }
   if (spec.durable) {
@@ -105,6 +105,23 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, 
     }
   }
   return { stream, info: await jsm.consumers.add(stream, consumerConfig(spec)) };
+}
+
+/**
+ * Deletes a consumer; true when it is gone. nats-server 2.9 may refuse while the consumer writes
+ * its state (`directory not empty`): retried a few times.
+ */
+export async function deleteConsumer(jsm: JetStreamManager, stream: string, name: string): Promise<boolean> {
+  for (let i = 0; ; i++) {
+    try {
+      await jsm.consumers.delete(stream, name);
+      return true;
+    } catch (e) {
+      if (/consumer not found/i.test((e as Error).message)) return true;
+      if (i >= 10) throw e;
+      await Bun.sleep(20 * (i + 1));
+    }
+  }
 }
 
 /** One delivered message, with its acknowledgement metadata parsed from the reply subject. */

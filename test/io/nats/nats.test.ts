@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { deleteConsumer } from "../../../lib/io/nats/consumer.ts";
 import { NatsServer } from "../../helpers/nats.ts";
 import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
 
@@ -311,7 +312,7 @@ describe("nats recovery", () => {
     for (let i = 0; i < 200 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(10);
     await js.publish("gone.in", JSON.stringify({ n: 1 }));
     await waitFor(() => taken() === 1, "the first message");
-    await jsm.consumers.delete("GONE", "gone1");
+    await deleteConsumer(jsm, "GONE", "gone1");
     await waitFor(() => String(rule.status().source_g_0_last_exception ?? "").includes("is gone: creating it again"), "the loss noticed", 15_000);
     for (let i = 0; i < 100 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(20);
     await js.publish("gone.in", JSON.stringify({ n: 2 }));
