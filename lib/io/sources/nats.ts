@@ -118,6 +118,7 @@ export class NatsSource implements SourceConnector {
   /** From the restored checkpoint: redeliveries up to this sequence are already in the state. */
   private restoredSeq = 0;
   private ackQueued = false;
+  private refresher: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     props: Props,
@@ -343,6 +344,15 @@ export class NatsSource implements SourceConnector {
     );
     this.reader = reader;
     await reader.start();
+    if (checkpointMode) {
+      // Taken messages wait for the next checkpoint, which may come after ackWait: keep their
+      // ackWait timers from running out (the server would redeliver them meanwhile).
+      const ackWaitMs = info.config.ack_wait ? info.config.ack_wait / 1_000_000 : spec.ackWait;
+      this.refresher = setInterval(() => {
+        const q = this.unacked;
+        for (let i = this.unackedHead; i < q.length; i++) reader.working(q[i]!);
+      }, Math.max(500, ackWaitMs / 2));
+    }
     const where = `${this.where()}, consuming stream ${stream} with ${spec.durable ? `durable ${spec.durable}` : `consumer ${info.name}`}${spec.subject ? ` on ${spec.subject}` : ""}`;
     this.announce(ctx, where);
   }
@@ -433,6 +443,7 @@ export class NatsSource implements SourceConnector {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.refresher);
     this.unReconnect();
     const ctx = this.ctx;
     if (ctx && ctx.bus.onTake === this.onTake) ctx.bus.onTake = undefined;

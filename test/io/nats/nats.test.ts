@@ -237,7 +237,7 @@ describe("nats with checkpoints and named connections", () => {
     await jsm.streams.add({ name: "CK", subjects: ["ck.in"] });
     const js = (await import("@nats-io/jetstream")).jetstream(nc);
     const t = rt();
-    const defs = streams(`CREATE STREAM c () WITH (TYPE="nats", DATASOURCE="ck.in", ${conf({ durable: "ck1" })})`);
+    const defs = streams(`CREATE STREAM c () WITH (TYPE="nats", DATASOURCE="ck.in", ${conf({ durable: "ck1", ackWait: "1s" })})`);
     const rule = t.rule(
       {
         id: "ck",
@@ -250,10 +250,12 @@ describe("nats with checkpoints and named connections", () => {
     await rule.start();
     for (let i = 0; i < 50; i++) await js.publish("ck.in", JSON.stringify({ n: i }));
     await waitFor(() => metric(rule, "source_c_0_records_in_total") === 50, "50 taken");
-    await Bun.sleep(200);
-    // Taken into the open window, in no checkpoint yet: not acknowledged.
+    // Longer than ackWait (1 s): taken into the open window, in no checkpoint yet, so not
+    // acknowledged — and kept from redelivery (+WPI) while they wait for the checkpoint.
+    await Bun.sleep(2500);
     let info = await jsm.consumers.info("CK", "ck1");
-    expect([info.num_ack_pending, info.ack_floor.stream_seq]).toEqual([50, 0]);
+    expect([info.num_ack_pending, info.ack_floor.stream_seq, info.num_redelivered]).toEqual([50, 0, 0]);
+    expect(rule.duplicates()).toBe(0);
     // The final checkpoint at stop covers them: acknowledged.
     await rule.stop();
     info = await jsm.consumers.info("CK", "ck1");
