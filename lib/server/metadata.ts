@@ -81,7 +81,8 @@ const SINK_PROPS: Record<string, Record<string, unknown>> = {
 
 function sourceMeta(type: string): Record<string, unknown> | undefined {
   const s = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === type.toLowerCase());
-  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]))) return undefined;
+  // floe's own `nats` is not listed, but its confKeys are managed like any source's.
+  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]) || s[0] === "nats")) return undefined;
   const dflt = (s[1].default ?? {}) as Record<string, unknown>;
   return {
     about: ABOUT(s[0], "sources"),

@@ -55,14 +55,16 @@ test("JetStream durable consumers resume after kill -9 without loss; window coun
   const js = jetstream(nc);
   await jsm.streams.add({ name: "IN", subjects: ["in.>"] });
   await jsm.streams.add({ name: "OUT", subjects: ["out.>"] });
-  // confKeys from etc/sources/nats.yaml.
-  const yaml = [`default:`, `  server: ${server.url}`, `fwd:`, `  stream: IN`, `  durable: fwd`, `  pullBatch: 64`, `  ackWait: 1s`, `win:`, `  stream: IN`, `  durable: win`, `  pullBatch: 64`, ""].join("\n");
+  // confKeys from etc/sources/nats.yaml and REST.
+  const yaml = [`default:`, `  server: ${server.url}`, `fwd:`, `  stream: IN`, `  durable: fwd`, `  pullBatch: 64`, `  ackWait: 1s`, ""].join("\n");
   const dir = tempHome({ "sources/nats.yaml": yaml });
   const env = {};
   d = await startFloe(dir, env);
   const mk = async (sql: string) => expect((await d!.call("POST", "/streams", { sql })).status).toBe(201);
   await mk('CREATE STREAM fwdin () WITH (TYPE="nats", DATASOURCE="in.fwd", FORMAT="json", CONF_KEY="fwd")');
   await mk('CREATE STREAM winin () WITH (TYPE="nats", DATASOURCE="in.win", FORMAT="json", CONF_KEY="win")');
+  // This one through REST (`/metadata/sources/nats/confKeys`).
+  expect((await d.call("PUT", "/metadata/sources/nats/confKeys/win", { stream: "IN", durable: "win", pullBatch: 64 })).status).toBe(200);
   const sink = (subject: string) => ({ nats: { server: server!.url, subject, jetstream: true, sendSingle: true, enableCache: true } });
   expect((await d.call("POST", "/rules", { id: "fwd", sql: "SELECT n FROM fwdin", actions: [sink("out.fwd")] })).status).toBe(201);
   const win = {
@@ -102,3 +104,31 @@ test("JetStream durable consumers resume after kill -9 without loss; window coun
   expect((await status(d, "fwd")).source_fwdin_0_records_lost_total).toBe(0);
   expect((await status(d, "win")).source_winin_0_records_lost_total).toBe(0);
 }, 120_000);
+
+test("a nats connection created over REST is live, shared by the nodes selecting it, and reports its status", async () => {
+  server ??= await NatsServer.start();
+  const dir = tempHome();
+  const p = await startFloe(dir);
+  try {
+    const bad = await p.call("POST", "/connections", { id: "nbad", typ: "nats", props: { server: "http://x" } });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("invalid server url http://x: the scheme must be nats:// or tls://");
+    expect((await p.call("POST", "/connections", { id: "n1", typ: "nats", props: { server: server.url } })).status).toBe(201);
+    await waitFor(async () => JSON.parse((await p.call("GET", "/connections/n1")).text).status === "connected", "the connection");
+    expect((await p.call("POST", "/streams", { sql: 'CREATE STREAM ns () WITH (TYPE="nats", DATASOURCE="rest.in", CONF_KEY="viaconn")' })).status).toBe(201);
+    expect((await p.call("PUT", "/metadata/sources/nats/confKeys/viaconn", { connectionSelector: "n1" })).status).toBe(200);
+    const r = await p.call("POST", "/rules", { id: "nr", sql: "SELECT x FROM ns", actions: [{ nats: { connectionSelector: "n1", subject: "rest.out", sendSingle: true } }] });
+    expect(r.status).toBe(201);
+    await waitFor(async () => JSON.parse((await p.call("GET", "/connections/n1")).text).refCount === 2, "two nodes attached");
+    const c = await connect({ servers: server!.url });
+    const got: string[] = [];
+    c.subscribe("rest.out", { callback: (_e, m) => void got.push(m.string()) });
+    await c.flush();
+    c.publish("rest.in", JSON.stringify({ x: 7 }));
+    await waitFor(() => got.length === 1, "the result");
+    expect(got).toEqual(['{"x":7}']);
+    await c.close();
+  } finally {
+    await p.stop("SIGKILL");
+  }
+}, 60_000);
