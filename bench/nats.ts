@@ -7,7 +7,7 @@
  * Messages are published before the rule starts where the source allows it (JetStream), so the
  * figure is the consumer's rate, not the publisher's.
  *
- *   node_modules/.bin/bun bench/nats.ts [--n 100000]
+ *   node_modules/.bin/bun bench/nats.ts [--n 100000] [--ack-policy explicit|all]
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -16,13 +16,13 @@ import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { NatsServer } from "../test/helpers/nats.ts";
 import { metric, streams, testRuntime, waitFor } from "../test/helpers/runtime.ts";
 
-const { values } = parseArgs({ options: { n: { type: "string", default: "100000" } } });
+const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, "ack-policy": { type: "string", default: "explicit" } } });
 const N = Number(values.n);
 const server = await NatsServer.start();
 const nc = await connect({ servers: server.url });
 const jsm = await jetstreamManager(nc);
 const js = jetstream(nc);
-const vars: Record<string, string> = { NATS__DEFAULT__SERVER: server.url, NATS__JS__STREAM: "B", NATS__JS__DURABLE: "bench", NATS__JS2__STREAM: "B", NATS__JS2__DURABLE: "bench2" };
+const vars: Record<string, string> = { NATS__DEFAULT__SERVER: server.url, NATS__JS__STREAM: "B", NATS__JS__DURABLE: "bench", NATS__JS__ACKPOLICY: values["ack-policy"]!, NATS__JS2__STREAM: "B", NATS__JS2__DURABLE: "bench2" };
 const payload = (i: number) => JSON.stringify({ device: `d${i % 100}`, temperature: 20 + (i % 17), n: i });
 
 function cpuMs(): number {

@@ -14,10 +14,12 @@
  *
  * Publishing while disconnected fails at once with `nats client is not connected` (an IO error:
  * the cache and retry engage). JetStream publishes are pipelined (`maxInflight`, 64); one whose
- * acknowledgement fails later is published again (same id) before the next item goes out.
+ * acknowledgement fails later (timeout, connection lost, no stream answering) is published again
+ * (same id) before the next item goes out; one the stream refuses (wrong `stream`, too large) is
+ * dropped and logged.
  */
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
-import type { JetStreamClient, JetStreamPublishOptions } from "@nats-io/jetstream";
+import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from "@nats-io/jetstream";
 import { EngineError, errorText, IoError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
 import { parseNatsConf, type NatsConf } from "../nats/conf.ts";
@@ -58,6 +60,8 @@ export class NatsSink implements SinkConnector {
   private failed: Pending[] = [];
   /** Publishes the stream reported as duplicates (ids seen within its window). */
   duplicates = 0;
+  /** Publishes the stream refused (dropped, logged). */
+  refused = 0;
 
   constructor(
     props: Props,
@@ -143,8 +147,15 @@ export class NatsSink implements SinkConnector {
         this.settle();
       },
       (e: unknown) => {
-        this.failed.push(pend);
-        this.ctx?.log(`publish to nats stream failed (published again before the next item): ${errorText(e)}`);
+        if (e instanceof JetStreamApiError) {
+          // The stream answered with a refusal (another stream, too large, …): publishing it
+          // again cannot succeed.
+          this.refused++;
+          this.ctx?.log(`nats sink ${this.ctx.name}: publish to ${pend.subject} refused by the stream, dropped: ${errorText(e)}`);
+        } else {
+          this.failed.push(pend);
+          this.ctx?.log(`publish to nats stream failed (published again before the next item): ${errorText(e)}`);
+        }
         this.settle();
       },
     );
@@ -168,7 +179,9 @@ export class NatsSink implements SinkConnector {
         const ack = await this.js!.publish(pend.subject, pend.payload, pend.opts);
         if (ack.duplicate) this.duplicates++;
       } catch (e) {
-        throw new IoError(`publish to nats stream failed: ${errorText(e)}`);
+        if (!(e instanceof JetStreamApiError)) throw new IoError(`publish to nats stream failed: ${errorText(e)}`);
+        this.refused++;
+        this.ctx?.log(`nats sink ${this.ctx.name}: publish to ${pend.subject} refused by the stream, dropped: ${errorText(e)}`);
       }
       this.failed.shift();
     }

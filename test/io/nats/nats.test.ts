@@ -323,3 +323,43 @@ describe("nats recovery", () => {
     await rule.stop();
   });
 });
+
+describe("nats sink failures", () => {
+  test("a publish the stream refuses is dropped and logged; the sink goes on", async () => {
+    await jsm.streams.add({ name: "REF", subjects: ["ref.out"] });
+    const t = rt();
+    const defs = streams(`CREATE STREAM f () WITH (TYPE="nats", DATASOURCE="ref.in", ${conf()})`);
+    const rule = t.rule({ id: "ref", sql: "SELECT n FROM f", actions: [{ nats: { server: server.url, subject: "ref.out", stream: "NOTREF", sendSingle: true } }] }, defs);
+    await rule.start();
+    await waitFor(() => metric(rule, "source_f_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    await nc.flush();
+    for (let n = 0; n < 5; n++) nc.publish("ref.in", JSON.stringify({ n }));
+    await waitFor(() => t.logs.filter((l) => l.includes("refused by the stream, dropped: expected stream does not match")).length === 5, "5 refusals logged");
+    expect((await jsm.streams.info("REF")).state.messages).toBe(0);
+    expect(rule.state).toBe("running");
+    await rule.stop();
+  });
+
+  test("while the server is down a JetStream sink's items wait in its cache and go out after the reconnect", async () => {
+    await jsm.streams.add({ name: "CACHED", subjects: ["cached.out"] });
+    const t = rt();
+    const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="cached/in")`);
+    const rule = t.rule(
+      { id: "cached", sql: "SELECT n FROM m", actions: [{ nats: { server: server.url, subject: "cached.out", jetstream: true, sendSingle: true, enableCache: true, resendInterval: 20, reconnectTimeWait: "100ms" } }] },
+      defs,
+    );
+    await rule.start();
+    await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink connection");
+    await server.stop();
+    await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === -1, "sink disconnected");
+    for (let n = 0; n < 20; n++) t.env.pubsub.publish("cached/in", { n });
+    await Bun.sleep(300);
+    await server.restart();
+    await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink reconnected", 15_000);
+    await waitFor(() => !nc.isClosed() && (nc as unknown as { protocol: { connected: boolean } }).protocol.connected, "test client");
+    const end = Date.now() + 15_000;
+    while ((await jsm.streams.info("CACHED")).state.messages < 20 && Date.now() < end) await Bun.sleep(50);
+    expect((await jsm.streams.info("CACHED")).state.messages).toBe(20);
+    await rule.stop();
+  });
+});
