@@ -76,9 +76,7 @@ export class NatsLink {
         case "disconnect":
           this.status.disconnected(`nats ${s.server}: disconnected`);
           break;
-        case "reconnecting":
-          this.status.connecting();
-          break;
+        // "reconnecting" comes at every attempt: the state stays disconnected until one succeeds.
         case "reconnect":
           this.status.connected();
           this.log(`nats ${s.server}: reconnected`);

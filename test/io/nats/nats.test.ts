@@ -17,7 +17,7 @@ let jsm: JetStreamManager;
 
 beforeAll(async () => {
   server = await NatsServer.start();
-  nc = await connect({ servers: server.url });
+  nc = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   jsm = await jetstreamManager(nc);
 });
 
@@ -219,9 +219,12 @@ describe("nats JetStream", () => {
     for (let i = 0; i < 5; i++) await js.publish("rs.in", JSON.stringify({ n: i }));
     await waitFor(() => got.length === 5, "5 results before the restart");
     await server.stop();
-    await waitFor(() => metric(rule, "source_r_0_connection_status") === -1, "source disconnected");
-    expect(String(metric(rule, "source_r_0_last_exception"))).toContain("disconnected");
-    await server.restart();
+    try {
+      await waitFor(() => metric(rule, "source_r_0_connection_status") === -1, "source disconnected");
+      expect(String(metric(rule, "source_r_0_last_exception"))).toContain("disconnected");
+    } finally {
+      await server.restart();
+    }
     await waitFor(() => metric(rule, "source_r_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "reconnected", 15_000);
     // The test's own client reconnects as well.
     await waitFor(() => !nc.isClosed() && (nc as unknown as { protocol: { connected: boolean } }).protocol.connected, "test client");
@@ -351,10 +354,13 @@ describe("nats sink failures", () => {
     await rule.start();
     await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink connection");
     await server.stop();
-    await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === -1, "sink disconnected");
-    for (let n = 0; n < 20; n++) t.env.pubsub.publish("cached/in", { n });
-    await Bun.sleep(300);
-    await server.restart();
+    try {
+      await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === -1, "sink disconnected");
+      for (let n = 0; n < 20; n++) t.env.pubsub.publish("cached/in", { n });
+      await Bun.sleep(300);
+    } finally {
+      await server.restart();
+    }
     await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink reconnected", 15_000);
     await waitFor(() => !nc.isClosed() && (nc as unknown as { protocol: { connected: boolean } }).protocol.connected, "test client");
     const end = Date.now() + 15_000;
