@@ -29,6 +29,7 @@ import type { Obj, Value } from "../../value/values.ts";
 import type { ConnectionRegistry } from "../connections.ts";
 import { parseNatsConf, type NatsConf } from "../nats/conf.ts";
 import { NatsLink } from "../nats/connection.ts";
+import { AckWindow } from "../nats/ack-window.ts";
 import { deliverPolicyOf, ensureConsumer, PullReader, type ConsumerSpec, type JsDelivery } from "../nats/consumer.ts";
 import { PropReader, type Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";
@@ -98,23 +99,11 @@ export class NatsSource implements SourceConnector {
   private backlogHead = 0;
   private flushQueued = false;
   private waiting = false;
-  // JetStream: admitted deliveries not acknowledged yet, in admission order.
+  // JetStream: the reader and what it admitted and has not acknowledged yet.
   private reader: PullReader | undefined;
+  private window: AckWindow | undefined;
   private streamName = "";
   private consumerName = "";
-  private unacked: JsDelivery[] = [];
-  private unackedHead = 0;
-  /** Stream sequences admitted and not acknowledged: a redelivery of one is skipped. */
-  private readonly inflight = new Set<number>();
-  /** Deliveries admitted since open (the bus position of `unacked[unackedHead]` is `admitted - (unacked.length - unackedHead)`). */
-  private admitted = 0;
-  /** Deliveries acknowledged since open. */
-  private acked = 0;
-  /** ackMode checkpoint: deliveries counted as consumed by the last `offset()`. */
-  private mark = 0;
-  /** Highest stream sequence taken (a checkpoint covers every sequence up to it). */
-  private takenSeq = 0;
-  private markSeq = 0;
   /** From the restored checkpoint: redeliveries up to this sequence are already in the state. */
   private restoredSeq = 0;
   private ackQueued = false;
@@ -278,6 +267,8 @@ export class NatsSource implements SourceConnector {
     this.streamName = stream;
     this.consumerName = info.name;
     const bus: Bus<SourceMessage> = ctx.bus;
+    const window = new AckWindow(spec.ackPolicy === "all");
+    this.window = window;
     if (!checkpointMode) bus.onTake = this.onTake;
     const scratch: SourceMessage[] = [];
     const taken: JsDelivery[] = [];
@@ -303,7 +294,7 @@ export class NatsSource implements SourceConnector {
                 reader.ack(d);
                 continue;
               }
-              if (this.inflight.has(d.seq)) continue;
+              if (window.holds(d.seq)) continue;
             }
             if (this.isEof(d.data)) {
               reader.ack(d);
@@ -314,12 +305,7 @@ export class NatsSource implements SourceConnector {
             taken.push(d);
           }
           if (scratch.length > 0 && !bus.publish(scratch)) return false;
-          for (let i = 0; i < taken.length; i++) {
-            const d = taken[i]!;
-            this.unacked.push(d);
-            this.inflight.add(d.seq);
-          }
-          this.admitted += taken.length;
+          window.admit(taken);
           if (dups) ctx.duplicates(dups);
           if (atEof) this.end();
           // Nobody reads (no subscriber) or the rule took it at once: onTake acknowledges.
@@ -348,10 +334,7 @@ export class NatsSource implements SourceConnector {
       // Taken messages wait for the next checkpoint, which may come after ackWait: keep their
       // ackWait timers from running out (the server would redeliver them meanwhile).
       const ackWaitMs = info.config.ack_wait ? info.config.ack_wait / 1_000_000 : spec.ackWait;
-      this.refresher = setInterval(() => {
-        const q = this.unacked;
-        for (let i = this.unackedHead; i < q.length; i++) reader.working(q[i]!);
-      }, Math.max(500, ackWaitMs / 2));
+      this.refresher = setInterval(() => window.keepAlive(reader), Math.max(500, ackWaitMs / 2));
     }
     const where = `${this.where()}, consuming stream ${stream} with ${spec.durable ? `durable ${spec.durable}` : `consumer ${info.name}`}${spec.subject ? ` on ${spec.subject}` : ""}`;
     this.announce(ctx, where);
@@ -386,52 +369,22 @@ export class NatsSource implements SourceConnector {
     queueMicrotask(() => {
       this.ackQueued = false;
       const ctx = this.ctx;
-      if (!ctx || !this.reader || ctx.bus.subscribers === 0) return;
-      this.ackThrough(this.admitted - ctx.bus.backlog);
+      const w = this.window;
+      if (!ctx || !this.reader || !w || ctx.bus.subscribers === 0) return;
+      w.ackThrough(w.admitted - ctx.bus.backlog, this.reader);
     });
   };
-
-  /** Acknowledges the deliveries admitted before position `upTo` (counted from open). */
-  private ackThrough(upTo: number): void {
-    const reader = this.reader!;
-    const n = upTo - this.acked;
-    if (n <= 0) return;
-    const q = this.unacked;
-    const all = this.js!.ackPolicy === "all";
-    const end = this.unackedHead + n;
-    for (let i = this.unackedHead; i < end; i++) {
-      const d = q[i]!;
-      this.inflight.delete(d.seq);
-      if (d.seq > this.takenSeq) this.takenSeq = d.seq;
-      if (!all) reader.ack(d);
-    }
-    // ackPolicy all: the last one acknowledges every earlier one.
-    if (all) reader.ack(q[end - 1]!);
-    this.unackedHead = end;
-    this.acked = upTo;
-    if (this.unackedHead > 1024 && this.unackedHead * 2 > q.length) {
-      this.unacked = q.slice(this.unackedHead);
-      this.unackedHead = 0;
-    }
-  }
 
   /** The checkpoint's `$$offset`: marks what the rule consumed; acknowledged at `checkpointed()`. */
   offset(unconsumed: number): unknown {
     if (!this.js) return undefined;
-    this.mark = this.admitted - unconsumed;
-    let seq = Math.max(this.takenSeq, this.restoredSeq);
-    const q = this.unacked;
-    const end = this.unackedHead + (this.mark - this.acked);
-    for (let i = this.unackedHead; i < end; i++) if (q[i]!.seq > seq) seq = q[i]!.seq;
-    this.markSeq = seq;
+    const seq = Math.max(this.window?.markConsumed(unconsumed) ?? 0, this.restoredSeq);
     const o: NatsOffset = { stream: this.streamName || this.js.stream, consumer: this.consumerName || this.js.durable, seq };
     return o;
   }
 
   checkpointed(): void {
-    if (!this.reader) return;
-    this.ackThrough(this.mark);
-    if (this.markSeq > this.takenSeq) this.takenSeq = this.markSeq;
+    if (this.reader) this.window?.ackMark(this.reader);
   }
 
   /** Before open: the restored checkpoint's position (redeliveries up to it are skipped). */
@@ -451,9 +404,7 @@ export class NatsSource implements SourceConnector {
     if (reader) {
       // What was admitted and not acknowledged (not taken, or not covered by a stored checkpoint)
       // goes back to the server for redelivery now rather than after ackWait.
-      for (let i = this.unackedHead; i < this.unacked.length; i++) reader.nak(this.unacked[i]!);
-      this.unacked = [];
-      this.unackedHead = 0;
+      this.window?.release(reader);
       reader.stop();
       // Whatever was acknowledged reaches the server before the connection goes.
       await Promise.race([reader.flushAcks().catch(() => undefined), Bun.sleep(1000)]);
