@@ -148,7 +148,7 @@ export class NatsSink implements SinkConnector {
     hdrs.set("Nats-Msg-Id", id);
     if (this.stream) hdrs.set("Nats-Expected-Stream", this.stream);
     const pend = new Pending(subject, payload, hdrs);
-    if (this.failed.length > 0) return this.republish().then(() => this.publish(pend));
+    if (this.failed.length > 0) return this.retryFailed().then(() => this.publish(pend));
     return this.publish(pend);
   }
 
@@ -201,7 +201,10 @@ export class NatsSink implements SinkConnector {
     this.settle();
   }
 
-  /** Publishes without an answer within ACK_TIMEOUT (lost with a connection) are published again. */
+  /**
+   * Every second: publishes without an answer within ACK_TIMEOUT (lost with a connection) join the
+   * failed ones, which are published again now when no item is coming to take them along.
+   */
   private expire(): void {
     const old = Date.now() - ACK_TIMEOUT;
     for (const [id, p] of this.waiting) {
@@ -209,7 +212,16 @@ export class NatsSink implements SinkConnector {
       this.waiting.delete(id);
       this.retry(p, "no acknowledgement from the stream");
     }
+    if (this.failed.length > 0 && this.link?.connected) this.retryFailed().catch(() => undefined);
   }
+
+  /** One republishing at a time, shared by the next send and the timer. */
+  private retryFailed(): Promise<void> {
+    this.retrying ??= this.republish().finally(() => (this.retrying = undefined));
+    return this.retrying;
+  }
+
+  private retrying: Promise<void> | undefined;
 
   private settle(): void {
     this.inflight--;
@@ -246,7 +258,7 @@ export class NatsSink implements SinkConnector {
     } catch {
       // closed with the connection
     }
-    if (this.failed.length > 0 && this.link?.connected) await Promise.race([this.republish().catch(() => undefined), Bun.sleep(2000)]);
+    if (this.failed.length > 0 && this.link?.connected) await Promise.race([this.retryFailed().catch(() => undefined), Bun.sleep(2000)]);
     if (this.failed.length > 0) this.ctx?.log(`nats sink ${this.ctx.name}: ${this.failed.length} publish(es) not acknowledged by the stream at close`);
     const sh = this.shared;
     if (sh) {

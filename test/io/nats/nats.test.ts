@@ -343,6 +343,25 @@ describe("nats sink failures", () => {
     await rule.stop();
   });
 
+  test("a publish no stream answers is published again until one does", async () => {
+    const t = rt();
+    const defs = streams(`CREATE STREAM l () WITH (TYPE="nats", DATASOURCE="late.in", ${conf()})`);
+    const rule = t.rule({ id: "late", sql: "SELECT n FROM l", actions: [{ nats: { server: server.url, subject: "late.out", jetstream: true, sendSingle: true, retryInterval: 50 } }] }, defs);
+    await rule.start();
+    await waitFor(() => metric(rule, "source_l_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+    await nc.flush();
+    for (let n = 0; n < 3; n++) nc.publish("late.in", JSON.stringify({ n }));
+    await waitFor(() => t.logs.some((l) => l.includes("no stream answers for this subject")), "the failure logged");
+    await jsm.streams.add({ name: "LATE", subjects: ["late.out"] });
+    // Published again by the sink's timer (no further item comes to take them along).
+    const end = Date.now() + 10_000;
+    while ((await jsm.streams.info("LATE")).state.messages < 3 && Date.now() < end) await Bun.sleep(50);
+    const ns: number[] = [];
+    for (let seq = 1; seq <= 3; seq++) ns.push((await jsm.streams.getMessage("LATE", { seq }))!.json<{ n: number }>().n);
+    expect(ns.sort()).toEqual([0, 1, 2]);
+    await rule.stop();
+  });
+
   test("while the server is down a JetStream sink's items wait in its cache and go out after the reconnect", async () => {
     await jsm.streams.add({ name: "CACHED", subjects: ["cached.out"] });
     const t = rt();
