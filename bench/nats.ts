@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { NatsServer } from "../test/helpers/nats.ts";
+import type { RunHandle } from "../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor } from "../test/helpers/runtime.ts";
 
 const { values } = parseArgs({ options: { n: { type: "string", default: "100000" }, "ack-policy": { type: "string", default: "explicit" } } });
@@ -30,13 +31,13 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-async function run(name: string, setup: () => Promise<void>, stream: string, actions: unknown[], feed: () => Promise<void>, done: (r: ReturnType<ReturnType<typeof testRuntime>["rule"]>) => boolean): Promise<void> {
+async function run(name: string, setup: () => Promise<void>, stream: string, actions: unknown[], feed: () => Promise<void>, done: (r: RunHandle) => boolean): Promise<void> {
   await setup();
   const t = testRuntime({ vars });
-  const rule = t.rule({ id: name, sql: "SELECT * FROM s", actions }, streams(stream));
+  const ruleDef = t.rule({ id: name, sql: "SELECT * FROM s", actions }, streams(stream));
   const t0 = performance.now();
   const c0 = cpuMs();
-  await rule.start();
+  const rule = await ruleDef.start();
   await feed();
   await waitFor(() => done(rule), `${name} done`, 300_000);
   const ms = performance.now() - t0;

@@ -48,7 +48,7 @@ describe("nats core", () => {
   test("subjects with wildcards → rule → nats sink with a templated subject and headers; meta(subject)", async () => {
     const t = rt();
     const defs = streams(`CREATE STREAM s () WITH (TYPE="nats", DATASOURCE="dev.*.temp", ${conf()})`);
-    const rule = t.rule(
+    const ruleDef = t.rule(
       {
         id: "fwd",
         sql: "SELECT t, meta(subject) AS subject FROM s WHERE t > 19",
@@ -59,7 +59,7 @@ describe("nats core", () => {
     const got = collect("out.>");
     const hdrs: string[] = [];
     nc.subscribe("out.>", { callback: (_e, m) => void hdrs.push(m.headers?.get("origin") ?? "") });
-    await rule.start();
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
     for (let i = 0; i < 10; i++) nc.publish(`dev.d${i % 2}.temp`, JSON.stringify({ t: 15 + i }));
@@ -74,10 +74,10 @@ describe("nats core", () => {
   test("a queue group splits the messages between two rules", async () => {
     const t = rt();
     const defs = streams(`CREATE STREAM q () WITH (TYPE="nats", DATASOURCE="work", ${conf({ queue: "workers"})})`);
-    const a = t.rule({ id: "qa", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
-    const b = t.rule({ id: "qb", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
-    await a.start();
-    await b.start();
+    const aDef = t.rule({ id: "qa", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
+    const bDef = t.rule({ id: "qb", sql: "SELECT n FROM q", actions: [{ nop: {} }] }, defs);
+    const a = await aDef.start();
+    const b = await bDef.start();
     await waitFor(() => metric(a, "source_q_0_connection_status") === 1 && metric(b, "source_q_0_connection_status") === 1, "connections");
     await Bun.sleep(50);
     for (let i = 0; i < 200; i++) nc.publish("work", JSON.stringify({ n: i }));
@@ -94,9 +94,9 @@ describe("nats core", () => {
   test("a bad payload is counted on the decoder and the rule goes on", async () => {
     const t = rt();
     const defs = streams(`CREATE STREAM b () WITH (TYPE="nats", DATASOURCE="bad.in", ${conf()})`);
-    const rule = t.rule({ id: "bad", sql: "SELECT n FROM b", actions: [{ nats: { server: server.url, subject: "bad.out", sendSingle: true } }] }, defs);
+    const ruleDef = t.rule({ id: "bad", sql: "SELECT n FROM b", actions: [{ nats: { server: server.url, subject: "bad.out", sendSingle: true } }] }, defs);
     const got = collect("bad.out");
-    await rule.start();
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_b_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
     nc.publish("bad.in", JSON.stringify({ n: 1 }));
@@ -119,8 +119,8 @@ describe("nats JetStream", () => {
     const defs = streams(`CREATE STREAM j () WITH (TYPE="nats", DATASOURCE="telem.>", ${conf({ stream: "TELEM", durable: "floe1"})})`);
     const def = { id: "jsr", sql: "SELECT n, meta(seq) AS seq, meta(stream) AS st FROM j", actions: [{ logToMemory: {} }, { nats: { server: server.url, subject: "jsr.out", sendSingle: true } }] };
     const got = collect("jsr.out");
-    let rule = t.rule(def, defs);
-    await rule.start();
+    let ruleDef = t.rule(def, defs);
+    let rule = await ruleDef.start();
     await waitFor(() => got.length === 100, "100 results");
     expect(JSON.parse(got[99]!.slice("jsr.out ".length))).toEqual({ n: 99, seq: 100, st: "TELEM" });
     // Acknowledged once taken: nothing pending at the server.
@@ -130,8 +130,8 @@ describe("nats JetStream", () => {
     expect([info.num_ack_pending, info.ack_floor.stream_seq, info.num_redelivered]).toEqual([0, 100, 0]);
     await rule.stop();
     for (let i = 100; i < 150; i++) await js.publish(`telem.d${i % 3}`, JSON.stringify({ n: i }));
-    rule = t.rule(def, defs);
-    await rule.start();
+    ruleDef = t.rule(def, defs);
+    rule = await ruleDef.start();
     await waitFor(() => got.length === 150, "150 results");
     await Bun.sleep(100);
     const ns = got.map((l) => (JSON.parse(l.slice("jsr.out ".length)) as { n: number }).n);
@@ -148,11 +148,11 @@ describe("nats JetStream", () => {
     // the inlet stops taking, so at most a few dozen messages are taken and acknowledged.
     const mute = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const defs = streams(`CREATE STREAM h () WITH (TYPE="nats", DATASOURCE="hold.in", ${conf({ durable: "hold1", pullBatch: 4})})`);
-    const rule = t.rule(
+    const ruleDef = t.rule(
       { id: "hold", sql: "SELECT n FROM h", options: { bufferLength: 8 }, actions: [{ rest: { url: `http://127.0.0.1:${mute.port}/x`, sendSingle: true, bufferLength: 4, timeout: 60000 } }] },
       defs,
     );
-    await rule.start();
+    const rule = await ruleDef.start();
     for (let i = 0; i < 200; i++) await js.publish("hold.in", JSON.stringify({ n: i }));
     await Bun.sleep(500);
     const info = await jsm.consumers.info("HOLD", "hold1");
@@ -165,8 +165,8 @@ describe("nats JetStream", () => {
     const floor = (await jsm.consumers.info("HOLD", "hold1")).ack_floor.stream_seq;
     // The next run gets everything after the acknowledgement floor (redelivered or new), in order.
     const got = collect("hold.out");
-    const again = t.rule({ id: "hold2", sql: "SELECT n FROM h", actions: [{ nats: { server: server.url, subject: "hold.out", sendSingle: true } }] }, defs);
-    await again.start();
+    const againDef = t.rule({ id: "hold2", sql: "SELECT n FROM h", actions: [{ nats: { server: server.url, subject: "hold.out", sendSingle: true } }] }, defs);
+    const again = await againDef.start();
     await waitFor(() => got.length === 200 - floor, `${200 - floor} results`);
     expect(got.map((l) => JSON.parse(l.slice("hold.out ".length)).n)).toEqual([...Array(200 - floor).keys()].map((i) => floor + i));
     // Redelivered messages are counted as duplicates.
@@ -178,7 +178,7 @@ describe("nats JetStream", () => {
     await jsm.streams.add({ name: "RESULTS", subjects: ["results.>"] });
     const t = rt();
     const defs = streams(`CREATE STREAM d () WITH (TYPE="nats", DATASOURCE="dd.in", ${conf()})`);
-    const rule = t.rule(
+    const ruleDef = t.rule(
       {
         id: "dedup",
         sql: "SELECT dev, v FROM d",
@@ -189,7 +189,7 @@ describe("nats JetStream", () => {
       },
       defs,
     );
-    await rule.start();
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_d_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
     for (let round = 0; round < 2; round++) for (let i = 0; i < 10; i++) nc.publish("dd.in", JSON.stringify({ dev: `d${i % 2}`, v: i }));
@@ -211,9 +211,9 @@ describe("nats JetStream", () => {
     await jsm.streams.add({ name: "RS", subjects: ["rs.in"] });
     const t = rt();
     const defs = streams(`CREATE STREAM r () WITH (TYPE="nats", DATASOURCE="rs.in", ${conf({ durable: "rs1", reconnectTimeWait: "100ms"})})`);
-    const rule = t.rule({ id: "rs", sql: "SELECT n FROM r", actions: [{ nats: { server: server.url, subject: "rs.out", sendSingle: true, reconnectTimeWait: "100ms" } }] }, defs);
+    const ruleDef = t.rule({ id: "rs", sql: "SELECT n FROM r", actions: [{ nats: { server: server.url, subject: "rs.out", sendSingle: true, reconnectTimeWait: "100ms" } }] }, defs);
     const got = collect("rs.out");
-    await rule.start();
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_r_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     const js = (await import("@nats-io/jetstream")).jetstream(nc);
     for (let i = 0; i < 5; i++) await js.publish("rs.in", JSON.stringify({ n: i }));
@@ -241,7 +241,7 @@ describe("nats with checkpoints and named connections", () => {
     const js = (await import("@nats-io/jetstream")).jetstream(nc);
     const t = rt();
     const defs = streams(`CREATE STREAM c () WITH (TYPE="nats", DATASOURCE="ck.in", ${conf({ durable: "ck1", ackWait: "1s" })})`);
-    const rule = t.rule(
+    const ruleDef = t.rule(
       {
         id: "ck",
         sql: "SELECT count(*) AS c FROM c GROUP BY TUMBLINGWINDOW(ss, 3600)",
@@ -250,7 +250,7 @@ describe("nats with checkpoints and named connections", () => {
       },
       defs,
     );
-    await rule.start();
+    const rule = await ruleDef.start();
     for (let i = 0; i < 50; i++) await js.publish("ck.in", JSON.stringify({ n: i }));
     await waitFor(() => metric(rule, "source_c_0_records_in_total") === 50, "50 taken");
     // Longer than ackWait (1 s): taken into the open window, in no checkpoint yet, so not
@@ -274,10 +274,10 @@ describe("nats with checkpoints and named connections", () => {
     t.env.connections.open("nconn", "nats", props);
     const defs = streams(`CREATE STREAM a () WITH (TYPE="nats", DATASOURCE="nconn.a", CONF_KEY="viaconn")`, `CREATE STREAM b () WITH (TYPE="nats", DATASOURCE="nconn.b", CONF_KEY="viaconn")`);
     const got = collect("nconn.out.>");
-    const ra = t.rule({ id: "na", sql: "SELECT x FROM a", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.a", sendSingle: true } }] }, defs);
-    const rb = t.rule({ id: "nb", sql: "SELECT x FROM b", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.b", sendSingle: true } }] }, defs);
-    await ra.start();
-    await rb.start();
+    const raDef = t.rule({ id: "na", sql: "SELECT x FROM a", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.a", sendSingle: true } }] }, defs);
+    const rbDef = t.rule({ id: "nb", sql: "SELECT x FROM b", actions: [{ nats: { connectionSelector: "nconn", subject: "nconn.out.b", sendSingle: true } }] }, defs);
+    const ra = await raDef.start();
+    const rb = await rbDef.start();
     await waitFor(() => metric(ra, "source_a_0_connection_status") === 1 && metric(rb, "sink_nats_0_0_connection_status") === 1, "connections");
     expect(t.env.connections.refs("nconn")).toEqual(["na_a_0", "na_nats_0_0", "nb_b_0", "nb_nats_0_0"]);
     expect(t.env.connections.state("nconn")).toEqual({ status: "connected" });
@@ -309,8 +309,8 @@ describe("nats recovery", () => {
     const js = (await import("@nats-io/jetstream")).jetstream(nc);
     const t = rt();
     const defs = streams(`CREATE STREAM g () WITH (TYPE="nats", DATASOURCE="gone.in", ${conf({ durable: "gone1", deliverPolicy: "new" })})`);
-    const rule = t.rule({ id: "gone", sql: "SELECT n FROM g", actions: [{ nop: {} }] }, defs);
-    await rule.start();
+    const ruleDef = t.rule({ id: "gone", sql: "SELECT n FROM g", actions: [{ nop: {} }] }, defs);
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_g_0_connection_status") === 1, "connection");
     const taken = () => metric(rule, "source_g_0_records_in_total") as number;
     // Wait for the consumer to exist, then publish and delete it.
@@ -318,11 +318,11 @@ describe("nats recovery", () => {
     await js.publish("gone.in", JSON.stringify({ n: 1 }));
     await waitFor(() => taken() === 1, "the first message");
     await deleteConsumer(jsm, "GONE", "gone1");
-    await waitFor(() => String(rule.status().source_g_0_last_exception ?? "").includes("is gone: creating it again"), "the loss noticed", 15_000);
+    await waitFor(() => String(rule.metrics().source_g_0_last_exception ?? "").includes("is gone: creating it again"), "the loss noticed", 15_000);
     for (let i = 0; i < 100 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(20);
     await js.publish("gone.in", JSON.stringify({ n: 2 }));
     await waitFor(() => taken() === 2, "the message after the recreation", 15_000);
-    expect(rule.state).toBe("running");
+    expect(rule.exit).toBeUndefined();
     await rule.stop();
   });
 });
@@ -332,22 +332,22 @@ describe("nats sink failures", () => {
     await jsm.streams.add({ name: "REF", subjects: ["ref.out"] });
     const t = rt();
     const defs = streams(`CREATE STREAM f () WITH (TYPE="nats", DATASOURCE="ref.in", ${conf()})`);
-    const rule = t.rule({ id: "ref", sql: "SELECT n FROM f", actions: [{ nats: { server: server.url, subject: "ref.out", stream: "NOTREF", sendSingle: true } }] }, defs);
-    await rule.start();
+    const ruleDef = t.rule({ id: "ref", sql: "SELECT n FROM f", actions: [{ nats: { server: server.url, subject: "ref.out", stream: "NOTREF", sendSingle: true } }] }, defs);
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_f_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
     for (let n = 0; n < 5; n++) nc.publish("ref.in", JSON.stringify({ n }));
     await waitFor(() => t.logs.filter((l) => l.includes("refused by the stream, dropped: expected stream does not match")).length === 5, "5 refusals logged");
     expect((await jsm.streams.info("REF")).state.messages).toBe(0);
-    expect(rule.state).toBe("running");
+    expect(rule.exit).toBeUndefined();
     await rule.stop();
   });
 
   test("a publish no stream answers is published again until one does", async () => {
     const t = rt();
     const defs = streams(`CREATE STREAM l () WITH (TYPE="nats", DATASOURCE="late.in", ${conf()})`);
-    const rule = t.rule({ id: "late", sql: "SELECT n FROM l", actions: [{ nats: { server: server.url, subject: "late.out", jetstream: true, sendSingle: true, retryInterval: 50 } }] }, defs);
-    await rule.start();
+    const ruleDef = t.rule({ id: "late", sql: "SELECT n FROM l", actions: [{ nats: { server: server.url, subject: "late.out", jetstream: true, sendSingle: true, retryInterval: 50 } }] }, defs);
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "source_l_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
     await nc.flush();
     for (let n = 0; n < 3; n++) nc.publish("late.in", JSON.stringify({ n }));
@@ -366,11 +366,11 @@ describe("nats sink failures", () => {
     await jsm.streams.add({ name: "CACHED", subjects: ["cached.out"] });
     const t = rt();
     const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="cached/in")`);
-    const rule = t.rule(
+    const ruleDef = t.rule(
       { id: "cached", sql: "SELECT n FROM m", actions: [{ nats: { server: server.url, subject: "cached.out", jetstream: true, sendSingle: true, enableCache: true, resendInterval: 20, reconnectTimeWait: "100ms" } }] },
       defs,
     );
-    await rule.start();
+    const rule = await ruleDef.start();
     await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink connection");
     await server.stop();
     try {
