@@ -11,7 +11,7 @@ import { inSchedule, nextStartTimestamp } from "./scheduler.ts";
 import { isScheduled } from "./lifecycle.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import type { Catalog } from "../store/catalog.ts";
-import type { Kv } from "../store/kv.ts";
+import type { DefinitionStore } from "../store/definition-store.ts";
 import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
 import { MASK, unmaskSecrets } from "./confkeys.ts";
@@ -31,7 +31,7 @@ export class RuleManager {
   cleanup: (id: string) => void = () => {};
 
   constructor(
-    private readonly kv: Kv,
+    private readonly kv: DefinitionStore,
     private readonly catalog: Catalog,
     private readonly functions: FunctionCatalog,
     private readonly defaults: () => Readonly<Record<string, unknown>>,
