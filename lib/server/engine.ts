@@ -20,6 +20,9 @@ import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./li
 import { patrol } from "./scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
+import type { DefinitionStore } from "../store/definition-store.ts";
+import { ClusterNode } from "../cluster/index.ts";
+import { answerGroupRequest, applyGroupChange } from "./cluster-apply.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -93,7 +96,8 @@ export class Engine {
     readonly paths: Paths,
     readonly config: KuiperConfig,
     readonly env: Record<string, string | undefined>,
-    readonly kv: Kv,
+    /** Definitions: the sqlite KV, or its group-replicated form when `cluster.nats` is set. */
+    readonly kv: DefinitionStore,
     readonly catalog: Catalog,
     /** The built-in functions and this daemon's JavaScript UDFs: what every rule parses, plans and calls with. */
     readonly functions: FunctionRegistry,
@@ -101,6 +105,8 @@ export class Engine {
     readonly rules: RuleManager,
     readonly log: (line: string) => void,
     readonly version: string,
+    /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
+    readonly cluster: ClusterNode | undefined,
   ) {
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     const src = config.source;
@@ -128,7 +134,19 @@ export class Engine {
     const log = o.log ?? ((l: string) => process.stderr.write(l + "\n"));
     const config = await loadKuiperConfig(o.paths.etc, env);
     prepareDataDir(o.paths.data);
-    const kv = Kv.open(o.paths.data, config.store.sqliteName);
+    const local = Kv.open(o.paths.data, config.store.sqliteName);
+    let kv: DefinitionStore = local;
+    let cluster: ClusterNode | undefined;
+    if (config.cluster.nats.length > 0) {
+      try {
+        cluster = await ClusterNode.connect(config.cluster, log);
+        kv = await cluster.replicate(local);
+      } catch (e) {
+        await cluster?.close();
+        local.close();
+        throw e;
+      }
+    }
     const functions = createCatalog();
     const catalog = new Catalog(kv, functions, log);
     const connYaml = await loadConnectionYaml(o.paths.etc, env);
@@ -145,7 +163,7 @@ export class Engine {
         if (state === RuleStateName.stoppedByErr) logger.error(`rule ${id} is stopped by error: ${message}`);
         else logger.info(`rule ${id} is ${state}${message ? `: ${message}` : ""}`);
       };
-    engine = new Engine(o.paths, config, env, kv, catalog, functions, confKeys, rules, log, o.version ?? "0.0.0");
+    engine = new Engine(o.paths, config, env, kv, catalog, functions, confKeys, rules, log, o.version ?? "0.0.0", cluster);
     hooks = o.runtime(deps, engine);
     engine.hooks = hooks;
     rules.cleanup = (id) => {
@@ -204,6 +222,12 @@ export class Engine {
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
     }
     this.rules.restore(!safe);
+    const cluster = this.cluster;
+    if (cluster?.store) {
+      const store = cluster.store;
+      cluster.definitions.attach((c) => applyGroupChange(this, store, c));
+      cluster.rpc.serve((req) => answerGroupRequest(this, req));
+    }
     if (safe) return;
     // Scheduled rules restored inside their window start now, not at the first tick.
     this.patrolNow();
@@ -285,6 +309,8 @@ export class Engine {
     this.hooks.close?.();
     await this.connections.closeAll();
     this.dataServer.close();
+    // Leaves the group (its partitions move at once) after the definitions written are stored.
+    await this.cluster?.close();
     this.kv.close();
   }
 }

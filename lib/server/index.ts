@@ -21,6 +21,7 @@ import { ruletestRoutes } from "./ruletest.ts";
 import { streamRoutes, tableRoutes } from "./streams.ts";
 import { batchRoutes, configRoutes, systemRoutes } from "./system.ts";
 import { udfRoutes } from "./udf.ts";
+import { clusterRoutes } from "./cluster.ts";
 import { uploadRoutes } from "./uploads.ts";
 
 export { Engine, type EngineOptions, type RuntimeHooks } from "./engine.ts";
@@ -53,6 +54,7 @@ export function routeTable(withMetrics: boolean): RouteDef<Engine>[] {
     ...schemaRoutes,
     ...serviceRoutes,
     ...udfRoutes,
+    ...clusterRoutes,
     ...metrics,
   ];
 }
