@@ -69,6 +69,9 @@ export class DefinitionSync {
   private inflight = new Set<Promise<unknown>>();
   /** Changes applied from the group (tests and GET /cluster). */
   applied = 0;
+  /** The newest bucket revision the watch has delivered (definitions or not). */
+  private seenRev = 0;
+  private waiters: { rev: number; resolve: () => void }[] = [];
 
   constructor(
     private readonly kv: KV,
@@ -114,10 +117,15 @@ export class DefinitionSync {
       }
     });
     if (seeding) this.log(`cluster: seeded the group's definitions from this instance`);
-    const w = await this.kv.watch({ key: "d.>", resumeFromRevision: last + 1 });
+    this.seenRev = last;
+    // Every key, so that the newest revision seen can be compared with the bucket's (caughtUp).
+    const w = await this.kv.watch({ key: ">", resumeFromRevision: last + 1 });
     this.watcher = w;
     void (async () => {
-      for await (const e of w) this.receive(e.key, e.revision, decode(e.value, e.operation));
+      for await (const e of w) {
+        this.receive(e.key, e.revision, decode(e.value, e.operation));
+        this.seen(e.revision);
+      }
     })().catch((e) => this.log(`cluster: definition watch ended: ${errorText(e)}`));
     return store;
   }
@@ -133,6 +141,37 @@ export class DefinitionSync {
   /** Resolves once every write sent so far is stored in the bucket. */
   async flush(): Promise<void> {
     await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Resolves once every change stored in the bucket when called has been applied here (or after
+   * `timeoutMs`, or at once when NATS cannot be asked): the REST handler waits for it, so a call
+   * on any member sees what a call on another member wrote before it.
+   */
+  async caughtUp(timeoutMs = 2000): Promise<void> {
+    let last: number;
+    try {
+      last = (await this.kv.status()).streamInfo.state.last_seq;
+    } catch {
+      return;
+    }
+    if (this.seenRev < last) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.waiters.push({ rev: last, resolve })),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.chain;
+  }
+
+  private seen(rev: number): void {
+    if (rev > this.seenRev) this.seenRev = rev;
+    if (this.waiters.length === 0) return;
+    const keep: { rev: number; resolve: () => void }[] = [];
+    for (const w of this.waiters) (w.rev <= this.seenRev ? w.resolve() : keep.push(w));
+    this.waiters = keep;
   }
 
   /** Resolves once every change received so far has been applied. */

@@ -15,7 +15,7 @@ interface View {
   instance: string;
   leader: string;
   partitions: number;
-  instances: { instance: string; rest: string; live: boolean; partitions: number[] }[];
+  instances: { instance: string; rest: string; startedAt: number; lastSeen: number; live: boolean; partitions: number[] }[];
 }
 
 function groupEnv(instance: string): Record<string, string> {
@@ -78,7 +78,10 @@ test("a stream and a rule created on one member exist on the others; an update a
   const sim = `CREATE STREAM sim () WITH (TYPE="simulator", EXTRA="{\\"data\\":[{\\"n\\":1}],\\"interval\\":10,\\"loop\\":true}")`;
   expect((await a.call("POST", "/streams", { sql: sim })).status).toBe(201);
   const rule = { id: "r1", sql: "SELECT n FROM sim", actions: [{ nop: {} }] };
+  // No waiting between calls on different members: each call sees what the calls before it wrote.
   expect((await b.call("POST", "/rules", rule)).status).toBe(201);
+  expect((await c.call("GET", "/streams/sim")).status).toBe(200);
+  expect(JSON.parse((await c.call("GET", "/rules/r1")).text)).toEqual(rule);
   for (const d of floes) {
     await until(async () => (await d.call("GET", "/streams/sim")).status === 200);
     await until(async () => JSON.parse((await d.call("GET", "/rules")).text).some((r: { id: string; status: string }) => r.id === "r1" && r.status === "running"));
@@ -111,11 +114,15 @@ test("confKeys and JavaScript UDFs are group-wide too", async () => {
   expect((await b.call("POST", "/udf/javascript", udf)).status).toBe(201);
   await until(async () => (await c.call("GET", "/udf/javascript/twice")).status === 200);
   expect(JSON.parse((await c.call("GET", "/udf/javascript/twice")).text)).toEqual(udf);
-  // c can plan a rule with it: the function is loaded there, not just listed.
-  const r = await c.call("POST", "/rules/validate", { id: "v", sql: "SELECT twice(n) FROM s2", actions: [{ nop: {} }] });
-  expect(r.text).not.toContain("twice");
+  // c can parse a rule calling it: the function is loaded there, not just listed.
+  expect((await a.call("POST", "/streams", { sql: 'CREATE STREAM s2 () WITH (TYPE="memory", DATASOURCE="s2")' })).status).toBe(201);
+  await until(async () => (await c.call("GET", "/streams/s2")).status === 200);
+  const v = { id: "v", sql: "SELECT twice(n) FROM s2", actions: [{ nop: {} }] };
+  expect((await c.call("POST", "/rules/validate", v)).text).toBe('{"sources":["s2"],"valid":true}');
   expect((await a.call("DELETE", "/udf/javascript/twice")).status).toBe(200);
   await until(async () => (await c.call("GET", "/udf/javascript/twice")).status !== 200);
+  expect((await c.call("POST", "/rules/validate", v)).status).toBe(422);
+  expect((await b.call("DELETE", "/streams/s2")).status).toBe(200);
 });
 
 test("a rule's status adds up over the members; ?instance= shows one, ?instance=all each", async () => {
@@ -141,6 +148,7 @@ test("a rule's status adds up over the members; ?instance= shows one, ?instance=
   const bad = await a.call("GET", "/v2/rules/r2/status?instance=zz");
   expect([bad.status, bad.text]).toEqual([404, '{"error":1002,"message":"get rule status error: instance zz is not a live member of group g1"}\n']);
   expect((await a.call("DELETE", "/rules/r2")).status).toBe(200);
+  expect((await b.call("DELETE", "/streams/sim2")).status).toBe(200);
 });
 
 test("kill -9 of a member: the others take its partitions over within the lease bound", async () => {
@@ -171,6 +179,28 @@ test("a graceful stop leaves the group at once", async () => {
   await b.stop("SIGTERM");
   const took = await until(async () => liveOf(await view(a)).join() === "a,c", 10_000);
   expect(took).toBeLessThan(2_000);
+  // What changes while b is away is there when it comes back.
+  expect((await a.call("POST", "/streams", { sql: 'CREATE STREAM later () WITH (TYPE="memory", DATASOURCE="later")' })).status).toBe(201);
   floes[1] = await startFloe(b.dir, groupEnv("b"));
+  expect(JSON.parse((await floes[1].call("GET", "/streams")).text)).toContain("later");
+  expect((await floes[1].call("GET", "/streams")).text).toBe((await a.call("GET", "/streams")).text);
   await until(async () => liveOf(await view(a)).length === 3);
 }, 30_000);
+
+test("without cluster.nats a daemon is a single node: no group, no NATS", async () => {
+  const solo = await startFloe();
+  try {
+    const r = await solo.call("GET", "/cluster");
+    expect([r.status, r.text]).toEqual([404, '{"error":1002,"message":"this instance is not in a group: cluster.nats is not set"}\n']);
+    expect((await solo.call("POST", "/streams", { sql: 'CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="s")' })).status).toBe(201);
+    expect(JSON.parse((await floes[0]!.call("GET", "/streams")).text)).not.toContain("s");
+  } finally {
+    await solo.stop();
+  }
+});
+
+test("a member that cannot reach NATS does not start, and says why", async () => {
+  const dead = await NatsServer.start();
+  await dead.stop();
+  await expect(startFloe(tempHome(), { KUIPER__CLUSTER__NATS: dead.url, KUIPER__CLUSTER__INSTANCE: "z" })).rejects.toThrow(`cluster: cannot connect to NATS ${dead.url}`);
+});
