@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
-import { NatsServer } from "../helpers/nats-server.ts";
+import { NatsServer } from "../helpers/nats.ts";
 
 let nats: NatsServer;
 const floes: DaemonProc[] = [];

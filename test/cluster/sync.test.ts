@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { ClusterNode, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
 import type { ClusterSettings } from "../../lib/config/kuiper.ts";
 import { Kv } from "../../lib/store/kv.ts";
-import { NatsServer } from "../helpers/nats-server.ts";
+import { NatsServer } from "../helpers/nats.ts";
 
 let nats: NatsServer;
 const open: ClusterNode[] = [];
