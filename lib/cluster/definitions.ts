@@ -72,6 +72,10 @@ export class DefinitionSync {
   /** The newest bucket revision the watch has delivered (definitions or not). */
   private seenRev = 0;
   private waiters: { rev: number; resolve: () => void }[] = [];
+  /** Keys whose last write did not reach the bucket (NATS away): re-sent with the local value until stored. */
+  private readonly unsent = new Map<string, { ns: Namespace; key: string }>();
+  private retry: ReturnType<typeof setInterval> | undefined;
+  private local: DefinitionStore | undefined;
 
   constructor(
     private readonly kv: KV,
@@ -86,6 +90,7 @@ export class DefinitionSync {
    */
   async open(local: DefinitionStore): Promise<ReplicatedStore> {
     const store = new ReplicatedStore(local, (ns, key, value) => this.publish(ns, key, value));
+    this.local = local;
     const last = (await this.kv.status()).streamInfo.state.last_seq;
     const snapshot = new Map<string, { ns: Namespace; key: string; env: Envelope; rev: number }>();
     for await (const k of await this.kv.keys("d.>")) {
@@ -181,6 +186,13 @@ export class DefinitionSync {
 
   stop(): void {
     this.watcher?.stop();
+    if (this.retry) clearInterval(this.retry);
+    this.retry = undefined;
+  }
+
+  /** Writes not yet stored in the group (GET /cluster). */
+  get unsentCount(): number {
+    return this.unsent.size;
   }
 
   private publish(ns: Namespace, key: string, value: string | undefined): void {
@@ -188,9 +200,29 @@ export class DefinitionSync {
     const s = ++this.seq;
     this.own.set(bk, s);
     const env: Envelope = { v: value ?? null, o: this.instance, s };
-    const p = this.kv.put(bk, JSON.stringify(env)).catch((e) => this.log(`cluster: cannot publish ${ns} ${key} to the group: ${errorText(e)}`));
+    this.unsent.delete(bk);
+    const p = this.kv.put(bk, JSON.stringify(env)).catch((e) => {
+      // Kept and re-sent (with whatever the local copy holds then) until the bucket takes it.
+      if (!this.unsent.has(bk) && this.own.get(bk) === s) this.log(`cluster: cannot publish ${ns} ${key} to the group (retrying): ${errorText(e)}`);
+      if (this.own.get(bk) === s) this.unsent.set(bk, { ns, key });
+      this.retry ??= setInterval(() => this.resend(), 1000);
+    });
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
+  }
+
+  private resend(): void {
+    if (this.unsent.size === 0) {
+      clearInterval(this.retry);
+      this.retry = undefined;
+      return;
+    }
+    const local = this.local;
+    if (!local) return;
+    for (const [bk, { ns, key }] of [...this.unsent]) {
+      this.unsent.delete(bk);
+      this.publish(ns, key, local.get(ns, key));
+    }
   }
 
   private receive(k: string, revision: number, env: Envelope): void {

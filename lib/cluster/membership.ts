@@ -28,6 +28,8 @@ export class Membership {
   private watcher: { stop(): void } | undefined;
   private live: string[] = [];
   private info: MemberInfo;
+  /** When this member's last heartbeat was stored. */
+  private beatOk = 0;
   /** Told when the set of live members changes (sorted ids). */
   onChange: ((live: readonly string[]) => void) | undefined;
 
@@ -50,6 +52,7 @@ export class Membership {
     this.info = { ...this.info, rest };
     this.members.set(this.self, { ...this.info, lastSeen: Date.now() });
     await this.kv.put(this.self, JSON.stringify(this.info));
+    this.beatOk = Date.now();
     const w = await this.kv.watch({ key: ">" });
     this.watcher = w;
     void (async () => {
@@ -70,13 +73,16 @@ export class Membership {
       }
     })().catch((e) => this.log(`cluster: membership watch ended: ${errorText(e)}`));
     this.beat = setInterval(() => {
-      this.kv.put(this.self, JSON.stringify(this.info)).catch((e) => this.log(`cluster: heartbeat failed: ${errorText(e)}`));
+      this.kv.put(this.self, JSON.stringify(this.info)).then(
+        () => (this.beatOk = Date.now()),
+        (e) => this.log(`cluster: heartbeat failed: ${errorText(e)}`),
+      );
     }, this.heartbeatMs);
     this.check = setInterval(() => this.recompute(), Math.max(100, Math.floor(this.heartbeatMs / 2)));
     this.recompute();
   }
 
-  /** Live members, sorted by id (this one always included). */
+  /** Live members, sorted by id (this one included while its heartbeats are stored). */
   liveIds(): readonly string[] {
     return this.live;
   }
@@ -121,10 +127,12 @@ export class Membership {
 
   private recompute(): void {
     const now = Date.now();
-    // Our own liveness is ours to know; the lease only judges the others.
+    // This member judges itself by its own stored heartbeats: cut off from NATS for a lease, it
+    // gives its partitions up about when the others take them, rather than keep reading them too.
     const self = this.members.get(this.self);
-    if (self && this.beat) this.members.set(this.self, { ...self, lastSeen: now });
-    const live = [...this.members.values()].filter((m) => m.instance === this.self || now - m.lastSeen < this.leaseMs).map((m) => m.instance).sort();
+    const selfLive = this.beat !== undefined && now - this.beatOk < this.leaseMs;
+    if (self && selfLive) this.members.set(this.self, { ...self, lastSeen: now });
+    const live = [...this.members.values()].filter((m) => (m.instance === this.self ? selfLive : now - m.lastSeen < this.leaseMs)).map((m) => m.instance).sort();
     if (live.length === this.live.length && live.every((id, i) => id === this.live[i])) return;
     this.live = live;
     this.onChange?.(live);

@@ -160,6 +160,8 @@ export const ruleRoutes: R[] = [
       if (bad) return bad;
       try {
         await e.rules.delete(id);
+        // The group's per-partition checkpoints go with the rule, once, by the member that deleted it.
+        if (e.cluster) await e.cluster.checkpoints.clear(id).catch((err: unknown) => e.log(`cluster: clearing the checkpoints of rule ${id}: ${errorText(err)}`));
         return sentence(`Rule ${id} is dropped.`);
       } catch (err) {
         return fromError(err, "Delete rule error");

@@ -161,3 +161,25 @@ test("a checkpoint saved by a partition's owner is restored by the member that t
   await b.node.checkpoints.clear("rule/1");
   expect(await b.node.checkpoints.partitions("rule/1")).toEqual([]);
 }, 20_000);
+
+test("a write made while NATS is away reaches the group once it is back; a member cut off gives its partitions up", async () => {
+  const a = await member("away", "a");
+  const b = await member("away", "b");
+  await a.node.join("http://a");
+  await b.node.join("http://b");
+  await until(() => a.node.members.liveIds().length === 2 && b.node.members.liveIds().length === 2);
+  await nats.stop();
+  a.store.set("rule", "while-away", "1");
+  await a.node.definitions.flush();
+  expect(a.node.definitions.unsentCount).toBe(1);
+  // Without stored heartbeats for a lease (1 s here) a member no longer counts itself in.
+  await until(() => a.node.owned().length === 0, 3000);
+  await nats.restart();
+  await until(() => b.local.get("rule", "while-away") === "1", 10_000);
+  expect(a.node.definitions.unsentCount).toBe(0);
+  await until(() => a.node.members.liveIds().length === 2 && b.node.members.liveIds().length === 2, 10_000);
+  expect([...a.node.owned(), ...b.node.owned()].sort((x, y) => x - y)).toEqual([...Array(12).keys()]);
+  // And the watch works again after the restart.
+  b.store.set("rule", "after", "2");
+  await until(() => a.local.get("rule", "after") === "2", 5000);
+}, 30_000);
