@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
+import mqtt from "mqtt";
+import { Mosquitto } from "../helpers/mosquitto.ts";
 import { NatsServer } from "../helpers/nats.ts";
 
 let nats: NatsServer;
@@ -150,6 +152,33 @@ test("a rule's status adds up over the members; ?instance= shows one, ?instance=
   expect((await a.call("DELETE", "/rules/r2")).status).toBe(200);
   expect((await b.call("DELETE", "/streams/sim2")).status).toBe(200);
 });
+
+test("a stateless rule scales out over an MQTT shared subscription: each message is counted once, by one member", async () => {
+  const [a, b, c] = floes as [DaemonProc, DaemonProc, DaemonProc];
+  const broker = await Mosquitto.start();
+  const client = await mqtt.connectAsync(broker.url.replace("tcp:", "mqtt:"));
+  try {
+    // The confKey and the stream are created once, on two different members.
+    expect((await a.call("PUT", "/metadata/sources/mqtt/confKeys/shared", { server: broker.url, qos: 1 })).status).toBe(200);
+    expect((await b.call("POST", "/streams", { sql: 'CREATE STREAM tele () WITH (TYPE="mqtt", DATASOURCE="$share/floe/tele/#", CONF_KEY="shared")' })).status).toBe(201);
+    expect((await c.call("POST", "/rules", { id: "rs", sql: "SELECT * FROM tele", actions: [{ nop: {} }] })).status).toBe(201);
+    await until(async () => {
+      const each = JSON.parse((await a.call("GET", "/v2/rules/rs/status?instance=all")).text) as Record<string, Record<string, number | string>>;
+      return Object.values(each).filter((s) => s.source_tele_0_connection_status === 1).length === 3;
+    });
+    for (let i = 0; i < 300; i++) await client.publishAsync(`tele/d${i % 7}`, JSON.stringify({ i }), { qos: 1 });
+    await until(async () => (JSON.parse((await b.call("GET", "/v2/rules/rs/status")).text) as Record<string, number>).source_tele_0_records_in_total === 300);
+    const each = JSON.parse((await b.call("GET", "/v2/rules/rs/status?instance=all")).text) as Record<string, Record<string, number>>;
+    const counts = Object.values(each).map((s) => s.source_tele_0_records_in_total!);
+    expect(counts.reduce((x, y) => x + y, 0)).toBe(300);
+    for (const n of counts) expect(n).toBeGreaterThan(0);
+    expect((await a.call("DELETE", "/rules/rs")).status).toBe(200);
+    expect((await a.call("DELETE", "/streams/tele")).status).toBe(200);
+  } finally {
+    await client.endAsync();
+    await broker.stop();
+  }
+}, 30_000);
 
 test("kill -9 of a member: the others take its partitions over within the lease bound", async () => {
   const [a, b, c] = floes as [DaemonProc, DaemonProc, DaemonProc];
