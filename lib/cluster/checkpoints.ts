@@ -17,6 +17,8 @@ export interface PartitionCheckpoint {
   readonly owner: string;
   /** Save time (ms since the epoch, the saver's clock). */
   readonly ts: number;
+  /** The owner's last checkpoint before it gave the partition up (a rebalance hand-over). */
+  readonly released: boolean;
 }
 
 interface Manifest {
@@ -24,6 +26,7 @@ interface Manifest {
   readonly chunks: number;
   readonly owner: string;
   readonly ts: number;
+  readonly released?: boolean;
 }
 
 export class PartitionCheckpoints {
@@ -36,15 +39,15 @@ export class PartitionCheckpoints {
     private readonly chunkBytes: number,
   ) {}
 
-  /** Stores `state` as the newest checkpoint of (`rule`, `partition`); replaces the previous one. */
-  async save(rule: string, partition: number, state: string): Promise<void> {
+  /** Stores `state` as the newest checkpoint of (`rule`, `partition`); replaces the previous one. `released`: the owner's last before giving the partition up. */
+  async save(rule: string, partition: number, state: string, released = false): Promise<void> {
     const base = `${keyToken(rule)}.${partition}`;
     const old = await this.manifest(base);
     const version = `${this.instance}-${Date.now().toString(36)}-${(++this.counter).toString(36)}`;
     const bytes = new TextEncoder().encode(state);
     const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
     for (let i = 0; i < chunks; i++) await this.kv.put(`c.${base}.${version}.${i}`, bytes.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
-    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now() };
+    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now(), released };
     await this.kv.put(`m.${base}`, JSON.stringify(m));
     if (old) for (let i = 0; i < old.chunks; i++) await this.kv.purge(`c.${base}.${old.version}.${i}`);
   }
@@ -64,7 +67,7 @@ export class PartitionCheckpoints {
       }
       parts.push(e.value);
     }
-    return { state: new TextDecoder().decode(Buffer.concat(parts)), owner: m.owner, ts: m.ts };
+    return { state: new TextDecoder().decode(Buffer.concat(parts)), owner: m.owner, ts: m.ts, released: m.released === true };
   }
 
   /** Partitions of `rule` that have a checkpoint, ascending. */

@@ -35,9 +35,7 @@ export interface ClusterView {
 export class ClusterNode {
   /** The managers' store (set by `replicate`). */
   store: ReplicatedStore | undefined;
-  private ownedNow: readonly number[] = [];
-  /** Told when this instance's share of the default partitions changes. */
-  onOwnership: ((owned: readonly number[]) => void) | undefined;
+  private readonly listeners = new Set<(live: readonly string[]) => void>();
 
   private constructor(
     readonly settings: ClusterSettings,
@@ -51,9 +49,7 @@ export class ClusterNode {
     members.onChange = (live) => {
       const owned = this.owned();
       this.log(`cluster ${settings.group}: live members ${live.join(", ")}; ${settings.instance} owns partitions [${owned.join(",")}]`);
-      const changed = owned.length !== this.ownedNow.length || owned.some((p, i) => p !== this.ownedNow[i]);
-      this.ownedNow = owned;
-      if (changed) this.onOwnership?.(owned);
+      for (const fn of this.listeners) fn(live);
     };
   }
 
@@ -97,7 +93,13 @@ export class ClusterNode {
     return this.members.join(rest);
   }
 
-  /** Default partitions this instance owns now. */
+  /** Calls `fn` whenever the live members change (ownership may have moved); returns the unsubscribe. */
+  onMembers(fn: (live: readonly string[]) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Partitions (of `partitions`, default the group's count) this instance owns now. */
   owned(partitions = this.settings.partitions): number[] {
     return assignPartitions(partitions, this.members.liveIds()).get(this.instance) ?? [];
   }

@@ -16,7 +16,13 @@ export const clusterRoutes: RouteDef<Engine>[] = [
   {
     method: "GET",
     path: "/cluster",
-    handler: (_c, e) => (e.cluster ? json(e.cluster.view()) : errorBody(ErrCode.notFound, "this instance is not in a group: cluster.nats is not set")),
+    handler: (_c, e) => {
+      if (!e.cluster) return errorBody(ErrCode.notFound, "this instance is not in a group: cluster.nats is not set");
+      // The partitions each partitioned rule runs on this instance (they follow ownership within moments).
+      const rules: Record<string, number[]> = {};
+      for (const [id, run] of [...e.partitionRuns].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) rules[id] = run.owned();
+      return json({ ...e.cluster.view(), partitionedRules: rules });
+    },
   },
 ];
 

@@ -89,6 +89,8 @@ export class Engine {
   readonly cpu = new CpuMeter();
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
+  /** In a group: the partitions each partitioned rule runs here (server/partitioned-run.ts), for GET /cluster. */
+  readonly partitionRuns = new Map<string, { owned(): number[] }>();
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
 
@@ -169,7 +171,12 @@ export class Engine {
     rules.cleanup = (id) => {
       try {
         if (existsSync(join(o.paths.data, "cache.db"))) clearRuleCache(o.paths.data, id);
-        if (existsSync(join(o.paths.data, "checkpoint.db"))) checkpointStore(o.paths.data).clear(id);
+        if (existsSync(join(o.paths.data, "checkpoint.db"))) {
+          const store = checkpointStore(o.paths.data);
+          store.clear(id);
+          // The runs of a partitioned rule (server/partitioned-run.ts) keep theirs under `<id>.p<n>`.
+          if (cluster) for (let p = 0; p < cluster.settings.partitions; p++) store.clear(`${id}.p${p}`);
+        }
         rmSync(join(o.paths.data, `rule_${id}`), { recursive: true, force: true });
       } catch (e) {
         log(`clean rule ${id} failed: ${errorText(e)}`);

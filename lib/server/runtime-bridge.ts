@@ -16,6 +16,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
+import { PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
@@ -82,6 +83,37 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     resetState: (stream, input) => rule.resetState(stream, input),
   });
   const factory: RunFactory = async (def, onExit) => {
+    // In a group, a rule over a partitioned stream runs once per partition this member owns.
+    const cluster = engine.cluster;
+    const partitioned = cluster ? partitionedStream(def, deps.streams()) : undefined;
+    if (cluster && partitioned) {
+      const run = new PartitionedRun({
+        def,
+        cluster,
+        dataDir: engine.paths.data,
+        onExit,
+        log: engine.log,
+        exists: () => engine.rules.get(def.id) !== undefined,
+        startPartition: async (p, exit) => {
+          // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
+          const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
+          const rule = Rule.create(ruleJson({ ...def, id: partitionRunId(def.id, p), options }), streamsForPartition(deps.streams(), partitioned, p), env, hub);
+          rule.onEnd = (r) => exit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
+          await rule.start();
+          return wrap(rule);
+        },
+      });
+      await run.open();
+      engine.partitionRuns.set(def.id, run);
+      return {
+        nodes: () => run.nodes(),
+        topo: () => run.topo(),
+        stop: async () => {
+          if (engine.partitionRuns.get(def.id) === run) engine.partitionRuns.delete(def.id);
+          await run.stop();
+        },
+      };
+    }
     const rule = create(def);
     // onEnd fires for EOF (`done`) and for a run-time failure (`stopped by error`).
     rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
