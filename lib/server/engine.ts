@@ -175,7 +175,7 @@ export class Engine {
           const store = checkpointStore(o.paths.data);
           store.clear(id);
           // The runs of a partitioned rule (server/partitioned-run.ts) keep theirs under `<id>.p<n>`.
-          if (cluster) for (let p = 0; p < cluster.settings.partitions; p++) store.clear(`${id}.p${p}`);
+          if (cluster) store.clearPrefix(`${id}.p`);
         }
         rmSync(join(o.paths.data, `rule_${id}`), { recursive: true, force: true });
       } catch (e) {

@@ -22,21 +22,58 @@ import type { RuleRun, RunExit, Topo } from "./lifecycle.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
+/** A partitioned stream as a rule reads it. */
+export interface Partitioning {
+  readonly stream: StreamDef;
+  /** Partitions: EXTRA's `partitions`, else the group's `cluster.partitions`. */
+  readonly count: number;
+  /** EXTRA's `partitionKey`: the field that determines the partition (for the GROUP BY warning). */
+  readonly key: string;
+}
+
+function extraOf(s: StreamDef): Record<string, unknown> {
+  try {
+    const v = JSON.parse(s.options.EXTRA ?? "{}") as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** The partitioned stream a rule reads (SQL rules only), or undefined. */
-export function partitionedStream(def: RuleDef, streams: ReadonlyMap<string, StreamDef>): StreamDef | undefined {
+export function partitionedStream(def: RuleDef, streams: ReadonlyMap<string, StreamDef>, groupCount: number): Partitioning | undefined {
   if (def.graph !== undefined) return undefined;
   for (const name of ruleSources(def)) {
     const s = streams.get(name);
-    if (s && s.kind === "stream" && (s.options.DATASOURCE ?? "").includes(PARTITION_TOKEN)) return s;
+    if (!s || s.kind !== "stream" || !(s.options.DATASOURCE ?? "").includes(PARTITION_TOKEN)) continue;
+    const extra = extraOf(s);
+    const n = Number(extra.partitions);
+    return { stream: s, count: Number.isInteger(n) && n > 0 ? n : groupCount, key: typeof extra.partitionKey === "string" ? extra.partitionKey : "" };
   }
   return undefined;
 }
 
-/** The definitions a run of partition `p` plans with: the partitioned stream reads only `p`. */
+/**
+ * The definitions a run of partition `p` plans with: `{partition}` in the stream's DATASOURCE
+ * and EXTRA (e.g. a per-partition durable consumer name) becomes `p`.
+ */
 export function streamsForPartition(streams: ReadonlyMap<string, StreamDef>, stream: StreamDef, p: number): Map<string, StreamDef> {
   const out = new Map(streams);
-  out.set(stream.name, { ...stream, options: { ...stream.options, DATASOURCE: (stream.options.DATASOURCE ?? "").replaceAll(PARTITION_TOKEN, String(p)) } });
+  const o = stream.options;
+  const sub = (v: string | undefined) => (v === undefined ? undefined : v.replaceAll(PARTITION_TOKEN, String(p)));
+  out.set(stream.name, { ...stream, options: { ...o, DATASOURCE: sub(o.DATASOURCE), ...(o.EXTRA !== undefined ? { EXTRA: sub(o.EXTRA) } : {}) } });
   return out;
+}
+
+/**
+ * The warning for a rule whose GROUP BY lacks the stream's partition key: its groups are then
+ * computed per partition, so a key spread over partitions yields one partial group per partition.
+ */
+export function partitionKeyWarning(def: RuleDef, part: Partitioning): string | undefined {
+  if (!part.key || !def.select || def.select.groupBy.length === 0) return undefined;
+  const key = part.key.toLowerCase();
+  if (def.select.groupBy.some((e) => e.kind === "field" && e.name.toLowerCase() === key)) return undefined;
+  return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
 }
 
 /** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
@@ -46,6 +83,7 @@ export function partitionRunId(rule: string, p: number): string {
 
 export interface PartitionedRunOptions {
   readonly def: RuleDef;
+  readonly partitions: number;
   readonly cluster: ClusterNode;
   readonly dataDir: string;
   /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`). */
@@ -96,7 +134,7 @@ export class PartitionedRun implements RuleRun {
   private rebalance(): Promise<void> {
     return this.serial(async () => {
       if (this.stopped) return;
-      const want = new Set(this.o.cluster.owned());
+      const want = new Set(this.o.cluster.owned(this.o.partitions));
       for (const p of [...this.runs.keys()]) if (!want.has(p)) await this.release(p);
       for (const p of want) if (!this.runs.has(p) && !this.stopped) await this.acquire(p);
     });

@@ -16,7 +16,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
+import { partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
@@ -85,10 +85,13 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   const factory: RunFactory = async (def, onExit) => {
     // In a group, a rule over a partitioned stream runs once per partition this member owns.
     const cluster = engine.cluster;
-    const partitioned = cluster ? partitionedStream(def, deps.streams()) : undefined;
+    const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
     if (cluster && partitioned) {
+      const warning = partitionKeyWarning(def, partitioned);
+      if (warning) engine.log(warning);
       const run = new PartitionedRun({
         def,
+        partitions: partitioned.count,
         cluster,
         dataDir: engine.paths.data,
         onExit,
@@ -97,7 +100,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         startPartition: async (p, exit) => {
           // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
           const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
-          const rule = Rule.create(ruleJson({ ...def, id: partitionRunId(def.id, p), options }), streamsForPartition(deps.streams(), partitioned, p), env, hub);
+          const rule = Rule.create(ruleJson({ ...def, id: partitionRunId(def.id, p), options }), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub);
           rule.onEnd = (r) => exit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
           await rule.start();
           return wrap(rule);
