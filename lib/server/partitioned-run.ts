@@ -12,7 +12,7 @@
  * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
  * waits for that owner's release, which uploads the state it stopped with.
  */
-import type { ClusterNode } from "../cluster/index.ts";
+import { jetStreamOffsets, rewindConsumer, type ClusterNode } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -149,6 +149,13 @@ export class PartitionedRun implements RuleRun {
     while (cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner) && Date.now() < deadline) {
       await Bun.sleep(100);
       cp = await cluster.checkpoints.load(this.id, p);
+    }
+    // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
+    if (cp) {
+      for (const o of jetStreamOffsets(cp.state)) {
+        if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+      }
     }
     const local = checkpointStore(this.o.dataDir);
     // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
