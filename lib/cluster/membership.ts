@@ -53,22 +53,19 @@ export class Membership {
     this.members.set(this.self, { ...this.info, lastSeen: Date.now() });
     await this.kv.put(this.self, JSON.stringify(this.info));
     this.beatOk = Date.now();
-    const w = await this.kv.watch({ key: ">" });
+    // The members there are now, before the first answer on ownership: judged with the member
+    // list half read, this one would own (and start) partitions that others run.
+    const last = (await this.kv.status()).streamInfo.state.last_seq;
+    for await (const k of await this.kv.keys()) {
+      const e = await this.kv.get(k);
+      if (e && e.operation === "PUT") this.heard(e.key, e.value, Math.min(Date.now(), e.created.getTime()));
+    }
+    const w = await this.kv.watch({ key: ">", resumeFromRevision: last + 1 });
     this.watcher = w;
     void (async () => {
       for await (const e of w) {
-        if (e.operation !== "PUT") {
-          this.members.delete(e.key);
-        } else {
-          try {
-            const i = JSON.parse(new TextDecoder().decode(e.value)) as MemberInfo;
-            // The initial values carry the server's write time; later ones are seen as they happen.
-            const seen = e.isUpdate ? Date.now() : Math.min(Date.now(), e.created.getTime());
-            this.members.set(e.key, { instance: e.key, rest: String(i.rest ?? ""), startedAt: Number(i.startedAt ?? 0), lastSeen: seen });
-          } catch {
-            continue;
-          }
-        }
+        if (e.operation !== "PUT") this.members.delete(e.key);
+        else this.heard(e.key, e.value, Date.now());
         this.recompute();
       }
     })().catch((e) => this.log(`cluster: membership watch ended: ${errorText(e)}`));
@@ -80,6 +77,17 @@ export class Membership {
     }, this.heartbeatMs);
     this.check = setInterval(() => this.recompute(), Math.max(100, Math.floor(this.heartbeatMs / 2)));
     this.recompute();
+  }
+
+  /** A heartbeat of `id` seen at `seen` (local time; the server's write time for what was there before this member joined). */
+  private heard(id: string, value: Uint8Array, seen: number): void {
+    try {
+      const i = JSON.parse(new TextDecoder().decode(value)) as MemberInfo;
+      const self = id === this.self;
+      this.members.set(id, { instance: id, rest: self ? this.info.rest : String(i.rest ?? ""), startedAt: self ? this.info.startedAt : Number(i.startedAt ?? 0), lastSeen: seen });
+    } catch {
+      // not a heartbeat
+    }
   }
 
   /** Live members, sorted by id (this one included while its heartbeats are stored). */

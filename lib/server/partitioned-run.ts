@@ -148,6 +148,8 @@ export class PartitionedRun implements RuleRun {
     const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
     while (cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner) && Date.now() < deadline) {
       await Bun.sleep(100);
+      // Ownership moved on meanwhile: not ours to start.
+      if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
       cp = await cluster.checkpoints.load(this.id, p);
     }
     // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.

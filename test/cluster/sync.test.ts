@@ -50,7 +50,7 @@ async function member(group: string, instance: string, local = new Kv(join(mkdte
   return m;
 }
 
-async function until(fn: () => boolean | Promise<boolean>, ms = 5000): Promise<number> {
+async function until(fn: () => boolean | Promise<boolean>, ms = 15_000): Promise<number> {
   const t0 = Date.now();
   while (!(await fn())) {
     if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
@@ -67,7 +67,9 @@ test("members converge on the last write of a key written by both at once", asyn
     b.store.set("rule", "r", `b${i}`);
   }
   await Promise.all([a.node.definitions.flush(), b.node.definitions.flush()]);
-  await until(() => a.local.get("rule", "r") === b.local.get("rule", "r"));
+  await until(() => a.local.get("rule", "r") === b.local.get("rule", "r")).catch((e) => {
+    throw new Error(`${e}: a holds ${a.local.get("rule", "r")}, b holds ${b.local.get("rule", "r")}, unsent ${a.node.definitions.unsentCount}/${b.node.definitions.unsentCount}`);
+  });
   // Whichever came last in the bucket, both hold it and it is one of the final writes.
   expect(["a19", "b19"]).toContain(a.local.get("rule", "r")!);
   await Bun.sleep(200);
