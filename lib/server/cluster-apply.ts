@@ -5,9 +5,8 @@
  * from the group); and the answers this instance gives other members (rule status here).
  */
 import type { DefinitionChange, ReplicatedStore } from "../cluster/index.ts";
-import { EngineError, ErrCode } from "../errors.ts";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { registerBrokenScript, registerScript, type ScriptDef } from "../functions/js-udf.ts";
-import { errorText } from "../errors.ts";
 import type { ConnectionRegistry } from "../io/connections.ts";
 import type { FunctionRegistry } from "../functions/index.ts";
 import type { Catalog } from "../store/catalog.ts";
