@@ -185,3 +185,19 @@ test("a write made while NATS is away reaches the group once it is back; a membe
   b.store.set("rule", "after", "2");
   await until(() => a.local.get("rule", "after") === "2", 5000);
 }, 30_000);
+
+test("with the default heartbeat (1 s) and lease (6 s) a dead member's partitions move within 10 s", async () => {
+  const dflt = (instance: string): ClusterSettings => ({ ...settings("dflt", instance), heartbeatMs: 1000, leaseMs: 6000 });
+  const a = await ClusterNode.connect(dflt("a"), () => {});
+  const b = await ClusterNode.connect(dflt("b"), () => {});
+  open.push(a, b);
+  await a.join("http://a");
+  await b.join("http://b");
+  await until(() => a.members.liveIds().length === 2 && b.members.liveIds().length === 2);
+  expect(b.owned().length).toBeLessThan(12);
+  a.members.stopTimers();
+  await a.nc.close();
+  const took = await until(() => b.owned().length === 12, 12_000);
+  expect(took).toBeLessThan(10_000);
+  expect(took).toBeGreaterThan(4_000);
+}, 30_000);
