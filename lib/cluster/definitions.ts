@@ -81,6 +81,8 @@ export class DefinitionSync {
     private readonly kv: KV,
     private readonly instance: string,
     private readonly log: (line: string) => void,
+    /** Whether NATS is reachable now: while it is not, REST calls neither wait for the group nor for their writes (re-sent later). */
+    private readonly connected: () => boolean = () => true,
   ) {}
 
   /**
@@ -145,6 +147,7 @@ export class DefinitionSync {
 
   /** Resolves once every write sent so far is stored in the bucket. */
   async flush(): Promise<void> {
+    if (!this.connected()) return;
     await Promise.allSettled([...this.inflight]);
   }
 
@@ -154,6 +157,7 @@ export class DefinitionSync {
    * on any member sees what a call on another member wrote before it.
    */
   async caughtUp(timeoutMs = 2000): Promise<void> {
+    if (!this.connected()) return;
     let last: number;
     try {
       last = (await this.kv.status()).streamInfo.state.last_seq;
@@ -188,6 +192,10 @@ export class DefinitionSync {
     this.watcher?.stop();
     if (this.retry) clearInterval(this.retry);
     this.retry = undefined;
+  }
+
+  get isConnected(): boolean {
+    return this.connected();
   }
 
   /** Writes not yet stored in the group (GET /cluster). */

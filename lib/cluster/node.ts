@@ -20,6 +20,10 @@ export interface ClusterView {
   readonly group: string;
   readonly instance: string;
   readonly nats: readonly string[];
+  /** Whether this instance reaches NATS now. */
+  readonly connected: boolean;
+  /** Definition writes of this instance the group's bucket has not taken yet (re-sent until it does). */
+  readonly unsentDefinitions: number;
   readonly leader: string;
   readonly partitions: number;
   readonly instances: readonly {
@@ -67,10 +71,17 @@ export class ClusterNode {
       const mem = await openBucket(nc, `floe_${g}_members`, { description: `floe group ${g}: members`, ttl: Math.max(60_000, settings.leaseMs * 10) });
       const state = await openBucket(nc, `floe_${g}_state`, { description: `floe group ${g}: partition checkpoints` });
       const chunk = Math.max(4096, Math.min(nc.info?.max_payload ?? 1 << 20, 1 << 20) - 8192);
+      const link = { up: true };
+      void (async () => {
+        for await (const st of nc.status()) {
+          if (st.type === "disconnect") link.up = false;
+          else if (st.type === "reconnect") link.up = true;
+        }
+      })().catch(() => {});
       return new ClusterNode(
         settings,
         nc,
-        new DefinitionSync(defs, settings.instance, log),
+        new DefinitionSync(defs, settings.instance, log, () => link.up && !nc.isClosed()),
         new Membership(mem, settings.instance, settings.heartbeatMs, settings.leaseMs, log),
         new PartitionCheckpoints(state, settings.instance, chunk),
         new GroupRpc(nc, g, settings.instance),
@@ -112,6 +123,8 @@ export class ClusterNode {
       group: this.settings.group,
       instance: this.instance,
       nats: this.settings.nats,
+      connected: this.definitions.isConnected,
+      unsentDefinitions: this.definitions.unsentCount,
       leader: this.members.leader() ?? "",
       partitions: this.settings.partitions,
       instances: [...all.values()].map((m) => ({

@@ -16,6 +16,8 @@ interface View {
   group: string;
   instance: string;
   leader: string;
+  connected: boolean;
+  unsentDefinitions: number;
   partitions: number;
   instances: { instance: string; rest: string; startedAt: number; lastSeen: number; live: boolean; partitions: number[] }[];
 }
@@ -63,6 +65,7 @@ test("every member lists all three, agrees on the leader, and each partition has
   const views = await Promise.all(floes.map(view));
   for (const v of views) {
     expect(v.group).toBe("g1");
+    expect([v.connected, v.unsentDefinitions]).toEqual([true, 0]);
     expect(liveOf(v)).toEqual(["a", "b", "c"]);
     expect(v.leader).toBe(views[0]!.leader);
     expect(v.partitions).toBe(12);
