@@ -24,7 +24,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ["plan"], // analyzer + planner: AST -> operator specs; rule options
   ["config", "store"], // settings from etc/; sqlite definitions, checkpoints, sink cache pages
   ["window", "io"], // window operators; sources, sinks, formats, connections
-  ["runtime"], // operators, topology, the rule run, shared sources
+  ["runtime", "cluster"], // operators, topology, the rule run, shared sources; a floe group over NATS JetStream
   ["server", "pipe"], // the two hosts: the REST daemon (rule lifecycle, scheduler, cron), pipe mode
   ["cli"], // one file per subcommand
   ["cli.ts"], // the entry

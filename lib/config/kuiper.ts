@@ -4,6 +4,7 @@
  * and CLI listeners bind 127.0.0.1 unless an address is configured (secure default).
  */
 import { YAML } from "bun";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { goDurationMs } from "../value/duration.ts";
@@ -18,6 +19,8 @@ export interface KuiperConfig {
   readonly sink: Readonly<Record<string, unknown>>;
   readonly source: { readonly httpServerIp: string; readonly httpServerPort: number };
   readonly store: { readonly sqliteName: string };
+  /** `cluster:` (README "Scaling out"): empty `nats` = a single node, exactly as without the section. */
+  readonly cluster: ClusterSettings;
   /** The raw lower-cased document (after env), for whatever a connector needs. */
   readonly doc: Doc;
 }
@@ -60,6 +63,23 @@ export interface BasicSettings {
   readonly udfLimits: { readonly timeoutMs: number; readonly memoryBytes: number };
   /** floe: the web console at `/ui` on the REST port (`basic.console`, default true). */
   readonly console: boolean;
+}
+
+/**
+ * floe's `cluster:` section: instances with the same `group` on the same NATS servers form one
+ * engine. `partitions` is the group's default partition count (a stream may declare its own),
+ * `heartbeatInterval`/`leaseTimeout` (Go durations) bound how fast a dead instance's partitions
+ * move: within leaseTimeout + heartbeatInterval (default 6 s + 1 s).
+ */
+export interface ClusterSettings {
+  /** NATS server URLs (`cluster.nats`, comma-separated); none = single node. */
+  readonly nats: readonly string[];
+  readonly group: string;
+  /** This instance's id in the group (default `<hostname>-<pid>`). */
+  readonly instance: string;
+  readonly partitions: number;
+  readonly heartbeatMs: number;
+  readonly leaseMs: number;
 }
 
 /** Loads the file (absent file or dir → defaults) and applies `env`. */
@@ -162,8 +182,24 @@ export function fromDoc(doc: Doc): KuiperConfig {
     sink,
     source: { httpServerIp: str(pick(doc, "source", "httpserverip"), "127.0.0.1"), httpServerPort: httpPort },
     store: { sqliteName: str(pick(doc, "store", "sqlite", "name"), "") || "sqliteKV.db" },
+    cluster: clusterSettings(doc),
     doc,
   };
+}
+
+function clusterSettings(doc: Doc): ClusterSettings {
+  const c = (k: string) => pick(doc, "cluster", k);
+  const raw = c("nats");
+  const list = Array.isArray(raw) ? raw.map((x) => str(x, "")) : str(raw, "").split(",");
+  const nats = list.map((u) => u.trim()).filter((u) => u !== "");
+  const group = str(c("group"), "") || "default";
+  // A group names a JetStream KV bucket (floe_<group>) and NATS subjects: one token of letters, digits, - and _.
+  if (!/^[A-Za-z0-9_-]+$/.test(group)) throw new EngineError(`invalid cluster.group ${JSON.stringify(group)}: use letters, digits, - and _`, ErrCode.confKey);
+  const instance = str(c("instance"), "") || `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}`;
+  if (!/^[A-Za-z0-9_-]+$/.test(instance)) throw new EngineError(`invalid cluster.instance ${JSON.stringify(instance)}: use letters, digits, - and _`, ErrCode.confKey);
+  const heartbeatMs = positive(durationMs(c("heartbeatinterval"), 1000), 1000);
+  const leaseMs = Math.max(positive(durationMs(c("leasetimeout"), 6000), 6000), 2 * heartbeatMs);
+  return { nats, group, instance, partitions: positive(int(c("partitions"), 12), 12), heartbeatMs, leaseMs };
 }
 
 function str(v: unknown, dflt: string): string {

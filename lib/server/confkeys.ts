@@ -4,7 +4,7 @@
  * `sinks.<type>.<key>`, `connections.<type>.<key>`), which the API writes.
  */
 import { loadSourceYaml, sourceTypes, type Doc } from "../config/index.ts";
-import type { Kv } from "../store/kv.ts";
+import type { DefinitionStore } from "../store/definition-store.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, valueTooDeep } from "../value/json-depth.ts";
 
@@ -41,7 +41,7 @@ export class ConfKeys {
   private readonly yamlCache = new Map<string, Doc | undefined>();
 
   constructor(
-    private readonly kv: Kv,
+    private readonly kv: DefinitionStore,
     private readonly etc: string | undefined,
     private readonly env: Record<string, string | undefined>,
     private readonly connectionYaml: Doc,

@@ -97,6 +97,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   logger.info(`REST API listening on ${scheme}://${joinHostPort(basic.restIp, restPort)}`);
   if (servers.length > 1 && servers[1] !== promServer) logger.info(`CLI (kuiper-style) listening on http://${joinHostPort(basic.ip, cliPort)}`);
   if (basic.prometheus) logger.info(`Prometheus metrics on http://${joinHostPort(basic.restIp, basic.prometheusPort === basic.restPort ? restPort : basic.prometheusPort)}/metrics`);
+  if (engine.cluster) {
+    await engine.cluster.join(`${scheme}://${joinHostPort(basic.restIp, restPort)}`);
+    logger.info(`cluster: instance ${engine.cluster.instance} joined group ${engine.cluster.settings.group} on ${engine.cluster.settings.nats.join(",")}`);
+  }
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
   let stopping: Promise<void> | undefined;

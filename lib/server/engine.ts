@@ -22,6 +22,9 @@ import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
 import { SchemaStore } from "../store/schemas.ts";
 import { checkFormat, SchemaRegistry, type SchemaEntry } from "../io/formats/schema-registry.ts";
+import type { DefinitionStore } from "../store/definition-store.ts";
+import { ClusterNode } from "../cluster/index.ts";
+import { answerGroupRequest, applyGroupChange } from "./cluster-apply.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -88,6 +91,8 @@ export class Engine {
   readonly cpu = new CpuMeter();
   /** Named connections: one live client each, shared by the rules that select them. */
   readonly connections: ConnectionRegistry;
+  /** In a group: the partitions each partitioned rule runs here (server/partitioned-run.ts), for GET /cluster. */
+  readonly partitionRuns = new Map<string, { owned(): number[] }>();
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
   /** The registered protobuf schemas (`/schemas/protobuf`), read by rules' decoders and encoders. */
@@ -99,7 +104,8 @@ export class Engine {
     readonly paths: Paths,
     readonly config: KuiperConfig,
     readonly env: Record<string, string | undefined>,
-    readonly kv: Kv,
+    /** Definitions: the sqlite KV, or its group-replicated form when `cluster.nats` is set. */
+    readonly kv: DefinitionStore,
     readonly catalog: Catalog,
     /** The built-in functions and this daemon's JavaScript UDFs: what every rule parses, plans and calls with. */
     readonly functions: FunctionRegistry,
@@ -107,6 +113,8 @@ export class Engine {
     readonly rules: RuleManager,
     readonly log: (line: string) => void,
     readonly version: string,
+    /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
+    readonly cluster: ClusterNode | undefined,
   ) {
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
@@ -138,7 +146,19 @@ export class Engine {
     const log = o.log ?? ((l: string) => process.stderr.write(l + "\n"));
     const config = await loadKuiperConfig(o.paths.etc, env);
     prepareDataDir(o.paths.data);
-    const kv = Kv.open(o.paths.data, config.store.sqliteName);
+    const local = Kv.open(o.paths.data, config.store.sqliteName);
+    let kv: DefinitionStore = local;
+    let cluster: ClusterNode | undefined;
+    if (config.cluster.nats.length > 0) {
+      try {
+        cluster = await ClusterNode.connect(config.cluster, log);
+        kv = await cluster.replicate(local);
+      } catch (e) {
+        await cluster?.close();
+        local.close();
+        throw e;
+      }
+    }
     const functions = createCatalog();
     const catalog = new Catalog(kv, functions, log);
     const connYaml = await loadConnectionYaml(o.paths.etc, env);
@@ -155,13 +175,18 @@ export class Engine {
         if (state === RuleStateName.stoppedByErr) logger.error(`rule ${id} is stopped by error: ${message}`);
         else logger.info(`rule ${id} is ${state}${message ? `: ${message}` : ""}`);
       };
-    engine = new Engine(o.paths, config, env, kv, catalog, functions, confKeys, rules, log, o.version ?? "0.0.0");
+    engine = new Engine(o.paths, config, env, kv, catalog, functions, confKeys, rules, log, o.version ?? "0.0.0", cluster);
     hooks = o.runtime(deps, engine);
     engine.hooks = hooks;
     rules.cleanup = (id) => {
       try {
         if (existsSync(join(o.paths.data, "cache.db"))) clearRuleCache(o.paths.data, id);
-        if (existsSync(join(o.paths.data, "checkpoint.db"))) checkpointStore(o.paths.data).clear(id);
+        if (existsSync(join(o.paths.data, "checkpoint.db"))) {
+          const store = checkpointStore(o.paths.data);
+          store.clear(id);
+          // The runs of a partitioned rule (server/partitioned-run.ts) keep theirs under `<id>.p<n>`.
+          if (cluster) store.clearPrefix(`${id}.p`);
+        }
         rmSync(join(o.paths.data, `rule_${id}`), { recursive: true, force: true });
       } catch (e) {
         log(`clean rule ${id} failed: ${errorText(e)}`);
@@ -214,6 +239,12 @@ export class Engine {
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
     }
     this.rules.restore(!safe);
+    const cluster = this.cluster;
+    if (cluster?.store) {
+      const store = cluster.store;
+      cluster.definitions.attach((c) => applyGroupChange(this, store, c));
+      cluster.rpc.serve((req) => answerGroupRequest(this, req));
+    }
     if (safe) return;
     // Scheduled rules restored inside their window start now, not at the first tick.
     this.patrolNow();
@@ -316,6 +347,8 @@ export class Engine {
     this.hooks.close?.();
     await this.connections.closeAll();
     this.dataServer.close();
+    // Leaves the group (its partitions move at once) after the definitions written are stored.
+    await this.cluster?.close();
     this.kv.close();
   }
 }

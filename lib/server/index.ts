@@ -22,6 +22,7 @@ import { ruletestRoutes } from "./ruletest.ts";
 import { streamRoutes, tableRoutes } from "./streams.ts";
 import { batchRoutes, configRoutes, systemRoutes } from "./system.ts";
 import { udfRoutes } from "./udf.ts";
+import { clusterRoutes } from "./cluster.ts";
 import { uploadRoutes } from "./uploads.ts";
 
 export { Engine, type EngineOptions, type RuntimeHooks } from "./engine.ts";
@@ -54,6 +55,7 @@ export function routeTable(withMetrics: boolean): RouteDef<Engine>[] {
     ...schemaRoutes,
     ...serviceRoutes,
     ...udfRoutes,
+    ...clusterRoutes,
     ...metrics,
   ];
 }
@@ -145,7 +147,13 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       dispatch: handle,
     };
     try {
-      return withOrigin(req, await m.handler(ctx, engine));
+      // In a group: see what other members wrote before this call, and reply once what it wrote is stored in the group.
+      const group = engine.cluster?.definitions;
+      if (!group) return withOrigin(req, await m.handler(ctx, engine));
+      await group.caughtUp();
+      const res = await m.handler(ctx, engine);
+      await group.flush();
+      return withOrigin(req, res);
     } catch (e) {
       if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413));
       engine.log(`${req.method} ${path}: ${(e as Error).stack ?? e}`);

@@ -11,11 +11,17 @@ import { inSchedule, nextStartTimestamp } from "./scheduler.ts";
 import { isScheduled } from "./lifecycle.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import type { Catalog } from "../store/catalog.ts";
-import type { Kv } from "../store/kv.ts";
+import type { DefinitionStore } from "../store/definition-store.ts";
 import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
 import { MASK, unmaskSecrets } from "./confkeys.ts";
 import { goQuote } from "./respond.ts";
+
+/** The legacy status text of status entries: hand-built, two-space indented, in entry order (rest-api.md §6.2). */
+export function statusText(entries: readonly (readonly [string, number | string])[]): string {
+  const lines = entries.map(([k, v]) => `  "${k}": ${typeof v === "string" ? goQuote(v) : String(v)}`);
+  return "{\n" + lines.join(",\n") + "\n}";
+}
 
 /** Plans a definition without running it (throws the planning error). */
 export type RuleValidator = (def: RuleDef) => void;
@@ -31,7 +37,7 @@ export class RuleManager {
   cleanup: (id: string) => void = () => {};
 
   constructor(
-    private readonly kv: Kv,
+    private readonly kv: DefinitionStore,
     private readonly catalog: Catalog,
     private readonly functions: FunctionCatalog,
     private readonly defaults: () => Readonly<Record<string, unknown>>,
@@ -87,6 +93,34 @@ export class RuleManager {
     const lc = this.lifecycle(def);
     this.rules.set(id, lc);
     if (def.triggered && start) void lc.start();
+  }
+
+  /**
+   * A rule's stored text changed elsewhere in the group (server/cluster-apply.ts; undefined:
+   * deleted). Applied as the REST call that made it: a delete stops and removes the rule, a new
+   * rule is registered and started when triggered, a changed `triggered` alone starts or stops
+   * it, any other change restarts it with the new definition. Every store write happens before
+   * the first await, so the caller's `quietly` covers them.
+   */
+  async applyStored(id: string, text: string | undefined, start: boolean): Promise<void> {
+    const lc = this.rules.get(id);
+    if (text === undefined) {
+      if (lc) await this.delete(id);
+      else this.kv.delete("rule", id);
+      return;
+    }
+    const def = parseRuleDef(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
+    this.kv.set("rule", id, text);
+    if (!lc) {
+      const fresh = this.lifecycle(def);
+      this.rules.set(id, fresh);
+      if (def.triggered && start) void this.launch(fresh, def);
+      return;
+    }
+    const onlyTriggered = rewriteRuleText(lc.def.text, { triggered: true }) === rewriteRuleText(text, { triggered: true });
+    lc.def = def;
+    if (!def.triggered) await lc.stop("canceled manually");
+    else if (start && !(onlyTriggered && lc.running)) void this.launch(lc, def);
   }
 
   /** `POST /rules`: returns the id. */
@@ -251,8 +285,7 @@ export class RuleManager {
   statusText(id: string): string {
     const lc = this.rules.get(id);
     if (!lc) throw notFound(`Rule ${id} is not found`);
-    const lines = this.statusEntries(lc).map(([k, v]) => `  "${k}": ${typeof v === "string" ? goQuote(v) : String(v)}`);
-    return "{\n" + lines.join(",\n") + "\n}";
+    return statusText(this.statusEntries(lc));
   }
 
   /** v2 status: a Go map (keys sorted by the encoder). */

@@ -9,7 +9,9 @@ import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import { maskSecrets } from "./confkeys.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
+import { groupRuleStatus } from "./cluster.ts";
 import type { Engine } from "./engine.ts";
+import { statusText } from "./rule-manager.ts";
 import { empty, errorBody, fromError, GoMap, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
 
@@ -158,6 +160,8 @@ export const ruleRoutes: R[] = [
       if (bad) return bad;
       try {
         await e.rules.delete(id);
+        // The group's per-partition checkpoints go with the rule, once, by the member that deleted it.
+        if (e.cluster) await e.cluster.checkpoints.clear(id).catch((err: unknown) => e.log(`cluster: clearing the checkpoints of rule ${id}: ${errorText(err)}`));
         return sentence(`Rule ${id} is dropped.`);
       } catch (err) {
         return fromError(err, "Delete rule error");
@@ -198,8 +202,12 @@ export const ruleRoutes: R[] = [
   {
     method: "GET",
     path: "/rules/{name}/status",
-    handler: (ctx, e) => {
+    handler: async (ctx, e) => {
       try {
+        if (e.cluster) {
+          const g = await groupRuleStatus(e, ctx.params.name!, ctx.query.get("instance") ?? "");
+          return "each" in g ? json(g.each) : rawJson(statusText(g.entries));
+        }
         return rawJson(e.rules.statusText(ctx.params.name!));
       } catch (err) {
         return fromError(err, "get rule status error");
@@ -209,8 +217,12 @@ export const ruleRoutes: R[] = [
   {
     method: "GET",
     path: "/v2/rules/{name}/status",
-    handler: (ctx, e) => {
+    handler: async (ctx, e) => {
       try {
+        if (e.cluster) {
+          const g = await groupRuleStatus(e, ctx.params.name!, ctx.query.get("instance") ?? "");
+          return jsonSniffed(new GoMap("each" in g ? g.each : Object.fromEntries(g.entries)));
+        }
         return jsonSniffed(new GoMap(e.rules.statusMap(ctx.params.name!)));
       } catch (err) {
         return fromError(err, "get rule status error");

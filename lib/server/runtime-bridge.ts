@@ -17,6 +17,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
+import { partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
@@ -76,8 +77,42 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   for (const [name, def] of engine.catalog.all()) tables.update(name, def);
   const create = (def: RuleDef, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
     Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
-  // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
-  const factory: RunFactory = (def, onExit) => create(def).start(onExit);
+  const factory: RunFactory = async (def, onExit) => {
+    // In a group, a rule over a partitioned stream runs once per partition this member owns.
+    const cluster = engine.cluster;
+    const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
+    if (cluster && partitioned) {
+      const warning = partitionKeyWarning(def, partitioned);
+      if (warning) engine.log(warning);
+      const run = new PartitionedRun({
+        def,
+        partitions: partitioned.count,
+        cluster,
+        dataDir: engine.paths.data,
+        onExit,
+        log: engine.log,
+        exists: () => engine.rules.get(def.id) !== undefined,
+        startPartition: async (p, exit) => {
+          // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
+          const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
+          const rule = Rule.create(ruleJson({ ...def, id: partitionRunId(def.id, p), options }), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub);
+          return rule.start(exit);
+        },
+      });
+      await run.open();
+      engine.partitionRuns.set(def.id, run);
+      return {
+        nodes: () => run.nodes(),
+        topo: () => run.topo(),
+        stop: async () => {
+          if (engine.partitionRuns.get(def.id) === run) engine.partitionRuns.delete(def.id);
+          await run.stop();
+        },
+      };
+    }
+    // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
+    return create(def).start(onExit);
+  };
   return {
     env,
     factory,

@@ -10,7 +10,7 @@ import type { FunctionCatalog } from "../sql/catalog.ts";
 import { parseStatement } from "../sql/parse.ts";
 import { describeText } from "./describe.ts";
 import { idError } from "./ids.ts";
-import type { Kv } from "./kv.ts";
+import type { DefinitionStore } from "./definition-store.ts";
 
 export type StreamKind = "stream" | "table";
 
@@ -32,7 +32,7 @@ export class Catalog {
   check: ((c: CreateStatement) => void) | undefined;
 
   constructor(
-    private readonly kv: Kv,
+    private readonly kv: DefinitionStore,
     /** The functions statements are parsed with (a CREATE names none; other statements are refused by kind). */
     private readonly functions: FunctionCatalog,
     private readonly log: (msg: string) => void = () => {},

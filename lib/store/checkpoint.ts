@@ -19,6 +19,7 @@ export class CheckpointStore {
   private readonly prune: Statement<unknown, [string, string, number]>;
   private readonly clearStmt: Statement<unknown, [string]>;
   private readonly countStmt: Statement<{ n: number }, [string]>;
+  private readonly prefixStmt: Statement<unknown, [number, string]>;
 
   constructor(private readonly db: Database) {
     this.insert = db.query("INSERT INTO checkpoint (rule, id, ts, state) VALUES (?, ?, ?, ?)");
@@ -28,6 +29,7 @@ export class CheckpointStore {
     );
     this.clearStmt = db.query("DELETE FROM checkpoint WHERE rule = ?");
     this.countStmt = db.query("SELECT count(*) AS n FROM checkpoint WHERE rule = ?");
+    this.prefixStmt = db.query("DELETE FROM checkpoint WHERE substr(rule, 1, ?) = ?");
   }
 
   /** Stores a complete checkpoint of `rule` and drops all but the newest KEEP_CHECKPOINTS. */
@@ -46,6 +48,11 @@ export class CheckpointStore {
 
   count(rule: string): number {
     return this.countStmt.get(rule)!.n;
+  }
+
+  /** Deletes the checkpoints of every rule key starting with `prefix` (a partitioned rule's runs: `<id>.p`). */
+  clearPrefix(prefix: string): void {
+    this.prefixStmt.run(prefix.length, prefix);
   }
 
   /** Deletes every checkpoint of `rule` (rule deletion, §5). */

@@ -7,21 +7,12 @@
  */
 import { Database, type Statement } from "bun:sqlite";
 import { join } from "node:path";
+import type { DefinitionStore, Namespace } from "./definition-store.ts";
 
-/** The namespaces (eKuiper's KV tables). */
-export type Namespace =
-  | "stream"
-  | "tempStream"
-  | "rule"
-  | "confKey"
-  | "upload"
-  | "script"
-  | "schema"
-  | "asyncTask"
-  | "importStatus"
-  | "meta";
+export type { Namespace };
 
-export class Kv {
+/** The sqlite implementation of the definition store (the single-node one, and the local copy of a group member). */
+export class Kv implements DefinitionStore {
   private readonly db: Database;
   private readonly getStmt: Statement<{ value: string }, [string, string]>;
   private readonly setStmt: Statement<unknown, [string, string, string]>;

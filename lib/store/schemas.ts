@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { idError } from "./ids.ts";
-import type { Kv } from "./kv.ts";
+import type { DefinitionStore } from "./definition-store.ts";
 
 export interface StoredSchema {
   readonly name: string;
@@ -38,7 +38,7 @@ export class SchemaStore {
   readonly dir: string;
 
   constructor(
-    private readonly kv: Kv,
+    private readonly kv: DefinitionStore,
     dataDir: string,
     /** `<etc>/schemas/protobuf`: schemas shipped with the configuration (a data file of the same name wins). */
     private readonly etcDir?: string,

@@ -1,0 +1,9 @@
+/** A floe group over NATS JetStream (README "Scaling out"). */
+export { assignPartitions, ownerOf } from "./assignment.ts";
+export { PartitionCheckpoints, type PartitionCheckpoint } from "./checkpoints.ts";
+export { DefinitionSync, type ApplyChange, type DefinitionChange } from "./definitions.ts";
+export { Membership, type Member, type MemberInfo } from "./membership.ts";
+export { ClusterNode, type ClusterView } from "./node.ts";
+export { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
+export { GroupRpc, type RpcHandler } from "./rpc.ts";
+export { jetStreamOffsets, rewindConsumer, type JsOffset } from "./rewind.ts";

@@ -1,0 +1,38 @@
+/**
+ * The group's NATS connection: one client per instance for definitions, membership, checkpoints
+ * and instance-to-instance requests. It reconnects forever (a group member outlives a NATS
+ * restart); while disconnected, writes fail and are logged, and heartbeats stop, so the other
+ * members take this instance's partitions over.
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+
+export type { KV, NatsConnection };
+
+/** Connects to `servers` (fails with a code-1003 error naming them when none answers). */
+export async function connectGroup(servers: readonly string[], name: string): Promise<NatsConnection> {
+  try {
+    return await connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5000 });
+  } catch (e) {
+    throw new EngineError(`cluster: cannot connect to NATS ${servers.join(",")}: ${errorText(e)}`, ErrCode.io, { cause: e });
+  }
+}
+
+/** Opens (creating when absent) the JetStream KV bucket `name`. */
+export async function openBucket(nc: NatsConnection, name: string, opts: Partial<KvOptions> = {}): Promise<KV> {
+  try {
+    return await new Kvm(nc).create(name, { history: 1, ...opts });
+  } catch (e) {
+    throw new EngineError(`cluster: cannot open the JetStream KV bucket ${name} (is JetStream enabled on the NATS server?): ${errorText(e)}`, ErrCode.io, { cause: e });
+  }
+}
+
+/** A string as one KV key token (base64url: letters, digits, - and _ only). */
+export function keyToken(s: string): string {
+  return Buffer.from(s, "utf8").toString("base64url") || "_";
+}
+
+export function fromKeyToken(t: string): string {
+  return t === "_" ? "" : Buffer.from(t, "base64url").toString("utf8");
+}

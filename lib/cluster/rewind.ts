@@ -1,0 +1,60 @@
+/**
+ * Exactness at a take-over over JetStream. A partition's run acknowledges its messages once its
+ * local checkpoint covers them (io/sources/nats.ts, ackMode checkpoint), and that checkpoint
+ * reaches the group's store a moment later (server/partitioned-run.ts). An owner killed in that
+ * moment leaves messages acknowledged that the group's checkpoint does not hold. The new owner
+ * therefore rewinds the partition's durable consumer to the checkpoint's read position before it
+ * starts: when the consumer's ack floor is past the checkpoint's stream sequence, the consumer is
+ * recreated (same configuration) to deliver from the sequence after it, and the source skips
+ * nothing the restored state lacks.
+ */
+import { DeliverPolicy, jetstreamManager, type ConsumerConfig } from "@nats-io/jetstream";
+import { decodeState } from "../store/state-codec.ts";
+import type { NatsConnection } from "./nats.ts";
+
+/** A JetStream source's read position in a checkpoint (`$$offset` of io/sources/nats.ts). */
+export interface JsOffset {
+  readonly stream: string;
+  readonly consumer: string;
+  readonly seq: number;
+}
+
+/** The JetStream read positions an encoded checkpoint (runtime/checkpoint.ts) holds. */
+export function jetStreamOffsets(state: string): JsOffset[] {
+  let saved: unknown;
+  try {
+    saved = decodeState(state);
+  } catch {
+    return [];
+  }
+  const sources = saved && typeof saved === "object" ? (saved as { sources?: unknown }).sources : undefined;
+  if (!sources || typeof sources !== "object") return [];
+  const out: JsOffset[] = [];
+  for (const s of Object.values(sources as Record<string, unknown>)) {
+    const o = s && typeof s === "object" ? (s as { $$offset?: unknown }).$$offset : undefined;
+    if (!o || typeof o !== "object") continue;
+    const { stream, consumer, seq } = o as Record<string, unknown>;
+    if (typeof stream === "string" && stream && typeof consumer === "string" && consumer && typeof seq === "number") out.push({ stream, consumer, seq });
+  }
+  return out;
+}
+
+/**
+ * Rewinds durable consumer `o.consumer` to deliver from `o.seq + 1` when it has acknowledged
+ * beyond `o.seq`; true when it did. A consumer that does not exist (or another server) is left alone.
+ */
+export async function rewindConsumer(nc: NatsConnection, o: JsOffset): Promise<boolean> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  let info;
+  try {
+    info = await jsm.consumers.info(o.stream, o.consumer);
+  } catch {
+    return false;
+  }
+  if (info.ack_floor.stream_seq <= o.seq) return false;
+  const cfg: Partial<ConsumerConfig> = { ...info.config, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: o.seq + 1 };
+  delete cfg.opt_start_time;
+  await jsm.consumers.delete(o.stream, o.consumer);
+  await jsm.consumers.add(o.stream, cfg);
+  return true;
+}

@@ -1,0 +1,252 @@
+/**
+ * A rule over a partitioned stream in a floe group (README "Scaling out"): a stream whose
+ * DATASOURCE holds `{partition}` (e.g. `telemetry.{partition}.*`, `tele/{partition}/#`) is split
+ * into the group's `cluster.partitions` partitions, and each member runs the rule once per
+ * partition it owns — one topology per partition, reading only that partition's subject or topic,
+ * with its own state. State therefore never mixes partitions, and keyed windows are exact across
+ * members when the key determines the partition.
+ *
+ * Each partition's run keeps its checkpoints in the local store under `<rule>.p<n>` (qos ≥ 1) and
+ * this module copies every new one into the group's store (cluster/checkpoints.ts). A member that
+ * takes a partition over copies the group's newest checkpoint back before the run starts, so the
+ * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
+ * waits for that owner's release, which uploads the state it stopped with.
+ */
+import { jetStreamOffsets, rewindConsumer, type ClusterNode } from "../cluster/index.ts";
+import { NodeMetrics } from "../core/metrics.ts";
+import { errorText } from "../errors.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import { checkpointStore } from "../store/checkpoint.ts";
+import { ruleSources, type RuleDef } from "../store/rule-def.ts";
+import type { RuleRun, RunExit, Topo } from "./lifecycle.ts";
+
+export const PARTITION_TOKEN = "{partition}";
+
+/** A partitioned stream as a rule reads it. */
+export interface Partitioning {
+  readonly stream: StreamDef;
+  /** Partitions: EXTRA's `partitions`, else the group's `cluster.partitions`. */
+  readonly count: number;
+  /** EXTRA's `partitionKey`: the field that determines the partition (for the GROUP BY warning). */
+  readonly key: string;
+}
+
+function extraOf(s: StreamDef): Record<string, unknown> {
+  try {
+    const v = JSON.parse(s.options.EXTRA ?? "{}") as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The partitioned stream a rule reads (SQL rules only), or undefined. */
+export function partitionedStream(def: RuleDef, streams: ReadonlyMap<string, StreamDef>, groupCount: number): Partitioning | undefined {
+  if (def.graph !== undefined) return undefined;
+  for (const name of ruleSources(def)) {
+    const s = streams.get(name);
+    if (!s || s.kind !== "stream" || !(s.options.DATASOURCE ?? "").includes(PARTITION_TOKEN)) continue;
+    const extra = extraOf(s);
+    const n = Number(extra.partitions);
+    return { stream: s, count: Number.isInteger(n) && n > 0 ? n : groupCount, key: typeof extra.partitionKey === "string" ? extra.partitionKey : "" };
+  }
+  return undefined;
+}
+
+/**
+ * The definitions a run of partition `p` plans with: `{partition}` in the stream's DATASOURCE
+ * and EXTRA (e.g. a per-partition durable consumer name) becomes `p`.
+ */
+export function streamsForPartition(streams: ReadonlyMap<string, StreamDef>, stream: StreamDef, p: number): Map<string, StreamDef> {
+  const out = new Map(streams);
+  const o = stream.options;
+  const sub = (v: string | undefined) => (v === undefined ? undefined : v.replaceAll(PARTITION_TOKEN, String(p)));
+  out.set(stream.name, { ...stream, options: { ...o, DATASOURCE: sub(o.DATASOURCE), ...(o.EXTRA !== undefined ? { EXTRA: sub(o.EXTRA) } : {}) } });
+  return out;
+}
+
+/**
+ * The warning for a rule whose GROUP BY lacks the stream's partition key: its groups are then
+ * computed per partition, so a key spread over partitions yields one partial group per partition.
+ */
+export function partitionKeyWarning(def: RuleDef, part: Partitioning): string | undefined {
+  if (!part.key || !def.select || def.select.groupBy.length === 0) return undefined;
+  const key = part.key.toLowerCase();
+  if (def.select.groupBy.some((e) => e.kind === "field" && e.name.toLowerCase() === key)) return undefined;
+  return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
+}
+
+/** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
+export function partitionRunId(rule: string, p: number): string {
+  return `${rule}.p${p}`;
+}
+
+export interface PartitionedRunOptions {
+  readonly def: RuleDef;
+  readonly partitions: number;
+  readonly cluster: ClusterNode;
+  readonly dataDir: string;
+  /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`). */
+  readonly startPartition: (p: number, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
+  readonly onExit: (exit: RunExit) => void;
+  /** Whether the rule still exists (a deleted rule's runs leave nothing in the group store). */
+  readonly exists: () => boolean;
+  readonly log: (line: string) => void;
+  /** How often new local checkpoints are copied to the group, ms. */
+  readonly uploadEveryMs?: number;
+  /** How long a new owner waits for a live previous owner's release, ms. */
+  readonly releaseWaitMs?: number;
+}
+
+export class PartitionedRun implements RuleRun {
+  private readonly runs = new Map<number, RuleRun>();
+  /** The state last copied to the group, per partition. */
+  private readonly uploaded = new Map<number, string>();
+  private chain: Promise<void> = Promise.resolve();
+  private unsubscribe: () => void = () => {};
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private stopped = false;
+  private lastNodes: readonly NodeMetrics[] = [];
+
+  constructor(private readonly o: PartitionedRunOptions) {}
+
+  private get id(): string {
+    return this.o.def.id;
+  }
+
+  /** Starts the runs of the partitions owned now, then follows ownership. */
+  async open(): Promise<void> {
+    this.unsubscribe = this.o.cluster.onMembers(() => void this.rebalance());
+    this.timer = setInterval(() => void this.serial(() => this.uploadAll(false)), this.o.uploadEveryMs ?? 500);
+    await this.rebalance();
+  }
+
+  /** Partitions with a run here, ascending. */
+  owned(): number[] {
+    return [...this.runs.keys()].sort((a, b) => a - b);
+  }
+
+  private serial(fn: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(fn).catch((e) => this.o.log(`rule ${this.id}: ${errorText(e)}`));
+    return this.chain;
+  }
+
+  private rebalance(): Promise<void> {
+    return this.serial(async () => {
+      if (this.stopped) return;
+      const want = new Set(this.o.cluster.owned(this.o.partitions));
+      for (const p of [...this.runs.keys()]) if (!want.has(p)) await this.release(p);
+      for (const p of want) if (!this.runs.has(p) && !this.stopped) await this.acquire(p);
+    });
+  }
+
+  private async acquire(p: number): Promise<void> {
+    const { cluster } = this.o;
+    const runId = partitionRunId(this.id, p);
+    let cp = await cluster.checkpoints.load(this.id, p);
+    // A rebalance: the previous owner is alive and stops the partition now; wait for the state it stops with.
+    const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
+    while (cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner) && Date.now() < deadline) {
+      await Bun.sleep(100);
+      // Ownership moved on meanwhile: not ours to start.
+      if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
+      cp = await cluster.checkpoints.load(this.id, p);
+    }
+    // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
+    if (cp) {
+      for (const o of jetStreamOffsets(cp.state)) {
+        if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+      }
+    }
+    const local = checkpointStore(this.o.dataDir);
+    // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
+    local.clear(runId);
+    if (cp) local.save(runId, cp.state, cp.ts);
+    this.uploaded.set(p, cp?.state ?? "");
+    const run = await this.o.startPartition(p, (exit) => {
+      // One partition failing stops the rule, as a single run's failure does; an end of input ends that partition only.
+      if (exit.kind === "error") this.o.onExit(exit);
+    });
+    if (this.stopped) {
+      await run.stop();
+      return;
+    }
+    this.runs.set(p, run);
+    this.o.log(`rule ${this.id}: partition ${p} started here${cp ? ` from the checkpoint ${cp.owner} saved` : ""}`);
+  }
+
+  private async release(p: number): Promise<void> {
+    const run = this.runs.get(p);
+    if (!run) return;
+    this.runs.delete(p);
+    await run.stop();
+    this.lastNodes = this.nodes();
+    await this.upload(p, true);
+  }
+
+  /** Copies partition `p`'s newest local checkpoint to the group when it changed (`released`: the last one of this ownership). */
+  private async upload(p: number, released: boolean): Promise<void> {
+    if (!this.o.exists()) return;
+    const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p));
+    if (state === undefined) return;
+    if (state === this.uploaded.get(p) && !released) return;
+    await this.o.cluster.checkpoints.save(this.id, p, state, released);
+    this.uploaded.set(p, state);
+  }
+
+  private async uploadAll(released: boolean): Promise<void> {
+    for (const p of this.runs.keys()) await this.upload(p, released);
+  }
+
+  /** The runs' metrics added up node by node (every run has the same plan). */
+  nodes(): readonly NodeMetrics[] {
+    const lists = [...this.runs.values()].map((r) => r.nodes());
+    if (lists.length === 0) return this.lastNodes;
+    return lists[0]!.map((n, i) => mergeNodes(n.kind, n.name, lists.map((l) => l[i]).filter((x): x is NodeMetrics => x !== undefined)));
+  }
+
+  topo(): Topo {
+    const first = this.runs.values().next().value;
+    return first ? first.topo() : { sources: [], edges: {} };
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    clearInterval(this.timer);
+    await this.serial(async () => {
+      this.stopped = true;
+      for (const p of [...this.runs.keys()]) await this.release(p);
+    });
+  }
+}
+
+/** One node's metrics over several runs: counts add up, times and latencies take the latest/largest, a connection the worst. */
+export function mergeNodes(kind: NodeMetrics["kind"], name: string, all: readonly NodeMetrics[]): NodeMetrics {
+  const m = new NodeMetrics(kind, name);
+  let lost = -1;
+  for (const n of all) {
+    m.recordsIn += n.recordsIn;
+    m.recordsOut += n.recordsOut;
+    m.messagesProcessed += n.messagesProcessed;
+    m.processLatencyUs = Math.max(m.processLatencyUs, n.processLatencyUs);
+    m.bufferLength += n.bufferLength;
+    m.lastInvocation = Math.max(m.lastInvocation, n.lastInvocation);
+    m.exceptions += n.exceptions;
+    if (n.lastExceptionTime > m.lastExceptionTime) {
+      m.lastExceptionTime = n.lastExceptionTime;
+      m.lastException = n.lastException;
+    }
+    m.lastConnectedTime = Math.max(m.lastConnectedTime, n.lastConnectedTime);
+    if (n.lastDisconnectedTime > m.lastDisconnectedTime) {
+      m.lastDisconnectedTime = n.lastDisconnectedTime;
+      m.lastDisconnectedMessage = n.lastDisconnectedMessage;
+    }
+    m.lastTryTime = Math.max(m.lastTryTime, n.lastTryTime);
+    m.duplicates += n.duplicates;
+    if (n.recordsLost >= 0) lost = Math.max(lost, 0) + n.recordsLost;
+  }
+  m.connectionStatus = all.length ? Math.min(...all.map((n) => n.connectionStatus)) : 0;
+  m.recordsLost = lost;
+  return m;
+}

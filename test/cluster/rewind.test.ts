@@ -1,0 +1,53 @@
+/** A take-over over JetStream rewinds the partition's durable consumer to the group checkpoint's read position. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { jetStreamOffsets, rewindConsumer } from "../../lib/cluster/rewind.ts";
+import { encodeState } from "../../lib/store/state-codec.ts";
+import { NatsServer } from "../helpers/nats.ts";
+
+let nats: NatsServer;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  nats = await NatsServer.start();
+  nc = await connect({ servers: nats.url });
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+test("the read positions of a checkpoint's JetStream sources", () => {
+  const state = encodeState({ fp: "f", ops: { op_3_window: { rows: [] } }, sources: { tele: { $$offset: { stream: "TELE", consumer: "d0", seq: 4 } }, file: { $$offset: 12 } } });
+  expect(jetStreamOffsets(state)).toEqual([{ stream: "TELE", consumer: "d0", seq: 4 }]);
+  expect(jetStreamOffsets("not a checkpoint")).toEqual([]);
+});
+
+test("a consumer acknowledged past the checkpoint delivers again from the sequence after it; one behind it is left alone", async () => {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: "TELE", subjects: ["tele.>"] });
+  const js = jetstream(nc);
+  for (let i = 1; i <= 10; i++) await js.publish("tele.0.dev", JSON.stringify({ i }));
+  await jsm.consumers.add("TELE", { durable_name: "d0", ack_policy: AckPolicy.Explicit, filter_subject: "tele.0.>", ack_wait: 30_000_000_000 });
+  const c = await js.consumers.get("TELE", "d0");
+  for (let i = 0; i < 7; i++) {
+    const m = await c.next({ expires: 2000 });
+    await m!.ackAck();
+  }
+  expect((await jsm.consumers.info("TELE", "d0")).ack_floor.stream_seq).toBe(7);
+  expect(await rewindConsumer(nc, { stream: "TELE", consumer: "d0", seq: 4 })).toBe(true);
+  const again = await js.consumers.get("TELE", "d0");
+  const seqs: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const m = await again.next({ expires: 2000 });
+    seqs.push(m!.seq);
+    m!.ack();
+  }
+  expect(seqs).toEqual([5, 6, 7, 8, 9, 10]);
+  const info = await jsm.consumers.info("TELE", "d0");
+  expect([info.config.filter_subject, info.config.ack_policy]).toEqual(["tele.0.>", AckPolicy.Explicit]);
+  expect(await rewindConsumer(nc, { stream: "TELE", consumer: "d0", seq: 20 })).toBe(false);
+  expect(await rewindConsumer(nc, { stream: "TELE", consumer: "nope", seq: 1 })).toBe(false);
+});

@@ -1,0 +1,46 @@
+/** The `cluster:` section of kuiper.yaml and its `KUIPER__CLUSTER__…` overrides. */
+import { expect, test } from "bun:test";
+import { hostname } from "node:os";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadKuiperConfig } from "../../lib/config/kuiper.ts";
+import { assignPartitions, ownerOf } from "../../lib/cluster/assignment.ts";
+
+test("no cluster section is a single node with the documented defaults", async () => {
+  const c = (await loadKuiperConfig(undefined, {})).cluster;
+  expect(c).toEqual({ nats: [], group: "default", instance: `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}`, partitions: 12, heartbeatMs: 1000, leaseMs: 6000 });
+});
+
+test("kuiper.yaml sets the group; the environment wins over the file", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-cl-"));
+  writeFileSync(join(dir, "kuiper.yaml"), "cluster:\n  nats: nats://10.0.0.1:4222, nats://10.0.0.2:4222\n  group: plant\n  instance: gw1\n  partitions: 24\n  leaseTimeout: 4s\n");
+  const c = (await loadKuiperConfig(dir, { KUIPER__CLUSTER__GROUP: "plant2", KUIPER__CLUSTER__HEARTBEATINTERVAL: "500ms" })).cluster;
+  expect(c).toEqual({ nats: ["nats://10.0.0.1:4222", "nats://10.0.0.2:4222"], group: "plant2", instance: "gw1", partitions: 24, heartbeatMs: 500, leaseMs: 4000 });
+  const env = (await loadKuiperConfig(undefined, { KUIPER__CLUSTER__NATS: "nats://127.0.0.1:4222", KUIPER__CLUSTER__INSTANCE: "7" })).cluster;
+  expect([env.nats, env.instance]).toEqual([["nats://127.0.0.1:4222"], "7"]);
+});
+
+test("a group or instance name that cannot name a bucket or subject is refused", async () => {
+  await expect(loadKuiperConfig(undefined, { KUIPER__CLUSTER__GROUP: "a.b" })).rejects.toThrow('invalid cluster.group "a.b": use letters, digits, - and _');
+  await expect(loadKuiperConfig(undefined, { KUIPER__CLUSTER__INSTANCE: "x y" })).rejects.toThrow('invalid cluster.instance "x y": use letters, digits, - and _');
+});
+
+test("the lease is at least two heartbeats", async () => {
+  const c = (await loadKuiperConfig(undefined, { KUIPER__CLUSTER__HEARTBEATINTERVAL: "2s", KUIPER__CLUSTER__LEASETIMEOUT: "1s" })).cluster;
+  expect([c.heartbeatMs, c.leaseMs]).toEqual([2000, 4000]);
+});
+
+test("rendezvous assignment: every partition has one owner, and a leaving member moves only its own", () => {
+  const three = assignPartitions(1200, ["a", "b", "c"]);
+  const counts = [...three.values()].map((ps) => ps.length);
+  expect(counts.reduce((s, n) => s + n, 0)).toBe(1200);
+  for (const n of counts) expect(n).toBeGreaterThan(300);
+  const two = assignPartitions(1200, ["a", "c"]);
+  for (const id of ["a", "c"]) expect(two.get(id)!.filter((p) => !three.get("b")!.includes(p))).toEqual(three.get(id)!);
+  // Joining moves partitions only to the newcomer.
+  const four = assignPartitions(1200, ["a", "b", "c", "d"]);
+  for (const id of ["a", "b", "c"]) for (const p of four.get(id)!) expect(three.get(id)!).toContain(p);
+  expect(ownerOf(5, [])).toBeUndefined();
+  expect(ownerOf(5, ["c", "a", "b"])).toBe(ownerOf(5, ["a", "b", "c"]));
+});

@@ -1,0 +1,65 @@
+/** The pieces of a partitioned rule's run that need no group: which stream, each partition's definitions, the key warning, merged metrics. */
+import { expect, test } from "bun:test";
+import { NodeMetrics } from "../../lib/core/metrics.ts";
+import { createCatalog } from "../../lib/functions/index.ts";
+import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
+import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition } from "../../lib/server/partitioned-run.ts";
+import { parseStatement } from "../../lib/sql/parse.ts";
+import { parseRuleDef } from "../../lib/store/rule-def.ts";
+
+const fns = createCatalog();
+function stream(sql: string): StreamDef {
+  const c = parseStatement(sql, fns);
+  if (c.kind !== "create") throw new Error("not a CREATE");
+  return streamDef(c, sql);
+}
+const rule = (sql: string) => parseRuleDef(JSON.stringify({ id: "r", sql, actions: [{ nop: {} }] }), fns, {});
+
+const tele = stream(`CREATE STREAM tele () WITH (TYPE="mqtt", DATASOURCE="tele/{partition}/+", EXTRA="{\\"durable\\":\\"d_{partition}\\",\\"partitionKey\\":\\"deviceId\\"}")`);
+const plain = stream(`CREATE STREAM plain () WITH (TYPE="mqtt", DATASOURCE="plain/#")`);
+const streams = new Map([
+  ["tele", tele],
+  ["plain", plain],
+]);
+
+test("a rule is partitioned when a stream it reads has {partition} in its DATASOURCE", () => {
+  expect(partitionedStream(rule("SELECT * FROM tele"), streams, 12)).toEqual({ stream: tele, count: 12, key: "deviceId" });
+  expect(partitionedStream(rule("SELECT * FROM plain"), streams, 12)).toBeUndefined();
+  const sixteen = stream(`CREATE STREAM t16 () WITH (DATASOURCE="x.{partition}", EXTRA="{\\"partitions\\":16}")`);
+  expect(partitionedStream(rule("SELECT * FROM t16"), new Map([["t16", sixteen]]), 12)?.count).toBe(16);
+});
+
+test("partition p's run reads p: DATASOURCE and EXTRA name it, other streams are untouched", () => {
+  const m = streamsForPartition(streams, tele, 7);
+  expect(m.get("tele")!.options.DATASOURCE).toBe("tele/7/+");
+  expect(JSON.parse(m.get("tele")!.options.EXTRA!)).toEqual({ durable: "d_7", partitionKey: "deviceId" });
+  expect(m.get("plain")).toBe(plain);
+  expect(streams.get("tele")!.options.DATASOURCE).toBe("tele/{partition}/+");
+  expect(partitionRunId("r1", 7)).toBe("r1.p7");
+});
+
+test("GROUP BY without the partition key is warned about", () => {
+  const part = partitionedStream(rule("SELECT * FROM tele"), streams, 12)!;
+  expect(partitionKeyWarning(rule("SELECT deviceId, count(*) FROM tele GROUP BY deviceId, TUMBLINGWINDOW(ss, 10)"), part)).toBeUndefined();
+  expect(partitionKeyWarning(rule("SELECT * FROM tele WHERE v > 1"), part)).toBeUndefined();
+  // A window over every device is computed per partition: partial counts.
+  expect(partitionKeyWarning(rule("SELECT count(*) FROM tele GROUP BY TUMBLINGWINDOW(ss, 10)"), part)).toContain("does not contain deviceId");
+  expect(partitionKeyWarning(rule("SELECT site, count(*) FROM tele GROUP BY site, TUMBLINGWINDOW(ss, 10)"), part)).toBe(
+    "rule r: GROUP BY does not contain deviceId, the partition key of stream tele: each partition computes its own groups",
+  );
+});
+
+test("the runs' metrics add up node by node", () => {
+  const a = new NodeMetrics("source", "tele");
+  const b = new NodeMetrics("source", "tele");
+  a.recordsIn = 3;
+  b.recordsIn = 4;
+  a.processLatencyUs = 10;
+  b.processLatencyUs = 7;
+  a.connectionStatus = 1;
+  b.connectionStatus = 0;
+  a.exception("old", 1);
+  b.exception("new", 2);
+  const m = mergeNodes("source", "tele", [a, b]);
+  expect([m.recordsIn, m.processLatencyUs, m.connectionStatus, m.exceptions, m.lastException, m.recordsLost]).toEqual([7, 10, 0, 2, "new", -1]);
+});
