@@ -11,6 +11,7 @@ import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
 import type { Resolver } from "../io/net-guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
+import type { SpanSink } from "./trace/span.ts";
 
 export interface RuntimeEnv {
   /** etc directory: `mqtt_source.yaml`, `sources/*.yaml` (undefined: shipped defaults). */
@@ -50,6 +51,8 @@ export interface RuntimeEnv {
   sourceReady?(stream: string, text: string): void;
   /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */
   readonly functions: FunctionRegistry;
+  /** Where traced rules send finished spans (the daemon's trace hub); undefined: tracing records nothing. */
+  readonly traces?: SpanSink;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -75,5 +78,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     log,
     sourceReady: p.sourceReady,
     functions: p.functions ?? createCatalog(),
+    traces: p.traces,
   };
 }

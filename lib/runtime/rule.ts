@@ -54,6 +54,7 @@ import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
 import type { ErrorReport } from "./error-report.ts";
 import type { SinkNode } from "../core/sink.ts";
+import type { TraceStrategy } from "./trace/rule-tracer.ts";
 
 export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
 
@@ -240,6 +241,11 @@ export class Rule {
   /** `GET /rules/{id}/topo`; undefined when the rule never ran. */
   topo(): { sources: string[]; edges: Record<string, string[]> } | undefined {
     return this.run?.topoJson();
+  }
+
+  /** Starts tracing the running run with `strategy`, or stops it (undefined); a new run starts untraced. */
+  trace(strategy: TraceStrategy | undefined): void {
+    if (this._state === "running") this.run?.trace(strategy);
   }
 
   /** The current run's scan tables and their rows; undefined when not running or joining none. */

@@ -28,6 +28,7 @@ import { preflight, withOrigin } from "./cors.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
+import { TraceHub } from "../runtime/trace/hub.ts";
 import type { SafeMode } from "./safe-mode.ts";
 
 export interface RuntimeHooks {
@@ -88,6 +89,8 @@ export class Engine {
   readonly connections: ConnectionRegistry;
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
+  /** Rule tracing's local store and OTLP export (rest-api.md §15). */
+  readonly traces: TraceHub;
 
   private constructor(
     readonly paths: Paths,
@@ -102,6 +105,7 @@ export class Engine {
     readonly log: (line: string) => void,
     readonly version: string,
   ) {
+    this.traces = new TraceHub(config.openTelemetry, log);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     const src = config.source;
     this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: { preflight, withOrigin }, maxRequestBodySize: config.basic.maxBodySize });
@@ -284,6 +288,7 @@ export class Engine {
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
     this.hooks.close?.();
     await this.connections.closeAll();
+    await this.traces.close();
     this.dataServer.close();
     this.kv.close();
   }

@@ -8,6 +8,7 @@ import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "../runtime/operators/join.ts";
+import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
 
 export const RuleStateName = {
   stopped: "stopped",
@@ -35,6 +36,8 @@ export interface RuleRun {
   scanTables?(): ScanTableContent[] | undefined;
   /** `reset_state`: rewinds the source of `stream` (throws the error to report). */
   resetState?(stream: string, input: unknown): void;
+  /** Starts tracing the run's messages with `strategy`, or stops (undefined) (rest-api.md §5). */
+  trace?(strategy: TraceStrategy | undefined): void;
 }
 
 /** How a run ended by itself. */
@@ -59,6 +62,7 @@ export class RuleLifecycle {
   /** The nodes and topology of the current or last run (kept after it stops). */
   lastNodes: readonly NodeMetrics[] = [];
   lastTopo: Topo | undefined;
+  /** Tracing is started on the current run (reset by every stop: a new run starts untraced). */
   tracing = false;
   private run: RuleRun | undefined;
   private queue: Promise<void> = Promise.resolve();
@@ -77,6 +81,12 @@ export class RuleLifecycle {
 
   get id(): string {
     return this.def.id;
+  }
+
+  /** `POST /rules/{id}/trace/start|stop` on the running run: `strategy`, or undefined to stop. */
+  setTrace(strategy: TraceStrategy | undefined): void {
+    this.tracing = strategy !== undefined;
+    this.run?.trace?.(strategy);
   }
 
   /** Live metrics of the current run, else those kept from the last one. */

@@ -64,6 +64,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     dataServer: engine.dataServer,
     log: engine.log,
     functions: engine.functions,
+    traces: engine.traces,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
   Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });
@@ -80,6 +81,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     stop: () => rule.stop(),
     scanTables: () => rule.scanTables(),
     resetState: (stream, input) => rule.resetState(stream, input),
+    trace: (strategy) => rule.trace(strategy),
   });
   const factory: RunFactory = async (def, onExit) => {
     const rule = create(def);

@@ -1,0 +1,63 @@
+/**
+ * One span of a rule's trace (rest-api.md §15): a node's handling of one message (or of one
+ * emission), with its timing, the data it saw and its place in the trace tree. Fixed shape; made
+ * only while a rule is traced.
+ */
+
+/** A link to a span of another trace (a window emission links the rows it holds). */
+export interface SpanLink {
+  readonly traceId: string;
+  readonly spanId: string;
+}
+
+export class Span {
+  readonly name: string;
+  readonly traceId: string;
+  readonly spanId: string;
+  /** "" for a root span; the upstream's span id for a trace continued from a `traceparent`. */
+  readonly parentSpanId: string;
+  readonly ruleId: string;
+  /** Epoch milliseconds with sub-millisecond precision. */
+  readonly start: number;
+  end: number;
+  readonly attributes: Record<string, string>;
+  readonly links: readonly SpanLink[] | null;
+
+  constructor(name: string, traceId: string, spanId: string, parentSpanId: string, ruleId: string, links: readonly SpanLink[] | null) {
+    this.name = name;
+    this.traceId = traceId;
+    this.spanId = spanId;
+    this.parentSpanId = parentSpanId;
+    this.ruleId = ruleId;
+    this.start = epochMs();
+    this.end = 0;
+    this.attributes = {};
+    this.links = links;
+  }
+}
+
+/** Where finished spans go: the local store and/or the OTLP exporter (hub.ts). */
+export interface SpanSink {
+  record(span: Span): void;
+}
+
+/** The wall clock with the monotonic clock's sub-millisecond resolution. */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Epoch ms → nanoseconds as a decimal string (OTLP's `…UnixNano`, a uint64 JSON string). */
+export function unixNano(ms: number): string {
+  const whole = Math.floor(ms);
+  const ns = Math.min(999_999, Math.round((ms - whole) * 1e6));
+  return (BigInt(whole) * 1_000_000n + BigInt(ns)).toString();
+}
+
+/** Epoch ms → Go's RFC3339Nano in UTC (trailing zeros of the fraction trimmed, as Go prints time.Time). */
+export function rfc3339Nano(ms: number): string {
+  const whole = Math.floor(ms);
+  const ns = Math.min(999_999, Math.round((ms - whole) * 1e6));
+  const iso = new Date(whole).toISOString(); // …T12:34:56.789Z
+  const frac = (iso.slice(20, 23) + String(ns).padStart(6, "0")).replace(/0+$/, "");
+  return iso.slice(0, 19) + (frac ? "." + frac : "") + "Z";
+}
