@@ -29,7 +29,7 @@ import { ColumnOp } from "./operators/column.ts";
 import { PickOp } from "./operators/pick.ts";
 import { SwitchOp } from "./operators/switch.ts";
 import { graphSinkInput, FanOutAll, GraphSinkInput } from "./graph-wiring.ts";
-import { TracedConsumer, type RuleTracer } from "./trace/rule-tracer.ts";
+import { LinkPool, TracedConsumer, type RuleTracer } from "./trace/rule-tracer.ts";
 
 export type RuleEnv = WindowEnv;
 
@@ -218,32 +218,34 @@ export class Topology {
     this.untrace = [];
     for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
     if (!tracer) return;
-    const done = new Map<Consumer, Consumer>();
-    const wrap = (c: Consumer): Consumer => {
-      let w = done.get(c);
-      if (w === undefined) done.set(c, (w = this.traced(c, tracer, wrap)));
-      return w;
-    };
     const swap = <T extends object, K extends keyof T>(o: T, k: K, v: T[K]): void => {
       const old = o[k];
       o[k] = v;
       this.untrace.push(() => (o[k] = old));
     };
+    const pools = new Map<Consumer, LinkPool>();
+    for (const op of this.operators) if (op instanceof WindowOp) pools.set(op, new LinkPool());
     for (const op of this.allOperators()) {
-      swap(op, "next", wrap(op.next));
-      if (op instanceof SwitchOp) for (let i = 0; i < op.ports.length; i++) swap(op.ports, i, wrap(op.ports[i]!));
+      const from = "op_" + op.metrics.name;
+      const pool = pools.get(op);
+      swap(op, "next", this.traced(op.next, tracer, from, pools, pool));
+      if (op instanceof SwitchOp) for (let i = 0; i < op.ports.length; i++) swap(op.ports, i, this.traced(op.ports[i]!, tracer, from, pools, pool));
     }
-    for (const src of this.sources.values()) swap(src, "head", wrap(src.head));
+    for (const [name, src] of this.sources) swap(src, "head", this.traced(src.head, tracer, "source_" + name, pools, undefined));
   }
 
-  /** The traced stand-in of one consumer: a span per item for nodes; fan-outs trace each target. */
-  private traced(c: Consumer, tracer: RuleTracer, wrap: (c: Consumer) => Consumer): Consumer {
-    if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics);
-    if (c instanceof FanOut || c instanceof FanOutAll) return new FanOutAll(c.targets.map(wrap));
-    if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null);
+  /**
+   * The traced stand-in of the consumer `from` pushes into: a span per item for a node; a
+   * fan-out traces each of its targets.
+   */
+  private traced(c: Consumer, tracer: RuleTracer, from: string, pools: Map<Consumer, LinkPool>, emitter: LinkPool | undefined): Consumer {
+    const e = emitter ?? null;
+    if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics, from, pools.get(c) ?? null, e);
+    if (c instanceof FanOut || c instanceof FanOutAll) return new FanOutAll(c.targets.map((x) => this.traced(x, tracer, from, pools, emitter)));
+    if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null, from, null, e);
     const alias = this.aliases.get(c);
-    if (alias !== undefined) return new TracedConsumer(c, alias, tracer, null);
-    for (const s of this.sinks) if (s === c) return new TracedConsumer(c, sinkSpanName(s), tracer, s.metrics[0] ?? null);
+    if (alias !== undefined) return new TracedConsumer(c, alias, tracer, null, from, null, e);
+    for (const s of this.sinks) if (s === c) return new TracedConsumer(c, sinkSpanName(s), tracer, s.metrics[0] ?? null, from, null, e);
     // Nothing behind it (an operator's default discard): nothing to trace.
     return c;
   }

@@ -87,6 +87,31 @@ export class RuleTracer {
 }
 
 /**
+ * The traced rows a window took in since its last emission, for the links of the next one when
+ * the emission carries no rows (an incremental window folds them into accumulators). Bounded.
+ */
+export class LinkPool {
+  private links: SpanLink[] = [];
+  private traces = new Set<string>();
+
+  add(span: Span): void {
+    if (this.links.length >= MAX_LINKS || this.traces.has(span.traceId)) return;
+    this.traces.add(span.traceId);
+    this.links.push({ traceId: span.traceId, spanId: span.spanId });
+  }
+
+  /** The links gathered (without `own`'s trace), emptying the pool; null when none. */
+  drain(own: Span | null): SpanLink[] | null {
+    const l = this.links;
+    if (l.length === 0) return null;
+    this.links = [];
+    this.traces = new Set();
+    const out = own === null ? l : l.filter((x) => x.traceId !== own.traceId);
+    return out.length ? out : null;
+  }
+}
+
+/**
  * Stands in front of one node while its rule is traced: opens the node's span for each item, as a
  * child of the span pushing it, records what the node saw (and the failure it counted), and
  * closes the span when the node has handed its results on.
@@ -98,6 +123,12 @@ export class TracedConsumer implements Consumer {
     private readonly tracer: RuleTracer,
     /** The node's metrics, to tell a failure it counted while handling the item. */
     private readonly metrics: NodeMetrics | null,
+    /** The node pushing into this one: names the root of an emission made outside any message. */
+    private readonly from: string,
+    /** This node is a window: the traced rows it takes in, for its emissions' links. */
+    private readonly intake: LinkPool | null = null,
+    /** The pushing node is a window: its intake, the links of what it emits. */
+    private readonly emitter: LinkPool | null = null,
   ) {}
 
   push(item: Item): void {
@@ -109,23 +140,49 @@ export class TracedConsumer implements Consumer {
     const prev = t.current;
     let parent = prev;
     let links: SpanLink[] | null = null;
-    if (item instanceof Collection) links = t.linksOf(item, parent);
+    if (item instanceof Collection) {
+      // The rows a window emits name their traces; an incremental window's emission has no rows.
+      const byRows = t.linksOf(item, parent);
+      const pooled = this.emitter?.drain(parent) ?? null;
+      links = byRows ?? pooled;
+    }
     if (parent === null && item instanceof Tuple) parent = t.spanOf(item) ?? null;
-    if (parent === null && links === null) {
+    if (parent === null) {
       // Outside any traced message and carrying no traced row: not part of a trace.
-      this.inner.push(item);
+      if (links === null) {
+        this.inner.push(item);
+        return;
+      }
+      // An emission outside any message (a window's timer): a new trace whose root is the
+      // emitting node, linked to the traces of the rows it emits.
+      const root = t.open(this.from, null, links);
+      itemAttributes(item, root.attributes);
+      t.current = root;
+      try {
+        this.traced(item, root, null, root);
+      } finally {
+        t.current = prev;
+        t.close(root);
+      }
       return;
     }
+    this.traced(item, parent, links, prev);
+  }
+
+  /** The node's span for `item`, a child of `parent`, open while the node handles it; then `restore` is current again. */
+  private traced(item: Item, parent: Span, links: SpanLink[] | null, restore: Span | null): void {
+    const t = this.tracer;
     const span = t.open(this.name, parent, links);
     itemAttributes(item, span.attributes);
     if (item instanceof Tuple) t.mark(item, span);
+    this.intake?.add(span);
     const m = this.metrics;
     const failures = m === null ? 0 : m.exceptions;
     t.current = span;
     try {
       this.inner.push(item);
     } finally {
-      t.current = prev;
+      t.current = restore;
       if (m !== null && m.exceptions > failures) span.attributes.error = m.lastException;
       t.close(span);
     }
