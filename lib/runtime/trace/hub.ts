@@ -46,9 +46,13 @@ export class TraceHub implements SpanSink {
     this.exporter = new OtlpExporter(collectorUrl || fallbackEndpoint, this.serviceName, this.log);
   }
 
+  /** Shutdown: what the exporter holds is sent, waiting at most a second for the collector. */
   async close(): Promise<void> {
     const e = this.exporter;
     this.exporter = undefined;
-    await e?.close();
+    if (!e) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([e.close(), new Promise<void>((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
   }
 }
