@@ -46,17 +46,24 @@ export function epochMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/**
+ * The sub-millisecond part of epoch ms in nanoseconds, at microsecond resolution: a double holding
+ * epoch milliseconds keeps about three decimals, so finer digits would be noise.
+ */
+function subMsNanos(ms: number, whole: number): number {
+  return Math.min(999, Math.round((ms - whole) * 1e3)) * 1000;
+}
+
 /** Epoch ms → nanoseconds as a decimal string (OTLP's `…UnixNano`, a uint64 JSON string). */
 export function unixNano(ms: number): string {
   const whole = Math.floor(ms);
-  const ns = Math.min(999_999, Math.round((ms - whole) * 1e6));
-  return (BigInt(whole) * 1_000_000n + BigInt(ns)).toString();
+  return (BigInt(whole) * 1_000_000n + BigInt(subMsNanos(ms, whole))).toString();
 }
 
 /** Epoch ms → Go's RFC3339Nano in UTC (trailing zeros of the fraction trimmed, as Go prints time.Time). */
 export function rfc3339Nano(ms: number): string {
   const whole = Math.floor(ms);
-  const ns = Math.min(999_999, Math.round((ms - whole) * 1e6));
+  const ns = subMsNanos(ms, whole);
   const iso = new Date(whole).toISOString(); // …T12:34:56.789Z
   const frac = (iso.slice(20, 23) + String(ns).padStart(6, "0")).replace(/0+$/, "");
   return iso.slice(0, 19) + (frac ? "." + frac : "") + "Z";
