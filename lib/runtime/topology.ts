@@ -242,10 +242,10 @@ export class Topology {
     const e = emitter ?? null;
     if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics, from, pools.get(c) ?? null, e);
     if (c instanceof FanOut || c instanceof FanOutAll) return new FanOutAll(c.targets.map((x) => this.traced(x, tracer, from, pools, emitter)));
-    if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null, from, null, e);
+    if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null, from, null, e, c.sink);
     const alias = this.aliases.get(c);
     if (alias !== undefined) return new TracedConsumer(c, alias, tracer, null, from, null, e);
-    for (const s of this.sinks) if (s === c) return new TracedConsumer(c, sinkSpanName(s), tracer, s.metrics[0] ?? null, from, null, e);
+    for (const s of this.sinks) if (s === c) return new TracedConsumer(c, sinkSpanName(s), tracer, s.metrics[0] ?? null, from, null, e, s);
     // Nothing behind it (an operator's default discard): nothing to trace.
     return c;
   }

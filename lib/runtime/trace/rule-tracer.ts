@@ -13,7 +13,8 @@ import { Tuple } from "../../expr/row.ts";
 import { Collection, Watermark, type Consumer, type Item } from "../../core/item.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
 import { itemAttributes } from "./data.ts";
-import { newSpanId, newTraceId, type RemoteParent } from "./ids.ts";
+import type { SinkNode } from "../../core/sink.ts";
+import { formatTraceparent, newSpanId, newTraceId, type RemoteParent } from "./ids.ts";
 import { epochMs, Span, type SpanLink, type SpanSink } from "./span.ts";
 
 /**
@@ -129,6 +130,8 @@ export class TracedConsumer implements Consumer {
     private readonly intake: LinkPool | null = null,
     /** The pushing node is a window: its intake, the links of what it emits. */
     private readonly emitter: LinkPool | null = null,
+    /** This node is a sink: it is told the trace context of what it is pushed, to carry it on. */
+    private readonly sink: SinkNode | null = null,
   ) {}
 
   push(item: Item): void {
@@ -179,9 +182,12 @@ export class TracedConsumer implements Consumer {
     const m = this.metrics;
     const failures = m === null ? 0 : m.exceptions;
     t.current = span;
+    const sink = this.sink;
+    if (sink !== null) sink.traceparent = formatTraceparent(span.traceId, span.spanId);
     try {
       this.inner.push(item);
     } finally {
+      if (sink !== null) sink.traceparent = null;
       t.current = restore;
       if (m !== null && m.exceptions > failures) span.attributes.error = m.lastException;
       t.close(span);
