@@ -144,12 +144,16 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       text: () => (body ??= readLimited(req, limit)),
       dispatch: handle,
     };
+    // A caller's trace context: the request is a server span of its trace (rest-api.md §1.5).
+    const span = engine.traces.requestSpan(url.pathname, req.headers.get("traceparent"));
     try {
       return withOrigin(req, await m.handler(ctx, engine));
     } catch (e) {
       if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413));
       engine.log(`${req.method} ${path}: ${(e as Error).stack ?? e}`);
       return withOrigin(req, fromError(e));
+    } finally {
+      if (span) engine.traces.endRequestSpan(span);
     }
   };
   return handle;

@@ -207,6 +207,13 @@ test("POST /tracer stops and restarts the OTLP export; the local store goes on",
   await waitFor(() => received.filter((x) => x.span.traceId === loud).length === 5, "exported again");
   expect(new Set(received.filter((x) => x.span.traceId === loud).map((x) => x.service))).toEqual(new Set(["renamed"]));
   expect((await d.call("POST", "/tracer", "{")).status).toBe(400);
+
+  // A REST request with a trace context is a server span of that trace, named after its path (§1.5).
+  const caller = "7".repeat(32);
+  expect((await d.call("GET", "/rules", undefined, { traceparent: `00-${caller}-${"8".repeat(16)}-01` })).status).toBe(200);
+  await waitFor(() => received.some((x) => x.span.traceId === caller), "the request's span");
+  const rs = received.find((x) => x.span.traceId === caller)!.span;
+  expect(rs).toMatchObject({ name: "/rules", parentSpanId: "8".repeat(16), attributes: [] });
 });
 
 test("a restarted rule runs untraced", async () => {

@@ -4,8 +4,9 @@
  * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
+import { newSpanId, parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";
-import type { Span, SpanSink } from "./span.ts";
+import { epochMs, Span, type SpanSink } from "./span.ts";
 import { LocalTraceStore } from "./store.ts";
 
 export class TraceHub implements SpanSink {
@@ -25,6 +26,22 @@ export class TraceHub implements SpanSink {
 
   record(span: Span): void {
     this.store?.add(span);
+    this.exporter?.add(span);
+  }
+
+  /**
+   * A REST request that carried a `traceparent`: its server span, named after the URL path
+   * (rest-api.md §1.5), sent to the collector only (it belongs to no rule). Undefined when remote
+   * collection is off or the header is not a valid trace context.
+   */
+  requestSpan(path: string, traceparent: string | null): Span | undefined {
+    if (this.exporter === undefined || traceparent === null) return undefined;
+    const remote = parseTraceparent(traceparent);
+    return remote ? new Span(path, remote.traceId, newSpanId(), remote.spanId, "", null) : undefined;
+  }
+
+  endRequestSpan(span: Span): void {
+    span.end = epochMs();
     this.exporter?.add(span);
   }
 

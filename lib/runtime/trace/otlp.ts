@@ -35,8 +35,10 @@ function otlpSpan(s: Span): Record<string, unknown> {
     kind: 1,
     startTimeUnixNano: unixNano(s.start),
     endTimeUnixNano: unixNano(s.end),
-    attributes: [attr("ruleID", s.ruleId), ...Object.entries(s.attributes).map(([k, v]) => attr(k, v))],
+    attributes: Object.entries(s.attributes).map(([k, v]) => attr(k, v)),
   };
+  // A REST request's span belongs to no rule.
+  if (s.ruleId) (out.attributes as unknown[]).unshift(attr("ruleID", s.ruleId));
   if (s.parentSpanId) out.parentSpanId = s.parentSpanId;
   if (s.links?.length) out.links = s.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId }));
   const err = s.attributes.error;
