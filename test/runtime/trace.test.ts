@@ -166,6 +166,22 @@ test("a count window's emission continues the message that fills it and links th
   expect(project.attribute!.data).toBe('[{"a":1},{"a":2}]');
 });
 
+test("only the node right after the window carries the links", async () => {
+  const h = hub();
+  const t = testRuntime({ traces: h });
+  const rule = await started(t, { id: "r5b", sql: "SELECT a FROM m GROUP BY CountWindow(2) ORDER BY a DESC", actions: [{ nop: {} }] });
+  rule.trace("always");
+  await t.env.pubsub.publish("in", { a: 1 });
+  await t.env.pubsub.publish("in", { a: 2 });
+  await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 1, "one window");
+  const [second, first] = h.store!.traceIds("r5b", 0);
+  const tree = h.store!.tree(second!)!;
+  expect(shape(tree)).toBe("source_m(op_2_window(op_3_order(op_4_project(sink_nop_0))))");
+  expect(find(tree, "op_3_order")!.links).toEqual([{ TraceID: first! }]);
+  expect(find(tree, "op_4_project")!.links).toBeUndefined();
+  expect(find(tree, "sink_nop_0")!.attribute!.data).toBe('[{"a":2},{"a":1}]');
+});
+
 test("a window closed by its timer starts a trace rooted at the window, linked to its rows' traces", async () => {
   const h = hub();
   const t = testRuntime({ traces: h });

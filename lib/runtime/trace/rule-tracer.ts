@@ -143,8 +143,10 @@ export class TracedConsumer implements Consumer {
     const prev = t.current;
     let parent = prev;
     let links: SpanLink[] | null = null;
-    if (item instanceof Collection) {
-      // The rows a window emits name their traces; an incremental window's emission has no rows.
+    // What a window emits links the traces of its rows (once: on the edge out of the window, or
+    // wherever a collection turns up outside any message); an incremental window's emission has
+    // no rows, its intake names them.
+    if (item instanceof Collection && (this.emitter !== null || parent === null)) {
       const byRows = t.linksOf(item, parent);
       const pooled = this.emitter?.drain(parent) ?? null;
       links = byRows ?? pooled;
