@@ -1,15 +1,17 @@
 /**
  * What rule tracing costs per message (rest-api.md §15): W1's rule (filter + project, a nop sink)
- * run in-process over a memory stream, in one process and interleaved rounds, with
+ * run in-process over a memory stream, with
  *   off        tracing never started (the plain push chain),
  *   restored   tracing started then stopped (the traced wiring swapped out again),
  *   on         tracing on, `always`, every span kept in a local store of 2048 traces,
  *   base       optional: the same rule on another checkout's lib (`--base /work/main`: the code
- *              before tracing existed), loaded side by side in this process.
- * Reports CPU (user + system) per message — the JavaScript thread's, and the whole process's with
- * the collector's threads — the median of the rounds, and each mode's ratio to `off`. Timing
- * numbers on a shared machine are noisy: read the ratios.
- *   node_modules/.bin/bun bench/trace-cost.ts [messages per round] [--rounds n] [--base DIR] [--modes off,on,…]
+ *              before tracing existed).
+ * Each sample runs one mode in a fresh process (a warm-up round, then the measured one), samples
+ * interleaved with the order rotating, so no mode inherits another's JIT or heap state. Reports CPU
+ * (user + system) per message — the JavaScript thread's, and the whole process's with the
+ * collector's threads — the median of the samples, and each mode's ratio to `off`. Timing numbers
+ * on a shared machine are noisy: read the ratios.
+ *   node_modules/.bin/bun bench/trace-cost.ts [messages per sample] [--rounds n] [--base DIR] [--modes off,on,…]
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,7 +25,7 @@ const flag = (name: string): string | undefined => {
 const baseDir = flag("--base");
 const onlyArg = flag("--modes");
 const ROUNDS = Number(flag("--rounds") ?? 9);
-const N = Number(args[0] ?? 100_000);
+const N = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
 const W1 = "SELECT id, device, temp, speed * 3.6 AS speed_kmh FROM telem WHERE temp > 21.0";
 const STREAM = 'CREATE STREAM telem () WITH (TYPE="memory", DATASOURCE="bench/telemetry")';
 
@@ -38,9 +40,14 @@ interface Lib {
   TraceHub?: new (settings: Obj, log: (l: string) => void) => unknown;
 }
 interface BenchRule {
-  start(): Promise<void>;
+  /** A run handle from checkouts where the runtime returns one (issue 15), else nothing. */
+  start(): Promise<BenchRun | undefined>;
+}
+/** A run: the rule itself on older checkouts, the run handle on newer ones. */
+interface BenchRun {
   stop(): Promise<void>;
-  status(): Record<string, unknown>;
+  status?(): Record<string, unknown>;
+  metrics?(): Record<string, unknown>;
   trace?(strategy: "always" | "head" | undefined): void;
 }
 
@@ -80,10 +87,11 @@ async function round(lib: Lib, mode: Mode): Promise<Cpu> {
   const env = lib.createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-trace-bench-")), log: () => {}, ...(traces ? { traces } : {}) });
   const hub = new lib.SourceHub(env);
   const rule = lib.Rule.create({ id: "w1", sql: W1, actions: [{ nop: {} }] }, lib.streams, env, hub);
-  await rule.start();
-  if (mode === "on" || mode === "restored") rule.trace!("always");
-  if (mode === "restored") rule.trace!(undefined);
-  const out = () => rule.status()["sink_nop_0_0_records_out_total"] as number;
+  const handle = await rule.start();
+  const run = (handle ?? rule) as BenchRun;
+  if (mode === "on" || mode === "restored") run.trace!("always");
+  if (mode === "restored") run.trace!(undefined);
+  const out = () => (run.metrics ? run.metrics() : run.status!())["sink_nop_0_0_records_out_total"] as number;
   // process.cpuUsage counts every thread, the collector's too: let the previous round's garbage
   // (the traced rounds leave much) be collected before this round is measured.
   Bun.gc(true);
@@ -99,31 +107,44 @@ async function round(lib: Lib, mode: Mode): Promise<Cpu> {
   const t = process.threadCpuUsage(t0);
   const c = process.cpuUsage(c0);
   if (out() !== expected) throw new Error(`${mode}: ${out()} results, want ${expected}`);
-  await rule.stop();
+  await run.stop();
   return { thread: t.user + t.system, process: c.user + c.system };
 }
 
 const here = resolve(import.meta.dir, "..");
-const only = onlyArg?.split(",") as Mode[] | undefined;
-const mine = await load(here, true);
-const libs: Partial<Record<Mode, Lib>> = { off: mine, restored: mine, on: mine };
-if (baseDir) libs.base = await load(resolve(baseDir), false);
-const modes = (["off", "restored", "on", "base"] as Mode[]).filter((m) => libs[m] && (!only || only.includes(m)));
+const child = flag("--child") as Mode | undefined;
 
-// One warm-up round each, then interleaved rounds so drift and load hit every mode alike.
-for (const m of modes) await round(libs[m]!, m);
+if (child) {
+  // A sample: one mode in a process of its own (no other module copy, no other mode's JIT or
+  // heap state), one warm-up round, then the measured one, printed as JSON.
+  const lib = await load(child === "base" ? resolve(baseDir!) : here, child !== "base");
+  await round(lib, child);
+  console.log(JSON.stringify(await round(lib, child)));
+  process.exit(0);
+}
+
+const only = onlyArg?.split(",") as Mode[] | undefined;
+const modes = (["off", "restored", "on", "base"] as Mode[]).filter((m) => (m !== "base" || baseDir) && (!only || only.includes(m)));
+
+function sample(m: Mode): Cpu {
+  const cmd = [process.execPath, import.meta.path, String(N), "--child", m, ...(baseDir ? ["--base", baseDir] : [])];
+  const p = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe" });
+  if (p.exitCode !== 0) throw new Error(`${m}: ${p.stderr.toString()}`);
+  return JSON.parse(p.stdout.toString().trim().split("\n").pop()!) as Cpu;
+}
+
+// Interleaved samples, the order rotating each round, so drift and load hit every mode alike.
 const samples: Record<string, Cpu[]> = {};
 for (let r = 0; r < ROUNDS; r++) {
-  // The order rotates each round: no mode always follows the same one.
   for (let k = 0; k < modes.length; k++) {
     const m = modes[(k + r) % modes.length]!;
-    (samples[m] ??= []).push(await round(libs[m]!, m));
+    (samples[m] ??= []).push(sample(m));
   }
 }
 const med = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const perMsg = (m: Mode, k: keyof Cpu) => med(samples[m]!.map((c) => c[k])) / N;
 
-console.log(`W1 in-process (memory stream, nop sink), ${N} messages per round (${expected} results), median of ${ROUNDS} interleaved rounds:`);
+console.log(`W1 in-process (memory stream, nop sink), ${N} messages per sample (${expected} results), median of ${ROUNDS} interleaved samples, each in a fresh process after a warm-up round:`);
 console.log(`  mode      main-thread CPU/msg  ratio to off   process CPU/msg  ratio to off`);
 for (const m of modes) {
   const th = perMsg(m, "thread");
