@@ -25,7 +25,8 @@ import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
 import { runLive } from "./live.ts";
-import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
+import { failed, isStdin, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
+import type { SchemaRegistry } from "../io/formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { PipeErrors } from "./errors.ts";
 
@@ -103,6 +104,8 @@ class PipeRun {
   private current = 0;
   private readonly errors: PipeErrors;
   private readonly decoders = new Map<string, Decoder>();
+  /** `<etc>/schemas/protobuf`, read at the first raw (`--replay` envelope `raw`) payload. */
+  private schemas: SchemaRegistry | undefined;
   private readonly earlyErrors: string[] = [];
   private defaultStream: string | undefined;
   /** The time of the current batch (replay: of the current line), for metrics. */
@@ -263,7 +266,7 @@ class PipeRun {
   private rows(def: StreamDef, e: Envelope): Obj[] {
     if (e.raw !== undefined) {
       let dec = this.decoders.get(def.name);
-      if (!dec) this.decoders.set(def.name, (dec = createDecoder(def)));
+      if (!dec) this.decoders.set(def.name, (dec = createDecoder(def, { schemas: (this.schemas ??= pipeSchemas(this.req.etcDir)) })));
       return dec(Buffer.from(e.raw, "base64"));
     }
     const data = e.data!;

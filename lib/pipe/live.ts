@@ -15,7 +15,7 @@ import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { Item } from "../core/item.ts";
 import { createRuntimeEnv } from "../runtime/env.ts";
-import { Rule } from "../runtime/rule.ts";
+import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
 import { PipeErrors } from "./errors.ts";
@@ -116,31 +116,46 @@ export async function runLive(req: PipeRequest, select: SelectStatement | undefi
     return failed();
   }
   let onSignal: () => void = () => {};
+  let onExit: () => void = () => {};
   const ended = new Promise<"signal" | "done">((resolve) => {
     onSignal = () => resolve("signal");
-    rule.onEnd = () => resolve("done");
+    // EOF of every source, or a failure at run time: the run has closed itself.
+    onExit = () => resolve("done");
   });
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   req.signal?.addEventListener("abort", onSignal);
+  // Pipe mode holds one run and reports how it ended with eKuiper's state fields (no restarts, no schedule).
+  const startedAt = Date.now();
+  let run: RunHandle;
+  let why: "signal" | "done";
   try {
     try {
-      await rule.start();
+      run = await rule.start(onExit);
     } catch (e) {
       req.warn(`floe: ${errorText(e)}\n`);
-      return failed(rule.status());
+      return failed(report("stopped by error", errorText(e), startedAt, Date.now(), {}));
     }
-    const why = await ended;
-    if (why === "signal") await rule.stop("canceled manually", req.onEof === "flush");
+    why = await ended;
+    if (why === "signal") await run.stop(req.onEof === "flush");
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     env.dataServer.close();
   }
+  const stoppedAt = Date.now();
   stdout.flush();
   errors.end();
-  const status = rule.status();
+  const exit = run.exit;
   // A run-time failure stopped the rule (the report printed it): the run failed.
-  const exitCode = rule.state === "stopped by error" ? 1 : 0;
-  return { exitCode, lost: rule.lost() + errors.decodeErrors + stdout.lost(), decodeErrors: errors.decodeErrors, rowErrors: errors.rowErrors, status };
+  const status =
+    exit?.kind === "error"
+      ? report("stopped by error", exit.message, startedAt, stoppedAt, run.metrics())
+      : report("stopped", exit ? "done" : "canceled manually", startedAt, stoppedAt, run.metrics());
+  return { exitCode: exit?.kind === "error" ? 1 : 0, lost: run.lost() + errors.decodeErrors + stdout.lost(), decodeErrors: errors.decodeErrors, rowErrors: errors.rowErrors, status };
+}
+
+/** The status object of the run (rest-api.md §6.2): state fields, then the run's metrics. */
+function report(status: string, message: string, lastStartTimestamp: number, lastStopTimestamp: number, metrics: Record<string, number | string>): Record<string, number | string> {
+  return { status, message, lastStartTimestamp, lastStopTimestamp, nextStartTimestamp: 0, ...metrics };
 }

@@ -3,7 +3,9 @@
  * file/replay runner (direct.ts) and the streaming one (live.ts). Also the one answer to "which
  * streams read standard input".
  */
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { SchemaRegistry } from "../io/formats/schema-registry.ts";
+import { readSchemaDir } from "../store/schemas.ts";
 import type { EmitMode } from "../io/sinks/stdout.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { Zone } from "../value/time.ts";
@@ -73,9 +75,17 @@ export function isStdin(def: StreamDef): boolean {
   return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
 }
 
+/** The protobuf schemas a pipe run can name: `<etc>/schemas/protobuf/*.proto` (pipe mode has no data dir). */
+export function pipeSchemas(etcDir: string | undefined): SchemaRegistry {
+  const r = new SchemaRegistry();
+  if (etcDir) for (const s of readSchemaDir(join(etcDir, "schemas", "protobuf"))) r.set({ ...s, version: "" });
+  return r;
+}
+
 /** The runtime env fields pipe mode takes from its request. */
 export function pipeEnv(req: PipeRequest) {
   return {
+    schemas: pipeSchemas(req.etcDir),
     etcDir: req.etcDir,
     zone: req.zone,
     ignoreCase: req.ignoreCase,

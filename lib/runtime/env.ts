@@ -12,6 +12,7 @@ import type { ReaderKind } from "../io/mqtt/client.ts";
 import type { Resolver } from "../io/net-guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
 import type { SpanSink } from "./trace/span.ts";
+import { SchemaRegistry } from "../io/formats/schema-registry.ts";
 
 export interface RuntimeEnv {
   /** etc directory: `mqtt_source.yaml`, `sources/*.yaml` (undefined: shipped defaults). */
@@ -53,6 +54,8 @@ export interface RuntimeEnv {
   readonly functions: FunctionRegistry;
   /** Where traced rules send finished spans (the daemon's trace hub); undefined: tracing records nothing. */
   readonly traces?: SpanSink;
+  /** The registered schemas (`FORMAT="protobuf"` + `SCHEMAID`, sink `schemaId`): the daemon's, or an empty one. */
+  readonly schemas: SchemaRegistry;
 }
 
 export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
@@ -79,5 +82,6 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     sourceReady: p.sourceReady,
     functions: p.functions ?? createCatalog(),
     traces: p.traces,
+    schemas: p.schemas ?? new SchemaRegistry(),
   };
 }

@@ -4,6 +4,10 @@
  */
 import type { Value } from "../value/values.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
+import { parseSinkCommon } from "../io/sinks/common.ts";
+import { checkSinkFormat } from "../io/sinks/payload.ts";
+import { checkFormat } from "../io/formats/schema-registry.ts";
+import { isByteSource, sourceType } from "../io/sources/index.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -36,7 +40,7 @@ export function planRuleGraph(
   decoder: (def: StreamDef) => boolean,
   startedAt = now(),
 ): GraphPlan {
-  return planGraph(
+  const plan = planGraph(
     json,
     streams,
     { env: { now, zone: env.zone, ruleId: id, ruleStart: startedAt }, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, ...planOptions(o), decoder },
@@ -44,7 +48,12 @@ export function planRuleGraph(
       temp,
       useSliceTuple: sliceTuple(o.raw),
       sourceTypeExists: (t) => SOURCE_TYPES.has(t),
-      checkSink: (t, p) => void createSinkConnector(t, p, env),
+      checkSink: (t, p) => {
+        if (createSinkConnector(t, p, env).bytes) checkSinkFormat(parseSinkCommon(p, env.cacheDefaults), env.schemas);
+      },
     },
   );
+  // A source node's protobuf SCHEMAID must resolve at create, as a stream's does (CREATE STREAM).
+  for (const src of plan.sources) if (isByteSource(sourceType(src.def))) checkFormat(env.schemas, src.def.options.FORMAT, src.def.options.SCHEMAID);
+  return plan;
 }

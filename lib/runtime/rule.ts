@@ -4,10 +4,15 @@
  *   const env = createRuntimeEnv({ etcDir, dataDir, zone, ruleDefaults, cacheDefaults, confKey, log });
  *   const hub = new SourceHub(env);                      // one per process (shared streams)
  *   const rule = Rule.create(ruleJson, streams, env, hub); // validates; throws EngineError
- *   await rule.start();                                  // state "running" (or "stopped by error")
- *   rule.status();                                       // GET /rules/{id}/status object
- *   rule.topo();                                         // GET /rules/{id}/topo, undefined before a run
- *   await rule.stop();                                   // "stopped", message "canceled manually"
+ *   const run = await rule.start(onExit);                // one run: sources attached, sinks connecting
+ *   run.metrics();                                       // the run's status keys (without the state fields)
+ *   run.topo();                                          // GET /rules/{id}/topo
+ *   await run.stop();                                    // closes the run
+ *
+ * The runtime keeps no rule state: a `Rule` is a validated definition, each `start` is a new run,
+ * and stopping closes that run. Which run is current, the state names and last-will messages,
+ * restarts, schedules and the order of start/stop calls belong to the host (the daemon's
+ * server/lifecycle.ts; pipe mode runs one run and reports how it ended).
  *
  * Contract:
  * - `Rule.create` checks, in order, options (`Rule <id> has invalid options: …`), the SQL (parse
@@ -15,29 +20,30 @@
  *   if stream is created`), planning errors, and every action (`sink <type> is not defined`,
  *   connector property errors, `fail to parse sink configuration: …`). The daemon adds its own
  *   prefixes (`invalid rule json: …`). `streams` holds every stream/table definition by name.
- * - `start()` plans a fresh run (metrics restart from zero) and resolves once sources are attached
- *   and sinks are connecting; connectors connect asynchronously with backoff, so an unreachable
- *   broker leaves the rule `running` with `connection_status` 0/−1. If starting fails the state is
- *   `stopped by error` with the error text as message, and `start()` rejects with it.
- *   Starting a running rule restarts it (last will `stopped by update`), as eKuiper's start API.
- * - `stop(message)` stops reading, ends the topology, lets each sink drain for
- *   `env.sinkGraceMs`, saves sink caches (unless `cleanCacheAtStop`), closes connections. Metrics
- *   of the last run stay visible while stopped. Concurrent start/stop calls are serialised.
- * - When every source reaches EOF the rule stops by itself with message `done`; `onEnd` fires
- *   (the daemon then sets `triggered=false`). A failure at run time (not a record error: those are
- *   counted on the node and the rule goes on) stops it as `stopped by error` with the failure's
- *   text as message (eKuiper leaves it empty; floe never does, issue 10) and also fires `onEnd`;
- *   `state` tells the two apart.
- * - `lost()` counts records lost since creation (sink drops, evictions, unsent at stop, and
- *   what an earlier run lost acknowledged but unsaved, from the acknowledgement ledger: that part
- *   is also the status key `source_<s>_0_records_lost_total`); `duplicates()` the MQTT
- *   redeliveries the sources admitted. Neither is a status key.
- * - State names are eKuiper's (rest-api.md §6.1): see `RuleState`.
+ * - `start(onExit)` plans a fresh run (metrics start from zero) and resolves with its handle once
+ *   sources are attached and sinks are connecting; connectors connect asynchronously with backoff,
+ *   so an unreachable broker leaves the run going with `connection_status` 0/−1. If starting fails
+ *   the run is already closed and `start` rejects with the error (no `onExit` then).
+ * - `RunHandle.stop(flushWindows)` stops reading, ends the topology, lets each sink drain for
+ *   `env.sinkGraceMs`, saves sink caches (unless `cleanCacheAtStop`), closes connections. It is
+ *   idempotent (every call gets the one closing), waits for a start still in progress, and the
+ *   run's metrics stay readable afterwards.
+ * - A run ends by itself when every source reaches EOF (it closes flushing its windows, then
+ *   `onExit({ kind: "eof" })`) or on a failure at run time (not a record error: those are counted
+ *   on the node and the run goes on): it closes, then `onExit({ kind: "error", message })` with
+ *   the failure's text (eKuiper leaves the message empty; floe never does, issue 10). A run the
+ *   host stopped first reports nothing. `RunHandle.exit` keeps what was reported.
+ * - `lost()` counts what the run lost: sink drops, evictions, unsent at stop, and what the previous
+ *   run of the rule admitted (acknowledged) but left unsaved, from the acknowledgement ledger in
+ *   store/ (that part is also the status key `source_<s>_0_records_lost_total`): the ledger is what
+ *   carries a loss from one run to the next. `duplicates()` counts the MQTT redeliveries the run's
+ *   sources admitted. Neither is a status key.
  */
 import { EngineError, ErrCode } from "../errors.ts";
 import { parseSinkCommon, type SinkCommon } from "../io/sinks/common.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
+import { checkSinkFormat } from "../io/sinks/payload.ts";
 import { mergeProps } from "../io/props.ts";
 import { selectorError } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
@@ -46,7 +52,7 @@ import { analyze } from "../plan/analyze.ts";
 import { parseSelect } from "../sql/parse.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { RuntimeEnv } from "./env.ts";
-import { statusObject, type NodeMetrics } from "../core/metrics.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
 import { GRAPH_SELECT, planRuleGraph } from "./graph-plan.ts";
@@ -56,7 +62,8 @@ import type { ErrorReport } from "./error-report.ts";
 import type { SinkNode } from "../core/sink.ts";
 import type { TraceStrategy } from "./trace/rule-tracer.ts";
 
-export type RuleState = "stopped" | "starting" | "running" | "stopping" | "stopped: waiting for next schedule." | "stopped by error";
+/** How a run ended by itself: every source at EOF, or a failure at run time with its text. */
+export type RunExit = { readonly kind: "eof" } | { readonly kind: "error"; readonly message: string };
 
 /** The parts of an eKuiper rule JSON the runtime reads (rules-and-sinks.md §1). */
 export interface RuleDefinition {
@@ -92,17 +99,8 @@ interface Action {
   readonly node?: string;
 }
 
+/** A validated rule definition: stateless, it starts runs (see the contract above). */
 export class Rule {
-  private _state: RuleState = "stopped";
-  private _message = "";
-  private lastStart = 0;
-  private lastStop = 0;
-  private run: RuleRun | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-  private lostBefore = 0;
-  /** Called when the rule ends by itself (`done`, or stopped by error at run time). */
-  onEnd: ((rule: Rule) => void) | undefined;
-
   private constructor(
     readonly id: string,
     readonly name: string,
@@ -116,7 +114,7 @@ export class Rule {
     private readonly graph?: { json: unknown; temp: boolean },
   ) {}
 
-  /** Validates a rule definition (see the contract above); the rule starts stopped. */
+  /** Validates a rule definition (see the contract above). */
   static create(def: RuleDefinition, streams: ReadonlyMap<string, StreamDef>, env: RuntimeEnv, hub: SourceHub, host: RuleHostOptions = {}): Rule {
     const options = parseRuleOptions(def.id, def.options, env.ruleDefaults);
     if (def.graph !== undefined && def.graph !== null) {
@@ -131,79 +129,30 @@ export class Rule {
     return new Rule(def.id, def.name ?? "", options, select, streams, actions, env, hub, host);
   }
 
-  get state(): RuleState {
-    return this._state;
-  }
-
-  get message(): string {
-    return this._message;
-  }
-
-  private serial<T>(f: () => Promise<T>): Promise<T> {
-    const p = this.queue.then(f, f);
-    this.queue = p.catch(() => undefined);
-    return p;
-  }
-
-  start(): Promise<void> {
-    return this.serial(async () => {
-      if (this.run) await this.doStop("stopped by update", false);
-      this._state = "starting";
-      this._message = "";
-      this.lastStart = Date.now();
-      try {
-        const run = new RuleRun(
-          {
-            id: this.id,
-            select: this.select,
-            graph: this.graph,
-            streams: this.streams,
-            options: this.options,
-            sinks: () => this.actions.map((a) => this.pipeline(a)),
-            extraSinks: this.host.extraSinks ?? [],
-            defaultType: this.host.defaultType,
-            connectors: this.host.connectors,
-            errors: this.host.errors,
-          },
-          this.env,
-          this.hub,
-        );
-        this.run = run;
-        run.onAllEof = () => void this.serial(() => this.doStop("done", true)).then(() => this.onEnd?.(this));
-        // eKuiper shows an empty message here; floe shows what stopped the rule.
-        run.onFatal = () =>
-          void this.serial(async () => {
-            await this.doStop(run.fatalMessage, false);
-            this._state = "stopped by error";
-          }).then(() => this.onEnd?.(this));
-        await run.start();
-        this._state = "running";
-      } catch (e) {
-        this._state = "stopped by error";
-        this._message = e instanceof Error ? e.message : String(e);
-        this.lastStop = Date.now();
-        throw e;
-      }
-    });
-  }
-
-  /** Stops the rule; `flushWindows` (pipe mode's Ctrl-C) first processes admitted records and emits open windows. */
-  stop(message = "canceled manually", flushWindows = false): Promise<void> {
-    return this.serial(() => this.doStop(message, flushWindows));
-  }
-
-  private async doStop(message: string, flushWindows: boolean): Promise<void> {
-    const run = this.run;
-    if (!run || this._state === "stopped" || this._state === "stopped by error") return;
-    this._state = "stopping";
-    try {
-      await run.stop({ flushWindows });
-    } finally {
-      this.lostBefore += run.lost();
-      this._state = "stopped";
-      this._message = message;
-      this.lastStop = Date.now();
-    }
+  /**
+   * Starts a new run: plans it (fresh metrics, fresh sink connectors), opens sinks and lookup
+   * tables, attaches the sources. Rejects with the planning or start error, the run then closed.
+   */
+  async start(onExit?: (exit: RunExit) => void): Promise<RunHandle> {
+    const run = new RuleRun(
+      {
+        id: this.id,
+        select: this.select,
+        graph: this.graph,
+        streams: this.streams,
+        options: this.options,
+        sinks: () => this.actions.map((a) => this.pipeline(a)),
+        extraSinks: this.host.extraSinks ?? [],
+        defaultType: this.host.defaultType,
+        connectors: this.host.connectors,
+        errors: this.host.errors,
+      },
+      this.env,
+      this.hub,
+    );
+    const handle = new RunHandle(this.id, run, onExit);
+    await handle.opened;
+    return handle;
   }
 
   private pipeline(a: Action): SinkPipeline {
@@ -221,59 +170,112 @@ export class Rule {
       resendConnector: cache.enableCache && cache.resendAlterQueue ? createSinkConnector(a.type, resendProps, this.env) : undefined,
       dataDir: this.env.dataDir,
       aesKey: this.env.aesKey,
+      schemas: this.env.schemas,
       log: (l) => this.env.log(l),
     });
   }
+}
 
-  /** The legacy status object (rest-api.md §6.2); JSON.stringify(…, null, 2) gives the body. */
-  status(): Record<string, number | string> {
-    return statusObject(
-      { status: this._state, message: this._message, lastStartTimestamp: this.lastStart, lastStopTimestamp: this.lastStop, nextStartTimestamp: 0 },
-      this.run ? this.run.nodes() : [],
+/**
+ * One run of a rule as its host holds it: the metrics, topology and sinks of the run, and the
+ * one way to close it. No state names: the host knows whether it is the current run.
+ */
+export class RunHandle {
+  /** Resolves once the run is started; rejects with the start error (the run then closed itself). */
+  readonly opened: Promise<void>;
+  private startFailed = false;
+  private closing: Promise<void> | undefined;
+  private ended: RunExit | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly run: RuleRun,
+    private readonly onExit: ((exit: RunExit) => void) | undefined,
+  ) {
+    run.onAllEof = () => this.endBySelf({ kind: "eof" }, true);
+    run.onFatal = () => this.endBySelf({ kind: "error", message: run.fatalMessage }, false);
+    this.opened = run.start().catch((e: unknown) => {
+      this.startFailed = true;
+      throw e;
+    });
+  }
+
+  /** How the run ended by itself (undefined while it runs, and when the host stopped it first). */
+  get exit(): RunExit | undefined {
+    return this.ended;
+  }
+
+  /**
+   * Closes the run (see the contract above); `flushWindows` (pipe mode's Ctrl-C) first processes
+   * admitted records and emits open windows. Every call returns the same closing.
+   */
+  stop(flushWindows = false): Promise<void> {
+    // A start still in progress finishes first; a failed start closed the run itself.
+    this.closing ??= this.opened.then(
+      () => this.run.stop({ flushWindows }),
+      () => undefined,
     );
+    return this.closing;
   }
 
-  /** Every node's metrics of the current or last run (status order); empty before a run. */
+  /** EOF or a run-time failure: the run closes itself, then tells its host (unless the host closed it first). */
+  private endBySelf(exit: RunExit, flushWindows: boolean): void {
+    if (this.closing) return;
+    this.ended = exit;
+    const report = () => {
+      if (!this.startFailed) this.onExit?.(exit);
+    };
+    void this.stop(flushWindows).then(report, report);
+  }
+
+  /** Every node's metrics in status order: sources, operators, sinks. */
   nodes(): readonly NodeMetrics[] {
-    return this.run ? this.run.nodes() : [];
+    return this.run.nodes();
   }
 
-  /** `GET /rules/{id}/topo`; undefined when the rule never ran. */
-  topo(): { sources: string[]; edges: Record<string, string[]> } | undefined {
-    return this.run?.topoJson();
+  /** The run's status keys (rest-api.md §6.2) in order, without the state fields the host adds. */
+  metrics(): Record<string, number | string> {
+    const out: Record<string, number | string> = {};
+    for (const n of this.run.nodes()) for (const [k, v] of n.entries()) out[k] = v;
+    return out;
   }
 
-  /** Starts tracing the running run with `strategy`, or stops it (undefined); a new run starts untraced. */
+  /** Starts tracing the run with `strategy`, or stops it (undefined); a new run starts untraced. */
   trace(strategy: TraceStrategy | undefined): void {
-    if (this._state === "running") this.run?.trace(strategy);
+    if (!this.closing) this.run.trace(strategy);
   }
 
-  /** The current run's scan tables and their rows; undefined when not running or joining none. */
+  /** `GET /rules/{id}/topo` (rest-api.md §7.1). */
+  topo(): { sources: string[]; edges: Record<string, string[]> } {
+    return this.run.topoJson();
+  }
+
+  /** The scan tables a join of the run holds and their rows; undefined once closing or when joining none. */
   scanTables(): ScanTableContent[] | undefined {
-    return this._state === "running" ? this.run?.topo.scanTables() : undefined;
+    return this.closing ? undefined : this.run.topo.scanTables();
   }
 
-  /** `PUT /rules/{id}/reset_state`: rewinds a rewindable source of the running rule. */
+  /** `PUT /rules/{id}/reset_state`: rewinds a rewindable source of the run. */
   resetState(stream: string, input: unknown): void {
-    if (this._state !== "running" || !this.run) throw new EngineError(`rule ${this.id} should be running when modify state`);
+    if (this.closing) throw new EngineError(`rule ${this.id} should be running when modify state`);
     this.run.resetState(stream, input);
   }
 
-  /** Records lost since the rule was created (sink drops, unsent at stop, late rows). */
+  /** Records this run lost (sink drops, unsent at stop, late rows, and what the previous run left unsaved). */
   lost(): number {
-    return this.lostBefore + (this.run && this._state !== "stopped" ? this.run.lost() : 0);
+    return this.run.lost();
   }
 
-  /** Redelivered messages (MQTT DUP) the current run's sources admitted; a floe counter, not a status key. */
+  /** Redelivered messages (MQTT DUP) the run's sources admitted; a floe counter, not a status key. */
   duplicates(): number {
     let n = 0;
-    for (const m of this.run?.nodes() ?? []) if (m.kind === "source") n += m.duplicates;
+    for (const m of this.run.nodes()) if (m.kind === "source") n += m.duplicates;
     return n;
   }
 
-  /** The current run's sink pipelines (tests, diagnostics). */
+  /** The run's sink pipelines (tests, diagnostics). */
   get sinks(): readonly SinkPipeline[] {
-    return this.run?.pipelines ?? [];
+    return this.run.pipelines;
   }
 }
 
@@ -298,8 +300,10 @@ function parseActions(raw: unknown, env: RuntimeEnv, ruleId: string, base: numbe
       if (rid) props = mergeProps(env.confKey?.("sinks", type, rid), props as Record<string, unknown>);
       const merged = props as Record<string, unknown>;
       // Connector properties first, then the common ones (rules-and-sinks.md §3).
-      createSinkConnector(type, merged, env);
+      const conn = createSinkConnector(type, merged, env);
       const common = parseSinkCommon(merged, env.cacheDefaults);
+      // A bytes sink's format: a protobuf schemaId must resolve now, not at the first row.
+      if (conn.bytes) checkSinkFormat(common, env.schemas);
       out.push({ type, index: base + i, props: merged, common });
     }
   });

@@ -91,7 +91,7 @@ export class SourceHub {
     const onFail = o.onFail;
     if (onFail) s.fails.add(onFail);
     s.status.attach(o.node);
-    const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber") }) : null;
+    const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber"), schemas: this.env.schemas }) : null;
     if (fresh && !isShared && o.offset !== undefined) s.connector!.rewind?.(o.offset);
     if (fresh) {
       const ctx: SourceContext = {

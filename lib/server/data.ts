@@ -22,7 +22,7 @@ function saveStatus(e: Engine, s: ImportStatus): void {
 
 /** Runs an import; a `stop=1` full import exits the process with status 100 afterwards. */
 async function runImport(e: Engine, text: string, partial: boolean, stop: boolean, signal?: AbortSignal): Promise<ImportStatus> {
-  const status = await importConfig(e, text, partial, signal);
+  const status = await importConfig(e, text, partial, signal, stop);
   saveStatus(e, status);
   if (stop && !partial && !statusFailed(status)) setTimeout(() => e.requestStop?.(100), 1000);
   return status;

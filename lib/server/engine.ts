@@ -20,6 +20,8 @@ import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./li
 import { patrol } from "./scheduler.ts";
 import { Catalog } from "../store/catalog.ts";
 import { Kv } from "../store/kv.ts";
+import { SchemaStore } from "../store/schemas.ts";
+import { checkFormat, SchemaRegistry, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -91,6 +93,10 @@ export class Engine {
   readonly dataServer: DataServer;
   /** Rule tracing's local store and OTLP export (rest-api.md §15). */
   readonly traces: TraceHub;
+  /** The registered protobuf schemas (`/schemas/protobuf`), read by rules' decoders and encoders. */
+  readonly schemas = new SchemaRegistry();
+  /** Their files (`<data>/schemas/protobuf/<name>.proto`) and versions. */
+  private readonly schemaStore: SchemaStore;
 
   private constructor(
     readonly paths: Paths,
@@ -107,6 +113,10 @@ export class Engine {
   ) {
     this.traces = new TraceHub(config.openTelemetry, log);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
+    // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.
+    for (const s of this.schemaStore.load()) this.schemas.set(s);
+    catalog.check = (c) => checkFormat(this.schemas, c.options.FORMAT, c.options.SCHEMAID);
     const src = config.source;
     this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: { preflight, withOrigin }, maxRequestBodySize: config.basic.maxBodySize });
     this.connections.resolve = (id) => {
@@ -267,6 +277,27 @@ export class Engine {
     await registerScript(this.functions, def, this.config.basic.udfLimits);
     this.kv.set("script", def.id, JSON.stringify(def));
     this.scripts.set(def.id, def);
+  }
+
+  /** Registers or replaces a protobuf schema: parsed first (a bad .proto is refused), then stored. */
+  putSchema(name: string, content: string, version: string): void {
+    this.putSchemas([{ name, content, file: "", version }]);
+  }
+
+  /**
+   * Registers schemas together (an uploaded zip: a .proto and the files it imports): each is
+   * parsed against the registry as it will be, and nothing is stored unless all parse.
+   */
+  putSchemas(list: readonly SchemaEntry[]): void {
+    const next = this.schemas.with(list);
+    for (const s of list) next.check(s.name, s.content);
+    for (const s of list) this.schemas.set({ ...s, file: this.schemaStore.save(s.name, s.content, s.version) });
+  }
+
+  removeSchema(name: string): boolean {
+    if (!this.schemas.get(name)) return false;
+    this.schemaStore.remove(name);
+    return this.schemas.delete(name);
   }
 
   removeScript(id: string): void {

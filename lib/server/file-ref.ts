@@ -8,9 +8,14 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { EngineError, ErrCode } from "../errors.ts";
 import { createNetGuard, guardedFetch } from "../io/net-guard.ts";
-import type { Engine } from "./engine.ts";
 
-export async function readFileRef(e: Engine, ref: string): Promise<string> {
+/** What a file reference needs from the engine (structural: the Engine is one, without an import cycle). */
+export interface FileRefHost {
+  readonly config: { readonly basic: { readonly enablePrivateNet: boolean; readonly allowExternalFileAccess: boolean } };
+  readonly uploadsDir: string;
+}
+
+export async function readFileRef(e: FileRefHost, ref: string): Promise<string> {
   if (/^https?:\/\//i.test(ref)) {
     const guard = createNetGuard({ allowPrivate: e.config.basic.enablePrivateNet });
     const res = await guardedFetch(ref, { signal: AbortSignal.timeout(300_000) }, guard);

@@ -1,14 +1,18 @@
 /**
- * One rule's runtime state machine (rest-api.md §6.1): eKuiper's state names and last-will
- * messages, actions serialised (an action arriving while another runs waits its turn; a repeated
- * identical action is dropped), and the metrics/topology of the last run kept after it stops.
- * The run itself comes from a RunFactory (the rule runtime); this file only manages it.
+ * The daemon's rule state machine, the only one (rest-api.md §6.1): eKuiper's state names and
+ * last-will messages, actions serialised (an action arriving while another runs waits its turn; a
+ * repeated identical action is dropped), which run is current, and the metrics/topology of the
+ * last run kept after it stops. Runs come from a RunFactory (the runtime's `Rule.start`, which
+ * hands back a stateless run handle); this file decides when to start and stop them.
  */
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "../runtime/operators/join.ts";
+import type { RunExit, RunHandle } from "../runtime/rule.ts";
 import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
+
+export type { RunExit };
 
 export const RuleStateName = {
   stopped: "stopped",
@@ -25,23 +29,8 @@ export interface Topo {
   readonly edges: Record<string, string[]>;
 }
 
-/** A started run of a rule, as the runtime hands it over. */
-export interface RuleRun {
-  /** Every node's metrics in status order: sources, operators, sinks. */
-  nodes(): readonly NodeMetrics[];
-  topo(): Topo;
-  /** Stops sources, flushes sinks; resolves when the run has ended. */
-  stop(): Promise<void>;
-  /** The scan tables a join holds (runtimes that run rules); undefined when the rule joins none. */
-  scanTables?(): ScanTableContent[] | undefined;
-  /** `reset_state`: rewinds the source of `stream` (throws the error to report). */
-  resetState?(stream: string, input: unknown): void;
-  /** Starts tracing the run's messages with `strategy`, or stops (undefined) (rest-api.md §5). */
-  trace?(strategy: TraceStrategy | undefined): void;
-}
-
-/** How a run ended by itself. */
-export type RunExit = { kind: "eof"; message?: string } | { kind: "error"; message: string };
+/** What the lifecycle uses of a run handle (runtime/rule.ts); scan tables and rewinding are optional. */
+export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
 export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
@@ -245,7 +234,7 @@ export class RuleLifecycle {
       this.lastStopTimestamp = Date.now();
       if (exit.kind === "eof") {
         this.state = RuleStateName.stopped;
-        this.message = exit.message ? `done: ${exit.message}` : "done";
+        this.message = "done";
         this.onEof(this.id);
       } else {
         // eKuiper leaves the message empty here; floe reports what stopped the rule.

@@ -1,6 +1,6 @@
 /**
- * Extension routes floe cannot honour (rest-api.md §14.1–§14.4): Go native plugins, portable
- * plugins, external services and non-JavaScript schemas. Lists answer empty so UIs degrade
+ * Extension routes floe cannot honour (rest-api.md §14.1–§14.3): Go native plugins, portable
+ * plugins and external services (schemas: schemas.ts). Lists answer empty so UIs degrade
  * gracefully; installs answer an eKuiper-shaped 400 that says floe does not support them.
  */
 import { ErrCode } from "../errors.ts";
@@ -75,34 +75,6 @@ export const portablePluginRoutes: R[] = [
   { method: "DELETE", path: "/plugins/portables/{name}", handler: (ctx) => unsupported(`delete portable plugin ${ctx.params.name} error: not found`) },
   { method: "PUT", path: "/plugins/portables/{name}", handler: () => unsupported(`portable plugin update command error: ${PORTABLE}`) },
   { method: "GET", path: "/plugins/portables/{name}/status", handler: (ctx) => notFound(`portable plugin ${ctx.params.name} not found: not found`) },
-];
-
-export const schemaRoutes: R[] = [
-  { method: "GET", path: "/schemas/{type}", handler: (ctx) => unsupported(`schema type ${ctx.params.type} not found`) },
-  {
-    method: "POST",
-    path: "/schemas/{type}",
-    handler: async (ctx) => {
-      const b = await readJson(ctx);
-      if (!b.ok) return unsupported(`Invalid body: Error decoding schema json: ${b.error}`);
-      if (!isObject(b.value) || !field(b.value, "name")) return unsupported("Invalid body: name is required");
-      return unsupported(`Invalid body: unsupported schema type ${ctx.params.type}`);
-    },
-  },
-  {
-    method: "PUT",
-    path: "/schemas/{type}/{name}/upload",
-    handler: (ctx) => {
-      const ct = ctx.headers.get("Content-Type") ?? "";
-      const body = ct.startsWith("multipart/form-data")
-        ? `{"error":1000,"message":"Invalid schema: schema type ${ctx.params.type} not found"}`
-        : `{"error":1000,"message":"Invalid content type: content type must be multipart/form-data"}`;
-      return new Response(body, { status: ct.startsWith("multipart/form-data") ? 400 : 415, headers: { "Content-Type": "application/json" } });
-    },
-  },
-  { method: "PUT", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`schema update command error: schema type ${ctx.params.type} not found`) },
-  { method: "DELETE", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`delete ${ctx.params.type} schema ${ctx.params.name} error: schema type ${ctx.params.type} not found`) },
-  { method: "GET", path: "/schemas/{type}/{name}", handler: (ctx) => unsupported(`schema type ${ctx.params.type} not found in registry`) },
 ];
 
 export const serviceRoutes: R[] = [

@@ -1,14 +1,15 @@
 /**
  * Plugs the rule runtime (lib/runtime/rule.ts) into the daemon: one RuntimeEnv and SourceHub per
- * process, a fresh `Rule` per run (so a run plans against the stream definitions of its start),
- * KV confKeys visible to connectors, and trial runs whose results go to SSE clients.
+ * process, a rule validated afresh for every run (so a run plans against the stream definitions of
+ * its start), KV confKeys visible to connectors, memory lookup tables, and trial runs whose results
+ * go to SSE clients. The run handles go to server/lifecycle.ts as they are.
  */
 import { parseSinkCommon } from "../io/sinks/common.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
-import type { RuleRun, RunFactory } from "./lifecycle.ts";
-import { Rule } from "../runtime/rule.ts";
+import type { RunFactory } from "./lifecycle.ts";
+import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
@@ -65,6 +66,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     log: engine.log,
     functions: engine.functions,
     traces: engine.traces,
+    schemas: engine.schemas,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.
   Object.defineProperty(env, "zone", { get: () => deps.zone(), enumerable: true });
@@ -75,21 +77,8 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   for (const [name, def] of engine.catalog.all()) tables.update(name, def);
   const create = (def: RuleDef, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
     Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
-  const wrap = (rule: Rule): RuleRun => ({
-    nodes: () => rule.nodes(),
-    topo: () => rule.topo() ?? { sources: [], edges: {} },
-    stop: () => rule.stop(),
-    scanTables: () => rule.scanTables(),
-    resetState: (stream, input) => rule.resetState(stream, input),
-    trace: (strategy) => rule.trace(strategy),
-  });
-  const factory: RunFactory = async (def, onExit) => {
-    const rule = create(def);
-    // onEnd fires for EOF (`done`) and for a run-time failure (`stopped by error`).
-    rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
-    await rule.start();
-    return wrap(rule);
-  };
+  // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
+  const factory: RunFactory = (def, onExit) => create(def).start(onExit);
   return {
     env,
     factory,
@@ -111,21 +100,25 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         connector: new TrialConnector(publish),
         dataDir: engine.paths.data,
         aesKey: env.aesKey,
+        schemas: env.schemas,
         log: engine.log,
       });
       const rule = create({ ...def, actions: [] }, [sink], connectors);
-      if (onExit) rule.onEnd = (r) => onExit(r.state === "stopped by error" ? { kind: "error", message: r.message } : { kind: "eof" });
       sink.open();
+      let run: RunHandle;
       try {
-        await rule.start();
+        run = await rule.start(onExit);
       } catch (e) {
         await sink.close(0);
         throw e;
       }
       return {
-        ...wrap(rule),
+        nodes: () => run.nodes(),
+        topo: () => run.topo(),
+        scanTables: () => run.scanTables(),
+        resetState: (stream, input) => run.resetState(stream, input),
         stop: async () => {
-          await rule.stop();
+          await run.stop();
           await sink.close(basic.gracefulShutdownTimeoutMs);
         },
       };

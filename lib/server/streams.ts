@@ -2,6 +2,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { sourceType } from "../io/sources/index.ts";
 import { describeJson, schemaJson } from "../store/describe.ts";
+import { messageFields } from "../io/formats/protobuf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
@@ -105,7 +106,9 @@ function routesFor(kind: Kind): RouteDef<Engine>[] {
         const name = ctx.params.name!;
         try {
           const d = e.catalog.describe(name, kind, "Describe");
-          return json(schemaJson(d.fields));
+          // A schemaless protobuf stream's schema is its message's (rest-api.md §4).
+          const proto = d.fields === null && (d.options.FORMAT ?? "").toLowerCase() === "protobuf";
+          return json(schemaJson(proto ? messageFields(e.schemas.message(d.options.SCHEMAID ?? "")) : d.fields));
         } catch (err) {
           return fromError(err instanceof EngineError ? err : new EngineError(errorText(err), ErrCode.streamTable), `get schema of ${kind} error`);
         }

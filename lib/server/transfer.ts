@@ -13,6 +13,10 @@ import { clauseExprs, walk } from "../sql/walk.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import { jsonUnmarshalError } from "../store/rule-def.ts";
 import { safeUploadPath } from "./uploads-fs.ts";
+import { readFileRef } from "./file-ref.ts";
+import { goJson } from "./respond.ts";
+import { CUSTOM_FORMAT_ERROR } from "../io/formats/schema-registry.ts";
+import { validateId } from "../store/ids.ts";
 import type { Engine } from "./engine.ts";
 
 export const CONFIG_KEYS = ["streams", "tables", "rules", "nativePlugins", "portablePlugins", "sourceConfig", "sinkConfig", "connectionConfig", "Service", "Schema", "uploads", "scripts"] as const;
@@ -145,9 +149,61 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
     c.scripts = Object.fromEntries(e.kv.entries("script").filter(([id]) => calls.has(id.toLowerCase())));
   }
   c.connectionConfig = configsByType(e, "connections");
+  c.Schema = exportSchemas(e, ruleIds ? schemasOf(e, c) : undefined);
   c.uploads = Object.fromEntries(e.kv.entries("upload"));
   if (!ruleIds) c.scripts = Object.fromEntries(e.kv.entries("script"));
   return c;
+}
+
+// ------------------------------------------------------------------------------------------
+// schemas (rest-api.md §10.1 `Schema`: "<type>_<name>" → schema info JSON)
+
+/** A registered schema as eKuiper's `schema.Info` (struct order; empty fields omitted). */
+function schemaInfo(e: Engine, name: string): { type: string; name: string; content: string; version?: string } {
+  const s = e.schemas.get(name)!;
+  return s.version ? { type: "protobuf", name, content: s.content, version: s.version } : { type: "protobuf", name, content: s.content };
+}
+
+/** `Schema` of the Configuration: every registered schema, or those `only` names. */
+function exportSchemas(e: Engine, only?: Set<string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of e.schemas.names()) if (!only || only.has(name)) out[`protobuf_${name}`] = goJson(schemaInfo(e, name));
+  return out;
+}
+
+/** The schemas a partial export's streams (`SCHEMAID`) and rules' actions (`schemaId`) name. */
+function schemasOf(e: Engine, c: ConfigDoc): Set<string> {
+  const names = new Set<string>();
+  const add = (id: unknown) => typeof id === "string" && id.includes(".") && names.add(id.split(".")[0]!);
+  for (const n of [...Object.keys(c.streams), ...Object.keys(c.tables)]) add(e.catalog.get(n)?.options.SCHEMAID);
+  for (const text of Object.values(c.rules)) {
+    try {
+      for (const a of e.rules.parse(text).actions) for (const p of Object.values(a)) add((p as Record<string, unknown>).schemaId);
+    } catch {
+      // an unparsable rule names nothing
+    }
+  }
+  return names;
+}
+
+/** Registers one imported schema info (`{"type","name","content"|"file",…}`); throws with the reason. */
+async function importSchema(e: Engine, key: string, info: unknown): Promise<void> {
+  const i = (info && typeof info === "object" ? info : {}) as Record<string, unknown>;
+  const type = typeof i.type === "string" ? i.type : key.split("_")[0];
+  const name = typeof i.name === "string" ? i.name : key.slice(key.indexOf("_") + 1);
+  if (type === "custom") throw new EngineError(CUSTOM_FORMAT_ERROR, ErrCode.undefined);
+  if (type !== "protobuf") throw new EngineError(`schema type ${type} not found`, ErrCode.undefined);
+  validateId(name);
+  const content = typeof i.content === "string" && i.content ? i.content : await readFileRef(e, String(i.file ?? i.filePath ?? ""));
+  e.putSchema(name, content, typeof i.version === "string" ? i.version : "");
+}
+
+/** Go's `%v` of a map[string]string: `map[k1:v1 k2:v2]`, keys sorted. */
+function goMapText(m: Record<string, string>): string {
+  return `map[${Object.keys(m)
+    .sort()
+    .map((k) => `${k}:${m[k]}`)
+    .join(" ")}]`;
 }
 
 /** The error maps of the last import (empty maps: success). */
@@ -168,12 +224,13 @@ export async function saveUpload(e: Engine, name: string, content: string): Prom
 }
 
 /** `/data/import`: full (reset first) or partial. Returns the per-item error maps. */
-export async function importConfig(e: Engine, text: string, partial: boolean, signal?: AbortSignal): Promise<ImportStatus> {
+export async function importConfig(e: Engine, text: string, partial: boolean, signal?: AbortSignal, stop = false): Promise<ImportStatus> {
   const status = emptyConfig();
   if (!partial) {
     await e.rules.clear();
     e.catalog.clear();
     for (const id of [...e.scripts.keys()]) e.removeScript(id);
+    for (const name of e.schemas.names()) e.removeSchema(name);
     e.confKeys.clear();
     e.kv.clear("upload");
   }
@@ -191,6 +248,25 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
       e.kv.set("upload", name, v);
     } catch (err) {
       status.uploads[name] = errorText(err);
+    }
+  }
+  // Schemas: a partial import installs the absent ones; a full import only with `stop=1`, where a
+  // failure aborts the import **[quirk]** (without it the document's schemas are ignored).
+  if (partial || stop) {
+    const failed: Record<string, string> = {};
+    for (const [key, v] of Object.entries(m("Schema"))) {
+      try {
+        const info = definitionJson(v);
+        const name = (info as { name?: unknown }).name;
+        if (partial && typeof name === "string" && e.schemas.get(name)) continue;
+        await importSchema(e, key, info);
+      } catch (err) {
+        failed[key] = errorText(err);
+      }
+    }
+    if (Object.keys(failed).length) {
+      if (!partial) throw new EngineError(`schemaImport Schema import error ${goMapText(failed)}`, ErrCode.undefined);
+      status.Schema = failed;
     }
   }
   for (const [id, v] of Object.entries(m("scripts"))) {
@@ -268,6 +344,9 @@ export function exportYaml(e: Engine): string {
   if (Object.keys(sink).length) doc.sinkConfig = sink;
   const conn = confs("connections");
   if (Object.keys(conn).length) doc.connectionConfig = conn;
+  const schema: Record<string, unknown> = {};
+  for (const name of e.schemas.names()) schema[`protobuf_${name}`] = schemaInfo(e, name);
+  if (Object.keys(schema).length) doc.schema = schema;
   const uploads: Record<string, unknown> = {};
   for (const [k, v] of e.kv.entries("upload")) uploads[k] = JSON.parse(v);
   if (Object.keys(uploads).length) doc.uploads = uploads;
@@ -316,6 +395,13 @@ export async function importYaml(e: Engine, text: string): Promise<void> {
       e.kv.set("upload", name, JSON.stringify(req));
     } catch (err) {
       throw fail(`import upload ${name} failed, err:${errorText(err)}`);
+    }
+  }
+  for (const [key, v] of Object.entries(map("schema"))) {
+    try {
+      await importSchema(e, key, v);
+    } catch (err) {
+      throw fail(`import schema ${key} failed, err:${errorText(err)}`);
     }
   }
   for (const key of ["streams", "tables"]) {

@@ -28,6 +28,8 @@ export class Catalog {
   private readonly temp = new Set<string>();
   /** Told after a definition is created or replaced (`def`) and after it is removed (undefined). */
   onChange: ((name: string, def: StreamDef | undefined) => void) | undefined;
+  /** Checks a definition against what the owner holds (a protobuf `SCHEMAID` is registered) before it is stored. */
+  check: ((c: CreateStatement) => void) | undefined;
 
   constructor(
     private readonly kv: Kv,
@@ -112,7 +114,17 @@ export class Catalog {
     const idErr = idError(c.name);
     if (idErr) throw err(idErr);
     if (this.defs.has(c.name)) throw err(`Create ${c.streamKind} fails: Item ${c.name} already exists.`);
+    this.checked(c);
     this.put(c, sql);
+  }
+
+  /** CREATE and PUT only: an import restores definitions as they were, even if a schema is missing. */
+  private checked(c: CreateStatement): void {
+    try {
+      this.check?.(c);
+    } catch (e) {
+      throw err(errorText(e));
+    }
   }
 
   private put(c: CreateStatement, sql: string): void {
@@ -149,6 +161,7 @@ export class Catalog {
       const nv = s.options.VERSION ?? "";
       if (!((ov === "" && nv === "") || nv > ov)) throw err(`source ${name} already exists with version (${ov}), new version (${nv}) is lower`);
     }
+    this.checked(s);
     this.put(s, sql);
     return `${title(kind)} ${name} is replaced.`;
   }

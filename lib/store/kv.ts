@@ -16,6 +16,7 @@ export type Namespace =
   | "confKey"
   | "upload"
   | "script"
+  | "schema"
   | "asyncTask"
   | "importStatus"
   | "meta";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntimeEnv, type RuntimeEnv } from "../../lib/runtime/env.ts";
 import { SourceHub } from "../../lib/runtime/sources.ts";
-import { Rule, type RuleDefinition } from "../../lib/runtime/rule.ts";
+import { Rule, type RuleDefinition, type RunHandle } from "../../lib/runtime/rule.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
@@ -45,8 +45,10 @@ export async function waitFor(cond: () => boolean, what: string, ms = 10_000): P
   }
 }
 
-export function metric(rule: Rule, key: string): number | string {
-  const v = rule.status()[key];
-  if (v === undefined) throw new Error(`no metric ${key} in ${Object.keys(rule.status()).join(", ")}`);
+/** One status key of a run. */
+export function metric(run: RunHandle, key: string): number | string {
+  const m = run.metrics();
+  const v = m[key];
+  if (v === undefined) throw new Error(`no metric ${key} in ${Object.keys(m).join(", ")}`);
   return v;
 }

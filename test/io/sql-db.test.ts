@@ -8,13 +8,13 @@ import { SQL } from "bun";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { encodeGoJson } from "../../lib/value/json-encode.ts";
 import { parseDbUrl } from "../../lib/io/sql-db.ts";
-import type { Rule } from "../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 
 const URL = "postgres://postgres@127.0.0.1:5432/test";
 const table = `floe_sql_${process.pid}_${Date.now()}`;
 let pg: SQL;
-const rules: Rule[] = [];
+const rules: RunHandle[] = [];
 
 beforeAll(async () => {
   pg = new SQL({ url: URL, max: 1 });
@@ -38,10 +38,9 @@ function collect(t: TestRuntime, topic: string): string[] {
   return out;
 }
 
-async function started(t: TestRuntime, id: string, sql: string, actions: unknown[], defs: ReturnType<typeof streams>): Promise<Rule> {
-  const r = t.rule({ id, sql, actions }, defs);
+async function started(t: TestRuntime, id: string, sql: string, actions: unknown[], defs: ReturnType<typeof streams>): Promise<RunHandle> {
+  const r = await t.rule({ id, sql, actions }, defs).start();
   rules.push(r);
-  await r.start();
   return r;
 }
 

@@ -192,15 +192,13 @@ describe("rule runs", () => {
   async function stopAndRestart(id: string, options: Record<string, unknown>): Promise<{ saved: number; out: unknown[] }> {
     const t = testRuntime();
     const def = { id, sql: "SELECT collect(n) AS ns FROM m GROUP BY COUNTWINDOW(3)", actions: [{ nop: {} }], options };
-    const rule = t.rule(def, defs);
-    await rule.start();
+    const rule = await t.rule(def, defs).start();
     await t.env.pubsub.publish("ck/in", { n: 1 });
     await t.env.pubsub.publish("ck/in", { n: 2 });
     await waitFor(() => metric(rule, "op_2_window_0_records_in_total") === 2, "two rows in the window");
     await rule.stop();
     const saved = checkpointStore(t.env.dataDir).count(id);
-    const again = t.rule(def, defs);
-    await again.start();
+    const again = await t.rule(def, defs).start();
     await t.env.pubsub.publish("ck/in", { n: 3 });
     await waitFor(() => metric(again, "op_2_window_0_records_in_total") === 1, "the third row");
     const emitted = metric(again, "op_2_window_0_records_out_total");

@@ -30,8 +30,7 @@ test("TC1: a linear graph filters, computes, filters again and picks", async () 
     },
     topo: { sources: ["demo"], edges: { demo: ["humidityFilter"], humidityFilter: ["logfunc"], logfunc: ["tempFilter"], tempFilter: ["pick"], pick: ["mqttout"] } },
   };
-  const rule = t.rule({ id: "tc1", sql: "", actions: [], graph }, streams());
-  await rule.start();
+  const rule = await t.rule({ id: "tc1", sql: "", actions: [], graph }, streams()).start();
   for (const [, temperature, humidity] of IOT) await t.env.pubsub.publish("g1/in", { temperature, humidity });
   await waitFor(() => out.length === 3, "3 outputs");
   expect(out).toEqual([[{ humidity: 40, temp: Math.log10(31) }], [{ humidity: 50, temp: Math.log10(35) }], [{ humidity: 90, temp: 1 }]]);
@@ -46,8 +45,7 @@ test("TC1: a linear graph filters, computes, filters again and picks", async () 
 async function runGraph(id: string, graph: unknown, topics: string[], rows: Obj[], wait: (outs: unknown[][]) => boolean, options: Record<string, unknown> = {}) {
   const t = testRuntime();
   const outs = topics.map((tp) => listen(t, tp));
-  const rule = t.rule({ id, sql: "", actions: [], graph, options }, streams());
-  await rule.start();
+  const rule = await t.rule({ id, sql: "", actions: [], graph, options }, streams()).start();
   for (const r of rows) await t.env.pubsub.publish(`${id}/in`, r);
   await waitFor(() => wait(outs), `outputs of ${id}`);
   return { rule, outs };
@@ -162,8 +160,7 @@ test("TC4: two streams through one watermark and window into a join", async () =
     },
     topo: { sources: ["device1", "device2"], edges: { device1: ["wm"], device2: ["wm"], wm: ["window"], window: ["joinop"], joinop: ["k"] } },
   };
-  const rule = t.rule({ id: "jn", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams());
-  await rule.start();
+  const rule = await t.rule({ id: "jn", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams()).start();
   for (const row of TS) await t.env.pubsub.publish(`jn/${row[0]}`, tsRow(row));
   await waitFor(() => out.length === 4, "4 joins");
   const ts = (o: unknown) => (o as { ts: bigint }[]).map((x) => Number(x.ts) - 1541152000000);
@@ -191,8 +188,7 @@ test("TC6: hopping window, groupby, count, HAVING, orderby and an aggregating pi
     },
     topo: { sources: ["device1", "device2"], edges: { device1: ["wm"], device2: ["wm"], wm: ["window"], window: ["groupop"], groupop: ["countop"], countop: ["filterop"], filterop: ["orderop"], orderop: ["pick"], pick: ["k"] } },
   };
-  const rule = t.rule({ id: "go", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams());
-  await rule.start();
+  const rule = await t.rule({ id: "go", sql: "", actions: [], graph, options: { isEventTime: true, lateTolerance: 0 } }, streams()).start();
   for (const row of TS) await t.env.pubsub.publish(`go/${row[0]}`, { device_id: row[0], ...tsRow(row) });
   await waitFor(() => out.length === 9, "9 windows");
   const pairs = (o: unknown) => (o as { count: bigint; device_id: bigint }[]).map((x) => [Number(x.count), Number(x.device_id)]);
@@ -211,8 +207,7 @@ test("TC7: a lookup join against a memory table fed by another rule, then a filt
     `CREATE STREAM alertStream () WITH (DATASOURCE="lkg/alert", TYPE="memory")`,
     `CREATE TABLE alertTable () WITH (DATASOURCE="alertVal", TYPE="memory", KIND="lookup", KEY="memKey")`,
   );
-  const feeder = t.rule({ id: "feed", sql: "SELECT * FROM alertStream", actions: [{ memory: { topic: "alertVal", keyField: "memKey", rowkindField: "action", sendSingle: true } }] }, defs);
-  await feeder.start();
+  const feeder = await t.rule({ id: "feed", sql: "SELECT * FROM alertStream", actions: [{ memory: { topic: "alertVal", keyField: "memKey", rowkindField: "action", sendSingle: true } }] }, defs).start();
   const out = listen(t, "lkg/out");
   const graph = {
     nodes: {
@@ -225,8 +220,7 @@ test("TC7: a lookup join against a memory table fed by another rule, then a filt
     },
     topo: { sources: ["demo", "alertTable"], edges: { demo: ["joinop"], alertTable: ["joinop"], joinop: ["filterOp"], filterOp: ["pickOp"], pickOp: ["mqttpv"] } },
   };
-  const rule = t.rule({ id: "tc7", sql: "", actions: [], graph }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "tc7", sql: "", actions: [], graph }, defs).start();
   const alerts = async (list: [string, number, number?][]) => {
     for (const [action, memKey, alarm] of list) await t.env.pubsub.publish("lkg/alert", alarm === undefined ? { memKey, action } : { memKey, action, alarm });
   };

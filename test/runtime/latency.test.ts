@@ -24,8 +24,7 @@ const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="lat/in
 
 test("operators are timed on the first item and then one in 64, net of their downstream", async () => {
   const t = testRuntime();
-  const rule = t.rule({ id: "lat", sql: "SELECT n * 2 AS d FROM m WHERE n >= 0", actions: [{ nop: { sendSingle: true, compression: "gzip" } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "lat", sql: "SELECT n * 2 AS d FROM m WHERE n >= 0", actions: [{ nop: { sendSingle: true, compression: "gzip" } }] }, defs).start();
   fakeClock(0.001);
   await t.env.pubsub.publish("lat/in", { n: 1 });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 1, "one result");
@@ -60,8 +59,7 @@ afterAll(async () => {
 test("an MQTT source and its decoder report latency too", async () => {
   const t = testRuntime({ vars: { MQTT_SOURCE__LAT__SERVER: broker.url } });
   const mq = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="lat/mq", CONF_KEY="lat")`);
-  const rule = t.rule({ id: "latmq", sql: "SELECT a FROM s", actions: [{ nop: {} }] }, mq);
-  await rule.start();
+  const rule = await t.rule({ id: "latmq", sql: "SELECT a FROM s", actions: [{ nop: {} }] }, mq).start();
   await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connected");
   await Bun.sleep(50);
   const pub = await connectAsync({ host: "127.0.0.1", port: broker.port, protocol: "mqtt" });

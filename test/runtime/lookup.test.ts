@@ -10,7 +10,7 @@ import type { Obj } from "../../lib/value/values.ts";
 import { encodeGoJson } from "../../lib/value/json-encode.ts";
 import { Collection } from "../../lib/core/item.ts";
 import { LOOKUP_CAPACITY, LookupOp } from "../../lib/runtime/operators/lookup.ts";
-import type { Rule } from "../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 
 /** Every row published on `topic`, as Go JSON text, one entry per emission. */
@@ -34,15 +34,14 @@ const defs = streams(
   `CREATE TABLE u () WITH (TYPE="memory", KIND="lookup", DATASOURCE="lk/utable", KEY="uid")`,
 );
 
-const rules: Rule[] = [];
+const rules: RunHandle[] = [];
 afterAll(async () => {
   for (const r of rules) await r.stop();
 });
 
-async function started(t: TestRuntime, sql: string, actions: unknown[], id = `r${rules.length}`): Promise<Rule> {
-  const r = t.rule({ id, sql, actions }, defs);
+async function started(t: TestRuntime, sql: string, actions: unknown[], id = `r${rules.length}`): Promise<RunHandle> {
+  const r = await t.rule({ id, sql, actions }, defs).start();
   rules.push(r);
-  await r.start();
   return r;
 }
 
@@ -119,14 +118,12 @@ test("a lookup over a window joins every row of it", async () => {
 test("a simulator table needs no KEY; an unknown lookup TYPE fails the rule start", async () => {
   const t = testRuntime();
   const bad = streams(`CREATE STREAM demo () WITH (TYPE="memory", DATASOURCE="lk/demo")`, `CREATE TABLE t () WITH (TYPE="simulator", KIND="lookup", DATASOURCE="x")`);
-  const ok = t.rule({ id: "nokey", sql: "SELECT * FROM demo INNER JOIN t ON demo.id = t.id", actions: [{ nop: {} }] }, bad);
-  await ok.start();
-  expect(ok.state).toBe("running");
+  const ok = await t.rule({ id: "nokey", sql: "SELECT * FROM demo INNER JOIN t ON demo.id = t.id", actions: [{ nop: {} }] }, bad).start();
+  expect(ok.exit).toBeUndefined();
   await ok.stop();
   const other = streams(`CREATE STREAM demo () WITH (TYPE="memory", DATASOURCE="lk/demo")`, `CREATE TABLE t () WITH (TYPE="nosuch", KIND="lookup")`);
   const r = t.rule({ id: "badtype", sql: "SELECT * FROM demo INNER JOIN t ON demo.id = t.id", actions: [{ nop: {} }] }, other);
   await expect(r.start()).rejects.toThrow("lookup source type nosuch is not supported");
-  expect(r.state).toBe("stopped by error");
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -158,9 +155,8 @@ test("redis lookup: GET string values and LRANGE lists, missing keys, input orde
     const out = collect(t, "lk/rout");
     const lout = collect(t, "lk/rlout");
     const mk = async (id: string, sql: string, topic: string) => {
-      const r = t.rule({ id, sql, actions: [{ memory: { topic } }] }, rdefs);
+      const r = await t.rule({ id, sql, actions: [{ memory: { topic } }] }, rdefs).start();
       rules.push(r);
-      await r.start();
       return r;
     };
     const rs = await mk("rs", "SELECT demo.seq, rs.name, rs.n FROM demo LEFT JOIN rs ON rs.k = demo.key", "lk/rout");
@@ -176,15 +172,15 @@ test("redis lookup: GET string values and LRANGE lists, missing keys, input orde
     expect(out.slice(0, 2)).toEqual(['[{"n":1,"name":"one","seq":0}]', '[{"seq":1}]']);
     expect(String(metric(rs, "op_rs_0_last_exception"))).toContain("WRONGTYPE");
     expect(lout[0]).toBe('[{"name":"l1","seq":3},{"name":"l2","seq":3}]');
-    expect(rs.state).toBe("running");
+    expect(rs.exit).toBeUndefined();
 
-    const two = t.rule({ id: "two", sql: "SELECT * FROM demo INNER JOIN rs ON rs.a = demo.a AND rs.b = demo.b", actions: [{ nop: {} }] }, rdefs);
+    const two = await t.rule({ id: "two", sql: "SELECT * FROM demo INNER JOIN rs ON rs.a = demo.a AND rs.b = demo.b", actions: [{ nop: {} }] }, rdefs).start();
+
     rules.push(two);
-    await two.start();
     await t.env.pubsub.publish("lk/rdemo", { a: 1, b: 2 });
     await waitFor(() => metric(two, "op_rs_0_exceptions_total") === 1, "the key error");
     expect(metric(two, "op_rs_0_last_exception")).toBe("redis lookup only support one key, but got [a b]");
-    expect(two.state).toBe("running");
+    expect(two.exit).toBeUndefined();
   } finally {
     await c.send("DEL", [PREFIX + "1", PREFIX + "L"]);
     c.close();
@@ -198,9 +194,8 @@ test("lookup.cache serves a key from the cache until cacheTtl passes", async () 
     `CREATE TABLE tc () WITH (TYPE="memory", KIND="lookup", DATASOURCE="lk/ctable", KEY="id", EXTRA="{\\"lookup\\":{\\"cache\\":true,\\"cacheTtl\\":\\"1h\\"}}")`,
   );
   const out = collect(t, "lk/cout");
-  const r = t.rule({ id: "cache", sql: "SELECT tc.name FROM demo INNER JOIN tc ON tc.id = demo.id", actions: [{ memory: { topic: "lk/cout" } }] }, cdefs);
+  const r = await t.rule({ id: "cache", sql: "SELECT tc.name FROM demo INNER JOIN tc ON tc.id = demo.id", actions: [{ memory: { topic: "lk/cout" } }] }, cdefs).start();
   rules.push(r);
-  await r.start();
   await t.env.pubsub.publish("lk/ctable", { id: 1, name: "first" });
   await t.env.pubsub.publish("lk/cdemo", { id: 1 });
   await t.env.pubsub.publish("lk/ctable", { id: 1, name: "second" });

@@ -23,14 +23,14 @@ function count(rows: Rows): number {
 
 test("a rule matching pathological patterns does not stall another rule", async () => {
   const t = testRuntime();
-  const evil = t.rule({ id: "evil", sql: EVIL_SQL, actions: [{ memory: { topic: "evil/out" } }] }, defs);
-  const steady = t.rule({ id: "steady", sql: "SELECT n FROM steady", actions: [{ memory: { topic: "steady/out" } }] }, defs);
+  const evilRule = t.rule({ id: "evil", sql: EVIL_SQL, actions: [{ memory: { topic: "evil/out" } }] }, defs);
+  const steadyRule = t.rule({ id: "steady", sql: "SELECT n FROM steady", actions: [{ memory: { topic: "steady/out" } }] }, defs);
   const evilOut: Rows[] = [];
   let steadyOut = 0;
   t.env.pubsub.subscribe("evil/out", (_t, rows) => (evilOut.push(rows), true), () => {});
   t.env.pubsub.subscribe("steady/out", (_t, rows) => ((steadyOut += count(rows)), true), () => {});
-  await evil.start();
-  await steady.start();
+  const evil = await evilRule.start();
+  const steady = await steadyRule.start();
 
   // The most CPU time the process spent between two ticks of a 5 ms timer while the rules run:
   // the work that held the event loop. (Wall-clock gaps also count the time a loaded machine

@@ -1,5 +1,9 @@
-/** The rule runtime API the daemon drives: validation texts, states, status keys, topology, bus policy. */
+/** The rule runtime API the daemon drives: validation texts, run handles, status keys, topology, bus policy. */
 import { expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RunExit } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 
 const defs = streams(
@@ -8,25 +12,22 @@ const defs = streams(
 );
 
 test("the topology has eKuiper's node names (rest_test's example)", async () => {
-  // An unreachable broker: the rule still runs, its source shows connection_status 0 / -1.
+  // An unreachable broker: the run still goes on, its source shows connection_status 0 / -1.
   const t = testRuntime({ vars: { MQTT_SOURCE__NOWHERE__SERVER: "tcp://127.0.0.1:9" } });
   const rule = t.rule({ id: "rule1", sql: "select * from alert", actions: [{ nop: {} }] }, defs);
-  expect(rule.topo()).toBeUndefined();
-  expect(rule.status()).toEqual({ status: "stopped", message: "", lastStartTimestamp: 0, lastStopTimestamp: 0, nextStartTimestamp: 0 });
-  await rule.start();
-  expect(rule.state).toBe("running");
-  expect(JSON.stringify(rule.topo())).toBe(
+  const run = await rule.start();
+  expect(JSON.stringify(run.topo())).toBe(
     '{"sources":["source_alert"],"edges":{"op_2_decoder":["op_3_project"],"op_3_project":["op_nop_0_0_transform"],"op_nop_0_0_transform":["op_nop_0_1_encode"],"op_nop_0_1_encode":["sink_nop_0"],"source_alert":["op_2_decoder"]}}',
   );
-  const keys = Object.keys(rule.status());
-  expect(keys.slice(0, 5)).toEqual(["status", "message", "lastStartTimestamp", "lastStopTimestamp", "nextStartTimestamp"]);
-  const prefixes = [...new Set(keys.slice(5).map((k) => k.replace(/_0_[a-z_]+$/, "")))];
+  // The run's status keys, in status order; the state fields in front are the host's (server/lifecycle.ts).
+  const keys = Object.keys(run.metrics());
+  const prefixes = [...new Set(keys.map((k) => k.replace(/_0_[a-z_]+$/, "")))];
   expect(prefixes).toEqual(["source_alert", "op_2_decoder", "op_3_project", "op_nop_0_0_transform", "op_nop_0_1_encode", "sink_nop_0"]);
-  expect([0, -1]).toContain(metric(rule, "source_alert_0_connection_status") as number);
-  await rule.stop();
-  expect(rule.state).toBe("stopped");
-  expect(rule.message).toBe("canceled manually");
-  expect(metric(rule, "op_3_project_0_records_in_total")).toBe(0);
+  expect([0, -1]).toContain(metric(run, "source_alert_0_connection_status") as number);
+  await run.stop();
+  // Stopped by its host: the run reports no exit of its own, and its metrics stay readable.
+  expect(run.exit).toBeUndefined();
+  expect(metric(run, "op_3_project_0_records_in_total")).toBe(0);
 });
 
 test("options are validated with eKuiper's messages", () => {
@@ -39,16 +40,34 @@ test("options are validated with eKuiper's messages", () => {
   expect(() => t.rule({ id: "r", sql: "SELECT * FROM nope", actions: [{ nop: {} }] }, defs)).toThrow();
 });
 
-test("starting a running rule restarts it, and metrics start from zero", async () => {
+test("every start is a new run: its metrics start from zero, the closed run keeps its own", async () => {
   const t = testRuntime();
   const rule = t.rule({ id: "re", sql: "SELECT n FROM m", actions: [{ nop: {} }] }, defs);
-  await rule.start();
+  const first = await rule.start();
   await t.env.pubsub.publish("rule/in", { n: 1 });
-  await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 1, "one");
-  await rule.start();
-  expect(rule.state).toBe("running");
-  expect(metric(rule, "sink_nop_0_0_records_out_total")).toBe(0);
-  await rule.stop();
+  await waitFor(() => metric(first, "sink_nop_0_0_records_out_total") === 1, "one");
+  await first.stop();
+  const second = await rule.start();
+  expect(metric(second, "sink_nop_0_0_records_out_total")).toBe(0);
+  expect(metric(first, "sink_nop_0_0_records_out_total")).toBe(1);
+  await second.stop();
+  // Stopping is idempotent: every call gets the one closing.
+  await second.stop();
+});
+
+test("a run ends by itself at EOF, closing before it reports", async () => {
+  const t = testRuntime();
+  const dir = mkdtempSync(join(tmpdir(), "floe-eof-"));
+  writeFileSync(join(dir, "in.json"), '[{"n":1},{"n":2}]');
+  const eofDefs = streams(`CREATE STREAM f () WITH (TYPE="file", DATASOURCE="in.json", EXTRA="{\\"path\\":\\"${dir}\\"}")`);
+  let exited: RunExit | undefined;
+  const run = await t.rule({ id: "eof", sql: "SELECT n FROM f", actions: [{ nop: {} }] }, eofDefs).start((e) => (exited = e));
+  await waitFor(() => exited !== undefined, "the end of the file");
+  expect(exited).toEqual({ kind: "eof" });
+  expect(run.exit).toEqual({ kind: "eof" });
+  expect(metric(run, "sink_nop_0_0_records_out_total")).toBe(2);
+  expect(run.scanTables()).toBeUndefined();
+  expect(() => run.resetState("f", 0)).toThrow("rule eof should be running when modify state");
 });
 
 test("back-pressure is the default; drop-oldest only when disableBufferFullDiscard is false, and every drop is counted", async () => {
@@ -66,10 +85,8 @@ test("back-pressure is the default; drop-oldest only when disableBufferFullDisca
   const url = `http://127.0.0.1:${server.port}/`;
   const mk = (id: string, options: Record<string, unknown>) =>
     t.rule({ id, sql: "SELECT n FROM m", options, actions: [{ rest: { url, method: "post", sendSingle: true, bufferLength: 2 } }] }, defs);
-  const block = mk("block", { bufferLength: 4 });
-  const drop = mk("drop", { bufferLength: 4, disableBufferFullDiscard: false });
-  await block.start();
-  await drop.start();
+  const block = await mk("block", { bufferLength: 4 }).start();
+  const drop = await mk("drop", { bufferLength: 4, disableBufferFullDiscard: false }).start();
   let published = 0;
   const pub = (async () => {
     for (let n = 0; n < 20; n++) {

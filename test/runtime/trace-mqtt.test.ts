@@ -25,12 +25,12 @@ test("a v5 traceparent continues into the rule's trace and out through its v5 pu
   const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: true }, () => {});
   const t = testRuntime({ traces: hub, vars: { MQTT_SOURCE__TR__SERVER: broker.url, MQTT_SOURCE__TR__PROTOCOLVERSION: "5" } });
   const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="tr/in", CONF_KEY="tr")`);
-  const rule = t.rule({ id: "mq", sql: "SELECT a FROM s", actions: [{ mqtt: { server: broker.url, protocolVersion: "5", topic: "tr/out", sendSingle: true, properties: { k: "v" } } }] }, defs);
+  const def = t.rule({ id: "mq", sql: "SELECT a FROM s", actions: [{ mqtt: { server: broker.url, protocolVersion: "5", topic: "tr/out", sendSingle: true, properties: { k: "v" } } }] }, defs);
   const out = await client();
   const got: { payload: string; props: Record<string, unknown> | undefined }[] = [];
   out.on("message", (_t, p, packet) => got.push({ payload: p.toString(), props: packet.properties?.userProperties as Record<string, unknown> | undefined }));
   await out.subscribeAsync("tr/out");
-  await rule.start();
+  const rule = await def.start();
   try {
     await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
     await Bun.sleep(50);

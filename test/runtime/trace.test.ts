@@ -8,7 +8,7 @@ import { afterEach, expect, test } from "bun:test";
 import { DataServer } from "../../lib/io/data-server.ts";
 import { TraceHub } from "../../lib/runtime/trace/hub.ts";
 import type { TraceNode } from "../../lib/runtime/trace/store.ts";
-import type { Rule } from "../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 
 const defs = streams(
@@ -20,16 +20,15 @@ function hub(capacity = 100): TraceHub {
   return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: true }, () => {});
 }
 
-const open: Rule[] = [];
+const open: RunHandle[] = [];
 afterEach(async () => {
   for (const r of open.splice(0)) await r.stop();
 });
 
-async function started(t: TestRuntime, def: Parameters<TestRuntime["rule"]>[0]): Promise<Rule> {
-  const r = t.rule(def, defs);
-  await r.start();
-  open.push(r);
-  return r;
+async function started(t: TestRuntime, def: Parameters<TestRuntime["rule"]>[0]): Promise<RunHandle> {
+  const run = await t.rule(def, defs).start();
+  open.push(run);
+  return run;
 }
 
 /** The tree as `name(child, child)` with each span's parent checked against its place. */

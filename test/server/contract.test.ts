@@ -28,6 +28,7 @@ interface Call {
   kind?: Route["success_body_kind"];
 }
 
+const PROTO = 'syntax = "proto3"; message M { int64 a = 1; }';
 const RULE = { id: "r1", sql: "SELECT * FROM demo", actions: [{ log: {} }], tags: ["t1"] };
 
 /** Requests for routes that need more than the template path. Keys: "METHOD path". */
@@ -109,6 +110,16 @@ const CALLS: Record<string, Call> = {
   "POST /metadata/sources/connection/{name}": { path: "/metadata/sources/file", body: {} },
   "POST /metadata/sinks/connection/{name}": { path: "/metadata/sinks/connection/log", body: {} },
   "POST /metadata/lookups/connection/{name}": { path: "/metadata/lookups/connection/memory", body: {} },
+  "GET /schemas/{type}": { path: "/schemas/protobuf" },
+  "POST /schemas/{type}": { path: "/schemas/protobuf", body: { name: "s1", content: PROTO } },
+  "PUT /schemas/{type}/{name}/upload": {
+    path: "/schemas/protobuf/s2/upload",
+    body: `--B\r\nContent-Disposition: form-data; name="file"; filename="s2.proto"\r\n\r\n${PROTO}\r\n--B--\r\n`,
+    headers: { "Content-Type": "multipart/form-data; boundary=B" },
+  },
+  "PUT /schemas/{type}/{name}": { path: "/schemas/protobuf/s1", body: { content: PROTO } },
+  "DELETE /schemas/{type}/{name}": { path: "/schemas/protobuf/s2" },
+  "GET /schemas/{type}/{name}": { path: "/schemas/protobuf/s1" },
 };
 CALLS["POST /metadata/sources/connection/{name}"] = { path: "/metadata/sources/connection/file", body: {} };
 
@@ -133,12 +144,6 @@ const UNSUPPORTED: Record<string, number> = {
   "DELETE /plugins/portables/{name}": 400,
   "PUT /plugins/portables/{name}": 400,
   "GET /plugins/portables/{name}/status": 404,
-  "GET /schemas/{type}": 400,
-  "POST /schemas/{type}": 400,
-  "PUT /schemas/{type}/{name}/upload": 415,
-  "PUT /schemas/{type}/{name}": 400,
-  "DELETE /schemas/{type}/{name}": 400,
-  "GET /schemas/{type}/{name}": 400,
   "POST /services": 400,
   "GET /services/functions/{name}": 404,
   "DELETE /services/{name}": 400,

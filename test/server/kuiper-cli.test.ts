@@ -74,6 +74,18 @@ test("JavaScript UDFs run in rules: created by the CLI, planned by the daemon", 
   expect(await floe("drop", "script", "area")).toBe(HEAD() + "JavaScript function area is dropped\n");
 });
 
+test("schema verbs manage protobuf schemas", async () => {
+  const proto = 'syntax = "proto3"; message M { int64 a = 1; }';
+  expect(await floe("show", "schemas", "protobuf")).toBe(HEAD() + "No schema definitions are found.\n");
+  expect(await floe("create", "schema", "protobuf", "s1", JSON.stringify({ name: "s2", content: proto }))).toBe(HEAD() + "Create schema error: name mismatch.\n");
+  expect(await floe("create", "schema", "protobuf", "s1", JSON.stringify({ name: "s1", content: proto, file: "/x.proto" }))).toBe(HEAD() + "Invalid body: Cannot specify both content and file\n");
+  expect(await floe("create", "schema", "protobuf", "s1", JSON.stringify({ name: "s1", content: proto }))).toBe(HEAD() + "Schema s1 is created.\n");
+  expect(await floe("show", "schemas", "protobuf")).toBe(HEAD() + '[\n  "s1"\n]\n');
+  expect(await floe("describe", "schema", "protobuf", "s1")).toContain('"content": "syntax = \\"proto3\\"; message M { int64 a = 1; }"');
+  expect(await floe("drop", "schema", "protobuf", "s1")).toBe(HEAD() + "Schema s1 is dropped\n");
+  expect(await floe("describe", "schema", "protobuf", "s1")).toBe(HEAD() + "Desc schema error : not found.\n");
+});
+
 test("invoked as `kuiper` the binary speaks the same grammar", async () => {
   const bin = join(dir, "bin");
   mkdirSync(bin, { recursive: true });

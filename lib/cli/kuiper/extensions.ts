@@ -1,4 +1,4 @@
-/** Plugin, service, schema and script verbs (config-and-cli.md §8.5); only scripts are supported by floe. */
+/** Plugin, service, schema and script verbs (config-and-cli.md §8.5); floe supports scripts and protobuf schemas. */
 import { errorMessage, indentJson, ok, type Client } from "./client.ts";
 
 const PLUGIN_TYPES: Record<string, string> = { source: "sources", sink: "sinks", function: "functions", portable: "portables", wasm: "wasm" };
@@ -77,6 +77,24 @@ export async function schemaCommand(c: Client, verb: string, args: string[]): Pr
     return;
   }
   if (verb === "create") {
+    // The CLI checks the JSON against its arguments before sending it, as eKuiper's does.
+    let info: unknown;
+    try {
+      info = JSON.parse(json ?? "{}");
+    } catch {
+      info = undefined;
+    }
+    if (info && typeof info === "object" && !Array.isArray(info)) {
+      const o = info as Record<string, unknown>;
+      if (o.name !== name) {
+        c.print("Create schema error: name mismatch.\n");
+        return;
+      }
+      if (o.content && o.file) {
+        c.print("Invalid body: Cannot specify both content and file\n");
+        return;
+      }
+    }
     const r = await c.call("POST", `/schemas/${encodeURIComponent(type)}`, json ?? "{}");
     c.print(ok(r) ? `Schema ${name} is created.\n` : `Create schema error: ${errorMessage(r)}\n`);
   } else if (verb === "describe") {

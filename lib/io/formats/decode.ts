@@ -1,19 +1,28 @@
 /**
  * Payload decoders of byte sources (rules-and-sinks.md §13): json (typed by the stream schema,
- * sql §3.7), binary (`self`), delimited (`col0`, `col1`, … or the schema's names) and urlencoded.
+ * sql §3.7), binary (`self`), delimited (`col0`, `col1`, … or the schema's names), urlencoded and
+ * protobuf (the `SCHEMAID` message of the schema registry).
  */
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
 import type { StreamDef } from "../../plan/streams.ts";
 import { DEPTH_ERROR, MIN_DEEP_LENGTH, valueTooDeep } from "../../value/json-depth.ts";
+import { CUSTOM_FORMAT_ERROR, schemaNotFound, type SchemaRegistry } from "./schema-registry.ts";
 
 /** Bytes → rows. Throws RowError (a decode error: counted, the rule goes on). */
 export type Decoder = (payload: Uint8Array) => Obj[];
 
 const utf8 = new TextDecoder();
 
-export function createDecoder(def: StreamDef, props: { useInt64ForWholeNumber?: boolean } = {}): Decoder {
+export interface DecoderProps {
+  readonly useInt64ForWholeNumber?: boolean;
+  /** Where `FORMAT="protobuf"` finds its `SCHEMAID` (none: no schema is registered). */
+  readonly schemas?: SchemaRegistry;
+}
+
+/** The stream's decoder; throws EngineError for an unknown format or a schema id that does not resolve. */
+export function createDecoder(def: StreamDef, props: DecoderProps = {}): Decoder {
   const format = (def.options.FORMAT ?? "json").toLowerCase();
   switch (format) {
     case "json":
@@ -26,6 +35,13 @@ export function createDecoder(def: StreamDef, props: { useInt64ForWholeNumber?: 
       return delimitedDecoder(def);
     case "urlencoded":
       return (p) => [Object.fromEntries(new URLSearchParams(utf8.decode(p))) as Obj];
+    case "protobuf": {
+      const id = def.options.SCHEMAID ?? "";
+      if (!props.schemas) throw schemaNotFound("protobuf", id.split(".")[0] ?? "");
+      return props.schemas.decoder(id);
+    }
+    case "custom":
+      throw new EngineError(CUSTOM_FORMAT_ERROR, ErrCode.converter);
     default:
       throw new EngineError(`format type ${def.options.FORMAT} not supported`, ErrCode.converter);
   }

@@ -1,10 +1,12 @@
 /**
  * Sink encoders by `format` (rules-and-sinks.md §13): json (Go JSON), binary (the `self` field),
- * delimited (columns fixed at the first row [quirk]) and urlencoded (Go `url.Values.Encode`).
+ * delimited (columns fixed at the first row [quirk]), urlencoded (Go `url.Values.Encode`) and
+ * protobuf (the `schemaId` message of the schema registry).
  */
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { fmtV, isObj, toStrConv, type Obj, type Value } from "../../value/values.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
+import { CUSTOM_FORMAT_ERROR, schemaNotFound, type SchemaRegistry } from "./schema-registry.ts";
 
 /** Sink data → payload. Throws RowError when the data does not fit the format. */
 export type Encoder = (data: Value) => string | Uint8Array;
@@ -18,7 +20,8 @@ export interface EncoderProps {
 
 const enc = new TextEncoder();
 
-export function createEncoder(format: string, p: EncoderProps): Encoder {
+/** The sink's encoder; throws EngineError for an unknown format or a schema id that does not resolve. */
+export function createEncoder(format: string, p: EncoderProps, schemas?: SchemaRegistry): Encoder {
   switch (format) {
     case "json":
       return (d) => encodeGoJson(d);
@@ -29,8 +32,10 @@ export function createEncoder(format: string, p: EncoderProps): Encoder {
     case "urlencoded":
       return urlEncoder;
     case "protobuf":
+      if (!schemas) throw schemaNotFound("protobuf", p.schemaId.split(".")[0] ?? "");
+      return schemas.encoder(p.schemaId);
     case "custom":
-      throw new EngineError(`schema type ${format} id ${p.schemaId} not found in registry`, ErrCode.converter);
+      throw new EngineError(CUSTOM_FORMAT_ERROR, ErrCode.converter);
     default:
       throw new EngineError(`format type ${format} not supported`, ErrCode.converter);
   }

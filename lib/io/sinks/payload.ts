@@ -4,11 +4,12 @@
  * payload. Tuple sinks (memory, redis) get rows instead of bytes. Each stage is a status node; a
  * sampled item (`timed`) records its process_latency_us.
  */
-import { RowError } from "../../errors.ts";
+import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { parseGoJson } from "../../value/go-json.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
 import { createEncoder, type Encoder } from "../formats/encode.ts";
+import { checkFormat, type SchemaRegistry } from "../formats/schema-registry.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
@@ -44,6 +45,16 @@ function markRows(v: Value, field: string): Value {
   return v;
 }
 
+/**
+ * A bytes sink's `format` at rule creation: a protobuf `schemaId` must resolve, and protobuf
+ * messages cannot be batched (the batch writer joins text payloads). Throws EngineError.
+ */
+export function checkSinkFormat(c: SinkCommon, schemas: SchemaRegistry): void {
+  checkFormat(schemas, c.format, c.schemaId);
+  if (c.format === "protobuf" && (c.batchSize > 0 || c.lingerInterval > 0))
+    throw new EngineError("format protobuf cannot be batched: a payload is one message (remove batchSize and lingerInterval)", ErrCode.converter);
+}
+
 export class PayloadEncoder {
   readonly writerNode: NodeMetrics | null;
   readonly encodeNode: NodeMetrics | null;
@@ -61,6 +72,7 @@ export class PayloadEncoder {
     batching: boolean,
     aesKey: string | undefined,
     op: (helper: string) => NodeMetrics,
+    schemas?: SchemaRegistry,
   ) {
     this.writerNode = batching ? op("batchWriter") : null;
     this.encodeNode = bytes && !batching ? op("encode") : null;
@@ -69,7 +81,7 @@ export class PayloadEncoder {
     this.compressNode = this.compress ? op("compress") : null;
     this.encrypt = bytes && type !== "file" ? encryptor(c.encryption, aesKey, c.encProps) : null;
     this.encryptNode = this.encrypt ? op("encrypt") : null;
-    this.encoder = bytes ? createEncoder(c.format, c) : null;
+    this.encoder = bytes ? createEncoder(c.format, c, schemas) : null;
   }
 
   /** The encode node's payload for one output of a bytes sink, or undefined (counted) when it fails. */

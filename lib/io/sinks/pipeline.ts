@@ -12,6 +12,7 @@ import { NodeMetrics } from "../../core/metrics.ts";
 import type { SinkNode } from "../../core/sink.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { SinkCommon } from "./common.ts";
+import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
@@ -35,6 +36,8 @@ export interface SinkPipelineInit {
   readonly dataDir: string;
   /** base64 AES key (`basic.aesKey`) for `encryption: aes`. */
   readonly aesKey?: string;
+  /** The registered schemas `format: "protobuf"` encodes with (`schemaId`). */
+  readonly schemas?: SchemaRegistry;
   log(line: string): void;
 }
 
@@ -91,7 +94,7 @@ export class SinkPipeline implements SinkNode {
     const op = (helper: string) => new NodeMetrics("op", `${base}_${k++}_${helper}`);
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
-    this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op);
+    this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";

@@ -12,7 +12,7 @@ import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
 import { SqlLookup } from "../../../lib/io/lookup/sql.ts";
 import { createRuntimeEnv } from "../../../lib/runtime/env.ts";
-import type { Rule } from "../../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "floe-sql-lookup-"));
@@ -22,7 +22,7 @@ seed.run("CREATE TABLE devices (id INTEGER, region TEXT, name TEXT, factor REAL)
 seed.run("INSERT INTO devices VALUES (1, 'eu', 'one', 1.5), (2, 'eu', 'two', 2), (2, 'us', 'two-us', 2.5)");
 seed.close();
 
-const rules: Rule[] = [];
+const rules: RunHandle[] = [];
 afterAll(async () => {
   for (const r of rules) await r.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -55,11 +55,9 @@ test("a rule joins a stream with the sql lookup table (INNER drops a miss, LEFT 
   const t = testRuntime();
   const inner = collect(t, "sqllk/inner");
   const left = collect(t, "sqllk/left");
-  const a = t.rule({ id: "lk_inner", sql: "SELECT demo.id, dev.name, demo.v * dev.factor AS x FROM demo INNER JOIN dev ON demo.id = dev.id AND dev.region = demo.r", actions: [{ memory: { topic: "sqllk/inner" } }] }, defs);
-  const b = t.rule({ id: "lk_left", sql: "SELECT demo.id, dev.name FROM demo LEFT JOIN dev ON dev.id = demo.id", actions: [{ memory: { topic: "sqllk/left" } }] }, defs);
+  const a = await t.rule({ id: "lk_inner", sql: "SELECT demo.id, dev.name, demo.v * dev.factor AS x FROM demo INNER JOIN dev ON demo.id = dev.id AND dev.region = demo.r", actions: [{ memory: { topic: "sqllk/inner" } }] }, defs).start();
+  const b = await t.rule({ id: "lk_left", sql: "SELECT demo.id, dev.name FROM demo LEFT JOIN dev ON dev.id = demo.id", actions: [{ memory: { topic: "sqllk/left" } }] }, defs).start();
   rules.push(a, b);
-  await a.start();
-  await b.start();
   await t.env.pubsub.publish("sqllk/demo", { id: 2n, r: "us", v: 2n });
   await t.env.pubsub.publish("sqllk/demo", { id: 9n, r: "eu", v: 1n });
   await t.env.pubsub.publish("sqllk/demo", { id: 1n, r: "eu", v: 4n });
@@ -76,6 +74,5 @@ test("a lookup table with a bad dburl fails the rule's start", async () => {
   );
   const t = testRuntime();
   const r = t.rule({ id: "lk_bad", sql: "SELECT demo.id FROM demo INNER JOIN bad ON demo.id = bad.id", actions: [{ nop: {} }] }, defs);
-  rules.push(r);
   await expect(r.start()).rejects.toThrow("unknown database scheme redis in dburl, supported: postgres, mysql, mariadb, sqlite");
 });

@@ -10,7 +10,7 @@ import { connectAsync, type MqttClient } from "mqtt";
 import { HttpCollector } from "../../helpers/http.ts";
 import { Mosquitto } from "../../helpers/mosquitto.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
-import type { Rule } from "../../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
 
 const defs = streams(`CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="alt/in")`);
 let open: HttpCollector[] = [];
@@ -26,7 +26,7 @@ async function publish(t: TestRuntime, from: number, to: number): Promise<void> 
 async function restRule(props: Record<string, unknown>, t: TestRuntime = testRuntime(), id = "alt") {
   const http = await HttpCollector.create();
   open.push(http);
-  const rule = t.rule(
+  const def = t.rule(
     {
       id,
       sql: "SELECT n FROM s",
@@ -34,14 +34,13 @@ async function restRule(props: Record<string, unknown>, t: TestRuntime = testRun
     },
     defs,
   );
-  return { http, rule, t };
+  return { http, def, rule: await def.start(), t };
 }
 
-const resendFailures = (r: Rule) => metric(r, "sink_rest_0_resend_0_exceptions_total") as number;
+const resendFailures = (r: RunHandle) => metric(r, "sink_rest_0_resend_0_exceptions_total") as number;
 
 test("failed items go through op_<sink>_cache to sink_<sink>_resend, with eKuiper's node names", async () => {
   const { http, rule, t } = await restRule({ resendInterval: 10 });
-  await rule.start();
   expect(rule.topo()!.edges).toEqual({
     op_2_project: ["op_rest_0_0_transform"],
     op_rest_0_0_transform: ["op_rest_0_1_encode"],
@@ -65,7 +64,7 @@ test("failed items go through op_<sink>_cache to sink_<sink>_resend, with eKuipe
   expect(metric(rule, "op_rest_0_cache_0_records_out_total")).toBe(3);
   expect(metric(rule, "op_rest_0_cache_0_buffer_length")).toBe(0);
   // Status order: operators (the cache op last), then the two sinks.
-  const keys = Object.keys(rule.status());
+  const keys = Object.keys(rule.metrics());
   expect(keys.indexOf("op_rest_0_cache_0_records_in_total")).toBeLessThan(keys.indexOf("sink_rest_0_0_records_in_total"));
   expect(keys.indexOf("sink_rest_0_0_records_in_total")).toBeLessThan(keys.indexOf("sink_rest_0_resend_0_records_in_total"));
   await rule.stop();
@@ -74,7 +73,6 @@ test("failed items go through op_<sink>_cache to sink_<sink>_resend, with eKuipe
 
 test("resendPriority 1: cached items first — fresh ones queue behind them, everything arrives in order", async () => {
   const { http, rule, t } = await restRule({ resendPriority: 1, resendInterval: 20 });
-  await rule.start();
   await publish(t, 0, 10);
   await waitFor(() => metric(rule, "op_rest_0_cache_0_records_in_total") === 10, "ten cached");
   // Only the first item was tried by the main sink; the rest queued behind it.
@@ -94,7 +92,6 @@ test("resendPriority 1: cached items first — fresh ones queue behind them, eve
 
 test("resendPriority -1: fresh items first — a cached item is resent only while the main sink is idle", async () => {
   const { http, rule, t } = await restRule({ resendPriority: -1, resendInterval: 200 });
-  await rule.start();
   await publish(t, 0, 5);
   await waitFor(() => resendFailures(rule) > 0, "a failed resend (the resend instance now sleeps)");
   expect(metric(rule, "sink_rest_0_0_exceptions_total")).toBe(5);
@@ -107,7 +104,6 @@ test("resendPriority -1: fresh items first — a cached item is resent only whil
 
 test("resendPriority 0: both instances send independently; nothing is lost", async () => {
   const { http, rule, t } = await restRule({ resendPriority: 0, resendInterval: 5 });
-  await rule.start();
   await publish(t, 0, 5);
   await waitFor(() => metric(rule, "op_rest_0_cache_0_records_in_total") === 5, "five cached");
   http.up();
@@ -119,7 +115,6 @@ test("resendPriority 0: both instances send independently; nothing is lost", asy
 
 test("resendIndicatorField marks every resent row; items sent on time are unchanged", async () => {
   const { http, rule, t } = await restRule({ resendIndicatorField: "resent", resendInterval: 5 });
-  await rule.start();
   await publish(t, 0, 2);
   await waitFor(() => metric(rule, "op_rest_0_cache_0_records_in_total") === 2, "two cached");
   http.up();
@@ -133,14 +128,13 @@ test("resendIndicatorField marks every resent row; items sent on time are unchan
 test("the resend queue survives a restart of the rule (disk), and cleanCacheAtStop discards it", async () => {
   for (const clean of [false, true]) {
     const t = testRuntime();
-    const { http, rule } = await restRule({ resendInterval: 5, memoryCacheThreshold: 4, bufferPageSize: 2, maxDiskCache: 100, cleanCacheAtStop: clean }, t, `restart_${clean}`);
-    await rule.start();
+    const { http, def, rule: first } = await restRule({ resendInterval: 5, memoryCacheThreshold: 4, bufferPageSize: 2, maxDiskCache: 100, cleanCacheAtStop: clean }, t, `restart_${clean}`);
     await publish(t, 0, 7);
-    await waitFor(() => metric(rule, "op_rest_0_cache_0_records_in_total") === 7, "seven cached");
-    await rule.stop();
-    expect(rule.lost()).toBe(0);
+    await waitFor(() => metric(first, "op_rest_0_cache_0_records_in_total") === 7, "seven cached");
+    await first.stop();
+    expect(first.lost()).toBe(0);
     http.up();
-    await rule.start();
+    const rule = await def.start();
     await publish(t, 7, 8);
     await waitFor(() => http.bodies.includes(7), "the fresh item");
     if (clean) {
@@ -177,7 +171,7 @@ function resendDestinationSuite(): void {
 
   test("resendDestination: the resend instance publishes to that topic once the broker is back", async () => {
     const t = testRuntime();
-    const rule = t.rule(
+    const rule = await t.rule(
       {
         id: "altmq",
         sql: "SELECT n FROM s",
@@ -198,8 +192,7 @@ function resendDestinationSuite(): void {
         ],
       },
       defs,
-    );
-    await rule.start();
+    ).start();
     await waitFor(() => metric(rule, "sink_mqtt_0_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_resend_0_connection_status") === 1, "both instances connected");
     await publish(t, 0, 2);
     await waitFor(() => got.length === 2, "two live messages");

@@ -17,7 +17,7 @@ afterEach(() => {
 async function setup(cache: Record<string, unknown>, t: TestRuntime = testRuntime(), id = "c") {
   const http = await HttpCollector.create();
   open.push(http);
-  const rule = t.rule(
+  const def = t.rule(
     {
       id,
       sql: "SELECT n FROM s",
@@ -25,7 +25,7 @@ async function setup(cache: Record<string, unknown>, t: TestRuntime = testRuntim
     },
     defs,
   );
-  return { http, rule, t };
+  return { http, def, rule: await def.start(), t };
 }
 
 async function publish(t: TestRuntime, from: number, to: number): Promise<void> {
@@ -34,7 +34,6 @@ async function publish(t: TestRuntime, from: number, to: number): Promise<void> 
 
 test("a sink down longer than the memory threshold spills to disk pages; all arrive in order after recovery", async () => {
   const { http, rule, t } = await setup({ memoryCacheThreshold: 8, bufferPageSize: 4, maxDiskCache: 400 });
-  await rule.start();
   await publish(t, 0, 60);
   await waitFor(() => (metric(rule, "sink_rest_0_0_exceptions_total") as number) > 0, "failed sends");
   // 8 in memory, the rest on disk pages and in the page being filled.
@@ -51,7 +50,6 @@ test("with a disk budget smaller than the outage, exactly the dropped count is r
   // 8 in memory; pages of 4, at most max(2, 16/4) = 4 on disk. 60 items while down: 52 spill into
   // 13 pages, 9 of which are evicted oldest first: 36 dropped, 24 delivered.
   const { http, rule, t } = await setup({ memoryCacheThreshold: 8, bufferPageSize: 4, maxDiskCache: 16 });
-  await rule.start();
   await publish(t, 0, 60);
   await waitFor(() => (metric(rule, "sink_rest_0_0_exceptions_total") as number) > 0, "failed sends");
   expect(rule.sinks[0]!.dropped).toBe(36);
@@ -66,13 +64,12 @@ test("with a disk budget smaller than the outage, exactly the dropped count is r
 test("the cache survives a restart of the rule, and cleanCacheAtStop discards it", async () => {
   for (const clean of [false, true]) {
     const t = testRuntime();
-    const { http, rule } = await setup({ memoryCacheThreshold: 4, bufferPageSize: 2, maxDiskCache: 100, cleanCacheAtStop: clean }, t, `restart_${clean}`);
-    await rule.start();
+    const { http, def, rule: first } = await setup({ memoryCacheThreshold: 4, bufferPageSize: 2, maxDiskCache: 100, cleanCacheAtStop: clean }, t, `restart_${clean}`);
     await publish(t, 0, 11);
-    await waitFor(() => (metric(rule, "sink_rest_0_0_exceptions_total") as number) > 0, "failed sends");
-    await rule.stop();
+    await waitFor(() => (metric(first, "sink_rest_0_0_exceptions_total") as number) > 0, "failed sends");
+    await first.stop();
     http.up();
-    await rule.start();
+    const rule = await def.start();
     await publish(t, 11, 13);
     if (clean) {
       await waitFor(() => http.bodies.length === 2, "the two new items");
@@ -100,10 +97,8 @@ test("without cache or retry a failed send is counted and dropped; with resendIn
   open.push(http);
   const mk = (id: string, extra: Record<string, unknown>) =>
     t.rule({ id, sql: "SELECT n FROM s", actions: [{ rest: { url: `http://127.0.0.1:${http.port}/`, method: "post", sendSingle: true, ...extra } }] }, defs);
-  const drop = mk("drop", {});
-  const retry = mk("retry", { resendInterval: 10 });
-  await drop.start();
-  await retry.start();
+  const drop = await mk("drop", {}).start();
+  const retry = await mk("retry", { resendInterval: 10 }).start();
   await publish(t, 0, 3);
   await waitFor(() => metric(drop, "sink_rest_0_0_exceptions_total") === 3, "three failures");
   expect(String(metric(drop, "sink_rest_0_0_last_exception"))).toContain("rest sink fails to send out the data:err=");

@@ -199,13 +199,12 @@ for (const sink of SINKS) {
           () => {},
         );
       }
-      const rule = t.rule({ id, sql: "SELECT n, a FROM s", actions: [{ [sink.type]: { ...sink.props(id), ...c.props } }] }, defs);
-      await rule.start();
+      const rule = await t.rule({ id, sql: "SELECT n, a FROM s", actions: [{ [sink.type]: { ...sink.props(id), ...c.props } }] }, defs).start();
       await sink.before?.(id, t);
       for (let n = 0; n < 3; n++) await t.env.pubsub.publish("contract/in", { n: BigInt(n), a: "x" });
       const want: string[] = (c.props.batchSize ? TUPLE_BATCH[sink.type] : undefined) ?? c.want;
       if (sink.type === "file") {
-        await waitFor(() => rule.status()[`sink_file_0_0_records_out_total`] === want.length, "written");
+        await waitFor(() => rule.metrics()[`sink_file_0_0_records_out_total`] === want.length, "written");
         await rule.stop();
         expect(await sink.received(id, t)).toEqual(want);
         return;
@@ -216,7 +215,7 @@ for (const sink of SINKS) {
         return got.length >= want.length;
       }, `${want.length} payloads`);
       expect(got).toEqual(want);
-      expect(rule.status()[`sink_${sink.type}_0_0_connection_status`]).toBe(1);
+      expect(rule.metrics()[`sink_${sink.type}_0_0_connection_status`]).toBe(1);
       await rule.stop();
       t.env.dataServer.close();
     });
@@ -225,11 +224,10 @@ for (const sink of SINKS) {
 
 test("the nop sink discards and never reports a connection [quirk]", async () => {
   const t = testRuntime();
-  const rule = t.rule({ id: "nop", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "nop", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs).start();
   for (let n = 0; n < 3; n++) await t.env.pubsub.publish("contract/in", { n });
-  await waitFor(() => rule.status().sink_nop_0_0_records_out_total === 3, "3 discarded");
-  expect(rule.status().sink_nop_0_0_connection_status).toBe(0);
+  await waitFor(() => rule.metrics().sink_nop_0_0_records_out_total === 3, "3 discarded");
+  expect(rule.metrics().sink_nop_0_0_connection_status).toBe(0);
   await rule.stop();
 });
 

@@ -42,8 +42,7 @@ test.each([
   const http = await collector();
   const t = testRuntime({ enablePrivateNet: false, resolveHost: toLoopback });
   const target = url.replace("PORT", String(http.port));
-  const rule = t.rule({ id: "g", sql: "SELECT n FROM s", actions: [{ rest: { url: target, method: "post", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "g", sql: "SELECT n FROM s", actions: [{ rest: { url: target, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [{ n: 1 }, { n: 2 }]);
   await waitFor(() => metric(rule, "sink_rest_0_0_exceptions_total") === 2, "two refusals");
   expect(String(metric(rule, "sink_rest_0_0_last_exception"))).toBe(`rest sink fails to send out the data:err=ip ${ip} is in internal network recoverAble=false method=POST path="${target}"`);
@@ -55,8 +54,7 @@ test.each([
 test("a url template rendered per row is checked per request", async () => {
   const http = await collector();
   const t = testRuntime({ enablePrivateNet: false, resolveHost: toLoopback });
-  const rule = t.rule({ id: "tpl", sql: "SELECT n, h FROM s", actions: [{ rest: { url: `http://{{.h}}:${http.port}/`, method: "post", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "tpl", sql: "SELECT n, h FROM s", actions: [{ rest: { url: `http://{{.h}}:${http.port}/`, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [
     { n: 1, h: "[::ffff:7f00:1]" },
     { n: 2, h: "2130706433" },
@@ -71,8 +69,7 @@ test("a url template rendered per row is checked per request", async () => {
 test("with basic.enablePrivateNet the same targets receive the rows", async () => {
   const http = await collector();
   const t = testRuntime({ enablePrivateNet: true });
-  const rule = t.rule({ id: "ok", sql: "SELECT n FROM s", actions: [{ rest: { url: `http://[::ffff:127.0.0.1]:${http.port}/`, method: "post", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "ok", sql: "SELECT n FROM s", actions: [{ rest: { url: `http://[::ffff:127.0.0.1]:${http.port}/`, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [{ n: 1 }, { n: 2 }]);
   await waitFor(() => http.raw.length === 2, "two rows");
   expect(http.bodies).toEqual([1, 2]);

@@ -11,11 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSinkConnector } from "../../../lib/io/sinks/index.ts";
 import { MemoryPubSub } from "../../../lib/io/memory-pubsub.ts";
-import type { Rule } from "../../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "floe-sql-sink-"));
-const rules: Rule[] = [];
+const rules: RunHandle[] = [];
 afterAll(async () => {
   for (const r of rules) await r.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -41,10 +41,9 @@ function table(name: string, ddl: string): { path: string; rows: (sql: string) =
   };
 }
 
-async function rule(t: TestRuntime, id: string, sink: Record<string, unknown>, sql = "SELECT * FROM s"): Promise<Rule> {
-  const r = t.rule({ id, sql, actions: [{ sql: sink }] }, defs);
+async function rule(t: TestRuntime, id: string, sink: Record<string, unknown>, sql = "SELECT * FROM s"): Promise<RunHandle> {
+  const r = await t.rule({ id, sql, actions: [{ sql: sink }] }, defs).start();
   rules.push(r);
-  await r.start();
   return r;
 }
 

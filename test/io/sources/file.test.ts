@@ -226,8 +226,7 @@ test("a file table is a scan table: its rows are loaded and retained per RETAIN_
     (_t, rows) => (got.push(...(Array.isArray(rows) ? rows : [rows])), true),
     () => {},
   );
-  const rule = rt.rule({ id: "ft", sql: "SELECT s.id, t.name FROM s INNER JOIN t ON s.id = t.id", actions: [{ memory: { topic: "ft/out", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await rt.rule({ id: "ft", sql: "SELECT s.id, t.name FROM s INNER JOIN t ON s.id = t.id", actions: [{ memory: { topic: "ft/out", sendSingle: true } }] }, defs).start();
   // eKuiper counts one record per file a table reads, not one per row.
   await waitFor(() => metric(rule, "source_t_0_records_in_total") === 1, "table loaded");
   expect(metric(rule, "source_t_0_messages_processed_total")).toBe(3);
@@ -257,8 +256,7 @@ test("a table without TYPE is a file table (sql §3.4), a stream without TYPE st
     (_t, rows) => (got.push(...(Array.isArray(rows) ? rows : [rows])), true),
     () => {},
   );
-  const rule = rt.rule({ id: "nt", sql: "SELECT s.id, t.name FROM s INNER JOIN t ON s.id = t.id", actions: [{ memory: { topic: "nt/out", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await rt.rule({ id: "nt", sql: "SELECT s.id, t.name FROM s INNER JOIN t ON s.id = t.id", actions: [{ memory: { topic: "nt/out", sendSingle: true } }] }, defs).start();
   await waitFor(() => metric(rule, "source_t_0_records_in_total") === 1, "table loaded");
   for (const id of [1, 2]) await rt.env.pubsub.publish("nt/in", { id });
   await waitFor(() => got.length === 2, "joined rows");

@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collect, dataRuntime, freePort } from "../../helpers/data-server.ts";
 import { streams, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
-import type { Rule } from "../../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
 
-const open: { t: TestRuntime; rules: Rule[] }[] = [];
+const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
 afterEach(async () => {
   for (const o of open.splice(0)) {
     for (const r of o.rules) await r.stop();
@@ -30,9 +30,8 @@ test("each request body is one message decoded by FORMAT; the reply is 200 ok", 
   const t = dataRuntime();
   const defs = streams(`CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/push/a", FORMAT="json")`);
   const got = collect(t, "out/a");
-  const rule = t.rule({ id: "hp1", sql: "SELECT a * 2 AS b FROM s", actions: [{ memory: { sendSingle: true, topic: "out/a" } }] }, defs);
+  const rule = await t.rule({ id: "hp1", sql: "SELECT a * 2 AS b FROM s", actions: [{ memory: { sendSingle: true, topic: "out/a" } }] }, defs).start();
   open.push({ t, rules: [rule] });
-  await rule.start();
   for (const a of [1, 2, 3]) {
     const r = await post(t, "/push/a", JSON.stringify({ a }));
     expect(r.status).toBe(200);
@@ -40,26 +39,25 @@ test("each request body is one message decoded by FORMAT; the reply is 200 ok", 
   }
   await waitFor(() => got.length === 3, "3 rows");
   expect(got).toEqual(['{"b":2}', '{"b":4}', '{"b":6}']);
-  expect(rule.status().source_s_0_connection_status).toBe(1);
-  expect(rule.status().op_2_decoder_0_records_out_total).toBe(3);
+  expect(rule.metrics().source_s_0_connection_status).toBe(1);
+  expect(rule.metrics().op_2_decoder_0_records_out_total).toBe(3);
   // A body that is not JSON is a decoder exception; the request was still admitted.
   expect((await post(t, "/push/a", "not json")).status).toBe(200);
-  await waitFor(() => rule.status().op_2_decoder_0_exceptions_total === 1, "a decode error");
+  await waitFor(() => rule.metrics().op_2_decoder_0_exceptions_total === 1, "a decode error");
 });
 
 test("an unknown path is 404, another method 405; PUT endpoints take PUT", async () => {
   const t = dataRuntime();
   const defs = streams(`CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/p", CONF_KEY="x", EXTRA=${extra({ method: "PUT" })})`);
-  const rule = t.rule({ id: "hp2", sql: "SELECT * FROM s", actions: [{ nop: {} }] }, defs);
+  const rule = await t.rule({ id: "hp2", sql: "SELECT * FROM s", actions: [{ nop: {} }] }, defs).start();
   open.push({ t, rules: [rule] });
-  await rule.start();
   const nf = await post(t, "/nope", "{}");
   expect(nf.status).toBe(404);
   expect(await nf.text()).toBe("404 page not found\n");
   expect((await post(t, "/p", "{}", "POST")).status).toBe(405);
   const ok = await post(t, "/p", '{"x":1}', "PUT");
   expect([ok.status, await ok.text()]).toEqual([200, "ok"]);
-  await waitFor(() => rule.status().sink_nop_0_0_records_in_total === 1, "one row");
+  await waitFor(() => rule.metrics().sink_nop_0_0_records_in_total === 1, "one row");
 });
 
 test("several streams on one endpoint and method share it: every request reaches each", async () => {
@@ -70,11 +68,9 @@ test("several streams on one endpoint and method share it: every request reaches
   );
   const g1 = collect(t, "out/s1");
   const g2 = collect(t, "out/s2");
-  const r1 = t.rule({ id: "hp3a", sql: "SELECT a FROM s1", actions: [{ memory: { sendSingle: true, topic: "out/s1" } }] }, defs);
-  const r2 = t.rule({ id: "hp3b", sql: "SELECT a + 10 AS a FROM s2", actions: [{ memory: { sendSingle: true, topic: "out/s2" } }] }, defs);
+  const r1 = await t.rule({ id: "hp3a", sql: "SELECT a FROM s1", actions: [{ memory: { sendSingle: true, topic: "out/s1" } }] }, defs).start();
+  const r2 = await t.rule({ id: "hp3b", sql: "SELECT a + 10 AS a FROM s2", actions: [{ memory: { sendSingle: true, topic: "out/s2" } }] }, defs).start();
   open.push({ t, rules: [r1, r2] });
-  await r1.start();
-  await r2.start();
   expect((await post(t, "/shared", '{"a":1}')).status).toBe(200);
   await waitFor(() => g1.length === 1 && g2.length === 1, "both rules");
   expect([g1, g2]).toEqual([['{"a":1}'], ['{"a":11}']]);
@@ -91,8 +87,8 @@ test("property errors are eKuiper's texts", async () => {
   const start = async (opts: string) => {
     const rule = t.rule({ id: "hpe", sql: "SELECT * FROM s", actions: [{ nop: {} }] }, streams(`CREATE STREAM s () WITH (TYPE="httppush", ${opts})`));
     try {
-      await rule.start();
-      await rule.stop();
+      const run = await rule.start();
+      await run.stop();
       return "";
     } catch (e) {
       return (e as Error).message;
@@ -120,7 +116,7 @@ test("backpressure: while the rule cannot take more, requests wait for admission
   try {
     const t = dataRuntime();
     const defs = streams(`CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/bp", EXTRA=${extra({ bufferLength: 4 })})`);
-    const rule = t.rule(
+    const rule = await t.rule(
       {
         id: "hpbp",
         sql: "SELECT n FROM s",
@@ -128,9 +124,8 @@ test("backpressure: while the rule cannot take more, requests wait for admission
         options: { bufferLength: 1, disableBufferFullDiscard: true },
       },
       defs,
-    );
+    ).start();
     open.push({ t, rules: [rule] });
-    await rule.start();
     const replies: (number | "pending")[] = [];
     const sent: Promise<void>[] = [];
     for (let n = 0; n < 12; n++) {
@@ -145,7 +140,7 @@ test("backpressure: while the rule cannot take more, requests wait for admission
     const pending = replies.filter((r) => r === "pending").length;
     // Requests wait rather than being acknowledged: exactly bufferLength of them.
     expect(pending).toBe(4);
-    expect(rule.status().source_s_0_exceptions_total).toBeGreaterThan(0);
+    expect(rule.metrics().source_s_0_exceptions_total).toBeGreaterThan(0);
     release();
     await Promise.all(sent);
     const ok = replies.filter((r) => r === 200).length;

@@ -35,18 +35,17 @@ test("each message published on the channels is one payload decoded by FORMAT", 
   const [c1, c2] = [uniq("a"), uniq("b")];
   const defs = streams(`CREATE STREAM s () WITH (TYPE="redisSub", EXTRA=${extra({ address: "127.0.0.1:6379", db: 0, channels: [c1, c2] })})`);
   const got = collect(t, "rs/out");
-  const rule = t.rule({ id: "rs1", sql: "SELECT v, meta(channel) AS ch FROM s", actions: [{ memory: { topic: "rs/out", sendSingle: true } }] }, defs);
-  await rule.start();
+  const rule = await t.rule({ id: "rs1", sql: "SELECT v, meta(channel) AS ch FROM s", actions: [{ memory: { topic: "rs/out", sendSingle: true } }] }, defs).start();
   try {
     await publishUntilHeard(c1, '{"v":1}');
     await publishUntilHeard(c2, '{"v":2}');
     await pub.publish(c1, "not json");
-    await waitFor(() => got.length === 2 && rule.status().op_2_decoder_0_exceptions_total === 1, "2 rows and a decode error");
+    await waitFor(() => got.length === 2 && rule.metrics().op_2_decoder_0_exceptions_total === 1, "2 rows and a decode error");
     expect(got.map((g) => JSON.parse(g) as unknown)).toEqual([
       { v: 1, ch: c1 },
       { v: 2, ch: c2 },
     ]);
-    expect(rule.status().source_s_0_connection_status).toBe(1);
+    expect(rule.metrics().source_s_0_connection_status).toBe(1);
   } finally {
     await rule.stop();
   }
@@ -60,12 +59,10 @@ test("redisPub publishes each payload; a redisSub rule reads it back", async () 
     `CREATE STREAM back () WITH (TYPE="redisSub", EXTRA=${extra({ channels: [ch] })})`,
   );
   const got = collect(t, "rp/out");
-  const reader = t.rule({ id: "rp-r", sql: "SELECT n FROM back", actions: [{ memory: { topic: "rp/out", sendSingle: true } }] }, defs);
-  const writer = t.rule({ id: "rp-w", sql: "SELECT n * 2 AS n FROM m", actions: [{ redisPub: { address: "127.0.0.1:6379", channel: ch, sendSingle: true } }] }, defs);
-  await reader.start();
-  await writer.start();
+  const reader = await t.rule({ id: "rp-r", sql: "SELECT n FROM back", actions: [{ memory: { topic: "rp/out", sendSingle: true } }] }, defs).start();
+  const writer = await t.rule({ id: "rp-w", sql: "SELECT n * 2 AS n FROM m", actions: [{ redisPub: { address: "127.0.0.1:6379", channel: ch, sendSingle: true } }] }, defs).start();
   try {
-    await waitFor(() => reader.status().source_back_0_connection_status === 1 && writer.status().sink_redisPub_0_0_connection_status === 1, "both connected");
+    await waitFor(() => reader.metrics().source_back_0_connection_status === 1 && writer.metrics().sink_redisPub_0_0_connection_status === 1, "both connected");
     // The subscription is live once Redis counts a subscriber on the channel.
     await waitFor(() => {
       void pub.send("PUBSUB", ["NUMSUB", ch]).then((r) => (subs = Number((r as unknown[])[1])));

@@ -7,9 +7,9 @@ import { afterEach, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import { collect, dataRuntime } from "../../helpers/data-server.ts";
 import { streams, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
-import type { Rule } from "../../../lib/runtime/rule.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
 
-const open: { t: TestRuntime; rules: Rule[] }[] = [];
+const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
 afterEach(async () => {
   for (const o of open.splice(0)) {
     for (const r of o.rules) await r.stop();
@@ -37,16 +37,15 @@ async function connect(t: TestRuntime, path: string, onFrame: (s: string) => voi
 test("server mode: the source takes every frame any client sends, text or binary", async () => {
   const t = dataRuntime();
   const got = collect(t, "ws/out1");
-  const rule = t.rule({ id: "ws1", sql: "SELECT a FROM s", actions: [{ memory: { topic: "ws/out1", sendSingle: true } }] }, streams(`CREATE STREAM s () WITH (TYPE="websocket", DATASOURCE="/ws/in")`));
+  const rule = await t.rule({ id: "ws1", sql: "SELECT a FROM s", actions: [{ memory: { topic: "ws/out1", sendSingle: true } }] }, streams(`CREATE STREAM s () WITH (TYPE="websocket", DATASOURCE="/ws/in")`)).start();
   open.push({ t, rules: [rule] });
-  await rule.start();
   const c1 = await connect(t, "/ws/in", () => {});
   const c2 = await connect(t, "/ws/in", () => {});
   c1.send('{"a":1}');
   c2.send(new TextEncoder().encode('{"a":2}'));
   await waitFor(() => got.length === 2, "2 rows");
   expect(got.sort()).toEqual(['{"a":1}', '{"a":2}']);
-  expect(rule.status().source_s_0_connection_status).toBe(1);
+  expect(rule.metrics().source_s_0_connection_status).toBe(1);
   c1.close();
   c2.close();
 });
@@ -54,14 +53,13 @@ test("server mode: the source takes every frame any client sends, text or binary
 test("server mode: the sink broadcasts each payload to every connected client", async () => {
   const t = dataRuntime();
   const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="ws/src")`);
-  const rule = t.rule({ id: "ws2", sql: "SELECT n FROM m", actions: [{ websocket: { path: "/ws/feed", sendSingle: true } }] }, defs);
+  const rule = await t.rule({ id: "ws2", sql: "SELECT n FROM m", actions: [{ websocket: { path: "/ws/feed", sendSingle: true } }] }, defs).start();
   open.push({ t, rules: [rule] });
-  await rule.start();
   const g1: string[] = [];
   const g2: string[] = [];
   const c1 = await connect(t, "/ws/feed", (s) => g1.push(s));
   const c2 = await connect(t, "/ws/feed", (s) => g2.push(s));
-  await waitFor(() => rule.status().sink_websocket_0_0_connection_status === 1, "sink open");
+  await waitFor(() => rule.metrics().sink_websocket_0_0_connection_status === 1, "sink open");
   for (let n = 0; n < 3; n++) await t.env.pubsub.publish("ws/src", { n: BigInt(n) });
   await waitFor(() => g1.length === 3 && g2.length === 3, "3 frames each");
   expect(g1).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);
@@ -73,9 +71,8 @@ test("server mode: the sink broadcasts each payload to every connected client", 
 test("a source and a sink on one server path share the endpoint", async () => {
   const t = dataRuntime();
   const defs = streams(`CREATE STREAM s () WITH (TYPE="websocket", DATASOURCE="/echo")`);
-  const rule = t.rule({ id: "ws3", sql: "SELECT upper(w) AS w FROM s", actions: [{ websocket: { path: "/echo", sendSingle: true } }] }, defs);
+  const rule = await t.rule({ id: "ws3", sql: "SELECT upper(w) AS w FROM s", actions: [{ websocket: { path: "/echo", sendSingle: true } }] }, defs).start();
   open.push({ t, rules: [rule] });
-  await rule.start();
   const got: string[] = [];
   const c = await connect(t, "/echo", (s) => got.push(s));
   c.send('{"w":"hi"}');
@@ -105,18 +102,17 @@ test("client mode: the source and the sink connect to addr with requestHeader", 
     const t = dataRuntime();
     const addr = `127.0.0.1:${server.port}`;
     const defs = streams(`CREATE STREAM s () WITH (TYPE="websocket", DATASOURCE="/feed", EXTRA=${extra({ addr, scheme: "ws", requestHeader: { "X-Token": "abc" } })})`);
-    const rule = t.rule({ id: "ws4", sql: "SELECT a * 10 AS a FROM s", actions: [{ websocket: { addr, path: "/results", requestHeader: { "X-Token": "def" }, sendSingle: true } }] }, defs);
+    const rule = await t.rule({ id: "ws4", sql: "SELECT a * 10 AS a FROM s", actions: [{ websocket: { addr, path: "/results", requestHeader: { "X-Token": "def" }, sendSingle: true } }] }, defs).start();
     open.push({ t, rules: [rule] });
-    await rule.start();
     await waitFor(() => clients.size === 2, "source and sink connected");
     expect(headers.sort()).toEqual(["/feed abc", "/results def"]);
-    await waitFor(() => rule.status().source_s_0_connection_status === 1 && rule.status().sink_websocket_0_0_connection_status === 1, "connected status");
+    await waitFor(() => rule.metrics().source_s_0_connection_status === 1 && rule.metrics().sink_websocket_0_0_connection_status === 1, "connected status");
     for (const c of clients) if (c.data.path === "/feed") c.send('{"a":4}');
     await waitFor(() => received.length === 1, "a result at the server");
     expect(received).toEqual(['{"a":40}']);
     // The server going away is reported on the nodes; they reconnect when it is back.
     for (const c of [...clients]) c.close(1011, "bye");
-    await waitFor(() => rule.status().source_s_0_connection_status !== 1, "disconnected");
+    await waitFor(() => rule.metrics().source_s_0_connection_status !== 1, "disconnected");
     await waitFor(() => clients.size === 2, "reconnected");
   } finally {
     server.stop(true);
