@@ -168,7 +168,7 @@ class Inlet {
    * topology, whose traced nodes open its children.
    */
   private processTraced(m: SourceMessage, t: RuleTracer): void {
-    const span = t.beginMessage("source_" + this.name, parseTraceparent(m.traceparent ?? metaTraceparent(m.meta)), messageData(m.payload, m.rows));
+    const span = t.beginMessage("source_" + this.name, parseTraceparent(m.traceparent ?? metaTraceparent(m.meta)), messageData(m.payload, m.rows, t.memo));
     if (span === null) {
       this.process(m);
       return;

@@ -39,57 +39,67 @@ test("times: RFC3339Nano in UTC with the fraction trimmed, OTLP nanoseconds as a
   expect(unixNano(ms)).toBe("1704164645120034000");
 });
 
-function span(name: string, traceId: string, spanId: string, parent: string, ruleId = "r"): Span {
-  const s = new Span(name, traceId, spanId, parent, ruleId, null);
+function span(name: string, traceId: string, parent: Span | null, ruleId = "r", remote = ""): Span {
+  const s = new Span(name, traceId, parent, remote, ruleId, null);
   s.end = s.start;
   return s;
 }
 
 test("the store evicts the oldest trace past its capacity and bounds the spans of one trace", () => {
   const st = new LocalTraceStore(2);
-  st.add(span("a", "t1", "s1", "", "r1"));
-  st.add(span("b", "t2", "s2", "", "r2"));
-  st.add(span("c", "t1", "s3", "s1", "r1"));
-  st.add(span("d", "t3", "s4", "", "r1"));
+  const a = span("a", "t1", null, "r1");
+  st.add(a);
+  st.add(span("b", "t2", null, "r2"));
+  st.add(span("c", "t1", a, "r1"));
+  const d = span("d", "t3", null, "r1");
+  st.add(d);
   expect(st.size).toBe(2);
   expect(st.tree("t1")).toBeUndefined();
   expect(st.traceIds("r1", 0)).toEqual(["t3"]);
   expect(st.traceIds("r2", 5)).toEqual(["t2"]);
-  for (let i = 0; i < MAX_SPANS_PER_TRACE + 10; i++) st.add(span("x", "t3", `x${i}`, "s4"));
+  for (let i = 0; i < MAX_SPANS_PER_TRACE + 10; i++) st.add(span("x", "t3", d));
   expect(st.dropped).toBe(11);
+  // Past the first round of the ring: the newest first, the evicted gone.
+  for (const t of ["t4", "t5", "t6"]) st.add(span("e", t, null, "r1"));
+  expect(st.traceIds("r1", 0)).toEqual(["t6", "t5"]);
+  expect(st.traceIds("r1", 1)).toEqual(["t6"]);
 });
 
 test("a tree hangs each span under its parent; spans recorded child-first still give one root", () => {
   const st = new LocalTraceStore(10);
-  // Spans end (and are recorded) innermost first.
-  const leaf = span("sink_nop_0", "t", "c2", "c1");
-  const mid = span("op_2_project", "t", "c1", "root");
-  const root = span("source_s", "t", "root", "upstream");
+  const root = span("source_s", "t", null, "r", "upstream");
+  const mid = span("op_2_project", "t", root);
+  const leaf = span("sink_nop_0", "t", mid);
   root.attributes.data = '{"a":1}';
   root.attributes.error = "bad";
+  // Spans end (and are recorded) innermost first.
   for (const s of [leaf, mid, root]) st.add(s);
   const tree = st.tree("t")!;
   expect(tree.name).toBe("source_s");
   expect(tree.parentSpanID).toBe("upstream");
+  expect(tree.spanID).toMatch(/^[0-9a-f]{16}$/);
   expect(Object.keys(tree.attribute!)).toEqual(["data", "error"]);
   expect(tree.ChildSpan.map((c) => c.name)).toEqual(["op_2_project"]);
+  expect(tree.ChildSpan[0]!.parentSpanID).toBe(tree.spanID);
   expect(tree.ChildSpan[0]!.ChildSpan[0]!.name).toBe("sink_nop_0");
   expect(tree.ChildSpan[0]!.ChildSpan[0]!.ChildSpan).toEqual([]);
   expect("links" in tree).toBe(false);
+  // Ids are drawn once: a second read gives the same tree.
+  expect(st.tree("t")).toEqual(tree);
 });
 
 test("OTLP: the collector URL, and one resource with the service name and spans with hex ids", () => {
   expect(tracesUrl("localhost:4318")).toBe("http://localhost:4318/v1/traces");
   expect(tracesUrl("https://otel:4318/")).toBe("https://otel:4318/v1/traces");
   expect(tracesUrl("http://otel:4318/v1/traces")).toBe("http://otel:4318/v1/traces");
-  const s = new Span("op_3_window", "a".repeat(32), "b".repeat(16), "", "r1", [{ traceId: "c".repeat(32), spanId: "d".repeat(16) }]);
+  const s = new Span("op_3_window", "a".repeat(32), null, "", "r1", [{ traceId: "c".repeat(32), spanId: "d".repeat(16) }]);
   s.end = s.start + 1;
   s.attributes.error = "boom";
   const body = JSON.parse(otlpBody("svc", [s]));
   const rs = body.resourceSpans[0];
   expect(rs.resource.attributes).toEqual([{ key: "service.name", value: { stringValue: "svc" } }]);
   const o = rs.scopeSpans[0].spans[0];
-  expect(o).toMatchObject({ traceId: "a".repeat(32), spanId: "b".repeat(16), name: "op_3_window", kind: 1, status: { code: 2, message: "boom" } });
+  expect(o).toMatchObject({ traceId: "a".repeat(32), spanId: s.spanId, name: "op_3_window", kind: 1, status: { code: 2, message: "boom" } });
   expect(o.links).toEqual([{ traceId: "c".repeat(32), spanId: "d".repeat(16) }]);
   expect("parentSpanId" in o).toBe(false);
   expect(BigInt(o.endTimeUnixNano) - BigInt(o.startTimeUnixNano)).toBe(1_000_000n);

@@ -26,20 +26,39 @@ function json(v: Value): string {
   }
 }
 
+/**
+ * The text of the last row object encoded: one message's row passes the source, the decoder, the
+ * filter and the projection as the same object (nodes replace a row's data, they do not edit it),
+ * so it is encoded once.
+ */
+export class DataMemo {
+  last: object | null = null;
+  text = "";
+
+  of(data: Obj): string {
+    if (data !== this.last) {
+      this.text = cut(json(data));
+      this.last = data;
+    }
+    return this.text;
+  }
+}
+
 /** A source message before decoding: the payload bytes as text, or the rows a tuple source made. */
-export function messageData(payload: Uint8Array | null, rows: Obj | Obj[] | null): string {
+export function messageData(payload: Uint8Array | null, rows: Obj | Obj[] | null, memo: DataMemo): string {
   if (payload !== null) return cut(utf8.decode(payload.length > MAX_DATA * 4 ? payload.subarray(0, MAX_DATA * 4) : payload));
-  return cut(json(rows ?? null));
+  if (rows !== null && !Array.isArray(rows)) return memo.of(rows);
+  return cut(json(rows));
 }
 
 /** The attributes of a node's span for `item`: `data`, or `error` for a forwarded error. */
-export function itemAttributes(item: Item, into: Record<string, string>): void {
+export function itemAttributes(item: Item, into: Record<string, string>, memo: DataMemo): void {
   if (item instanceof RowError) {
     into.error = item.message;
     return;
   }
   if (item instanceof Tuple) {
-    into.data = cut(json(item.data));
+    into.data = memo.of(item.data);
     return;
   }
   if (item instanceof Emission) {

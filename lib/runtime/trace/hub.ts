@@ -4,7 +4,7 @@
  * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
-import { newSpanId, parseTraceparent } from "./ids.ts";
+import { parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";
 import { epochMs, Span, type SpanSink } from "./span.ts";
 import { LocalTraceStore } from "./store.ts";
@@ -37,7 +37,7 @@ export class TraceHub implements SpanSink {
   requestSpan(path: string, traceparent: string | null): Span | undefined {
     if (this.exporter === undefined || traceparent === null) return undefined;
     const remote = parseTraceparent(traceparent);
-    return remote ? new Span(path, remote.traceId, newSpanId(), remote.spanId, "", null) : undefined;
+    return remote ? new Span(path, remote.traceId, null, remote.spanId, "", null) : undefined;
   }
 
   endRequestSpan(span: Span): void {

@@ -12,9 +12,9 @@
 import { Tuple } from "../../expr/row.ts";
 import { Collection, Watermark, type Consumer, type Item } from "../../core/item.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
-import { itemAttributes } from "./data.ts";
+import { DataMemo, itemAttributes } from "./data.ts";
 import type { SinkNode } from "../../core/sink.ts";
-import { formatTraceparent, newSpanId, newTraceId, type RemoteParent } from "./ids.ts";
+import { formatTraceparent, newTraceId, type RemoteParent } from "./ids.ts";
 import { epochMs, Span, type SpanLink, type SpanSink } from "./span.ts";
 
 /**
@@ -31,6 +31,8 @@ export class RuleTracer {
   current: Span | null = null;
   /** The last span each traced row passed through (weak: rows die with their windows). */
   private readonly rows = new WeakMap<object, Span>();
+  /** The `data` text of the row last seen. */
+  readonly memo = new DataMemo();
 
   constructor(
     readonly ruleId: string,
@@ -44,14 +46,14 @@ export class RuleTracer {
    */
   beginMessage(name: string, remote: RemoteParent | null, data: string): Span | null {
     if (remote === null && this.strategy === "head") return null;
-    const span = remote ? new Span(name, remote.traceId, newSpanId(), remote.spanId, this.ruleId, null) : new Span(name, newTraceId(), newSpanId(), "", this.ruleId, null);
+    const span = remote ? new Span(name, remote.traceId, null, remote.spanId, this.ruleId, null) : new Span(name, newTraceId(), null, "", this.ruleId, null);
     span.attributes.data = data;
     return span;
   }
 
   /** A child of `parent`, or the root of a new trace when `parent` is null. */
   open(name: string, parent: Span | null, links: readonly SpanLink[] | null): Span {
-    return parent ? new Span(name, parent.traceId, newSpanId(), parent.spanId, this.ruleId, links) : new Span(name, newTraceId(), newSpanId(), "", this.ruleId, links);
+    return parent ? new Span(name, parent.traceId, parent, "", this.ruleId, links) : new Span(name, newTraceId(), null, "", this.ruleId, links);
   }
 
   /** Ends `span` now and hands it to the store/exporter. */
@@ -80,7 +82,7 @@ export class RuleTracer {
       seen ??= new Set();
       if (seen.has(s.traceId)) continue;
       seen.add(s.traceId);
-      (out ??= []).push({ traceId: s.traceId, spanId: s.spanId });
+      (out ??= []).push(s);
       if (out.length >= MAX_LINKS) break;
     }
     return out;
@@ -98,7 +100,7 @@ export class LinkPool {
   add(span: Span): void {
     if (this.links.length >= MAX_LINKS || this.traces.has(span.traceId)) return;
     this.traces.add(span.traceId);
-    this.links.push({ traceId: span.traceId, spanId: span.spanId });
+    this.links.push(span);
   }
 
   /** The links gathered (without `own`'s trace), emptying the pool; null when none. */
@@ -161,7 +163,7 @@ export class TracedConsumer implements Consumer {
       // An emission outside any message (a window's timer): a new trace whose root is the
       // emitting node, linked to the traces of the rows it emits.
       const root = t.open(this.from, null, links);
-      itemAttributes(item, root.attributes);
+      itemAttributes(item, root.attributes, t.memo);
       t.current = root;
       try {
         this.traced(item, root, null, root);
@@ -178,7 +180,7 @@ export class TracedConsumer implements Consumer {
   private traced(item: Item, parent: Span, links: SpanLink[] | null, restore: Span | null): void {
     const t = this.tracer;
     const span = t.open(this.name, parent, links);
-    itemAttributes(item, span.attributes);
+    itemAttributes(item, span.attributes, t.memo);
     if (item instanceof Tuple) t.mark(item, span);
     this.intake?.add(span);
     const m = this.metrics;

@@ -3,8 +3,9 @@
  * emission), with its timing, the data it saw and its place in the trace tree. Fixed shape; made
  * only while a rule is traced.
  */
+import { newSpanId } from "./ids.ts";
 
-/** A link to a span of another trace (a window emission links the rows it holds). */
+/** A link to a span of another trace (a window emission links the rows it holds); a Span is one. */
 export interface SpanLink {
   readonly traceId: string;
   readonly spanId: string;
@@ -13,26 +14,42 @@ export interface SpanLink {
 export class Span {
   readonly name: string;
   readonly traceId: string;
-  readonly spanId: string;
-  /** "" for a root span; the upstream's span id for a trace continued from a `traceparent`. */
-  readonly parentSpanId: string;
+  /** The span this one is a child of, in this process; null for a root. */
+  readonly parent: Span | null;
+  /** A root continuing an upstream trace (`traceparent`): the upstream span's id, else "". */
+  readonly remoteParentId: string;
   readonly ruleId: string;
+  /**
+   * Drawn when first read (the store's tree, the exporter, a sink's `traceparent`): most stored
+   * spans are evicted unread, so most never need one.
+   */
+  private id: string | null;
   /** Epoch milliseconds with sub-millisecond precision. */
   readonly start: number;
   end: number;
   readonly attributes: Record<string, string>;
   readonly links: readonly SpanLink[] | null;
 
-  constructor(name: string, traceId: string, spanId: string, parentSpanId: string, ruleId: string, links: readonly SpanLink[] | null) {
+  constructor(name: string, traceId: string, parent: Span | null, remoteParentId: string, ruleId: string, links: readonly SpanLink[] | null) {
     this.name = name;
     this.traceId = traceId;
-    this.spanId = spanId;
-    this.parentSpanId = parentSpanId;
+    this.parent = parent;
+    this.remoteParentId = remoteParentId;
     this.ruleId = ruleId;
+    this.id = null;
     this.start = epochMs();
     this.end = 0;
     this.attributes = {};
     this.links = links;
+  }
+
+  get spanId(): string {
+    return (this.id ??= newSpanId());
+  }
+
+  /** The parent's id ("" for a root that continues no upstream trace). */
+  get parentSpanId(): string {
+    return this.parent !== null ? this.parent.spanId : this.remoteParentId;
   }
 }
 
@@ -41,9 +58,12 @@ export interface SpanSink {
   record(span: Span): void;
 }
 
+/** Read once: `performance.timeOrigin` is a host getter, costlier than the clock read itself. */
+const ORIGIN = performance.timeOrigin;
+
 /** The wall clock with the monotonic clock's sub-millisecond resolution. */
 export function epochMs(): number {
-  return performance.timeOrigin + performance.now();
+  return ORIGIN + performance.now();
 }
 
 /**

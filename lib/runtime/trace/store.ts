@@ -28,12 +28,19 @@ export interface TraceNode {
 }
 
 export class LocalTraceStore {
-  /** Insertion order is age: the first key is the oldest trace. */
   private readonly traces = new Map<string, StoredTrace>();
+  /**
+   * Trace ids in arrival order, a ring of `capacity`: the oldest is evicted from here, not found
+   * by iterating the Map (whose first key sits behind every deleted entry: O(deletions) in JSC).
+   */
+  private readonly order: string[];
+  private head = 0;
   /** Spans refused because their trace was full. */
   dropped = 0;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number) {
+    this.order = [];
+  }
 
   add(span: Span): void {
     const t = this.traces.get(span.traceId);
@@ -43,10 +50,14 @@ export class LocalTraceStore {
       return;
     }
     this.traces.set(span.traceId, { ruleId: span.ruleId, spans: [span] });
-    if (this.traces.size > this.capacity) {
-      const oldest = this.traces.keys().next().value;
-      if (oldest !== undefined) this.traces.delete(oldest);
+    const order = this.order;
+    if (order.length < this.capacity) {
+      order.push(span.traceId);
+      return;
     }
+    this.traces.delete(order[this.head]!);
+    order[this.head] = span.traceId;
+    this.head = (this.head + 1) % this.capacity;
   }
 
   get size(): number {
@@ -55,10 +66,17 @@ export class LocalTraceStore {
 
   /** Trace ids of `ruleId`, most recent first; `limit` ≤ 0 means all. */
   traceIds(ruleId: string, limit: number): string[] {
-    const all: string[] = [];
-    for (const [id, t] of this.traces) if (t.ruleId === ruleId) all.push(id);
-    all.reverse();
-    return limit > 0 && all.length > limit ? all.slice(0, limit) : all;
+    const out: string[] = [];
+    const order = this.order;
+    const n = order.length;
+    // The newest is just before `head` (the ring is full) or last (it is filling).
+    for (let k = 1; k <= n; k++) {
+      const id = order[(this.head - k + n) % n]!;
+      if (this.traces.get(id)!.ruleId !== ruleId) continue;
+      out.push(id);
+      if (limit > 0 && out.length >= limit) break;
+    }
+    return out;
   }
 
   /** The span tree of a trace from its root (the earliest span without a parent in the trace), or undefined. */
