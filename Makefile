@@ -59,12 +59,13 @@ check: deps
 	$(BUN) cli.ts test --quiet fixtures/golden
 
 # The benchmark harness (../shared/spec/bench.md; bench/run.ts): the generator's ceiling, the MQTT rate
-# ladder of W1–W5 with 3 × 60 s of the top step, Node-RED (installed into bench/.node-red/) on W1/W2,
+# ladder of W1–W5 with 3 × 60 s of the top step, floe against the hand-written floor, Node-RED (installed into bench/.node-red/) on W1/W2,
 # memory over time, replay throughput; regenerates bench/RESULTS.md. Takes about an hour.
 bench: deps build
 	$(BUN) bench/run.ts --ceiling
 	$(BUN) bench/run.ts w1 w2 w3 w4 w5
 	$(BUN) bench/run.ts w1 w2 --engine node-red
+	$(BUN) bench/run.ts --vs-floor --rates 100000 --step-seconds 30 --reps 1
 	$(BUN) bench/run.ts --soak w2 w4
 	$(BUN) bench/run.ts --replay
 

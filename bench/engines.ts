@@ -4,7 +4,9 @@
  *   floe      the daemon (`floe serve`), stream and rule created over REST, counters from
  *             GET /rules/bench/status (eKuiper's keys);
  *   node-red  Node-RED 4 (npm, installed by the harness into bench/.node-red/, git-ignored),
- *             headless, a flow MQTT in → function → file, counters from an http-in endpoint.
+ *             headless, a flow MQTT in → function → file, counters from an http-in endpoint;
+ *   floor     the workload written by hand on floe's lean MQTT reader (bench/floor.ts): what the
+ *             runtime costs for the workload itself, the denominator of floe / floor.
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +18,7 @@ import { streamSql, type Workload } from "./workloads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
-export type EngineKind = "floe" | "node-red";
+export type EngineKind = "floe" | "node-red" | "floor";
 
 export interface Engine {
   readonly kind: EngineKind;
@@ -219,6 +221,34 @@ export async function startNodeRed(w: Workload, brokerPort: number, dir: string,
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// The floor: bench/floor.ts under Bun, pinned like floe.
+
+export async function startFloor(w: Workload, brokerPort: number, dir: string, opts: EngineOptions = {}): Promise<Engine> {
+  mkdirSync(join(dir, "out"), { recursive: true });
+  const port = freePort();
+  const script = join(ROOT, "bench/floor.ts");
+  const cmd = [...pinned(opts.cpu ?? 1), process.execPath, script, "--workload", w.id, "--broker", String(brokerPort), "--out", join(dir, "out", "out.ndjson"), "--http", String(port)];
+  const p = Bun.spawn(cmd, { cwd: dir, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
+  const base = `http://127.0.0.1:${port}`;
+  const stats = async () => (await (await fetch(`${base}/status`)).json()) as { in: number; out: number; exceptions: number };
+  await waitFor("the floor's subscription", async () => ((await Bun.file(join(dir, "floor.err")).text()).includes("subscribed") ? true : undefined));
+  return {
+    kind: "floor",
+    pid: p.pid,
+    command: `bun bench/floor.ts --workload ${w.id} (hand-written ${w.id} on floe's lean MQTT reader, file output)`,
+    status: async () => ({ ...(await stats()) }),
+    counters: async () => {
+      const s = await stats();
+      return { source_in: s.in, sink_out: s.out, exceptions: s.exceptions };
+    },
+    outputs: () => outFiles(join(dir, "out")),
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    stop: () => stopProc(p),
+  };
+}
+
 export function startEngine(kind: EngineKind, w: Workload, brokerPort: number, dir: string, opts: EngineOptions = {}): Promise<Engine> {
+  if (kind === "floor") return startFloor(w, brokerPort, dir, opts);
   return kind === "floe" ? startFloe(w, brokerPort, dir, opts) : startNodeRed(w, brokerPort, dir, opts);
 }

@@ -3,7 +3,7 @@
  * 100k, then upward until a step fails), then the top passing step repeated (3 × 60 s by
  * default); writes bench/results/<date>-<workload>[-node-red].json and regenerates bench/RESULTS.md.
  *
- *   bun bench/run.ts [w1 w2 …] [--engine floe|node-red] [--step-seconds 20] [--top-seconds 60] [--reps 3]
+ *   bun bench/run.ts [w1 w2 …] [--engine floe|node-red|floor] [--step-seconds 20] [--top-seconds 60] [--reps 3]
  *                    [--rates 5000,20000,50000,100000] [--max-rate 300000] [--reader lean|mqttjs] [--prof DIR]
  *   bun bench/run.ts --quick          one 10 s step at 20k msg/s of every workload (under 3 minutes)
  *   bun bench/run.ts --ceiling        the generator's own ceiling (publisher → broker → counting subscriber)
@@ -11,6 +11,9 @@
  *                    [--soak-seconds 600] [--soak-rate 100000]   (issue 10's 10 minutes at 100k msg/s)
  *   --bin PATH                        the floe executable to measure (default dist/floe)
  *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
+ *   bun bench/run.ts --vs-floor [w1 …] [--rates 100000] [--step-seconds 20] [--reps 3]
+ *                                     floe and the floor (bench/floor.ts) in turn at each rate, floe / floor per pair
+ *                                     (bench/results/<date>-floor-pairs.json; rows of other workloads that day are kept)
  *   bun bench/run.ts --report         regenerate bench/RESULTS.md from bench/results/
  */
 import { existsSync, mkdirSync } from "node:fs";
@@ -44,6 +47,7 @@ const { values: a, positionals } = parseArgs({
     ceiling: { type: "boolean" },
     soak: { type: "boolean" },
     replay: { type: "boolean" },
+    "vs-floor": { type: "boolean" },
     report: { type: "boolean" },
     "no-save": { type: "boolean" },
   },
@@ -148,6 +152,36 @@ async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void>
   await save(`soak-${id}`, { workload: id, rate, seconds, rss_at_30s_kb: at30, rss_at_end_kb: end, growth_pct: Math.round(((end - at30) / at30) * 1000) / 10, step: r });
 }
 
+/**
+ * floe against the floor, step by step in turn (floe, floor, floe, floor …) so that both see the same
+ * machine: the ratio of each pair is the figure, not the absolute µs/msg of either.
+ */
+async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps: number): Promise<void> {
+  type Pair = { workload: WorkloadId; rate: number; seconds: number; floe: StepResult; floor: StepResult; ratio_us: number; ratio_rss: number; ratio_anon: number };
+  const pairs: Pair[] = [];
+  const file = join(RESULTS, `${today()}-floor-pairs.json`);
+  const r2 = (x: number) => Math.round(x * 100) / 100;
+  for (const id of ids) {
+    for (const rate of rates) {
+      for (let i = 0; i < Math.max(1, reps); i++) {
+        const cmd = `${BUN} bench/run.ts --vs-floor ${id} --rates ${rate} --step-seconds ${seconds} --reps 1`;
+        const floe = await runStep("floe", WORKLOADS[id], rate, seconds, { reader: a.reader, bin: BIN, command: cmd });
+        console.log(summary(floe));
+        const floor = await runStep("floor", WORKLOADS[id], rate, seconds, { command: cmd });
+        console.log(summary(floor));
+        const p = { workload: id, rate, seconds, floe, floor, ratio_us: r2(floe.us_per_msg / floor.us_per_msg), ratio_rss: r2(floe.peak_rss_mib / floor.peak_rss_mib), ratio_anon: r2(floe.peak_anon_mib / floor.peak_anon_mib) };
+        console.log(`${id} ${rate}/s pair ${i + 1}: floe / floor = ${p.ratio_us} (µs/msg ${floe.us_per_msg} / ${floor.us_per_msg}), RSS ${p.ratio_rss}×, anon ${p.ratio_anon}×`);
+        pairs.push(p);
+      }
+    }
+  }
+  if (a["no-save"]) return;
+  // Pairs of workloads not run now stay in today's file; this run's replace theirs.
+  const previous = existsSync(file) ? ((JSON.parse(await Bun.file(file).text()) as { pairs?: Pair[] }).pairs ?? []) : [];
+  const kept = previous.filter((p) => !ids.includes(p.workload));
+  await save("floor-pairs", { pairs: [...kept, ...pairs] });
+}
+
 pinSelf(0);
 const ids = (positionals.length ? positionals : WORKLOAD_IDS) as WorkloadId[];
 for (const id of ids) if (!(id in WORKLOADS)) throw new Error(`unknown workload ${id}`);
@@ -163,6 +197,8 @@ if (a.report) {
 } else if (a.replay) {
   const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/replay.ts"), ...ids, "--runs", "3"], { stdout: "inherit", stderr: "inherit" });
   if (p.exitCode !== 0) throw new Error("replay failed");
+} else if (a["vs-floor"]) {
+  await vsFloor(ids, a.rates!.split(",").map(Number), Number(a["step-seconds"]), Number(a.reps));
 } else if (a.soak) {
   for (const id of positionals.length ? ids : (["w2", "w4"] as WorkloadId[])) await soak(id, Number(a["soak-rate"]), Number(a["soak-seconds"]));
 } else if (a.quick) {

@@ -20,6 +20,8 @@ export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
   },
   httppush: { default: { method: "POST" } },
   memory: {},
+  // floe's own (README "NATS"): core subjects, or JetStream with stream/durable.
+  nats: { default: { server: "nats://127.0.0.1:4222", deliverPolicy: "all", ackWait: "30s", ackPolicy: "explicit", pullBatch: 256 } },
   neuron: { default: { url: "tcp://127.0.0.1:7081" } },
   redis: { default: { addr: "127.0.0.1:6379", datatype: "string" } },
   redisSub: { default: { address: "127.0.0.1:6379", db: 0 } },
@@ -43,7 +45,9 @@ const FLOE_DEFAULTS: Readonly<Record<string, Doc>> = {
 /** Property names whose camelCase eKuiper restores after lower-casing (from the metadata files). */
 const CAMEL = new Map<string, string>();
 for (const t of Object.values(SHIPPED_SOURCES)) for (const ck of Object.values(t)) if (isDoc(ck)) for (const k of Object.keys(ck)) CAMEL.set(k.toLowerCase(), k);
-for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "receiveMaximum", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType"])
+for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "receiveMaximum", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType",
+  // nats
+  "deliverPolicy", "ackWait", "ackPolicy", "maxAckPending", "pullBatch", "pendingLimit", "startSequence", "startTime", "credsFile", "certificationRaw", "privateKeyRaw", "rootCARaw", "reconnectTimeWait", "connectionTimeout", "pingInterval", "msgId", "maxInflight", "jetstream"])
   CAMEL.set(k.toLowerCase(), k);
 
 /** The env prefix of a source type's file: `MQTT_SOURCE` for mqtt, else the upper-cased type. */

@@ -62,6 +62,7 @@ export class Subscription<T> {
         this.probeSeq = -1;
       }
       this.bus.released();
+      this.bus.onTake?.();
     }
     return n;
   }
@@ -83,6 +84,11 @@ export class Bus<T> {
   private need = 0;
   /** Batches refused so far (how often the source was paused). */
   refusals = 0;
+  /**
+   * Called after a subscriber took records: a source that acknowledges only what its rules have
+   * taken (JetStream) learns here when to, reading `backlog`.
+   */
+  onTake: (() => void) | undefined = undefined;
 
   subscribe(capacity: number, policy: OverflowPolicy, wake: () => void): Subscription<T> {
     const s = new Subscription(this, capacity, policy, wake);
@@ -94,6 +100,13 @@ export class Bus<T> {
     const i = this.subs.indexOf(s);
     if (i >= 0) this.subs.splice(i, 1);
     this.released();
+  }
+
+  /** Records admitted that some subscriber has not taken yet (the longest subscriber queue). */
+  get backlog(): number {
+    let m = 0;
+    for (const s of this.subs) if (s.queue.length > m) m = s.queue.length;
+    return m;
   }
 
   get subscribers(): number {

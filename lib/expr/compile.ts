@@ -122,37 +122,137 @@ function compileBinary(e: Binary, scope: Scope): Evaluator {
   }
 }
 
+/**
+ * Comparisons compiled by operand type (issue 11): two numbers (float64) compare natively — the
+ * same answer `compare` gives them, NaN and -0 included — and everything else (int64, mixed,
+ * strings, times, errors) takes the generic path.
+ */
 function compileCompare(op: CmpOp, left: Evaluator, right: Evaluator, rightAst: Expr): Evaluator {
-  // Fast path: a float column against a float literal (W1's `temp > 21.0`).
-  if (rightAst.kind === "number" && op === ">") {
+  if (rightAst.kind === "number" && typeof rightAst.value === "number") {
+    // A float literal on the right: only the left side is tested.
     const c = rightAst.value;
-    return (row, ctx) => {
-      const l = left(row, ctx);
-      if (typeof l === "number") return l > c;
+    const slow = (l: Value): boolean => {
       checkLeft(l, op);
       return compare(op, l, c);
     };
+    switch (op) {
+      case "=":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l === c : slow(l);
+        };
+      case "!=":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l !== c : slow(l);
+        };
+      case "<":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l < c : slow(l);
+        };
+      case "<=":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l <= c : slow(l);
+        };
+      case ">":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l > c : slow(l);
+        };
+      case ">=":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l >= c : slow(l);
+        };
+    }
   }
+  const num = NUM_CMP[op];
   return (row, ctx) => {
     const l = left(row, ctx);
+    if (typeof l === "number") {
+      // checkLeft rejects only objects and arrays: nothing to check for a number.
+      const r = right(row, ctx);
+      return typeof r === "number" ? num(l, r) : compare(op, l, r);
+    }
     checkLeft(l, op);
     return compare(op, l, right(row, ctx));
   };
 }
 
+const NUM_CMP: Record<CmpOp, (a: number, b: number) => boolean> = {
+  "=": (a, b) => a === b,
+  "!=": (a, b) => a !== b,
+  "<": (a, b) => a < b,
+  "<=": (a, b) => a <= b,
+  ">": (a, b) => a > b,
+  ">=": (a, b) => a >= b,
+};
+
+/**
+ * Arithmetic compiled by operand type (issue 11): + - * on two numbers (float64) is native;
+ * / and % too unless the divisor is 0 (the generic path raises eKuiper's error); int64 (bigint)
+ * and mixed operands take the generic path.
+ */
 function compileArith(op: ArithOp, left: Evaluator, right: Evaluator, rightAst: Expr): Evaluator {
-  if (rightAst.kind === "number" && op === "*") {
+  if (rightAst.kind === "number" && typeof rightAst.value === "number" && (op === "+" || op === "-" || op === "*" || ((op === "/" || op === "%") && rightAst.value !== 0))) {
     const c = rightAst.value;
-    return (row, ctx) => {
-      const l = left(row, ctx);
-      if (typeof l === "number") return l * c;
+    const slow = (l: Value): Value => {
       checkLeft(l, op);
       return arith(op, l, c);
+    };
+    switch (op) {
+      case "+":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l + c : slow(l);
+        };
+      case "-":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l - c : slow(l);
+        };
+      case "*":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l * c : slow(l);
+        };
+      case "/":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l / c : slow(l);
+        };
+      case "%":
+        return (row, ctx) => {
+          const l = left(row, ctx);
+          return typeof l === "number" ? l % c : slow(l);
+        };
+    }
+  }
+  const num = NUM_ARITH[op];
+  if (num === undefined) {
+    return (row, ctx) => {
+      const l = left(row, ctx);
+      checkLeft(l, op);
+      return arith(op, l, right(row, ctx));
     };
   }
   return (row, ctx) => {
     const l = left(row, ctx);
+    if (typeof l === "number") {
+      const r = right(row, ctx);
+      return typeof r === "number" && (r !== 0 || (op !== "/" && op !== "%")) ? num(l, r) : arith(op, l, r);
+    }
     checkLeft(l, op);
     return arith(op, l, right(row, ctx));
   };
 }
+
+const NUM_ARITH: Partial<Record<ArithOp, (a: number, b: number) => number>> = {
+  "+": (a, b) => a + b,
+  "-": (a, b) => a - b,
+  "*": (a, b) => a * b,
+  "/": (a, b) => a / b,
+  "%": (a, b) => a % b,
+};

@@ -4,12 +4,14 @@
  * `connectionSelector`, and reference-counted by those nodes. The daemon opens every stored
  * connection at startup and on `POST /connections` (they live until deleted); pipe mode opens one
  * lazily from `etc/connections/connection.yaml` when a node first selects it and closes it with
- * its last user. Only `mqtt` connections have a live client; other types are stored only.
+ * its last user. `mqtt` and `nats` connections have a live client; other types are stored only.
  */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { parseMqttConf } from "./mqtt/conf.ts";
 import type { ReaderKind } from "./mqtt/client.ts";
 import { SharedMqtt } from "./mqtt/shared.ts";
+import { parseNatsConf } from "./nats/conf.ts";
+import { NatsLink } from "./nats/connection.ts";
 
 export interface ConnectionSpec {
   readonly typ: string;
@@ -24,6 +26,7 @@ class Entry {
     readonly id: string,
     readonly typ: string,
     readonly mqtt: SharedMqtt | undefined,
+    readonly nats: NatsLink | undefined,
     /** Opened on demand (pipe mode): closed when the last node leaves. */
     readonly lazy: boolean,
   ) {}
@@ -50,7 +53,20 @@ export class ConnectionRegistry {
 
   private create(id: string, typ: string, props: Record<string, unknown>, lazy: boolean): Entry | undefined {
     let mqtt: SharedMqtt | undefined;
+    let nats: NatsLink | undefined;
     let entry: Entry | undefined;
+    if (typ === "nats") {
+      try {
+        const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
+        nats = new NatsLink(conf, (line) => {
+          if (entry) entry.err = line.replace(/^nats \S+: /, "");
+          this.log(`connection ${id}: ${line}`);
+        });
+      } catch (e) {
+        this.log(`connection ${id}: ${errorText(e)}`);
+        return undefined;
+      }
+    }
     if (typ === "mqtt") {
       try {
         const conf = parseMqttConf(props, { base: this.base, defaultClientId: `floe-conn-${id}` });
@@ -67,7 +83,7 @@ export class ConnectionRegistry {
         return undefined;
       }
     }
-    entry = new Entry(id, typ, mqtt, lazy);
+    entry = new Entry(id, typ, mqtt, nats, lazy);
     this.live.set(id, entry);
     return entry;
   }
@@ -77,6 +93,7 @@ export class ConnectionRegistry {
     if (!e) return;
     this.live.delete(id);
     await e.mqtt?.close();
+    await e.nats?.close();
   }
 
   /**
@@ -93,6 +110,22 @@ export class ConnectionRegistry {
     if (e.typ !== "mqtt" || !e.mqtt) throw new EngineError(`connection ${id} should be mqtt connection`, ErrCode.io);
     e.refs.push(ref);
     return e.mqtt;
+  }
+
+  /**
+   * Attaches node `ref` to NATS connection `id`: `connection <id> not existed` when there is no
+   * such connection, `connection <id> should be nats connection` when it has another type.
+   */
+  acquireNats(id: string, ref: string): NatsLink {
+    let e = this.live.get(id);
+    if (!e) {
+      const spec = this.resolve?.(id);
+      if (spec) e = this.create(id, spec.typ, spec.props, true);
+    }
+    if (!e) throw new EngineError(`connection ${id} not existed`, ErrCode.io);
+    if (e.typ !== "nats" || !e.nats) throw new EngineError(`connection ${id} should be nats connection`, ErrCode.io);
+    e.refs.push(ref);
+    return e.nats;
   }
 
   /** Detaches node `ref`; a lazily opened connection closes with its last node. */
@@ -112,15 +145,19 @@ export class ConnectionRegistry {
   /** `status` and `err` of a live connection (both omitted when unknown). */
   state(id: string): { status?: string; err?: string } {
     const e = this.live.get(id);
-    if (!e?.mqtt) return {};
-    const s = e.mqtt.status.status;
+    const rep = e?.mqtt?.status ?? e?.nats?.status;
+    if (!e || !rep) return {};
+    const s = rep.status;
     return s === 1 || !e.err ? { status: STATUS[s] } : { status: STATUS[s], err: e.err };
   }
 
   /** For `kuiper_conn_status_gauge`: id → 1 / 0 / −1. */
   gauges(): [string, number][] {
     const out: [string, number][] = [];
-    for (const [id, e] of this.live) if (e.mqtt) out.push([id, e.mqtt.status.status]);
+    for (const [id, e] of this.live) {
+      const rep = e.mqtt?.status ?? e.nats?.status;
+      if (rep) out.push([id, rep.status]);
+    }
     return out;
   }
 

@@ -190,7 +190,8 @@ class PipeRun {
   /** Column pruning of the stream a record belongs to (undefined: the default stdin stream). */
   private readonly keepFor = (stream: string | undefined): ReadonlySet<string> | null => {
     const name = stream ?? this.defaultStream ?? this.plan.sources[0]?.name;
-    return this.plan.sources.find((s) => s.name === name)?.columns ?? null;
+    const src = this.plan.sources.find((s) => s.name === name);
+    return src ? (src.valueColumns !== undefined ? src.valueColumns : src.columns) : null;
   };
 
   /** Handles a batch of lines; false once the run has failed. */

@@ -201,19 +201,30 @@ class Planner {
           },
         });
       }
-      return { def, name: def.name, helpers, columns: this.usedColumns(def) };
+      return { def, name: def.name, helpers, columns: this.usedColumns(def, false), valueColumns: this.usedColumns(def, true) };
     });
   }
 
-  /** The columns of `def` any expression reads; null when a wildcard (or deduplicate's hidden `*`) needs them all. */
-  private usedColumns(def: StreamDef): ReadonlySet<string> | null {
+  /**
+   * The columns of `def` any expression reads; null when a wildcard (or deduplicate's hidden `*`)
+   * needs them all. With `values`, the `*` of `count(*)` needs none (it counts rows).
+   */
+  private usedColumns(def: StreamDef, values: boolean): ReadonlySet<string> | null {
     const s = this.a.stmt;
     const cols = new Set<string>();
     let all = false;
     const exprs = [...s.fields.map((f) => f.expr), ...clauseExprs(s)];
+    const counted = new Set<Expr>();
+    if (values) {
+      for (const e of exprs) {
+        walk(e, (n) => {
+          if (n.kind === "call" && n.name.toLowerCase() === "count") for (const x of n.args) if (x.kind === "wildcard") counted.add(x);
+        });
+      }
+    }
     for (const e of exprs) {
       walk(e, (n) => {
-        if (n.kind === "wildcard" && (n.stream === undefined || n.stream === def.name)) all = true;
+        if (n.kind === "wildcard" && (n.stream === undefined || n.stream === def.name) && !counted.has(n)) all = true;
         else if (n.kind === "call" && n.name === "deduplicate") all = true;
         else if (n.kind === "field") {
           const b = (n as BoundField).bound;

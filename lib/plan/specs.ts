@@ -116,6 +116,11 @@ export interface SourcePlan {
   readonly helpers: OpSpec[];
   /** Columns the rule reads from this source (column pruning); null = all (`*`). */
   readonly columns: ReadonlySet<string> | null;
+  /**
+   * Columns whose values the rule observes: `columns` less what only `count(*)` names (it counts
+   * rows and reads no value). Pipe mode converts just these to int64 (issue 11); undefined = `columns`.
+   */
+  readonly valueColumns?: ReadonlySet<string> | null;
 }
 
 export interface RulePlan {

@@ -16,7 +16,7 @@ import { createCatalog } from "../functions/index.ts";
 import type { RuntimeEnv } from "./env.ts";
 
 /** Source connector types floe has (io/sources/index.ts `createSourceConnector`). */
-const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql"]);
+const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql", "nats"]);
 
 /** The SELECT a graph rule carries where the runtime wants one (it is never planned). */
 export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createCatalog());

@@ -137,7 +137,10 @@ class Inlet {
    * evicted (drop-oldest, counted apart): the ones taken and the ones still waiting.
    */
   acked(): number {
-    return this.taken + (this.att?.sub.length ?? 0);
+    const att = this.att;
+    // A source acknowledging late (JetStream) acknowledged only what is covered (checkpoints) or taken.
+    if (att?.holdsAcks) return att.own?.checkpointed && this.run.checkpointAcks ? this.covered : this.taken;
+    return this.taken + (att?.sub.length ?? 0);
   }
 
   /**
@@ -328,10 +331,21 @@ export class RuleRun {
     return true;
   }
 
+  /**
+   * The run keeps checkpoints of a state: its unshared late-acknowledging sources (JetStream)
+   * acknowledge at each stored checkpoint instead of when the rule takes a message.
+   */
+  get checkpointAcks(): boolean {
+    return this.checkpoints !== undefined && !this.stateless;
+  }
+
   /** A checkpoint was stored: everything taken so far is in it (stateful rules). */
   private readonly checkpointed = (): void => {
+    if (!this.lookupsIdle()) return;
+    // Rows waiting for an asynchronous lookup are in no checkpoint: their messages wait for the next one.
+    for (const i of this.inlets) i.att?.own?.checkpointed?.();
     const l = this.ledger;
-    if (!l || !this.lookupsIdle()) return;
+    if (!l) return;
     l.tx(() => {
       for (const i of this.inlets) {
         i.covered = i.taken;
@@ -465,6 +479,7 @@ export class RuleRun {
           ref: `${this.spec.id}_${src.name}_0`,
           connector: this.spec.connectors?.get(src.name),
           offset: offsets?.get(src.name),
+          checkpointAcks: this.checkpointAcks,
         });
         if (inlet.att.sub.length) inlet.wake();
       }
@@ -511,6 +526,7 @@ export class RuleRun {
     // (end of input) empties the windows, so there is no state worth keeping then.
     let saved = false;
     if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
+    if (saved && this.lookupsIdle()) for (const i of this.inlets) i.att?.own?.checkpointed?.();
     for (const i of this.inlets) await i.att?.release();
     if (opts.flushWindows) {
       this.drainAll();

@@ -32,6 +32,8 @@ export interface AttachOptions {
   readonly connector?: SourceConnector;
   /** A checkpointed read position to rewind a rewindable, unshared source to before it opens. */
   readonly offset?: unknown;
+  /** The rule checkpoints its state: an unshared source acknowledging late does so at each checkpoint. */
+  readonly checkpointAcks?: boolean;
 }
 
 export interface Attachment {
@@ -40,6 +42,8 @@ export interface Attachment {
   readonly decoder: Decoder | null;
   /** The connector, when this rule is its only reader (offsets are per rule, not per shared source). */
   readonly own: SourceConnector | undefined;
+  /** The connector acknowledges only what its rules took (SourceConnector.holdsAcks). */
+  readonly holdsAcks: boolean;
   release(): Promise<void>;
 }
 
@@ -114,6 +118,7 @@ export class SourceHub {
         },
         log: (l) => this.env.log(l),
         ready: (text) => this.env.sourceReady?.(def.name, text),
+        ackMode: !isShared && o.checkpointAcks ? "checkpoint" : "take",
       };
       try {
         await s.connector!.open(ctx);
@@ -126,6 +131,7 @@ export class SourceHub {
       sub,
       decoder,
       own: isShared ? undefined : s.connector,
+      holdsAcks: s.connector?.holdsAcks === true,
       release: async () => {
         sub.close();
         s.status.detach(o.node);

@@ -3,7 +3,8 @@
  * rules through `connectionSelector`. Status and references come from the runtime's connection
  * registry (the live clients); props are listed with secrets masked.
  */
-import { ErrCode } from "../errors.ts";
+import { ErrCode, errorText } from "../errors.ts";
+import { parseNatsConf } from "../io/nats/conf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import { maskSecrets, unmaskSecrets } from "./confkeys.ts";
@@ -13,10 +14,10 @@ import type { RouteDef } from "./router.ts";
 
 /**
  * eKuiper's connection types that floe has connectors for (`nng` has none: `unknown connection
- * type`). Only mqtt connections are live clients; the others hold props that the nodes selecting
+ * type`), and floe's `nats`. Only mqtt and nats connections are live clients; the others hold props that the nodes selecting
  * them merge over their own (rules-and-sinks.md §3, §8).
  */
-export const CONNECTION_TYPES = ["httppush", "mqtt", "sse", "websocket"];
+export const CONNECTION_TYPES = ["httppush", "mqtt", "nats", "sse", "websocket"];
 
 interface Conn {
   id: string;
@@ -50,6 +51,13 @@ function view(e: Engine, c: Conn): Record<string, unknown> {
 function validateProps(typ: string, props: Record<string, unknown>): string | undefined {
   if (!CONNECTION_TYPES.includes(typ)) return "unknown connection type";
   if (typ === "mqtt" && (typeof props.server !== "string" || props.server === "")) return "missing server property";
+  if (typ === "nats") {
+    try {
+      parseNatsConf(props);
+    } catch (e) {
+      return errorText(e);
+    }
+  }
   if (typ === "mqtt" && props.protocolVersion !== undefined && !["3.1", "3.1.1", "4", "5"].includes(String(props.protocolVersion)))
     return `unsupported protocol version ${String(props.protocolVersion)}`;
   return undefined;

@@ -20,11 +20,11 @@ import { SINK_TYPES as CONNECTOR_SINKS } from "../io/sinks/index.ts";
 
 /**
  * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):
- * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` sink is not listed.
+ * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` and `nats` are not listed.
  */
 const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "sql", "websocket"]);
 const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis", "sql"]);
-const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout");
+const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout" && t !== "nats");
 
 const MESSAGES: Record<string, string> = {
   notFound: "This plugin was not found:",
@@ -81,7 +81,8 @@ const SINK_PROPS: Record<string, Record<string, unknown>> = {
 
 function sourceMeta(type: string): Record<string, unknown> | undefined {
   const s = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === type.toLowerCase());
-  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]))) return undefined;
+  // floe's own `nats` is not listed, but its confKeys are managed like any source's.
+  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]) || s[0] === "nats")) return undefined;
   const dflt = (s[1].default ?? {}) as Record<string, unknown>;
   return {
     about: ABOUT(s[0], "sources"),
@@ -266,7 +267,7 @@ export const metadataRoutes: RouteDef<Engine>[] = [
   ...confKeyRoutes("sources"),
   yamlRoute("sinks"),
   ...confKeyRoutes("sinks"),
-  { method: "GET", path: "/metadata/connections", handler: () => list(CONNECTION_TYPES.map((t) => ({ name: t, about: ABOUT(t, "connections"), type: "internal" }))) },
+  { method: "GET", path: "/metadata/connections", handler: () => list(CONNECTION_TYPES.filter((t) => t !== "nats").map((t) => ({ name: t, about: ABOUT(t, "connections"), type: "internal" }))) },
   { method: "GET", path: "/metadata/connections/{name}", handler: (ctx) => { const m = connectionMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
   yamlRoute("connections"),
   ...confKeyRoutes("connections"),

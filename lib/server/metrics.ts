@@ -32,7 +32,7 @@ const HELP: Record<string, string> = {
   process_cpu_seconds_total: "Total user and system CPU time spent in seconds",
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
-  floe_source_duplicates_total: "MQTT publishes redelivered by the broker (DUP) that the source admitted",
+  floe_source_duplicates_total: "Messages redelivered to the source (MQTT DUP, JetStream redeliveries)",
 };
 
 function helpOf(name: string): string {

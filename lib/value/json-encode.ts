@@ -6,6 +6,7 @@
 import { RowError } from "../errors.ts";
 import { compareUtf8, type Value } from "./values.ts";
 import { DateTime, Duration, formatRfc3339Nano } from "./time.ts";
+import { encodeBase64 } from "./go-base64.ts";
 
 /** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
 export function encodeGoJson(v: Value): string {
@@ -34,7 +35,7 @@ function enc(v: Value | undefined): string {
     for (let i = 1; i < n; i++) s += "," + enc(v[i]);
     return s + "]";
   }
-  if (v instanceof Uint8Array) return '"' + Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64") + '"';
+  if (v instanceof Uint8Array) return '"' + encodeBase64(v) + '"';
   if (v instanceof DateTime) return '"' + formatRfc3339Nano(v) + '"';
   if (v instanceof Duration) return v.ns.toString();
   const own = Object.keys(v);

@@ -66,3 +66,22 @@ describe("plan-time errors", () => {
     expect(() => nodes("SELECT * FROM demo", { isEventTime: true })).toThrow("preprocessor is set to be event time but stream option TIMESTAMP not found");
   });
 });
+
+describe("column pruning: columns (explain, decoding) and valueColumns (int64 conversion in pipe mode)", () => {
+  const sources = (sql: string) => {
+    const file = parseRuleFile(`CREATE STREAM s () WITH (DATASOURCE="s", FORMAT="JSON", TYPE="memory");\n${sql}`, functions);
+    const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
+    const s = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC }).plan.sources[0]!;
+    const list = (x: ReadonlySet<string> | null | undefined) => (x ? [...x].sort() : x);
+    return { columns: list(s.columns), values: list(s.valueColumns) };
+  };
+  test("count(*) reads no value: the grouped columns are the observed ones", () => {
+    expect(sources("SELECT device, count(*) AS n, max(temp) AS m FROM s GROUP BY device, TUMBLINGWINDOW(ss, 10)")).toEqual({ columns: null, values: ["device", "temp"] });
+    expect(sources("SELECT COUNT(*) AS n FROM s GROUP BY TUMBLINGWINDOW(ss, 10)")).toEqual({ columns: null, values: [] });
+  });
+  test("a wildcard anywhere else, or deduplicate, needs every column", () => {
+    expect(sources("SELECT *, count(*) AS n FROM s GROUP BY TUMBLINGWINDOW(ss, 10)")).toEqual({ columns: null, values: null });
+    expect(sources("SELECT collect(*) AS all_rows FROM s GROUP BY TUMBLINGWINDOW(ss, 10)")).toEqual({ columns: null, values: null });
+    expect(sources("SELECT a FROM s")).toEqual({ columns: ["a"], values: ["a"] });
+  });
+});

@@ -1,6 +1,6 @@
 /** The value model's Go renderings and conversions (sql.md §0.3, §0.4; functions.md §0.6). */
 import { describe, expect, test } from "bun:test";
-import { decodeTupleJson } from "../../lib/io/formats/json-tuple.ts";
+import { decodeEnvelopeJson, decodeTupleJson } from "../../lib/io/formats/json-tuple.ts";
 import { fmtV, formatFloatPlain, parseGoFloat, parseGoInt, toStrConv, typeValue } from "../../lib/value/values.ts";
 
 /** Values written as JSON text: a whole number is an int64, one with a fraction a float64. */
@@ -93,5 +93,33 @@ describe("tuple JSON keeps int vs float", () => {
   });
   test("exponent forms are floats", () => {
     expect(v('{"a": 1e3}')).toEqual({ a: 1000 });
+  });
+});
+
+describe("tuple JSON: the whole-float scan runs only when an observed value is integral (issue 11)", () => {
+  const keep = new Set(["a", "b"]);
+  test("kept columns: a whole-valued float stays a float, an int becomes int64", () => {
+    expect(decodeTupleJson('{"a": 2.0, "b": 3, "z": 1.5}', keep)).toEqual({ a: 2, b: 3n, z: 1.5 });
+    expect(decodeTupleJson('{"a": 2e0, "b": "x"}', keep)).toEqual({ a: 2, b: "x" });
+    // Only fractional kept values: no scan, and the result is JSON.parse's.
+    expect(decodeTupleJson('{"a": 2.5, "b": -0.25, "z": 7.0}', keep)).toEqual({ a: 2.5, b: -0.25, z: 7 });
+    // Beyond 2^53 in a kept column: exact digits.
+    expect(decodeTupleJson('{"a": 9007199254740993, "b": 1.0}', keep)).toEqual({ a: 9007199254740993n, b: 1 });
+    expect(decodeTupleJson('{"a": [1.0, 2], "b": {"c": 3.0}}', keep)).toEqual({ a: [1, 2n], b: { c: 3 } });
+  });
+  test("envelopes: data and meta are judged the same way", () => {
+    // The envelope's ts is read with Number() (pipe/direct.ts): the exact parser may leave it int64.
+    const env = (t: string): Record<string, unknown> => {
+      const e = decodeEnvelopeJson(t, () => keep) as Record<string, unknown>;
+      return { ...e, ts: Number(e.ts) };
+    };
+    expect(env('{"ts": 1000, "data": {"a": 1.5, "b": 2.0}}')).toEqual({ ts: 1000, data: { a: 1.5, b: 2 } });
+    expect(env('{"ts": 1000.0, "data": {"a": 1.5, "b": 2}}')).toEqual({ ts: 1000, data: { a: 1.5, b: 2n } });
+    expect(env('{"ts": 5, "data": {"a": 1.25}, "meta": {"q": 1.0}}')).toEqual({ ts: 5, data: { a: 1.25 }, meta: { q: 1 } });
+    expect(env('{"ts": 5, "data": {"a": 1.25}, "meta": {"q": 1}}')).toEqual({ ts: 5, data: { a: 1.25 }, meta: { q: 1n } });
+  });
+  test("a malformed line with a whole-valued float keeps the exact parser's error text", () => {
+    expect(() => decodeTupleJson('{"a": 1.0,')).toThrow("unexpected end of JSON input");
+    expect(() => decodeEnvelopeJson('{"data": {"a": 1.0} x', () => null)).toThrow("invalid character 'x' after object key:value pair");
   });
 });

@@ -5,7 +5,9 @@
  *
  * Fast path: the native JSON.parse, then integral numbers become bigint — valid only when the
  * text holds no whole-valued float literal (`1.0`, `1e3`) and no integer beyond 2^53; a cheap
- * scan decides, and the exact parser below takes the rare remaining lines.
+ * scan decides, and the exact parser below takes the rare remaining lines. The scan is needed
+ * only when the conversion met an integral number in a column that is observed (issue 11): a
+ * line whose kept values are all fractional, strings or booleans is what JSON.parse made of it.
  */
 import { RowError } from "../../errors.ts";
 import type { Obj, Value } from "../../value/values.ts";
@@ -23,15 +25,17 @@ const WHOLE_FLOAT_TEXT = /\d\.0*(?![0-9])|\d[eE][+-]?\d/;
 export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null): Value {
   // Deeper than eKuiper's limit is a decode error, checked before the recursive exact parser and
   // intify walk the value (json-depth.ts).
-  if (WHOLE_FLOAT_TEXT.test(text)) return exactParse(text);
-  const v = JSON.parse(text) as Value;
+  const v = parseFirst(text);
   if (text.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
+  sawInt = false;
+  let out: Value;
   try {
-    return keep && v !== null && typeof v === "object" && !Array.isArray(v) ? intifyKept(v as Obj, keep) : intify(v);
+    out = keep && v !== null && typeof v === "object" && !Array.isArray(v) ? intifyKept(v as Obj, keep) : intify(v);
   } catch (e) {
     if (e instanceof NeedExact) return exactParse(text);
     throw e;
   }
+  return sawInt && WHOLE_FLOAT_TEXT.test(text) ? exactParse(text) : out;
 }
 
 /**
@@ -39,11 +43,11 @@ export function decodeTupleJson(text: string, keep?: ReadonlySet<string> | null)
  * the stream the envelope names (`keepFor(stream)`; undefined stream = the default one).
  */
 export function decodeEnvelopeJson(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): Value {
-  if (WHOLE_FLOAT_TEXT.test(text)) return exactParse(text);
-  const v = JSON.parse(text) as Value;
+  const v = parseFirst(text);
   if (text.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return WHOLE_FLOAT_TEXT.test(text) ? exactParse(text) : v;
   const env = v as Obj;
+  sawInt = false;
   try {
     // The envelope's ts is only ever read as a number (pipe.ts): no bigint for it.
     const data = env.data;
@@ -52,9 +56,22 @@ export function decodeEnvelopeJson(text: string, keepFor: (stream: string | unde
       env.data = keep && !Array.isArray(data) ? intifyKept(data as Obj, keep) : intify(data);
     }
     if (env.meta !== undefined) env.meta = intify(env.meta);
-    return env;
+    return sawInt && WHOLE_FLOAT_TEXT.test(text) ? exactParse(text) : env;
   } catch (e) {
     if (e instanceof NeedExact) return exactParse(text);
+    throw e;
+  }
+}
+
+/**
+ * JSON.parse; a text it rejects that holds a whole-valued float literal gets the exact parser's
+ * error instead, as when the scan ran first (the error texts stay what they were).
+ */
+function parseFirst(text: string): Value {
+  try {
+    return JSON.parse(text) as Value;
+  } catch (e) {
+    if (WHOLE_FLOAT_TEXT.test(text)) return exactParse(text);
     throw e;
   }
 }
@@ -70,10 +87,14 @@ function intifyKept(o: Obj, keep: ReadonlySet<string>): Obj {
   return o;
 }
 
+/** The last conversion met an integral number (so a whole-valued float literal could be among them). */
+let sawInt = false;
+
 function intify(v: Value): Value {
   if (typeof v === "number") {
     if (!Number.isInteger(v)) return v;
     if (Math.abs(v) > Number.MAX_SAFE_INTEGER) throw new NeedExact();
+    sawInt = true;
     return BigInt(v);
   }
   if (v === null || typeof v !== "object") return v;
@@ -87,6 +108,7 @@ function intify(v: Value): Value {
     if (typeof x === "number") {
       if (Number.isInteger(x)) {
         if (Math.abs(x) > Number.MAX_SAFE_INTEGER) throw new NeedExact();
+        sawInt = true;
         o[k] = BigInt(x);
       }
     } else if (x !== null && typeof x === "object") o[k] = intify(x);

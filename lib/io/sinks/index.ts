@@ -12,6 +12,7 @@ import type { SinkConnector } from "./connector.ts";
 import { FileSink } from "./file.ts";
 import { MemorySink } from "./memory.ts";
 import { MqttSink } from "./mqtt.ts";
+import { NatsSink } from "./nats.ts";
 import { RedisPubSink } from "./redis-pub.ts";
 import { RedisSink } from "./redis.ts";
 import { RestSink } from "./rest.ts";
@@ -31,12 +32,14 @@ export interface SinkEnv {
   readonly resolveHost?: Resolver;
 }
 
-export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nop", "redis", "redisPub", "rest", "sql", "sse", "stdout", "websocket"] as const;
+export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nats", "nop", "redis", "redisPub", "rest", "sql", "sse", "stdout", "websocket"] as const;
 
 export function createSinkConnector(type: string, props: Props, env: SinkEnv): SinkConnector {
   switch (type) {
     case "mqtt":
       return new MqttSink(props, env.connections);
+    case "nats":
+      return new NatsSink(props, env.connections);
     case "log":
       return new LogSink();
     case "nop":

@@ -5,6 +5,11 @@
  * `room()` before feeding more records and `onRoom` tells it when to resume, so a slow sink pushes
  * back on the rule and, through the bus, on the source. With `resendAlterQueue` the failed items
  * go to a resend instance of the connector behind its own cache (resend.ts).
+ *
+ * One result that fans out into many outputs (a window's 10,000 groups with `sendSingle`) is
+ * encoded in slices with the event loop running between them (issue 11, the stall budget of
+ * issue 10): the outputs wait in a backlog, in order, that later results queue behind and that
+ * counts against `room()`, so order and back-pressure are what they were without slicing.
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
@@ -19,6 +24,11 @@ import { CachedQueue } from "./cached-queue.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
+
+/** A push with more outputs than this encodes the rest in later slices (see the header). */
+export const SLICE = 256;
+/** A slice also ends once it has run this long, ms (checked every 32 outputs). */
+const SLICE_MS = 2;
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -65,6 +75,10 @@ export class SinkPipeline implements SinkNode {
   private readonly c: SinkCommon;
   private readonly retryMs: number;
   private readonly outs: Output[] = [];
+  /** Outputs waiting to be encoded, oldest first (from `backlogPos`); see the header. */
+  private backlog: Output[] = [];
+  private backlogPos = 0;
+  private backlogTimer: ReturnType<typeof setImmediate> | undefined;
   private pending: Output[] = [];
   private batchCount = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
@@ -146,7 +160,7 @@ export class SinkPipeline implements SinkNode {
 
   /** How many more results the rule may push before it should wait (Infinity with the cache). */
   room(): number {
-    return this.queue.room();
+    return this.queue.room() - (this.backlog.length - this.backlogPos);
   }
 
   /** Calls `fn` once when the queue has room again. */
@@ -156,7 +170,7 @@ export class SinkPipeline implements SinkNode {
   }
 
   private checkRoom(): void {
-    if (this.roomWaiters.length === 0 || this.queue.room() <= 0) return;
+    if (this.roomWaiters.length === 0 || this.room() <= 0) return;
     const w = this.roomWaiters;
     this.roomWaiters = [];
     for (const f of w) f();
@@ -204,7 +218,58 @@ export class SinkPipeline implements SinkNode {
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    for (const o of outs) this.encodeOne(o, now, timed);
+    if (this.backlogPos === this.backlog.length && outs.length <= SLICE) {
+      for (const o of outs) this.encodeOne(o, now, timed);
+      return;
+    }
+    // Behind a backlog, or too many for one go: queue in order, encode the first slice now.
+    for (const o of outs) this.backlog.push(o);
+    if (this.backlogTimer === undefined) this.encodeSlice();
+  }
+
+  /** Encodes the next slice of the backlog; schedules the one after it, if any. */
+  private readonly encodeSlice = (): void => {
+    this.backlogTimer = undefined;
+    const list = this.backlog;
+    const end = Math.min(list.length, this.backlogPos + SLICE);
+    const now = Date.now();
+    const t0 = performance.now();
+    let i = this.backlogPos;
+    try {
+      while (i < end) {
+        const o = list[i]!;
+        list[i++] = undefined as unknown as Output; // released for the collector as it goes
+        this.encodeGuarded(o, now);
+        if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
+      }
+    } finally {
+      this.backlogPos = i;
+      if (i === list.length) {
+        this.backlog = [];
+        this.backlogPos = 0;
+        this.checkRoom();
+      } else if (!this.aborted) this.backlogTimer = setImmediate(this.encodeSlice);
+    }
+  };
+
+  /** Encodes every output still in the backlog now (end of input, a cache's write-through). */
+  private drainBacklog(): void {
+    if (this.backlogTimer !== undefined) clearImmediate(this.backlogTimer);
+    this.backlogTimer = undefined;
+    const list = this.backlog;
+    const now = Date.now();
+    for (let i = this.backlogPos; i < list.length; i++) this.encodeGuarded(list[i]!, now);
+    this.backlog = [];
+    this.backlogPos = 0;
+  }
+
+  /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
+  private encodeGuarded(o: Output, now: number): void {
+    try {
+      this.encodeOne(o, now, false);
+    } catch (e) {
+      this.transformNode.exception(failureText(e), now);
+    }
   }
 
   private encodeOne(o: Output, now: number, timed: boolean): void {
@@ -365,11 +430,14 @@ export class SinkPipeline implements SinkNode {
    * inlet calls it at the end of each drain, before the sources acknowledge what they delivered.
    */
   flush(): void {
+    // What the sources acknowledge next must be in the cache, not waiting in the backlog.
+    if (this.queue instanceof CachedQueue && this.backlog.length > this.backlogPos) this.drainBacklog();
     this.queue.flush();
   }
 
-  /** End of input: the partial batch is flushed; the worker finishes what is queued. */
+  /** End of input: the backlog and the partial batch are flushed; the worker finishes what is queued. */
   end(): void {
+    this.drainBacklog();
     this.flushBatch();
     this.ending = true;
     this.wake();
@@ -377,7 +445,7 @@ export class SinkPipeline implements SinkNode {
 
   /** Items waiting to be sent (all tiers). */
   get queued(): number {
-    return this.queue.length + (this.resend?.length ?? 0);
+    return this.queue.length + (this.backlog.length - this.backlogPos) + (this.resend?.length ?? 0);
   }
 
   /** Items dropped by the cache's disk budget or the queue's headroom. */

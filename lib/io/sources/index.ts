@@ -17,6 +17,7 @@ import type { Resolver } from "../net-guard.ts";
 import { HttpPullSource } from "./httppull.ts";
 import { MemorySource } from "./memory.ts";
 import { MqttSource } from "./mqtt.ts";
+import { NatsSource } from "./nats.ts";
 import { RedisSubSource } from "./redis-sub.ts";
 import { SimulatorSource } from "./simulator.ts";
 import { SqlSource } from "./sql.ts";
@@ -125,6 +126,8 @@ export function createSourceConnector(type: string, props: Record<string, unknow
   switch (type) {
     case "mqtt":
       return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
+    case "nats":
+      return new NatsSource(props, { base: env.baseDir, connections: env.connections });
     case "memory":
       return new MemorySource(props, env.pubsub);
     case "file":

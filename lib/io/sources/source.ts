@@ -22,6 +22,12 @@ export interface SourceContext {
   log(line: string): void;
   /** The source receives from now on: `text` says where from (`connected to …, subscribed to …`). */
   ready?(text: string): void;
+  /**
+   * When a source that acknowledges late (JetStream) acknowledges: `take` once every rule reading
+   * it has taken a message (`bus.backlog` falls), `checkpoint` at `checkpointed()` — the rule keeps
+   * checkpoints of its state and is the source's only reader. Undefined counts as `take`.
+   */
+  readonly ackMode?: "take" | "checkpoint";
 }
 
 export interface SourceConnector {
@@ -35,4 +41,14 @@ export interface SourceConnector {
   offset?(unconsumed: number): unknown;
   /** Moves the read position to a saved `offset()` (before `open`, or while running: reset_state). */
   rewind?(state: unknown): void;
+  /**
+   * The checkpoint whose `offset()` was read last is stored: what it counted as consumed is
+   * durable and may be acknowledged (ackMode `checkpoint`).
+   */
+  checkpointed?(): void;
+  /**
+   * The source acknowledges only what its rules took (or a stored checkpoint covers): the
+   * acknowledgement ledger counts nothing it admitted as acknowledged before that.
+   */
+  readonly holdsAcks?: boolean;
 }

@@ -1,0 +1,91 @@
+/**
+ * A NATS server with JetStream of a test's own, on a free loopback port, that the test can stop
+ * (SIGTERM or SIGKILL) and restart on the same port and store directory (JetStream data survives a
+ * restart). Fails with a message naming the package when `nats-server` is not installed. Also
+ * usable by benchmarks and the cluster tests (`monitor` port for `/jsz`, extra args for a cluster).
+ */
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { canConnect, freePort } from "./mosquitto.ts";
+
+export function natsServerPath(): string {
+  const p = Bun.which("nats-server") ?? ["/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server"].find((x) => Bun.file(x).size > 0);
+  if (!p) throw new Error("nats-server is not installed: `apt-get install nats-server` (the NATS tests start their own servers)");
+  return p;
+}
+
+export class NatsServer {
+  private proc: Subprocess | undefined;
+  private starts = 0;
+  /** JetStream store and logs. */
+  readonly dir: string;
+  readonly url: string;
+
+  private constructor(
+    readonly port: number,
+    private readonly extra: string[],
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), "floe-nats-"));
+    this.url = `nats://127.0.0.1:${port}`;
+  }
+
+  /** Starts a server with JetStream; `extra` arguments are appended (`--cluster …`, `-c conf`). */
+  static async start(extra: string[] = []): Promise<NatsServer> {
+    const s = new NatsServer(await freePort(), extra);
+    await s.restart();
+    return s;
+  }
+
+  get running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null;
+  }
+
+  async restart(): Promise<void> {
+    const log = join(this.dir, `nats-${++this.starts}.log`);
+    this.proc = Bun.spawn([natsServerPath(), "-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", join(this.dir, "store"), ...this.extra], {
+      stdout: "ignore",
+      stderr: Bun.file(log),
+    });
+    for (let i = 0; i < 300; i++) {
+      if (await canConnect(this.port)) {
+        // The listener is up a moment before JetStream has recovered its streams.
+        await this.waitJetStream();
+        return;
+      }
+      if (this.proc.exitCode !== null) break;
+      await Bun.sleep(10);
+    }
+    throw new Error(`nats-server did not start on port ${this.port}: ${this.log()}`);
+  }
+
+  private async waitJetStream(): Promise<void> {
+    for (let i = 0; i < 300; i++) {
+      if (/Server is ready/.test(this.log())) return;
+      await Bun.sleep(10);
+    }
+  }
+
+  /** Everything the server logged since it was first started. */
+  log(): string {
+    let out = "";
+    for (let i = 1; i <= this.starts; i++) {
+      try {
+        out += readFileSync(join(this.dir, `nats-${i}.log`), "utf8");
+      } catch {
+        // not written yet
+      }
+    }
+    return out;
+  }
+
+  /** Stops the server (SIGTERM shuts down cleanly; SIGKILL as a crash). */
+  async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    p.kill(signal);
+    await p.exited;
+    this.proc = undefined;
+  }
+}
