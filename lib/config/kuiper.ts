@@ -21,8 +21,21 @@ export interface KuiperConfig {
   readonly store: { readonly sqliteName: string };
   /** `cluster:` (README "Scaling out"): empty `nats` = a single node, exactly as without the section. */
   readonly cluster: ClusterSettings;
+  /** Rule tracing (config-and-cli.md §2.7). */
+  readonly openTelemetry: OpenTelemetrySettings;
   /** The raw lower-cased document (after env), for whatever a connector needs. */
   readonly doc: Doc;
+}
+
+/** The `openTelemetry` section (config-and-cli.md §2.7), eKuiper's defaults. */
+export interface OpenTelemetrySettings {
+  readonly serviceName: string;
+  readonly enableRemoteCollector: boolean;
+  /** OTLP/HTTP collector, `host:port` (plain HTTP) or a URL. */
+  readonly remoteEndpoint: string;
+  /** Traces the local store keeps (the oldest go first). */
+  readonly localTraceCapacity: number;
+  readonly enableLocalStorage: boolean;
 }
 
 export interface BasicSettings {
@@ -183,6 +196,13 @@ export function fromDoc(doc: Doc): KuiperConfig {
     source: { httpServerIp: str(pick(doc, "source", "httpserverip"), "127.0.0.1"), httpServerPort: httpPort },
     store: { sqliteName: str(pick(doc, "store", "sqlite", "name"), "") || "sqliteKV.db" },
     cluster: clusterSettings(doc),
+    openTelemetry: {
+      serviceName: str(pick(doc, "openTelemetry", "serviceName"), "") || "kuiperd-service",
+      enableRemoteCollector: bool(pick(doc, "openTelemetry", "enableRemoteCollector"), false),
+      remoteEndpoint: str(pick(doc, "openTelemetry", "remoteEndpoint"), "") || "localhost:4318",
+      localTraceCapacity: positive(int(pick(doc, "openTelemetry", "localTraceCapacity"), 2048), 2048),
+      enableLocalStorage: bool(pick(doc, "openTelemetry", "enableLocalStorage"), false),
+    },
     doc,
   };
 }

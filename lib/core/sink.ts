@@ -11,5 +11,10 @@ export interface SinkNode extends Consumer {
   readonly metrics: NodeMetrics[];
   end(): void;
   room?(): number;
+  /**
+   * The W3C `traceparent` of the result being pushed, set around `push` by a traced rule (null
+   * otherwise); a sink that can carry it downstream (MQTT v5 user properties) does.
+   */
+  traceparent?: string | null;
   onRoom?(fn: () => void): void;
 }

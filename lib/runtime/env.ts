@@ -11,6 +11,7 @@ import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
 import type { Resolver } from "../io/net-guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
+import type { SpanSink } from "./trace/span.ts";
 import { SchemaRegistry } from "../io/formats/schema-registry.ts";
 
 export interface RuntimeEnv {
@@ -51,6 +52,8 @@ export interface RuntimeEnv {
   sourceReady?(stream: string, text: string): void;
   /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */
   readonly functions: FunctionRegistry;
+  /** Where traced rules send finished spans (the daemon's trace hub); undefined: tracing records nothing. */
+  readonly traces?: SpanSink;
   /** The registered schemas (`FORMAT="protobuf"` + `SCHEMAID`, sink `schemaId`): the daemon's, or an empty one. */
   readonly schemas: SchemaRegistry;
 }
@@ -78,6 +81,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     log,
     sourceReady: p.sourceReady,
     functions: p.functions ?? createCatalog(),
+    traces: p.traces,
     schemas: p.schemas ?? new SchemaRegistry(),
   };
 }

@@ -35,6 +35,9 @@ import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
+import { messageData } from "./trace/data.ts";
+import { parseTraceparent } from "./trace/ids.ts";
+import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
 
 /** Records an inlet moves into the topology per step. */
 const STEP = 1024;
@@ -146,16 +149,42 @@ class Inlet {
    * source node. One try per batch, re-entered after a failure: nothing per message.
    */
   processAll(buf: readonly SourceMessage[], n: number): void {
+    // Tracing is read once per batch: an untraced rule takes the plain loop.
+    const tracer = this.run.tracer;
     let i = 0;
     while (i < n) {
       try {
-        for (; i < n; i++) this.process(buf[i]!);
+        if (tracer === undefined) for (; i < n; i++) this.process(buf[i]!);
+        else for (; i < n; i++) this.processTraced(buf[i]!, tracer);
       } catch (e) {
         const text = failureText(e);
         this.node.exception(text, this.run.now());
         this.run.errors?.row(messageWhere(this.name, buf[i]!), text);
         i++;
       }
+    }
+  }
+
+  /**
+   * One message of a traced rule: the root span `source_<stream>` (continuing the trace context
+   * the message arrived with) is open while the message is decoded and pushed through the
+   * topology, whose traced nodes open its children.
+   */
+  private processTraced(m: SourceMessage, t: RuleTracer): void {
+    const span = t.beginMessage("source_" + this.name, parseTraceparent(m.traceparent ?? metaTraceparent(m.meta)), messageData(m.payload, m.rows, t.memo));
+    if (span === null) {
+      this.process(m);
+      return;
+    }
+    const dn = this.decoderNode;
+    const failures = dn ? dn.exceptions : 0;
+    t.current = span;
+    try {
+      this.process(m);
+    } finally {
+      t.current = null;
+      if (dn && dn.exceptions > failures) span.attributes.error = dn.lastException;
+      t.close(span);
     }
   }
 
@@ -193,6 +222,12 @@ class Inlet {
   }
 }
 
+/** An MQTT v5 message's `traceparent` user property (rules-and-sinks.md §9.1). */
+function metaTraceparent(meta: Obj | null): unknown {
+  const p = meta?.properties;
+  return p !== null && typeof p === "object" && !Array.isArray(p) ? (p as Obj).traceparent : undefined;
+}
+
 /** Waits for `p`, at most `ms`; leaves no timer behind. */
 async function within(p: Promise<void>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -221,6 +256,8 @@ export class RuleRun {
   private readonly checkpoints: Checkpointer | undefined;
   /** Pipe mode's error report (RunSpec.errors). */
   readonly errors: ErrorReport | undefined;
+  /** The run's tracer while its tracing is started (rest-api.md §5); undefined: untraced. */
+  tracer: RuleTracer | undefined = undefined;
   /** The inlet draining (undefined between drains: timers fire outside any record). */
   active: Inlet | undefined;
   /**
@@ -354,6 +391,16 @@ export class RuleRun {
     }
     return out;
   };
+
+  /**
+   * Starts tracing with `strategy` (a fresh tracer: spans go to the env's trace hub), or stops it.
+   * Runs between drains, so no message is half traced.
+   */
+  trace(strategy: TraceStrategy | undefined): void {
+    const sink = this.env.traces;
+    this.tracer = strategy !== undefined && sink !== undefined ? new RuleTracer(this.spec.id, strategy, sink) : undefined;
+    this.topo.trace(this.tracer);
+  }
 
   /** `PUT /rules/{id}/reset_state`: rewinds the source of `stream` (rest-api.md). */
   resetState(stream: string, input: unknown): void {

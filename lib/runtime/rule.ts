@@ -60,6 +60,7 @@ import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
 import type { ErrorReport } from "./error-report.ts";
 import type { SinkNode } from "../core/sink.ts";
+import type { TraceStrategy } from "./trace/rule-tracer.ts";
 
 /** How a run ended by itself: every source at EOF, or a failure at run time with its text. */
 export type RunExit = { readonly kind: "eof" } | { readonly kind: "error"; readonly message: string };
@@ -237,6 +238,11 @@ export class RunHandle {
     const out: Record<string, number | string> = {};
     for (const n of this.run.nodes()) for (const [k, v] of n.entries()) out[k] = v;
     return out;
+  }
+
+  /** Starts tracing the run with `strategy`, or stops it (undefined); a new run starts untraced. */
+  trace(strategy: TraceStrategy | undefined): void {
+    if (!this.closing) this.run.trace(strategy);
   }
 
   /** `GET /rules/{id}/topo` (rest-api.md §7.1). */

@@ -28,7 +28,8 @@ import { WindowFuncOp } from "./operators/window-func.ts";
 import { ColumnOp } from "./operators/column.ts";
 import { PickOp } from "./operators/pick.ts";
 import { SwitchOp } from "./operators/switch.ts";
-import { graphSinkInput, FanOutAll } from "./graph-wiring.ts";
+import { graphSinkInput, FanOutAll, GraphSinkInput } from "./graph-wiring.ts";
+import { LinkPool, TracedConsumer, type RuleTracer } from "./trace/rule-tracer.ts";
 
 export type RuleEnv = WindowEnv;
 
@@ -78,15 +79,22 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
 
 interface SourceNode {
   readonly metrics: NodeMetrics;
-  readonly head: Consumer;
+  /** Swapped for a traced one while the rule is traced (`trace`). */
+  head: Consumer;
   readonly helpers: Operator[];
 }
 
 class FanOut implements Consumer {
-  constructor(private readonly sinks: SinkNode[]) {}
+  constructor(readonly targets: SinkNode[]) {}
   push(item: Item): void {
-    for (const s of this.sinks) s.push(item);
+    for (const s of this.targets) s.push(item);
   }
+}
+
+/** The span name of a sink: its `sink_<name>_<i>` node (the transform and encode steps run inside it). */
+function sinkSpanName(s: SinkNode): string {
+  const m = s.metrics[s.metrics.length - 1];
+  return m ? `${m.kind}_${m.name}` : "sink";
 }
 
 export class Topology {
@@ -97,6 +105,11 @@ export class Topology {
   private readonly env: RuleEnv;
   /** Epoch ms at which the topology (the rule's run) started. */
   readonly startedAt: number;
+
+  /** Consumers that are not nodes themselves, by the node they stand for (a join aligner's table inputs). */
+  private readonly aliases = new Map<Consumer, string>();
+  /** Puts the untraced wiring back (set while the rule is traced). */
+  private untrace: (() => void)[] = [];
 
   /** Graph rules (graph-rules.md §8): `sources` and `edges` of GET /rules/{id}/topo. */
   readonly graphTopo: { sources: string[]; edges: Record<string, string[]> } | undefined;
@@ -122,6 +135,7 @@ export class Topology {
       const helpers = src.helpers.map((s) => createOperator(s, env));
       // Scan tables feed the join aligner's table side, not the main chain (sql §12.4).
       const target = src.def.kind === "table" && aligner ? aligner.tableInput(src.name) : first;
+      if (target !== first) this.aliases.set(target, "op_" + aligner!.metrics.name);
       for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? target;
       const metrics = new NodeMetrics("source", src.name);
       metrics.connectionStatus = 1;
@@ -192,6 +206,48 @@ export class Topology {
     const out: Record<string, string[]> = {};
     for (const k of [...edges.keys()].sort()) out[k] = edges.get(k)!;
     return { sources, edges: out };
+  }
+
+  /**
+   * Starts tracing with `tracer` (rest-api.md §15), or stops it (undefined): every edge of the
+   * wiring gets a TracedConsumer in front of the node it feeds, and gets its node back at the
+   * stop, so an untraced rule runs exactly the plain chain. Called between two drains.
+   */
+  trace(tracer: RuleTracer | undefined): void {
+    const undo = this.untrace;
+    this.untrace = [];
+    for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+    if (!tracer) return;
+    const swap = <T extends object, K extends keyof T>(o: T, k: K, v: T[K]): void => {
+      const old = o[k];
+      o[k] = v;
+      this.untrace.push(() => (o[k] = old));
+    };
+    const pools = new Map<Consumer, LinkPool>();
+    for (const op of this.operators) if (op instanceof WindowOp) pools.set(op, new LinkPool());
+    for (const op of this.allOperators()) {
+      const from = "op_" + op.metrics.name;
+      const pool = pools.get(op);
+      swap(op, "next", this.traced(op.next, tracer, from, pools, pool));
+      if (op instanceof SwitchOp) for (let i = 0; i < op.ports.length; i++) swap(op.ports, i, this.traced(op.ports[i]!, tracer, from, pools, pool));
+    }
+    for (const [name, src] of this.sources) swap(src, "head", this.traced(src.head, tracer, "source_" + name, pools, undefined));
+  }
+
+  /**
+   * The traced stand-in of the consumer `from` pushes into: a span per item for a node; a
+   * fan-out traces each of its targets.
+   */
+  private traced(c: Consumer, tracer: RuleTracer, from: string, pools: Map<Consumer, LinkPool>, emitter: LinkPool | undefined): Consumer {
+    const e = emitter ?? null;
+    if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics, from, pools.get(c) ?? null, e);
+    if (c instanceof FanOut || c instanceof FanOutAll) return new FanOutAll(c.targets.map((x) => this.traced(x, tracer, from, pools, emitter)));
+    if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null, from, null, e, c.sink);
+    const alias = this.aliases.get(c);
+    if (alias !== undefined) return new TracedConsumer(c, alias, tracer, null, from, null, e);
+    for (const s of this.sinks) if (s === c) return new TracedConsumer(c, sinkSpanName(s), tracer, s.metrics[0] ?? null, from, null, e, s);
+    // Nothing behind it (an operator's default discard): nothing to trace.
+    return c;
   }
 
   /** Delivers one record of `stream` into the rule; `counted` false: a further row of a counted batch. */

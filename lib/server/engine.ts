@@ -33,6 +33,7 @@ import { preflight, withOrigin } from "./cors.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
+import { TraceHub } from "../runtime/trace/hub.ts";
 import type { SafeMode } from "./safe-mode.ts";
 
 export interface RuntimeHooks {
@@ -95,6 +96,8 @@ export class Engine {
   readonly partitionRuns = new Map<string, { owned(): number[] }>();
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
+  /** Rule tracing's local store and OTLP export (rest-api.md §15). */
+  readonly traces: TraceHub;
   /** The registered protobuf schemas (`/schemas/protobuf`), read by rules' decoders and encoders. */
   readonly schemas = new SchemaRegistry();
   /** Their files (`<data>/schemas/protobuf/<name>.proto`) and versions. */
@@ -116,6 +119,7 @@ export class Engine {
     /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
     readonly cluster: ClusterNode | undefined,
   ) {
+    this.traces = new TraceHub(config.openTelemetry, log);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
     // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.
@@ -346,6 +350,7 @@ export class Engine {
     await this.rules.stopAll(this.config.basic.gracefulShutdownTimeoutMs);
     this.hooks.close?.();
     await this.connections.closeAll();
+    await this.traces.close();
     this.dataServer.close();
     // Leaves the group (its partitions move at once) after the definitions written are stored.
     await this.cluster?.close();

@@ -12,8 +12,9 @@ import { asyncRoutes, dataRoutes, dataV2Routes } from "./data.ts";
 import type { Engine } from "./engine.ts";
 import { metadataRoutes } from "./metadata.ts";
 import { metricsDumpRoutes, metricsResponse } from "./metrics.ts";
-import { nativePluginRoutes, portablePluginRoutes, prebuildRoutes, serviceRoutes, traceRoutes } from "./plugins.ts";
+import { nativePluginRoutes, portablePluginRoutes, prebuildRoutes, serviceRoutes } from "./plugins.ts";
 import { schemaRoutes } from "./schemas.ts";
+import { traceRoutes } from "./trace.ts";
 import { errorBody, fromError } from "./respond.ts";
 import { Router, type Ctx, type RouteDef } from "./router.ts";
 import { ruleRoutes } from "./rules.ts";
@@ -146,6 +147,8 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       text: () => (body ??= readLimited(req, limit)),
       dispatch: handle,
     };
+    // A caller's trace context: the request is a server span of its trace (rest-api.md §1.5).
+    const span = engine.traces.requestSpan(url.pathname, req.headers.get("traceparent"));
     try {
       // In a group: see what other members wrote before this call, and reply once what it wrote is stored in the group.
       const group = engine.cluster?.definitions;
@@ -158,6 +161,8 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
       if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413));
       engine.log(`${req.method} ${path}: ${(e as Error).stack ?? e}`);
       return withOrigin(req, fromError(e));
+    } finally {
+      if (span) engine.traces.endRequestSpan(span);
     }
   };
   return handle;

@@ -10,6 +10,7 @@ import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "../runtime/operators/join.ts";
 import type { RunExit, RunHandle } from "../runtime/rule.ts";
+import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
 
 export type { RunExit };
 
@@ -29,7 +30,7 @@ export interface Topo {
 }
 
 /** What the lifecycle uses of a run handle (runtime/rule.ts); scan tables and rewinding are optional. */
-export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState">>;
+export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
 export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
@@ -50,6 +51,7 @@ export class RuleLifecycle {
   /** The nodes and topology of the current or last run (kept after it stops). */
   lastNodes: readonly NodeMetrics[] = [];
   lastTopo: Topo | undefined;
+  /** Tracing is started on the current run (reset by every stop: a new run starts untraced). */
   tracing = false;
   private run: RuleRun | undefined;
   private queue: Promise<void> = Promise.resolve();
@@ -68,6 +70,12 @@ export class RuleLifecycle {
 
   get id(): string {
     return this.def.id;
+  }
+
+  /** `POST /rules/{id}/trace/start|stop` on the running run: `strategy`, or undefined to stop. */
+  setTrace(strategy: TraceStrategy | undefined): void {
+    this.tracing = strategy !== undefined;
+    this.run?.trace?.(strategy);
   }
 
   /** Live metrics of the current run, else those kept from the last one. */

@@ -95,8 +95,3 @@ export const serviceRoutes: R[] = [
   { method: "PUT", path: "/services/{name}", handler: () => unsupported(`service update command error: ${SERVICES}`) },
 ];
 
-export const traceRoutes: R[] = [
-  { method: "GET", path: "/trace/{id}", handler: () => new Response("Not Found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } }) },
-  { method: "GET", path: "/trace/rule/{ruleID}", handler: () => json([]) },
-  { method: "POST", path: "/tracer", handler: () => sentence("success") },
-];

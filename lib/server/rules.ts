@@ -12,6 +12,7 @@ import type { Value } from "../value/values.ts";
 import { groupRuleStatus } from "./cluster.ts";
 import type { Engine } from "./engine.ts";
 import { statusText } from "./rule-manager.ts";
+import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
 import { empty, errorBody, fromError, GoMap, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
 
@@ -300,14 +301,18 @@ export const ruleRoutes: R[] = [
       path: `/rules/{name}/trace/${what}`,
       handler: async (ctx, e) => {
         const id = ctx.params.name!;
+        let strategy: TraceStrategy = "always";
         if (what === "start") {
           const b = await readJson(ctx);
           if (!b.ok) return errorBody(ErrCode.undefined, `Invalid body: Error decoding json: ${b.error}`);
+          // Matched case-insensitively; anything else (or none) is `always` (rest-api.md §5).
+          const s = b.value !== null && typeof b.value === "object" ? (b.value as Record<string, unknown>).strategy : undefined;
+          if (typeof s === "string" && s.toLowerCase() === "head") strategy = "head";
         }
         const lc = e.rules.get(id);
         if (!lc) return errorBody(ErrCode.undefined, `rule ${id} isn't existed`);
         if (!lc.running) return errorBody(ErrCode.undefined, `rule ${lc.def.name} set trace failed due to rule didn't started`);
-        lc.tracing = what === "start";
+        lc.setTrace(what === "start" ? strategy : undefined);
         return empty();
       },
     }),

@@ -66,6 +66,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     dataServer: engine.dataServer,
     log: engine.log,
     functions: engine.functions,
+    traces: engine.traces,
     schemas: engine.schemas,
   });
   // `PATCH /configs` may change the zone at run time: rules planned afterwards use the new one.

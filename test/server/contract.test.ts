@@ -88,7 +88,7 @@ const CALLS: Record<string, Call> = {
   "POST /async/data/import": { path: "/async/data/import?partial=1", body: { content: "{}" } },
   "GET /async/task/{id}": { path: "/async/task/TASK" },
   "POST /async/task/{id}/cancel": { path: "/async/task/TASK/cancel" },
-  // Tracing is not recorded: no trace id is ever found (eKuiper's 404 `Not Found`).
+  // An unknown trace id is eKuiper's 404 `Not Found`.
   "GET /trace/{id}": { path: "/trace/abc", status: 404 },
   "GET /trace/rule/{ruleID}": { path: "/trace/rule/r1" },
   "POST /tracer": { body: { action: "stop" } },
@@ -154,7 +154,8 @@ const UNSUPPORTED: Record<string, number> = {
 let d: DaemonProc;
 
 beforeAll(async () => {
-  d = await startFloe();
+  // Local trace storage on, so the trace routes answer their success statuses (it is off by default).
+  d = await startFloe(undefined, { KUIPER__OPENTELEMETRY__ENABLELOCALSTORAGE: "true" });
   const setup: [string, string, object | string, number][] = [
     ["POST", "/streams", { sql: 'CREATE STREAM demo () WITH (DATASOURCE="demo", TYPE="mqtt")' }, 201],
     ["POST", "/streams", { sql: 'CREATE STREAM todrop () WITH (DATASOURCE="x")' }, 201],

@@ -29,11 +29,14 @@ export class SinkItem {
   rows: number;
   /** Kept only when a resend re-encodes the item (`resendIndicatorField`), else null. */
   source: SinkSource | null;
-  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number, source: SinkSource | null = null) {
+  /** The trace context of the result (a traced rule, rest-api.md §15), or null. */
+  traceparent: string | null;
+  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number, source: SinkSource | null = null, traceparent: string | null = null) {
     this.payload = payload;
     this.props = props;
     this.rows = rows;
     this.source = source;
+    this.traceparent = traceparent;
   }
 }
 

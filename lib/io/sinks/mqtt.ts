@@ -73,9 +73,12 @@ export class MqttSink implements SinkConnector {
     const topic = typeof p?.topic === "string" ? p.topic : this.topic;
     const opts: IClientPublishOptions = { qos: this.qos, retain: this.retained };
     const up = p && typeof p.properties === "object" && p.properties ? (p.properties as Record<string, unknown>) : this.properties;
-    if (up && this.conf.protocolVersion === 5) {
+    const tp = item.traceparent;
+    if ((up || tp !== null) && this.conf.protocolVersion === 5) {
       const userProperties: Record<string, string> = {};
-      for (const [k, v] of Object.entries(up)) userProperties[k] = String(v);
+      if (up) for (const [k, v] of Object.entries(up)) userProperties[k] = String(v);
+      // A traced rule's result continues its trace downstream (rules-and-sinks.md §9.2).
+      if (tp !== null) userProperties.traceparent = tp;
       opts.properties = { userProperties };
     }
     const payload = typeof item.payload === "string" ? item.payload : Buffer.from(item.payload as Uint8Array);

@@ -55,6 +55,8 @@ export class SinkPipeline implements SinkNode {
   readonly metrics: NodeMetrics[];
   readonly name: string;
   readonly status = new ConnectionReporter();
+  /** SinkNode.traceparent: set by a traced rule around `push`; carried on the items it makes. */
+  traceparent: string | null = null;
   private readonly sink: NodeMetrics;
   private readonly batchNode: NodeMetrics | null;
   private readonly transformNode: NodeMetrics;
@@ -284,7 +286,7 @@ export class SinkPipeline implements SinkNode {
         return;
       }
     }
-    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null), now, timed);
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */

@@ -28,10 +28,12 @@ class Endpoint {
 
   async handle(req: Request): Promise<Response> {
     const body = new Uint8Array(await req.arrayBuffer());
+    // An upstream trace continues in the rules that trace this stream (rest-api.md §15).
+    const traceparent = req.headers.get("traceparent");
     const waits: Promise<boolean>[] = [];
     let full = false;
     for (const s of this.subs) {
-      const p = s.queue.admit(new SourceMessage(body, null, null));
+      const p = s.queue.admit(new SourceMessage(body, null, null, traceparent));
       if (p) waits.push(p);
       else {
         full = true;

@@ -10,10 +10,13 @@ export class SourceMessage {
   /** Tuple sources: one row or a list of rows; null for byte sources. */
   rows: Obj | Obj[] | null;
   meta: Obj | null;
-  constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null) {
+  /** The W3C `traceparent` the message arrived with (an HTTP push's header), read only by a traced rule. */
+  traceparent: string | null;
+  constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
     this.meta = meta;
+    this.traceparent = traceparent;
   }
 }
 

@@ -1,0 +1,75 @@
+/**
+ * The process's trace collector (rest-api.md §15): every traced rule hands its finished spans
+ * here; they go to the local store when `enableLocalStorage` is on and to the OTLP collector while
+ * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
+ */
+import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
+import { parseTraceparent } from "./ids.ts";
+import { OtlpExporter } from "./otlp.ts";
+import { epochMs, Span, type SpanSink } from "./span.ts";
+import { LocalTraceStore } from "./store.ts";
+
+export class TraceHub implements SpanSink {
+  /** Undefined when local storage is disabled. */
+  readonly store: LocalTraceStore | undefined;
+  private exporter: OtlpExporter | undefined;
+  private serviceName: string;
+
+  constructor(
+    settings: OpenTelemetrySettings,
+    private readonly log: (line: string) => void,
+  ) {
+    this.serviceName = settings.serviceName;
+    this.store = settings.enableLocalStorage ? new LocalTraceStore(settings.localTraceCapacity) : undefined;
+    if (settings.enableRemoteCollector) this.exporter = new OtlpExporter(settings.remoteEndpoint, settings.serviceName, log);
+  }
+
+  record(span: Span): void {
+    this.store?.add(span);
+    this.exporter?.add(span);
+  }
+
+  /**
+   * A REST request that carried a `traceparent`: its server span, named after the URL path
+   * (rest-api.md §1.5), sent to the collector only (it belongs to no rule). Undefined when remote
+   * collection is off or the header is not a valid trace context.
+   */
+  requestSpan(path: string, traceparent: string | null): Span | undefined {
+    if (this.exporter === undefined || traceparent === null) return undefined;
+    const remote = parseTraceparent(traceparent);
+    return remote ? new Span(path, remote.traceId, null, remote.spanId, "", null) : undefined;
+  }
+
+  endRequestSpan(span: Span): void {
+    span.end = epochMs();
+    this.exporter?.add(span);
+  }
+
+  /** The OTLP exporter while remote collection is on. */
+  get remote(): OtlpExporter | undefined {
+    return this.exporter;
+  }
+
+  /**
+   * `POST /tracer`: `start` (re)points remote collection at `collectorUrl` (the configured endpoint
+   * when empty) under `serviceName`; anything else stops it. The old exporter sends what it holds.
+   */
+  setRemote(start: boolean, collectorUrl: string, serviceName: string, fallbackEndpoint: string): void {
+    const old = this.exporter;
+    this.exporter = undefined;
+    if (old) void old.close();
+    if (!start) return;
+    if (serviceName) this.serviceName = serviceName;
+    this.exporter = new OtlpExporter(collectorUrl || fallbackEndpoint, this.serviceName, this.log);
+  }
+
+  /** Shutdown: what the exporter holds is sent, waiting at most a second for the collector. */
+  async close(): Promise<void> {
+    const e = this.exporter;
+    this.exporter = undefined;
+    if (!e) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([e.close(), new Promise<void>((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
+  }
+}

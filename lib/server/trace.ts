@@ -1,0 +1,55 @@
+/**
+ * Tracing routes (rest-api.md §15): the trace ids of a rule and one trace's span tree from the
+ * local store, and `POST /tracer`, which switches OTLP export to a collector on or off. Starting
+ * and stopping a rule's tracing is a rule route (rules.ts, §5).
+ */
+import { ErrCode } from "../errors.ts";
+import { isObject, readJson } from "./body.ts";
+import type { Engine } from "./engine.ts";
+import { errorBody, json, sentence } from "./respond.ts";
+import type { RouteDef } from "./router.ts";
+
+type R = RouteDef<Engine>;
+
+/** The tracer's answer when `openTelemetry.enableLocalStorage` is off (400, code 1000). */
+export const LOCAL_STORAGE_DISABLED = "local trace storage is not enabled (openTelemetry.enableLocalStorage)";
+
+export const traceRoutes: R[] = [
+  {
+    method: "GET",
+    path: "/trace/{id}",
+    handler: (ctx, e) => {
+      const store = e.traces.store;
+      if (!store) return errorBody(ErrCode.undefined, LOCAL_STORAGE_DISABLED);
+      const tree = store.tree(ctx.params.id!);
+      if (!tree) return new Response("Not Found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+      return json(tree);
+    },
+  },
+  {
+    method: "GET",
+    path: "/trace/rule/{ruleID}",
+    handler: (ctx, e) => {
+      const store = e.traces.store;
+      if (!store) return errorBody(ErrCode.undefined, LOCAL_STORAGE_DISABLED);
+      // `limit` ≤ 0 or unparsable: all (eKuiper reads it as 0).
+      const raw = ctx.query.get("limit") ?? "";
+      const limit = /^\s*[+-]?\d+\s*$/.test(raw) ? Number(raw) : 0;
+      // eKuiper's handler panics on a rule without traces; floe answers the empty list (§15).
+      return json(store.traceIds(ctx.params.ruleID!, limit));
+    },
+  },
+  {
+    method: "POST",
+    path: "/tracer",
+    handler: async (ctx, e) => {
+      const b = await readJson(ctx);
+      if (!b.ok) return errorBody(ErrCode.undefined, `Invalid body: Error decoding json: ${b.error}`);
+      const v = isObject(b.value) ? b.value : {};
+      const str = (k: string) => (typeof v[k] === "string" ? (v[k] as string) : "");
+      const ot = e.config.openTelemetry;
+      e.traces.setRemote(str("action") === "start", str("collector_url"), str("service_name") || ot.serviceName, ot.remoteEndpoint);
+      return sentence("success");
+    },
+  },
+];
