@@ -24,8 +24,9 @@ async function exitCode(argv: string[]): Promise<number> {
     serve: () => load(import("./lib/cli/serve.ts")),
     completion: () => load(import("./lib/cli/completion.ts")),
   };
-  const kuiper = await import("./lib/cli/kuiper.ts");
-  for (const v of kuiper.KUIPER_VERBS) subCommands[v] = async () => kuiper.verbCommand(v) as Command;
+  // Only the verbs' names load here: a verb's command (and its client) loads when it is named.
+  const { KUIPER_VERBS } = await import("./lib/cli/kuiper/verbs.ts");
+  for (const v of KUIPER_VERBS) subCommands[v] = async () => (await import("./lib/cli/kuiper.ts")).verbCommand(v) as Command;
   const s = style(useColor(process.stdout.isTTY === true));
   const summary = async (name: string) => ((((await subCommands[name]!()).meta ?? {}) as { description?: string }).description ?? "").split("\n")[0]!;
   const top = async (st = s) =>
@@ -36,7 +37,7 @@ async function exitCode(argv: string[]): Promise<number> {
       [
         { title: "Pipe mode (no server):", commands: await Promise.all(PIPE_COMMANDS.map(async (n) => [n, await summary(n)] as [string, string])) },
         { title: "Daemon:", commands: [["serve", await summary("serve")]] },
-        { title: "Management (kuiper-style; a client of floe serve):", commands: await Promise.all(kuiper.KUIPER_VERBS.map(async (n) => [n, await summary(n)] as [string, string])) },
+        { title: "Management (kuiper-style; a client of floe serve):", commands: await Promise.all(KUIPER_VERBS.map(async (n) => [n, await summary(n)] as [string, string])) },
         { title: "Other:", commands: [["completion", await summary("completion")], ["help", "help for a command: floe help run"]] },
       ],
       [
