@@ -4,17 +4,8 @@
  * writer emits stored blocks, reproduced byte for byte here. Larger inputs use node:zlib's deflate,
  * which differs in bytes but decodes the same. Decoding errors carry Go's texts.
  */
-import type * as Zlib from "node:zlib";
 import { RowError } from "../errors.ts";
-
-let zlibModule: typeof Zlib | undefined;
-/**
- * node:zlib, loaded at the first call: it costs about as much CPU as the rest of pipe mode's
- * start, and only rules that compress, decompress or crc32 need it (issue 11, start-up).
- */
-export function zlib(): typeof Zlib {
-  return (zlibModule ??= require("node:zlib") as typeof Zlib);
-}
+import { zlib } from "../value/zlib.ts";
 
 const enc = new TextEncoder();
 

@@ -4,7 +4,8 @@
  */
 import { RowError } from "../errors.ts";
 import { fmtV, toStr, type Value } from "../value/values.ts";
-import { codecInput, compressor, decompressor, zlib } from "./compress.ts";
+import { zlib } from "../value/zlib.ts";
+import { codecInput, compressor, decompressor } from "./compress.ts";
 import { register, STRING, validateArgs, type CallCtx, type FuncDef } from "./registry.ts";
 
 const S1 = validateArgs(1, [STRING]);

@@ -9,7 +9,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { parseMqttConf } from "./mqtt/conf.ts";
 import type { ReaderKind } from "./mqtt/client.ts";
-import { SharedMqtt } from "./mqtt/shared.ts";
+import type { SharedMqtt } from "./mqtt/shared.ts";
 
 export interface ConnectionSpec {
   readonly typ: string;
@@ -54,6 +54,8 @@ export class ConnectionRegistry {
     if (typ === "mqtt") {
       try {
         const conf = parseMqttConf(props, { base: this.base, defaultClientId: `floe-conn-${id}` });
+        // The MQTT client loads with the first MQTT connection, not with the daemon (issue 11, memory).
+        const { SharedMqtt } = require("./mqtt/shared.ts") as typeof import("./mqtt/shared.ts");
         mqtt = new SharedMqtt(
           conf,
           (line) => {

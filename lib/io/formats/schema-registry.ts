@@ -6,6 +6,7 @@
  * started with; an update reaches rules at their next start, as in eKuiper.
  */
 import { EngineError, ErrCode } from "../../errors.ts";
+import type { StreamField } from "../../sql/ast.ts";
 import type { ProtoType } from "./protobuf.ts";
 
 let protobufModule: typeof import("./protobuf.ts") | undefined;
@@ -99,6 +100,12 @@ export class SchemaRegistry {
     if (!type) throw new EngineError(`message type ${msg} not found in schema ${name}`, ErrCode.converter);
     this.messages.set(schemaId, type);
     return type;
+  }
+
+  /** The stream fields of schema id `<schemaName>.<MessageName>` (a schemaless protobuf stream's schema). */
+  fields(schemaId: string): StreamField[] {
+    const type = this.message(schemaId);
+    return protobuf().messageFields(type);
   }
 
   decoder(schemaId: string): ReturnType<typeof import("./protobuf.ts").protobufDecoder> {
