@@ -27,9 +27,11 @@ async function exitCode(argv: string[]): Promise<number> {
   // Only the verbs' names load here: a verb's command (and its client) loads when it is named.
   const { KUIPER_VERBS } = await import("./lib/cli/kuiper/verbs.ts");
   for (const v of KUIPER_VERBS) subCommands[v] = async () => (await import("./lib/cli/kuiper.ts")).verbCommand(v) as Command;
-  const s = style(useColor(process.stdout.isTTY === true));
+  // Only help reads process.stdout: creating Bun's node-style stdout stream costs more CPU than the
+  // rest of `floe --version` (issue 11, start-up); pipe mode writes through Bun.stdout.
+  const s = () => style(useColor(process.stdout.isTTY === true));
   const summary = async (name: string) => ((((await subCommands[name]!()).meta ?? {}) as { description?: string }).description ?? "").split("\n")[0]!;
-  const top = async (st = s) =>
+  const top = async (st = s()) =>
     topHelp(
       "floe",
       pkg.version,
@@ -70,7 +72,7 @@ async function exitCode(argv: string[]): Promise<number> {
     const dashDash = rest.indexOf("--");
     const flagsPart = dashDash < 0 ? rest : rest.slice(0, dashDash);
     if (helpFor !== undefined || flagsPart.includes("--help") || flagsPart.includes("-h")) {
-      process.stdout.write(commandHelp("floe", cmd, s));
+      process.stdout.write(commandHelp("floe", cmd, s()));
       return 0;
     }
     if (cmd.args) checkArgs(`floe ${name}`, cmd.args as import("citty").ArgsDef, rest);
@@ -113,9 +115,10 @@ const argv = process.argv.slice(2);
 if ([process.argv0, process.argv[1] ?? ""].some((p) => /(^|\/)kuiper$/.test(p))) {
   import("./lib/cli/kuiper.ts").then((m) => m.kuiperMain(argv)).then((code) => process.exit(code));
 } else {
-  // Fast path: `--version` answers before any module of the engine loads.
+  // Fast path: `--version` answers before any module of the engine loads, through console.log,
+  // which writes synchronously without creating the node-style process.stdout stream.
   if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
-    process.stdout.write(`floe ${pkg.version}\n`);
+    console.log(`floe ${pkg.version}`);
     process.exit(0);
   }
   exitCode(argv).then((code) => process.exit(code));
