@@ -45,7 +45,7 @@ $(UI_JS): $(UI_SRC)
 # which they use the bytecode; the second lays the bytecode out in that order, so a start touches
 # fewer pages of the executable (issue 11). The arm64 build reuses the x64 orders. Should the first
 # build not run here, the executable is built without an order.
-COMPILE := $(BUN) build --compile --minify --bytecode
+COMPILE := $(BUN) build --compile --minify --bytecode --format=esm --splitting
 ORDER   := dist/.bytecode-order
 
 dist/floe: deps $(SOURCES) packaging/bytecode-order.ts

@@ -2,10 +2,10 @@
  * Start-up loads only what a command needs (issue 11): subcommands, the kuiper client, the streaming
  * runner with its connectors, node:zlib, re2js and protobufjs load at their first use, through
  * import() or require(). These prove that each still loads, from `cli.ts` and from the compiled
- * executable (make build), which must carry every lazily loaded module inside it.
+ * executable (make build: split into chunks, `--splitting`), which must carry every chunk and asset.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectAsync } from "mqtt";
@@ -111,6 +111,20 @@ describe("connectors and the kuiper client, from the executable", () => {
       expect(await p.exited).toBe(0);
       await pump;
       await pub.endAsync();
+    }
+  }, 30_000);
+
+  test("the daemon from the executable serves the web console, loaded at the first /ui request, with its script", async () => {
+    const d = await startFloe(tempHome(), {}, [], [BIN]);
+    try {
+      const page = await fetch(`${d.base}/ui`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<script type="module" src="/ui/app.js"></script>');
+      const app = await fetch(`${d.base}/ui/app.js`);
+      expect(app.status).toBe(200);
+      expect(await app.text()).toBe(readFileSync(join(ROOT, "lib/server/console/assets/app.js"), "utf8"));
+    } finally {
+      await d.stop("SIGKILL");
     }
   }, 30_000);
 
