@@ -5,7 +5,8 @@
  * in DIR. The second build (`bun build --bytecode-order=FILE …`, most important first) lays out the
  * bytecode those runs use first and together, so a start touches fewer pages of the executable
  * (pipe mode's file-backed pages: about 3 MiB fewer; bench/startup.ts measures it).
- * The orders name functions by hash, so an x64 run orders the arm64 build as well.
+ * The orders name functions by a hash of their code, the same in every build of the same sources, so the
+ * x64 run's orders serve the arm64 build too (its effect there is not measured).
  *
  *   node_modules/.bin/bun packaging/bytecode-order.ts BIN DIR   → prints the --bytecode-order flags
  */
