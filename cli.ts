@@ -24,11 +24,14 @@ async function exitCode(argv: string[]): Promise<number> {
     serve: () => load(import("./lib/cli/serve.ts")),
     completion: () => load(import("./lib/cli/completion.ts")),
   };
-  const kuiper = await import("./lib/cli/kuiper.ts");
-  for (const v of kuiper.KUIPER_VERBS) subCommands[v] = async () => kuiper.verbCommand(v) as Command;
-  const s = style(useColor(process.stdout.isTTY === true));
+  // Only the verbs' names load here: a verb's command (and its client) loads when it is named.
+  const { KUIPER_VERBS } = await import("./lib/cli/kuiper/verbs.ts");
+  for (const v of KUIPER_VERBS) subCommands[v] = async () => (await import("./lib/cli/kuiper.ts")).verbCommand(v) as Command;
+  // Only help reads process.stdout: creating Bun's node-style stdout stream costs more CPU than the
+  // rest of `floe --version` (issue 11, start-up); pipe mode writes through Bun.stdout.
+  const s = () => style(useColor(process.stdout.isTTY === true));
   const summary = async (name: string) => ((((await subCommands[name]!()).meta ?? {}) as { description?: string }).description ?? "").split("\n")[0]!;
-  const top = async (st = s) =>
+  const top = async (st = s()) =>
     topHelp(
       "floe",
       pkg.version,
@@ -36,7 +39,7 @@ async function exitCode(argv: string[]): Promise<number> {
       [
         { title: "Pipe mode (no server):", commands: await Promise.all(PIPE_COMMANDS.map(async (n) => [n, await summary(n)] as [string, string])) },
         { title: "Daemon:", commands: [["serve", await summary("serve")]] },
-        { title: "Management (kuiper-style; a client of floe serve):", commands: await Promise.all(kuiper.KUIPER_VERBS.map(async (n) => [n, await summary(n)] as [string, string])) },
+        { title: "Management (kuiper-style; a client of floe serve):", commands: await Promise.all(KUIPER_VERBS.map(async (n) => [n, await summary(n)] as [string, string])) },
         { title: "Other:", commands: [["completion", await summary("completion")], ["help", "help for a command: floe help run"]] },
       ],
       [
@@ -69,7 +72,7 @@ async function exitCode(argv: string[]): Promise<number> {
     const dashDash = rest.indexOf("--");
     const flagsPart = dashDash < 0 ? rest : rest.slice(0, dashDash);
     if (helpFor !== undefined || flagsPart.includes("--help") || flagsPart.includes("-h")) {
-      process.stdout.write(commandHelp("floe", cmd, s));
+      process.stdout.write(commandHelp("floe", cmd, s()));
       return 0;
     }
     if (cmd.args) checkArgs(`floe ${name}`, cmd.args as import("citty").ArgsDef, rest);
@@ -112,9 +115,10 @@ const argv = process.argv.slice(2);
 if ([process.argv0, process.argv[1] ?? ""].some((p) => /(^|\/)kuiper$/.test(p))) {
   import("./lib/cli/kuiper.ts").then((m) => m.kuiperMain(argv)).then((code) => process.exit(code));
 } else {
-  // Fast path: `--version` answers before any module of the engine loads.
+  // Fast path: `--version` answers before any module of the engine loads, through console.log,
+  // which writes synchronously without creating the node-style process.stdout stream.
   if (argv[0] === "--version" || argv[0] === "-v" || argv[0] === "version") {
-    process.stdout.write(`floe ${pkg.version}\n`);
+    console.log(`floe ${pkg.version}`);
     process.exit(0);
   }
   exitCode(argv).then((code) => process.exit(code));

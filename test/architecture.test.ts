@@ -46,7 +46,8 @@ const ALLOWED_CYCLES: readonly { readonly files: readonly string[]; readonly why
   { files: ["lib/server/engine.ts", "lib/server/transfer.ts"], why: "import/export reaches back into the engine that owns it; issue 15: REST state becomes engine fields" },
 ];
 
-const IMPORT = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;
+// Static, type-only and dynamic imports, and the synchronous lazy loads (`require("./x.ts")` at first use, issue 11).
+const IMPORT = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)|\brequire\(\s*["']([^"']+)["']\s*\)/gm;
 
 function sources(): string[] {
   const lib = readdirSync(join(ROOT, "lib"), { recursive: true, encoding: "utf8" })
@@ -61,7 +62,7 @@ function importGraph(): Map<string, string[]> {
   for (const file of sources()) {
     const targets: string[] = [];
     for (const m of readFileSync(join(ROOT, file), "utf8").matchAll(IMPORT)) {
-      const spec = m[1] ?? m[2] ?? m[3]!;
+      const spec = m[1] ?? m[2] ?? m[3] ?? m[4]!;
       if (!spec.startsWith(".")) continue;
       targets.push(relative(ROOT, resolve(ROOT, dirname(file), spec)).split("\\").join("/"));
     }

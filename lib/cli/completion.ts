@@ -33,7 +33,7 @@ export default defineCommand({
     }
     commands.serve = ["--etc", "--data", "--log", "--loadFileType", "--safe", "--log-level", "--log-format", "--help"];
     commands.completion = ["bash", "zsh", "fish"];
-    const { KUIPER_VERBS } = await import("./kuiper/index.ts");
+    const { KUIPER_VERBS } = await import("./kuiper/verbs.ts");
     for (const v of KUIPER_VERBS) commands[v] = ["--help"];
     commands.help = Object.keys(commands);
     process.stdout.write(completionScript(shell, commands));

@@ -4,8 +4,8 @@
  * writer emits stored blocks, reproduced byte for byte here. Larger inputs use node:zlib's deflate,
  * which differs in bytes but decodes the same. Decoding errors carry Go's texts.
  */
-import zlib from "node:zlib";
 import { RowError } from "../errors.ts";
+import { zlib } from "../value/zlib.ts";
 
 const enc = new TextEncoder();
 
@@ -50,7 +50,7 @@ function deflateRaw(data: Uint8Array): Uint8Array {
     out.set(end, 5 + n);
     return out;
   }
-  return zlib.deflateRawSync(data);
+  return zlib().deflateRawSync(data);
 }
 
 function adler32(b: Uint8Array): number {
@@ -93,10 +93,10 @@ const COMPRESSORS: Record<string, (b: Uint8Array) => Uint8Array> = {
     concat([
       Uint8Array.of(0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff),
       deflateRaw(b),
-      u32(zlib.crc32(b), true),
+      u32(zlib().crc32(b), true),
       u32(b.length, true),
     ]),
-  zstd: (b) => new Uint8Array(zlib.zstdCompressSync(b)),
+  zstd: (b) => new Uint8Array(zlib().zstdCompressSync(b)),
 };
 
 /** Go's texts for the failures node:zlib reports. */
@@ -110,7 +110,7 @@ function inflateError(e: unknown, checksum: string, streamLength: number): RowEr
 
 function inflateRaw(b: Uint8Array): Uint8Array {
   try {
-    return new Uint8Array(zlib.inflateRawSync(b));
+    return new Uint8Array(zlib().inflateRawSync(b));
   } catch (e) {
     throw inflateError(e, "flate: corrupt input", b.length);
   }
@@ -128,7 +128,7 @@ const DECOMPRESSORS: Record<string, (b: Uint8Array) => Uint8Array> = {
       throw new RowError("zlib: invalid dictionary");
     }
     try {
-      return new Uint8Array(zlib.inflateSync(b));
+      return new Uint8Array(zlib().inflateSync(b));
     } catch (e) {
       throw inflateError(e, "zlib: invalid checksum", b.length - 2);
     }
@@ -138,14 +138,14 @@ const DECOMPRESSORS: Record<string, (b: Uint8Array) => Uint8Array> = {
     if (b.length < 10) throw new RowError("unexpected EOF");
     if (b[0] !== 0x1f || b[1] !== 0x8b || b[2] !== 8) throw new RowError("gzip: invalid header");
     try {
-      return new Uint8Array(zlib.gunzipSync(b));
+      return new Uint8Array(zlib().gunzipSync(b));
     } catch (e) {
       throw inflateError(e, "gzip: invalid checksum", b.length - 10);
     }
   },
   zstd: (b) => {
     try {
-      return new Uint8Array(zlib.zstdDecompressSync(b));
+      return new Uint8Array(zlib().zstdDecompressSync(b));
     } catch (e) {
       throw new RowError(e instanceof Error ? e.message : String(e));
     }

@@ -2,9 +2,9 @@
  * Hashing and compression functions (functions §13): digests of the UTF-8 bytes of `toStr(x)` as
  * lower-case hex, CRC-32 unpadded, and compress/decompress with a method fixed per call site.
  */
-import zlib from "node:zlib";
 import { RowError } from "../errors.ts";
 import { fmtV, toStr, type Value } from "../value/values.ts";
+import { zlib } from "../value/zlib.ts";
 import { codecInput, compressor, decompressor } from "./compress.ts";
 import { register, STRING, validateArgs, type CallCtx, type FuncDef } from "./registry.ts";
 
@@ -64,7 +64,7 @@ register(
     kind: "scalar",
     validate: S1,
     policy: "N",
-    exec: (args) => zlib.crc32(toStr(args[0])).toString(16),
+    exec: (args) => zlib().crc32(toStr(args[0])).toString(16),
   },
   codec("compress", compressor, "unsupported compressor"),
   codec("decompress", decompressor, "unsupported decompressor"),

@@ -9,9 +9,8 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { parseMqttConf } from "./mqtt/conf.ts";
 import type { ReaderKind } from "./mqtt/client.ts";
-import { SharedMqtt } from "./mqtt/shared.ts";
-import { parseNatsConf } from "./nats/conf.ts";
-import { NatsLink } from "./nats/connection.ts";
+import type { SharedMqtt } from "./mqtt/shared.ts";
+import type { NatsLink } from "./nats/connection.ts";
 
 export interface ConnectionSpec {
   readonly typ: string;
@@ -57,6 +56,9 @@ export class ConnectionRegistry {
     let entry: Entry | undefined;
     if (typ === "nats") {
       try {
+        // The NATS client loads with the first NATS connection, not with the daemon (issue 11, memory).
+        const { parseNatsConf } = require("./nats/conf.ts") as typeof import("./nats/conf.ts");
+        const { NatsLink } = require("./nats/connection.ts") as typeof import("./nats/connection.ts");
         const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
         nats = new NatsLink(conf, (line) => {
           if (entry) entry.err = line.replace(/^nats \S+: /, "");
@@ -70,6 +72,8 @@ export class ConnectionRegistry {
     if (typ === "mqtt") {
       try {
         const conf = parseMqttConf(props, { base: this.base, defaultClientId: `floe-conn-${id}` });
+        // The MQTT client loads with the first MQTT connection, not with the daemon (issue 11, memory).
+        const { SharedMqtt } = require("./mqtt/shared.ts") as typeof import("./mqtt/shared.ts");
         mqtt = new SharedMqtt(
           conf,
           (line) => {

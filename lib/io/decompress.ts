@@ -1,5 +1,5 @@
 /** Payload decompression shared by sources (`decompression`, `compression`): gzip, zstd, zlib, flate. */
-import { gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
+import { zlib } from "../value/zlib.ts";
 import { EngineError, errorText } from "../errors.ts";
 
 export const DECOMPRESSIONS: ReadonlySet<string> = new Set(["gzip", "zstd", "zlib", "flate"]);
@@ -9,13 +9,13 @@ export function decompressBytes(b: Uint8Array, kind: string): Uint8Array {
   try {
     switch (kind) {
       case "gzip":
-        return gunzipSync(b);
+        return zlib().gunzipSync(b);
       case "zstd":
         return Bun.zstdDecompressSync(b);
       case "zlib":
-        return inflateSync(b);
+        return zlib().inflateSync(b);
       case "flate":
-        return inflateRawSync(b);
+        return zlib().inflateRawSync(b);
     }
   } catch (e) {
     throw new EngineError(`fail to decompress: ${errorText(e)}`, undefined, { cause: e });

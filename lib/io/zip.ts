@@ -4,7 +4,7 @@
  * most `maxEntries` files and `maxBytes` inflated in total, so a small archive cannot inflate
  * into an unbounded buffer.
  */
-import { inflateRawSync } from "node:zlib";
+import { zlib } from "../value/zlib.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 
 export interface ZipEntry {
@@ -77,7 +77,7 @@ export function readZip(b: Uint8Array, limits: { maxEntries: number; maxBytes: n
     if (method === 0) data = packed;
     else if (method === 8) {
       try {
-        data = inflateRawSync(packed, { maxOutputLength: Math.max(1, raw) });
+        data = zlib().inflateRawSync(packed, { maxOutputLength: Math.max(1, raw) });
       } catch (e) {
         throw bad(`${name}: ${errorText(e)}`);
       }

@@ -15,8 +15,7 @@ import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { createCatalog } from "../functions/index.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
-import { openLookupTable, type LookupSource } from "../io/lookup/index.ts";
-import { createRuntimeEnv } from "../runtime/env.ts";
+import type { LookupSource } from "../io/lookup/index.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../window/clock.ts";
@@ -24,7 +23,6 @@ import { memoryGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
-import { runLive } from "./live.ts";
 import { failed, isStdin, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
 import type { SchemaRegistry } from "../io/formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
@@ -53,6 +51,12 @@ function failure(req: PipeRequest, e: unknown): PipeResult {
   req.warn(`floe: ${pos}${errorText(e)}\n`);
   return { ...failed(), error: e };
 }
+
+/**
+ * The streaming runner with its connectors, sinks and the daemon's rule run: loaded only for a rule
+ * that needs it, so that a rule over standard input starts without them (issue 11, start-up).
+ */
+const runLive: typeof import("./live.ts").runLive = async (...a) => (await import("./live.ts")).runLive(...a);
 
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
@@ -146,6 +150,8 @@ class PipeRun {
   async openLookups(): Promise<void> {
     const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
     if (!tables.length) return;
+    // Loaded here, not at the top: the lookup connectors reach the network clients (issue 11, start-up).
+    const [{ createRuntimeEnv }, { openLookupTable }] = await Promise.all([import("../runtime/env.ts"), import("../io/lookup/index.ts")]);
     const env = createRuntimeEnv(pipeEnv(this.req));
     for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
   }

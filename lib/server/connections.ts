@@ -4,7 +4,6 @@
  * registry (the live clients); props are listed with secrets masked.
  */
 import { ErrCode, errorText } from "../errors.ts";
-import { parseNatsConf } from "../io/nats/conf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import { maskSecrets, unmaskSecrets } from "./confkeys.ts";
@@ -53,7 +52,7 @@ function validateProps(typ: string, props: Record<string, unknown>): string | un
   if (typ === "mqtt" && (typeof props.server !== "string" || props.server === "")) return "missing server property";
   if (typ === "nats") {
     try {
-      parseNatsConf(props);
+      (require("../io/nats/conf.ts") as typeof import("../io/nats/conf.ts")).parseNatsConf(props);
     } catch (e) {
       return errorText(e);
     }

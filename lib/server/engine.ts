@@ -23,7 +23,7 @@ import { Kv } from "../store/kv.ts";
 import { SchemaStore } from "../store/schemas.ts";
 import { checkFormat, SchemaRegistry, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
-import { ClusterNode } from "../cluster/index.ts";
+import type { ClusterNode } from "../cluster/index.ts";
 import { answerGroupRequest, applyGroupChange } from "./cluster-apply.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
@@ -155,6 +155,8 @@ export class Engine {
     let cluster: ClusterNode | undefined;
     if (config.cluster.nats.length > 0) {
       try {
+        // The group layer and the NATS client load only in a group (issue 11: a single node carries neither).
+        const { ClusterNode } = await import("../cluster/node.ts");
         cluster = await ClusterNode.connect(config.cluster, log);
         kv = await cluster.replicate(local);
       } catch (e) {

@@ -5,7 +5,7 @@
  */
 import { SHIPPED_SOURCES } from "../config/index.ts";
 import { ErrCode, errorText } from "../errors.ts";
-import { MqttConnection } from "../io/mqtt/client.ts";
+import type { MqttConnection } from "../io/mqtt/client.ts";
 import { parseMqttConf } from "../io/mqtt/conf.ts";
 import { FUNCTION_DOCS, FUNCTION_GROUP_PAGES, type FunctionDoc } from "../functions/docs.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
@@ -214,8 +214,10 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
 async function probe(props: Record<string, unknown>): Promise<string | undefined> {
   let err = "";
   let conn: MqttConnection;
+  // The MQTT client loads with the first MQTT connector, not with the daemon (issue 11, memory).
+  const { MqttConnection: Connection } = await import("../io/mqtt/client.ts");
   try {
-    conn = new MqttConnection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: (l) => (err ||= l.replace(/^mqtt \S+: /, "")) });
+    conn = new Connection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: (l) => (err ||= l.replace(/^mqtt \S+: /, "")) });
   } catch (e) {
     return errorText(e);
   }

@@ -12,7 +12,7 @@
  * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
  * waits for that owner's release, which uploads the state it stopped with.
  */
-import { jetStreamOffsets, rewindConsumer, type ClusterNode } from "../cluster/index.ts";
+import type { ClusterNode } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -154,6 +154,7 @@ export class PartitionedRun implements RuleRun {
     }
     // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
     if (cp) {
+      const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
       for (const o of jetStreamOffsets(cp.state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);

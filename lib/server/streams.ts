@@ -2,7 +2,6 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { sourceType } from "../io/sources/index.ts";
 import { describeJson, schemaJson } from "../store/describe.ts";
-import { messageFields } from "../io/formats/protobuf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
@@ -108,7 +107,7 @@ function routesFor(kind: Kind): RouteDef<Engine>[] {
           const d = e.catalog.describe(name, kind, "Describe");
           // A schemaless protobuf stream's schema is its message's (rest-api.md §4).
           const proto = d.fields === null && (d.options.FORMAT ?? "").toLowerCase() === "protobuf";
-          return json(schemaJson(proto ? messageFields(e.schemas.message(d.options.SCHEMAID ?? "")) : d.fields));
+          return json(schemaJson(proto ? e.schemas.fields(d.options.SCHEMAID ?? "") : d.fields));
         } catch (err) {
           return fromError(err instanceof EngineError ? err : new EngineError(errorText(err), ErrCode.streamTable), `get schema of ${kind} error`);
         }

@@ -8,8 +8,8 @@ import { compileLayout, type Layout } from "./layout.ts";
 import { parseLayout, type Parsed } from "./layout-parse.ts";
 import { zonedUnix, type Zone } from "./zones.ts";
 
-/** jinzhu/now's layouts, then eKuiper's JS ISO and plain ISO 8601 layouts. */
-const DEFAULT_LAYOUTS: Layout[] = [
+/** jinzhu/now's layouts, then eKuiper's JS ISO and plain ISO 8601 layouts (compiled at the first parse: issue 11, start-up). */
+const DEFAULT_LAYOUT_TEXTS: string[] = [
   "2006", "2006-1", "2006-1-2", "2006-1-2 15", "2006-1-2 15:4", "2006-1-2 15:4:5", "1-2",
   "15:4:5", "15:4", "15",
   "15:4:5 Jan 2, 2006 MST", "2006-01-02 15:04:05.999999999 -0700 MST", "2006-01-02T15:04:05Z0700",
@@ -22,7 +22,8 @@ const DEFAULT_LAYOUTS: Layout[] = [
   "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05.999999999Z07:00", "3:04PM", "Jan _2 15:04:05",
   "Jan _2 15:04:05.000", "Jan _2 15:04:05.000000", "Jan _2 15:04:05.000000000",
   "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05",
-].map(compileLayout);
+];
+let defaultLayouts: Layout[] | undefined;
 
 // jinzhu/now's detectors (Go RE2 `\s` is ASCII white space).
 const HAS_TIME = /([\t\n\f\r ]+|^[\t\n\f\r ]*|T)\d{1,2}((:\d{1,2})*|((:\d{1,2}){2}\.(\d{3}|\d{6}|\d{9})))([\t\n\f\r ]*$|[Z+-])/;
@@ -60,7 +61,8 @@ function fields(sec: number, nsec: number, zone: Zone): number[] {
 export function parseDateString(input: string, zone: Zone, first: Layout | undefined, nowMs: number): Parsed | undefined {
   const str = normaliseFraction(input);
   let t: Parsed | undefined = first ? parseLayout(first, str, zone) : undefined;
-  for (let i = 0; !t && i < DEFAULT_LAYOUTS.length; i++) t = parseLayout(DEFAULT_LAYOUTS[i]!, str, zone);
+  const layouts = (defaultLayouts ??= DEFAULT_LAYOUT_TEXTS.map(compileLayout));
+  for (let i = 0; !t && i < layouts.length; i++) t = parseLayout(layouts[i]!, str, zone);
   if (!t) return undefined;
   const hasTime = HAS_TIME.test(str);
   const onlyTime = hasTime && ONLY_TIME.test(str) && str.replace(HAS_TIME_ALL, "") === "";

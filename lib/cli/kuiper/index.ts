@@ -10,7 +10,7 @@ import { ruleCommand } from "./rules.ts";
 import { streamCommand } from "./streams.ts";
 import { exportCommand, importCommand, importStatus } from "./transfer.ts";
 
-export const KUIPER_VERBS = ["create", "describe", "drop", "explain", "show", "getstatus", "gettopo", "start", "stop", "restart", "validate", "import", "export", "register", "query"];
+export { KUIPER_VERBS } from "./verbs.ts";
 
 const HELP = `NAME:
    Kuiper - The command line tool for EMQ X Kuiper.

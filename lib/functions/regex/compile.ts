@@ -4,12 +4,18 @@
  * a JS RegExp twin (safe-js.ts), used where its speed is proven. A pattern is compiled once per
  * text and kept in a bounded LRU cache, because patterns may come from data.
  */
-import { RE2JS, RE2JSSyntaxException } from "re2js";
+import type { RE2JS } from "re2js";
 import { RowError } from "../../errors.ts";
 import { JsCursor, type MatchCursor } from "./cursor.ts";
 import { rewriteGoPattern, type GoRewrite } from "./go-syntax.ts";
 import { Lru } from "./lru.ts";
 import { safeJsOf, UNANCHORED_MAX } from "./safe-js.ts";
+
+let re2jsModule: typeof import("re2js") | undefined;
+/** re2js, loaded at the first pattern: its Unicode tables cost start-up time a rule without regexes should not pay (issue 11). */
+function re2js(): typeof import("re2js") {
+  return (re2jsModule ??= require("re2js") as typeof import("re2js"));
+}
 
 /** A compiled Go regexp. Stateless between calls: safe to share between rules. */
 export class GoRegex {
@@ -60,7 +66,7 @@ export function cachedPatterns(): number {
 }
 
 /** Go's `syntax.Error` text of an re2js parse failure, its fragment as the user wrote it. */
-function goErrorText(e: RE2JSSyntaxException, pattern: string, rw: GoRewrite): string {
+function goErrorText(e: InstanceType<typeof import("re2js").RE2JSSyntaxException>, pattern: string, rw: GoRewrite): string {
   let code = e.error;
   let expr = e.input;
   if (expr === null) {
@@ -86,9 +92,9 @@ export function compileGoRegex(pattern: string, twin = true): GoRegex | RowError
   const rw = rewriteGoPattern(pattern);
   let re: RE2JS;
   try {
-    re = RE2JS.compile(rw.source);
+    re = re2js().RE2JS.compile(rw.source);
   } catch (e) {
-    if (e instanceof RE2JSSyntaxException) return new RowError(goErrorText(e, pattern, rw));
+    if (e instanceof re2js().RE2JSSyntaxException) return new RowError(goErrorText(e, pattern, rw));
     return new RowError(`error parsing regexp: ${e instanceof Error ? e.message : String(e)}`);
   }
   let names = rw.names;

@@ -6,7 +6,17 @@
  * started with; an update reaches rules at their next start, as in eKuiper.
  */
 import { EngineError, ErrCode } from "../../errors.ts";
-import { findMessage, parseProto, protobufDecoder, protobufEncoder, type ProtoType } from "./protobuf.ts";
+import type { StreamField } from "../../sql/ast.ts";
+import type { ProtoType } from "./protobuf.ts";
+
+let protobufModule: typeof import("./protobuf.ts") | undefined;
+/**
+ * The protobuf codec (protobufjs), loaded when a schema is first parsed: most rules, and a daemon
+ * without schemas, never need it (issue 11, start-up and memory).
+ */
+function protobuf(): typeof import("./protobuf.ts") {
+  return (protobufModule ??= require("./protobuf.ts") as typeof import("./protobuf.ts"));
+}
 
 /** One registered protobuf schema. */
 export interface SchemaEntry {
@@ -86,23 +96,31 @@ export class SchemaRegistry {
     const entry = this.schemas.get(name);
     if (!entry) throw schemaNotFound("protobuf", name);
     const { root, pkg } = this.parse(name, entry.content);
-    const type = findMessage(root, pkg, msg);
+    const type = protobuf().findMessage(root, pkg, msg);
     if (!type) throw new EngineError(`message type ${msg} not found in schema ${name}`, ErrCode.converter);
     this.messages.set(schemaId, type);
     return type;
   }
 
-  decoder(schemaId: string): ReturnType<typeof protobufDecoder> {
-    return protobufDecoder(this.message(schemaId));
+  /** The stream fields of schema id `<schemaName>.<MessageName>` (a schemaless protobuf stream's schema). */
+  fields(schemaId: string): StreamField[] {
+    const type = this.message(schemaId);
+    return protobuf().messageFields(type);
   }
 
-  encoder(schemaId: string): ReturnType<typeof protobufEncoder> {
-    return protobufEncoder(this.message(schemaId));
+  decoder(schemaId: string): ReturnType<typeof import("./protobuf.ts").protobufDecoder> {
+    const type = this.message(schemaId);
+    return protobuf().protobufDecoder(type);
+  }
+
+  encoder(schemaId: string): ReturnType<typeof import("./protobuf.ts").protobufEncoder> {
+    const type = this.message(schemaId);
+    return protobuf().protobufEncoder(type);
   }
 
   /** `import "b.proto"` reads registered schema `b` (schemas are stored side by side as `<name>.proto`). */
   private parse(name: string, content: string) {
-    return parseProto(`${name}.proto`, content, (path) => (path.endsWith(".proto") ? this.schemas.get(path.slice(0, -6))?.content : undefined));
+    return protobuf().parseProto(`${name}.proto`, content, (path) => (path.endsWith(".proto") ? this.schemas.get(path.slice(0, -6))?.content : undefined));
   }
 }
 

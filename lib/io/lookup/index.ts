@@ -11,12 +11,7 @@ import type { MemoryPubSub } from "../memory-pubsub.ts";
 import { resolveSourceProps, sourceType, type SourcePropEnv } from "../sources/index.ts";
 import { CachedLookup, lookupCacheConf } from "./cache.ts";
 import type { Resolver } from "../net-guard.ts";
-import { HttpPullLookup } from "./httppull.ts";
 import type { LookupSource } from "./lookup.ts";
-import { MemoryLookup } from "./memory.ts";
-import { RedisLookup } from "./redis.ts";
-import { SimulatorLookup } from "./simulator.ts";
-import { SqlLookup } from "./sql.ts";
 
 export type { LookupSource } from "./lookup.ts";
 
@@ -30,18 +25,29 @@ export interface LookupEnv {
   readonly resolveHost?: Resolver;
 }
 
+/** A lookup source of `type`; each type's module (and its client library) loads with its first table (issue 11). */
 export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {
   switch (type) {
-    case "memory":
+    case "memory": {
+      const { MemoryLookup } = require("./memory.ts") as typeof import("./memory.ts");
       return new MemoryLookup(props, env.pubsub);
-    case "simulator":
+    }
+    case "simulator": {
+      const { SimulatorLookup } = require("./simulator.ts") as typeof import("./simulator.ts");
       return new SimulatorLookup(props);
-    case "redis":
+    }
+    case "redis": {
+      const { RedisLookup } = require("./redis.ts") as typeof import("./redis.ts");
       return new RedisLookup(props);
-    case "httppull":
+    }
+    case "httppull": {
+      const { HttpPullLookup } = require("./httppull.ts") as typeof import("./httppull.ts");
       return new HttpPullLookup(props, env);
-    case "sql":
+    }
+    case "sql": {
+      const { SqlLookup } = require("./sql.ts") as typeof import("./sql.ts");
       return new SqlLookup(props);
+    }
   }
   throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
 }

@@ -4,7 +4,7 @@
  * `basic.aesKey`.
  */
 import { createCipheriv, randomBytes, type CipherGCM } from "node:crypto";
-import { deflateRawSync, deflateSync } from "node:zlib";
+import { zlib } from "../../value/zlib.ts";
 import { EngineError } from "../../errors.ts";
 
 export type Transform = (b: Uint8Array) => Uint8Array;
@@ -19,9 +19,9 @@ export function compressor(kind: string): Transform | null {
     case "zstd":
       return (b) => Bun.zstdCompressSync(b as Uint8Array<ArrayBuffer>);
     case "zlib":
-      return (b) => deflateSync(b);
+      return (b) => zlib().deflateSync(b);
     case "flate":
-      return (b) => deflateRawSync(b);
+      return (b) => zlib().deflateRawSync(b);
   }
   throw new EngineError(`unsupported compressor: ${kind}`);
 }

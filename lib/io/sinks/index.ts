@@ -6,20 +6,10 @@ import { EngineError } from "../../errors.ts";
 import type { ConnectionRegistry } from "../connections.ts";
 import type { DataServer } from "../data-server.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
-import { createNetGuard, type Resolver } from "../net-guard.ts";
+import type { Resolver } from "../net-guard.ts";
 import type { Props } from "../props.ts";
 import type { SinkConnector } from "./connector.ts";
-import { FileSink } from "./file.ts";
-import { MemorySink } from "./memory.ts";
-import { MqttSink } from "./mqtt.ts";
-import { NatsSink } from "./nats.ts";
-import { RedisPubSink } from "./redis-pub.ts";
-import { RedisSink } from "./redis.ts";
-import { RestSink } from "./rest.ts";
 import { LogSink, LogToMemorySink, NopSink, StdoutConnector } from "./simple.ts";
-import { SqlSink } from "./sql.ts";
-import { SseSink } from "./sse.ts";
-import { WebSocketSink } from "./websocket.ts";
 
 export interface SinkEnv {
   readonly pubsub: MemoryPubSub;
@@ -34,36 +24,62 @@ export interface SinkEnv {
 
 export const SINK_TYPES = ["file", "log", "logToMemory", "memory", "mqtt", "nats", "nop", "redis", "redisPub", "rest", "sql", "sse", "stdout", "websocket"] as const;
 
+/**
+ * A connector of `type`. Each connector's module (and the client library behind it) loads with the
+ * first action of its type, so that pipe mode and an idle daemon do not carry the ones they never
+ * use (issue 11, start-up and memory).
+ */
 export function createSinkConnector(type: string, props: Props, env: SinkEnv): SinkConnector {
   switch (type) {
-    case "mqtt":
+    case "mqtt": {
+      const { MqttSink } = require("./mqtt.ts") as typeof import("./mqtt.ts");
       return new MqttSink(props, env.connections);
-    case "nats":
+    }
+    case "nats": {
+      const { NatsSink } = require("./nats.ts") as typeof import("./nats.ts");
       return new NatsSink(props, env.connections);
+    }
     case "log":
       return new LogSink();
     case "nop":
       return new NopSink(props);
     case "stdout":
       return new StdoutConnector();
-    case "file":
-      return new FileSink(props);
-    case "memory":
-      return new MemorySink(props, env.pubsub);
-    case "rest":
-      return new RestSink(props, createNetGuard({ allowPrivate: env.enablePrivateNet, resolve: env.resolveHost }));
-    case "redis":
-      return new RedisSink(props);
-    case "redisPub":
-      return new RedisPubSink(props);
     case "logToMemory":
       return new LogToMemorySink();
-    case "websocket":
+    case "file": {
+      const { FileSink } = require("./file.ts") as typeof import("./file.ts");
+      return new FileSink(props);
+    }
+    case "memory": {
+      const { MemorySink } = require("./memory.ts") as typeof import("./memory.ts");
+      return new MemorySink(props, env.pubsub);
+    }
+    case "rest": {
+      const { RestSink } = require("./rest.ts") as typeof import("./rest.ts");
+      const { createNetGuard } = require("../net-guard.ts") as typeof import("../net-guard.ts");
+      return new RestSink(props, createNetGuard({ allowPrivate: env.enablePrivateNet, resolve: env.resolveHost }));
+    }
+    case "redis": {
+      const { RedisSink } = require("./redis.ts") as typeof import("./redis.ts");
+      return new RedisSink(props);
+    }
+    case "redisPub": {
+      const { RedisPubSink } = require("./redis-pub.ts") as typeof import("./redis-pub.ts");
+      return new RedisPubSink(props);
+    }
+    case "websocket": {
+      const { WebSocketSink } = require("./websocket.ts") as typeof import("./websocket.ts");
       return new WebSocketSink(props, env.dataServer);
-    case "sse":
+    }
+    case "sse": {
+      const { SseSink } = require("./sse.ts") as typeof import("./sse.ts");
       return new SseSink(props, env.dataServer);
-    case "sql":
+    }
+    case "sql": {
+      const { SqlSink } = require("./sql.ts") as typeof import("./sql.ts");
       return new SqlSink(props);
+    }
   }
   throw new EngineError(`sink ${type} is not defined`);
 }

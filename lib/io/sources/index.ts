@@ -11,17 +11,7 @@ import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { ReaderKind } from "../mqtt/client.ts";
 import { mergeProps, PropReader } from "../props.ts";
 import type { DataServer } from "../data-server.ts";
-import { HttpPushSource } from "./httppush.ts";
-import { FileSource } from "./file.ts";
 import type { Resolver } from "../net-guard.ts";
-import { HttpPullSource } from "./httppull.ts";
-import { MemorySource } from "./memory.ts";
-import { MqttSource } from "./mqtt.ts";
-import { NatsSource } from "./nats.ts";
-import { RedisSubSource } from "./redis-sub.ts";
-import { SimulatorSource } from "./simulator.ts";
-import { SqlSource } from "./sql.ts";
-import { WebSocketSource } from "./websocket.ts";
 import type { SourceConnector } from "./source.ts";
 
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
@@ -122,28 +112,53 @@ export interface SourceConnectorEnv {
   readonly dataServer: DataServer;
 }
 
+/**
+ * A connector of `type`. Each connector's module (and the client library behind it: mqtt, redis,
+ * sql drivers) loads with the first stream of its type, so that pipe mode and an idle daemon do
+ * not carry the ones they never use (issue 11, start-up and memory).
+ */
 export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
   switch (type) {
-    case "mqtt":
+    case "mqtt": {
+      const { MqttSource } = require("./mqtt.ts") as typeof import("./mqtt.ts");
       return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
-    case "nats":
+    }
+    case "nats": {
+      const { NatsSource } = require("./nats.ts") as typeof import("./nats.ts");
       return new NatsSource(props, { base: env.baseDir, connections: env.connections });
-    case "memory":
+    }
+    case "memory": {
+      const { MemorySource } = require("./memory.ts") as typeof import("./memory.ts");
       return new MemorySource(props, env.pubsub);
-    case "file":
+    }
+    case "file": {
+      const { FileSource } = require("./file.ts") as typeof import("./file.ts");
       return new FileSource(props, env);
-    case "simulator":
+    }
+    case "simulator": {
+      const { SimulatorSource } = require("./simulator.ts") as typeof import("./simulator.ts");
       return new SimulatorSource(props);
-    case "httppull":
+    }
+    case "httppull": {
+      const { HttpPullSource } = require("./httppull.ts") as typeof import("./httppull.ts");
       return new HttpPullSource(props, env);
-    case "httppush":
+    }
+    case "httppush": {
+      const { HttpPushSource } = require("./httppush.ts") as typeof import("./httppush.ts");
       return new HttpPushSource(props, env.dataServer);
-    case "websocket":
+    }
+    case "websocket": {
+      const { WebSocketSource } = require("./websocket.ts") as typeof import("./websocket.ts");
       return new WebSocketSource(props, env.dataServer);
-    case "redissub":
+    }
+    case "redissub": {
+      const { RedisSubSource } = require("./redis-sub.ts") as typeof import("./redis-sub.ts");
       return new RedisSubSource(props);
-    case "sql":
+    }
+    case "sql": {
+      const { SqlSource } = require("./sql.ts") as typeof import("./sql.ts");
       return new SqlSource(props);
+    }
   }
   throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
 }
