@@ -6,8 +6,15 @@
  * The bucket is the truth; every member keeps a local copy and converges on the last revision of
  * each key. Echo: a member's own write comes back through the watch; it is skipped when the local
  * copy already holds it, and an older own write or another member's write that precedes an own
- * write still in flight is skipped too (that later write wins everywhere, so applying the earlier
- * one would only flap the rule). Revisions already applied are never applied again.
+ * write is skipped too (that later write wins everywhere, so applying the earlier one would only
+ * flap the rule). Revisions already applied are never applied again.
+ *
+ * The bucket keeps one revision per key (history 1), so the watch does not deliver every
+ * revision: one overwritten before the server sent it (a slow or reset watch) is gone, own echoes
+ * included. Whether an own write precedes a foreign revision is therefore decided by the revision
+ * the server acknowledged for it (or its echo, when one comes), never by waiting for the echo: a
+ * foreign revision that arrives while an own write of the key is unanswered (or waits to be
+ * re-sent) is held back, and applied once every own write of the key turned out to be older.
  */
 import type { KV } from "./nats.ts";
 import { fromKeyToken, keyToken } from "./nats.ts";
@@ -29,6 +36,13 @@ interface Envelope {
   readonly v: string | null;
   readonly o: string;
   readonly s: number;
+}
+
+/** A change to apply, with the own write sequence of its key when it was received. */
+interface Delivery {
+  readonly change: DefinitionChange;
+  readonly bk: string;
+  readonly ownSeq: number | undefined;
 }
 
 const SEEDED = "meta.seeded";
@@ -57,12 +71,16 @@ export class DefinitionSync {
   private seq = 0;
   /** Bucket key → sequence of this instance's newest write of it. */
   private readonly own = new Map<string, number>();
-  /** Bucket key → sequence of this instance's newest write the watch has delivered. */
-  private readonly seenOwn = new Map<string, number>();
+  /** Bucket key → own writes sent and not yet answered by the server. */
+  private readonly pending = new Map<string, number>();
+  /** Bucket key → newest revision known to hold an own write (put acknowledgement or echo). */
+  private readonly ownRev = new Map<string, number>();
+  /** Bucket key → the newest foreign revision, held back while an own write may still land after it. */
+  private readonly heldBack = new Map<string, { rev: number; change: DefinitionChange }>();
   /** Bucket key → newest revision handled. */
   private readonly revs = new Map<string, number>();
   private apply: ApplyChange | undefined;
-  private backlog: DefinitionChange[] = [];
+  private backlog: Delivery[] = [];
   private chain: Promise<void> = Promise.resolve();
   private watcher: { stop(): void } | undefined;
   /** Writes sent and not yet acknowledged by the server (`flush` waits for them). */
@@ -142,7 +160,7 @@ export class DefinitionSync {
     this.apply = apply;
     const backlog = this.backlog;
     this.backlog = [];
-    for (const c of backlog) this.enqueue(c);
+    for (const d of backlog) this.enqueue(d);
   }
 
   /** Resolves once every write sent so far is stored in the bucket. */
@@ -209,12 +227,25 @@ export class DefinitionSync {
     this.own.set(bk, s);
     const env: Envelope = { v: value ?? null, o: this.instance, s };
     this.unsent.delete(bk);
-    const p = this.kv.put(bk, JSON.stringify(env)).catch((e) => {
-      // Kept and re-sent (with whatever the local copy holds then) until the bucket takes it.
-      if (!this.unsent.has(bk) && this.own.get(bk) === s) this.log(`cluster: cannot publish ${ns} ${key} to the group (retrying): ${errorText(e)}`);
-      if (this.own.get(bk) === s) this.unsent.set(bk, { ns, key });
-      this.retry ??= setInterval(() => this.resend(), 1000);
-    });
+    this.pending.set(bk, (this.pending.get(bk) ?? 0) + 1);
+    const p = this.kv
+      .put(bk, JSON.stringify(env))
+      .then(
+        (rev) => this.ownAt(bk, rev),
+        (e) => {
+          // Kept and re-sent (with whatever the local copy holds then) until the bucket takes it.
+          // It may have landed all the same (a timeout): the re-sent write lands later still.
+          if (!this.unsent.has(bk) && this.own.get(bk) === s) this.log(`cluster: cannot publish ${ns} ${key} to the group (retrying): ${errorText(e)}`);
+          if (this.own.get(bk) === s) this.unsent.set(bk, { ns, key });
+          this.retry ??= setInterval(() => this.resend(), 1000);
+        },
+      )
+      .finally(() => {
+        const n = (this.pending.get(bk) ?? 1) - 1;
+        if (n > 0) this.pending.set(bk, n);
+        else this.pending.delete(bk);
+        this.release(bk);
+      });
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
   }
@@ -238,20 +269,56 @@ export class DefinitionSync {
     if (!parsed) return;
     if (revision <= (this.revs.get(k) ?? 0)) return;
     this.revs.set(k, revision);
-    const mine = this.own.get(k);
-    if (env.o === this.instance) {
-      this.seenOwn.set(k, env.s);
-      if (mine !== undefined && env.s < mine) return;
-    } else if (mine !== undefined && (this.seenOwn.get(k) ?? 0) < mine) return;
     const change: DefinitionChange = { ...parsed, value: env.v ?? undefined };
-    if (this.apply) this.enqueue(change);
-    else this.backlog.push(change);
+    if (env.o === this.instance) {
+      this.ownAt(k, revision);
+      const mine = this.own.get(k);
+      if (mine !== undefined && env.s < mine) return;
+    } else {
+      // An own write stored after it (acknowledged, its echo maybe never to come) wins.
+      if ((this.ownRev.get(k) ?? 0) > revision) return;
+      if (this.awaiting(k)) {
+        this.heldBack.set(k, { rev: revision, change });
+        return;
+      }
+    }
+    this.deliver(change);
+  }
+
+  /** Whether an own write of `bk` may still land in the bucket later than what the watch delivered. */
+  private awaiting(bk: string): boolean {
+    return (this.pending.get(bk) ?? 0) > 0 || this.unsent.has(bk);
+  }
+
+  /** An own write of `bk` is stored at `rev`: a foreign revision held back before it is superseded. */
+  private ownAt(bk: string, rev: number): void {
+    if (rev > (this.ownRev.get(bk) ?? 0)) this.ownRev.set(bk, rev);
+    const held = this.heldBack.get(bk);
+    if (held && held.rev < rev) this.heldBack.delete(bk);
+  }
+
+  /** Once no own write of `bk` can land any more, a held-back foreign revision newer than all of them is the key's last: apply it. */
+  private release(bk: string): void {
+    const held = this.heldBack.get(bk);
+    if (!held || this.awaiting(bk)) return;
+    this.heldBack.delete(bk);
+    if (held.rev > (this.ownRev.get(bk) ?? 0)) this.deliver(held.change);
+  }
+
+  private deliver(change: DefinitionChange): void {
+    const bk = bucketKey(change.ns, change.key);
+    const d: Delivery = { change, bk, ownSeq: this.own.get(bk) };
+    if (this.apply) this.enqueue(d);
+    else this.backlog.push(d);
   }
 
   /** Changes apply one at a time, in revision order (a rule after the stream it reads). */
-  private enqueue(c: DefinitionChange): void {
+  private enqueue({ change: c, bk, ownSeq }: Delivery): void {
     const apply = this.apply!;
     this.chain = this.chain.then(async () => {
+      // An own write made since this revision was stored lands after it and wins: applying the
+      // revision now would overwrite the newer local value with one the bucket no longer holds.
+      if (this.own.get(bk) !== ownSeq) return;
       try {
         await apply(c);
         this.applied++;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClusterNode, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { ClusterNode, DefinitionSync, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { connectGroup, openBucket, type KV } from "../../lib/cluster/nats.ts";
 import type { ClusterSettings } from "../../lib/config/kuiper.ts";
 import { Kv } from "../../lib/store/kv.ts";
 import { NatsServer } from "../helpers/nats.ts";
@@ -74,6 +75,56 @@ test("members converge on the last write of a key written by both at once", asyn
   expect(["a19", "b19"]).toContain(a.local.get("rule", "r")!);
   await Bun.sleep(200);
   expect(a.local.get("rule", "r")).toBe(b.local.get("rule", "r")!);
+});
+
+test("a member whose watch lags behind both members' writes converges all the same (its own echoes are overwritten before it sees them)", async () => {
+  // The bucket keeps one revision per key: a watch that starts late (as a slow or reset one does)
+  // never sees the revisions overwritten meanwhile. b's watch is held until both bursts are stored.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const lagging = (kv: KV): KV =>
+    new Proxy(kv, {
+      get(t, p) {
+        if (p === "watch")
+          return async (o: Parameters<KV["watch"]>[0]) => {
+            let w: Awaited<ReturnType<KV["watch"]>> | undefined;
+            return {
+              stop: () => w?.stop(),
+              async *[Symbol.asyncIterator]() {
+                await held;
+                w = await t.watch(o);
+                yield* w;
+              },
+            };
+          };
+        const v = Reflect.get(t, p) as unknown;
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+    });
+  const a = await member("lag", "a");
+  const nc = await connectGroup([nats.url], "lag-b");
+  const sync = new DefinitionSync(lagging(await openBucket(nc, "floe_lag")), "b", () => {});
+  const local = new Kv(join(mkdtempSync(join(tmpdir(), "floe-sync-")), "kv.db"));
+  const store = await sync.open(local);
+  sync.attach((c) => {
+    if (store.get(c.ns, c.key) !== c.value) store.quietly(() => (c.value === undefined ? store.delete(c.ns, c.key) : store.set(c.ns, c.key, c.value)));
+  });
+  try {
+    for (let i = 0; i < 20; i++) {
+      store.set("rule", "r", `b${i}`);
+      await sync.flush();
+      a.store.set("rule", "r", `a${i}`);
+    }
+    await a.node.definitions.flush();
+    release();
+    await until(() => local.get("rule", "r") === "a19", 5000).catch((e) => {
+      throw new Error(`${e}: a holds ${a.local.get("rule", "r")}, b holds ${local.get("rule", "r")}`);
+    });
+    expect(a.local.get("rule", "r")).toBe("a19");
+  } finally {
+    sync.stop();
+    await nc.close();
+  }
 });
 
 test("own writes do not come back as changes, even when made in quick succession", async () => {
