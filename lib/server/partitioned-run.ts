@@ -12,7 +12,7 @@
  * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
  * waits for that owner's release, which uploads the state it stopped with.
  */
-import { jetStreamOffsets, rewindConsumer, type ClusterNode } from "../cluster/index.ts";
+import { jetStreamOffsets, restartConsumer, rewindConsumer, type ClusterNode } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -76,6 +76,19 @@ export function partitionKeyWarning(def: RuleDef, part: Partitioning): string | 
   return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
 }
 
+/**
+ * The JetStream durables partition `p` of a `nats` stream reads (EXTRA's `stream` and `durable`,
+ * `{partition}` replaced); none when the stream is not JetStream or leaves them to discovery.
+ */
+export function partitionDurables(stream: StreamDef, p: number): { stream: string; consumer: string }[] {
+  if ((stream.options.TYPE ?? "").toLowerCase() !== "nats") return [];
+  const extra = extraOf(stream);
+  const sub = (v: unknown) => (typeof v === "string" ? v.replaceAll(PARTITION_TOKEN, String(p)) : "");
+  const s = sub(extra.stream);
+  const d = sub(extra.durable);
+  return s && d ? [{ stream: s, consumer: d }] : [];
+}
+
 /** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
 export function partitionRunId(rule: string, p: number): string {
   return `${rule}.p${p}`;
@@ -87,6 +100,8 @@ export interface PartitionedRunOptions {
   readonly cluster: ClusterNode;
   readonly dataDir: string;
   /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`). */
+  /** The JetStream durables partition `p` reads (restarted when it is taken over with no group checkpoint). */
+  readonly durables?: (p: number) => { stream: string; consumer: string }[];
   readonly startPartition: (p: number, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
   readonly onExit: (exit: RunExit) => void;
   /** Whether the rule still exists (a deleted rule's runs leave nothing in the group store). */
@@ -157,6 +172,13 @@ export class PartitionedRun implements RuleRun {
       for (const o of jetStreamOffsets(cp.state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+      }
+    } else {
+      // No checkpoint reached the group: the state starts empty, so the partition is read from its
+      // start again — a previous owner killed before its first upload may have acknowledged some of it.
+      for (const d of this.o.durables?.(p) ?? []) {
+        if (await restartConsumer(cluster.nc, d.stream, d.consumer).catch((e) => (this.o.log(`rule ${this.id}: cannot restart consumer ${d.stream}/${d.consumer}: ${errorText(e)}`), false)))
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${d.stream}/${d.consumer} restarted from its start: no checkpoint in the group`);
       }
     }
     const local = checkpointStore(this.o.dataDir);

@@ -40,6 +40,12 @@ test("a member killed mid-stream: the group's deduplicated output equals a singl
   // The last windows are emitted when the ticks arrive; give the sinks a moment after the acknowledgements.
   await until(async () => (rows = await stored(nc, "k")).filter((r) => r.deviceId !== "tick").length >= want.length, 10_000, "all rows stored").catch(() => undefined);
   const c = compare(rows, want);
+  if (!c.exact && process.env.JS_SCENARIO_DEBUG) {
+    const w = new Map(want.map((r) => [`${r.deviceId}@${r.we}`, r]));
+    const got = new Map(rows.map((r) => [`${r.deviceId}@${r.we}`, r]));
+    for (const [k, r] of w) if (JSON.stringify(got.get(k)) !== JSON.stringify(r)) console.log("want", JSON.stringify(r), "got", JSON.stringify(got.get(k)));
+    for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition|rewound|consumer/.test(l)).join("\n"));
+  }
   pubs.stop();
   await nc.close();
   expect(c).toMatchObject({ exact: true, lost: 0, wrong: 0, extra: 0, duplicateKeys: 0 });
