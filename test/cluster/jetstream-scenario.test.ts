@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { NatsServer } from "../helpers/nats.ts";
-import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, until, type Group } from "../helpers/js-scenario.ts";
+import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../helpers/js-scenario.ts";
 import { startFloe } from "../server/daemon.ts";
 
 let nats: NatsServer;
@@ -33,7 +33,8 @@ test("a member killed mid-stream: the group's deduplicated output equals a singl
   await until(async () => (await recordsIn(g)) >= 1500, 20_000, "half the input taken");
   g.members[1]!.proc.kill("SIGKILL");
   await rest;
-  await Bun.sleep(1500);
+  // Restarted once the survivor runs the dead member's partitions and the group holds their checkpoints.
+  await takenOver([g.members[0]!]);
   g.members[1] = await startFloe(g.members[1]!.dir, g.envs[1]!);
   await until(() => drained(jsm, "k"), 25_000, "every partition read and acknowledged");
   let rows = await stored(nc, "k");
