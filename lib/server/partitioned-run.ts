@@ -167,13 +167,18 @@ export class PartitionedRun implements RuleRun {
       if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
       cp = await cluster.checkpoints.load(this.id, p);
     }
-    // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
-    if (cp) {
-      for (const o of jetStreamOffsets(cp.state)) {
+    // An empty state is a claim (below): the owner had no checkpoint in the group yet.
+    const state = cp?.state ? cp.state : undefined;
+    if (state) {
+      // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
+      for (const o of jetStreamOffsets(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
       }
     } else {
+      // Claimed before the restart below, so a member joining meanwhile waits for this one's
+      // release instead of reading the same durable at once (its first checkpoint is a moment away).
+      await cluster.checkpoints.save(this.id, p, "", false);
       // No checkpoint reached the group: the state starts empty, so the partition is read from its
       // start again — a previous owner killed before its first upload may have acknowledged some of it.
       for (const d of this.o.durables?.(p) ?? []) {
@@ -184,8 +189,8 @@ export class PartitionedRun implements RuleRun {
     const local = checkpointStore(this.o.dataDir);
     // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
     local.clear(runId);
-    if (cp) local.save(runId, cp.state, cp.ts);
-    this.uploaded.set(p, cp?.state ?? "");
+    if (state) local.save(runId, state, cp!.ts);
+    this.uploaded.set(p, state ?? "");
     const run = await this.o.startPartition(p, (exit) => {
       // One partition failing stops the rule, as a single run's failure does; an end of input ends that partition only.
       if (exit.kind === "error") this.o.onExit(exit);
@@ -195,7 +200,7 @@ export class PartitionedRun implements RuleRun {
       return;
     }
     this.runs.set(p, run);
-    this.o.log(`rule ${this.id}: partition ${p} started here${cp ? ` from the checkpoint ${cp.owner} saved` : ""}`);
+    this.o.log(`rule ${this.id}: partition ${p} started here${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
   }
 
   private async release(p: number): Promise<void> {
@@ -210,7 +215,8 @@ export class PartitionedRun implements RuleRun {
   /** Copies partition `p`'s newest local checkpoint to the group when it changed (`released`: the last one of this ownership). */
   private async upload(p: number, released: boolean): Promise<void> {
     if (!this.o.exists()) return;
-    const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p));
+    const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p)) ?? (released ? "" : undefined);
+    // Released with no checkpoint of its own: the empty release still ends the new owner's wait.
     if (state === undefined) return;
     if (state === this.uploaded.get(p) && !released) return;
     await this.o.cluster.checkpoints.save(this.id, p, state, released);

@@ -162,13 +162,13 @@ export async function createRule(g: Group, nats: NatsServer, tag: string): Promi
   }, 30_000, "every partition running");
 }
 
-/** Waits until the live members run all partitions between them, then long enough for a group checkpoint of each. */
-export async function takenOver(live: readonly DaemonProc[]): Promise<void> {
+/** Waits until the live members run all partitions between them, then `settleMs` (1.5 s: long enough for a group checkpoint of each). */
+export async function takenOver(live: readonly DaemonProc[], settleMs = 1500): Promise<void> {
   await until(async () => {
     const runs = await Promise.all(live.map((f) => json<{ partitionedRules: Record<string, number[]> }>(f, "/cluster")));
     return runs.flatMap((v) => v.partitionedRules.r ?? []).length === PARTITIONS;
   }, 30_000, "partitions taken over");
-  await Bun.sleep(1500);
+  await Bun.sleep(settleMs);
 }
 
 /** Messages the rule's sources took, over the live members. */
