@@ -90,9 +90,9 @@ try {
     const g = await startGroup(nats, "kill", KILL_N, true);
     try {
       const pubs = countPublishes(nc, tag);
-      // A fresh durable per partition reads IN from its start: when the throughput part
-      // published everything already, the kill lands mid-read instead of mid-publish.
-      if (MEMBERS.length === 0) await publish(nc, data.slice(0, half));
+      // A fresh durable per partition reads IN from its start. Without the throughput part only
+      // the first half is in IN (published above) and the rest is published while the rule runs;
+      // with it everything is, and the kill lands mid-read.
       await createRule(g, nats, tag);
       const rest = MEMBERS.length === 0 ? publish(nc, data.slice(half)) : Promise.resolve(0);
       await until(async () => (await recordsIn(g)) >= data.length / 3, TIMEOUT, "a third of the input taken");
@@ -113,6 +113,8 @@ try {
       pubs.stop();
       console.log(`exact: ${c.exact ? "yes" : "no"}`);
       console.log(`rows ${c.rows} (replay ${c.expected}); duplicates suppressed ${suppressed}; lost ${c.lost}; wrong ${c.wrong}; extra ${c.extra}; duplicate rows stored ${c.duplicateKeys}`);
+      if (!c.exact) console.log(`differences (partition → window end → rows): ${JSON.stringify(c.where)}; e.g. (expected, got) ${JSON.stringify(c.examples)}`);
+      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot/.test(l)).join("\n"));
       Object.assign(summary, { exact: c.exact, rows: c.rows, expected: c.expected, duplicatesSuppressed: suppressed, lost: c.lost, wrong: c.wrong, extra: c.extra });
     } finally {
       await stopAll(g);

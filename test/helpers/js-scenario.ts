@@ -62,8 +62,9 @@ export async function publish(nc: NatsConnection, data: readonly Msg[]): Promise
   const t0 = performance.now();
   let inflight: Promise<unknown>[] = [];
   for (const m of data) {
-    inflight.push(js.publish(`telemetry.${m.p}.${m.device}`, m.body));
-    if (inflight.length === 1000) {
+    // A generous timeout: a publish retried after a timeout would be stored out of order.
+    inflight.push(js.publish(`telemetry.${m.p}.${m.device}`, m.body, { timeout: 60_000 }));
+    if (inflight.length === 256) {
       await Promise.all(inflight);
       inflight = [];
     }
@@ -225,6 +226,10 @@ export interface Comparison {
   wrong: number;
   extra: number;
   duplicateKeys: number;
+  /** Partition → window end → rows lost or wrong there (where a difference is). */
+  where: Record<string, Record<string, number>>;
+  /** A few wrong rows: [expected, got]. */
+  examples: [Row, Row][];
 }
 
 const key = (r: Row) => `${r.deviceId}@${r.we}`;
@@ -234,6 +239,13 @@ export function compare(got: readonly Row[], want: readonly Row[]): Comparison {
   const seen = new Set<string>();
   let wrong = 0;
   let extra = 0;
+  const where: Record<string, Record<string, number>> = {};
+  const examples: [Row, Row][] = [];
+  const at = (r: Row) => {
+    const p = String(Number(r.deviceId.slice(1)) % PARTITIONS);
+    const byWe = (where[p] ??= {});
+    byWe[r.we] = (byWe[r.we] ?? 0) + 1;
+  };
   let dup = 0;
   for (const r of got) {
     if (r.deviceId === "tick") continue;
@@ -245,11 +257,19 @@ export function compare(got: readonly Row[], want: readonly Row[]): Comparison {
     seen.add(k);
     const e = w.get(k);
     if (!e) extra++;
-    else if (e.n !== r.n || e.a !== r.a) wrong++;
+    else if (e.n !== r.n || e.a !== r.a) {
+      wrong++;
+      if (examples.length < 4) examples.push([e, r]);
+      at(e);
+    }
   }
   let lost = 0;
-  for (const k of w.keys()) if (!seen.has(k)) lost++;
-  return { exact: lost === 0 && wrong === 0 && extra === 0 && dup === 0, rows: seen.size, expected: want.length, lost, wrong, extra, duplicateKeys: dup };
+  for (const [k, r] of w)
+    if (!seen.has(k)) {
+      lost++;
+      at(r);
+    }
+  return { exact: lost === 0 && wrong === 0 && extra === 0 && dup === 0, rows: seen.size, expected: want.length, lost, wrong, extra, duplicateKeys: dup, where, examples };
 }
 
 /** Counts every publish on `out.<tag>` as the sinks made it (core subscribers see duplicates the stream drops). */
