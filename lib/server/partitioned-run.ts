@@ -175,7 +175,8 @@ export class PartitionedRun implements RuleRun {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
       }
-    } else {
+    } else if (this.o.def.options.qos >= 1) {
+      // (qos 0 keeps no checkpoints: its durable's acknowledgements are all there is to resume from.)
       // Claimed before the restart below, so a member joining meanwhile waits for this one's
       // release instead of reading the same durable at once (its first checkpoint is a moment away).
       await cluster.checkpoints.save(this.id, p, "", false);

@@ -43,7 +43,7 @@ test("a member joining waits for the release of a partition that has no group ch
     nodes.push(node);
     await node.join(`http://${instance}`);
     const run = new PartitionedRun({
-      def: { id: "r" } as RuleDef,
+      def: { id: "r", options: { qos: 1 } } as unknown as RuleDef,
       partitions: 12,
       cluster: node,
       // No run here ever checkpoints: every partition stays without a group checkpoint of its state.
