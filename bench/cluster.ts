@@ -1,124 +1,131 @@
 /**
- * Scaling a partitioned rule over a floe group (issue 14, README "Scaling out"): a NATS server
- * with JetStream for the group, a mosquitto broker for the data, and 1, 2, 3 … `floe serve`
- * members of one group. On one member it creates a stream over the 12-partition topic
- * `bench/{partition}/<device>` and the rule
- *   SELECT deviceId, count(*) AS n, avg(v) AS a FROM s GROUP BY deviceId, TUMBLINGWINDOW(ss, 10)
- * then publishes M messages of D devices (each device always in the same partition) at QoS 0
- * (`--qos 1`: acknowledged, slower to publish) and times until the group's aggregated
- * `records_in_total` reaches M (or stops growing for 5 s: QoS 0 may drop, the count is printed). Prints, per member count, the
- * throughput and its ratio to one member.
+ * Issue 14's scenario (README "Scaling out"), runnable by anyone: a NATS server with JetStream on
+ * free ports; a fixed data set (D devices, M messages, event timestamps, device → partition fixed)
+ * in the JetStream stream IN over the 12-partition subject `telemetry.<partition>.<device>`; floe
+ * groups of `floe serve` members reading it with one run per partition (durable per partition) and
+ *   SELECT deviceId, count(*) AS n, avg(v) AS a, window_end() AS we FROM s GROUP BY deviceId, TUMBLINGWINDOW(ss, 10)
+ * in event time (TIMESTAMP="ts"), qos 1, into a JetStream `nats` sink (stream OUT; default message
+ * ids, so a replayed emission is stored once). Shared with the suite: test/helpers/js-scenario.ts.
  *
- *   node_modules/.bin/bun bench/cluster.ts [--members 1,2,3] [--messages 60000] [--devices 1000] [--qos 0|1] [--json FILE]
+ * 1. Throughput: for each member count of `--members` a fresh group reads the whole (already
+ *    published) data set; time from the rule's creation until every partition's durable has
+ *    delivered and acknowledged everything.
+ * 2. Exactness: `--kill-members` members; half the data is published, the rule created, the rest
+ *    published while it runs; once the group has taken ⅓ of it one member is killed with -9, and
+ *    restarted after the others took its partitions over. The output stored in OUT is compared
+ *    row for row with one `floe run --replay` of the same data: `exact: yes|no`, rows, duplicates
+ *    suppressed (sink publishes the stream dropped as already stored), lost, wrong.
  *
- * Over MQTT, not yet the issue's JetStream scenario with a kill -9 and an exact comparison with
- * `floe run --replay`: that needs the `nats` source and sink (README "Scaling out", not there yet).
- * One process publishes, so the publisher's rate caps what is measured; it is printed too.
+ *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--json FILE]
+ *
+ * One process publishes and all members share the machine's cores with NATS: on 2 cores the
+ * scaling ratio cannot reach the member count (see the printed load).
  */
 import { writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import mqtt from "mqtt";
-import { Mosquitto } from "../test/helpers/mosquitto.ts";
 import { NatsServer } from "../test/helpers/nats.ts";
-import { startFloe, tempHome, type DaemonProc } from "../test/server/daemon.ts";
+import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
+import { startFloe } from "../test/server/daemon.ts";
 
 const { values } = parseArgs({
   options: {
     members: { type: "string", default: "1,2,3" },
-    messages: { type: "string", default: "60000" },
+    "kill-members": { type: "string", default: "3" },
+    messages: { type: "string", default: "500000" },
     devices: { type: "string", default: "1000" },
-    qos: { type: "string", default: "0" },
     json: { type: "string" },
   },
 });
-const MEMBERS = values.members!.split(",").map(Number);
+const MEMBERS = values.members!.split(",").filter((x) => x).map(Number);
+const KILL_N = Number(values["kill-members"]);
 const M = Number(values.messages);
 const D = Number(values.devices);
-const P = 12;
-const QOS = Number(values.qos) as 0 | 1;
-
-async function until(fn: () => Promise<boolean>, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`not reached within ${ms} ms`);
-    await Bun.sleep(50);
-  }
-}
-
-async function json<T>(d: DaemonProc, path: string): Promise<T> {
-  return JSON.parse((await d.call("GET", path)).text) as T;
-}
-
-/** One run with `n` members: messages per second through the group, and the publisher's rate. */
-async function run(n: number, nats: NatsServer, broker: Mosquitto): Promise<{ members: number; seconds: number; rate: number; publishRate: number; received: number }> {
-  const group = `bench${n}_${Date.now().toString(36)}`;
-  const floes: DaemonProc[] = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const env = { KUIPER__CLUSTER__NATS: nats.url, KUIPER__CLUSTER__GROUP: group, KUIPER__CLUSTER__INSTANCE: `m${i}`, KUIPER__CLUSTER__PARTITIONS: String(P) };
-      floes.push(await startFloe(tempHome(), env));
-    }
-    const a = floes[0]!;
-    await until(async () => (await json<{ instances: { live: boolean }[] }>(a, "/cluster")).instances.filter((x) => x.live).length === n, 20_000);
-    await a.call("PUT", "/metadata/sources/mqtt/confKeys/b", { server: broker.url, qos: QOS });
-    await a.call("POST", "/streams", { sql: 'CREATE STREAM s (deviceId string, v float) WITH (TYPE="mqtt", DATASOURCE="bench/{partition}/+", CONF_KEY="b", EXTRA="{\\"partitionKey\\":\\"deviceId\\"}")' });
-    const rule = { id: "r", sql: "SELECT deviceId, count(*) AS n, avg(v) AS a FROM s GROUP BY deviceId, TUMBLINGWINDOW(ss, 10)", actions: [{ nop: {} }] };
-    const r = await a.call("POST", "/rules", rule);
-    if (r.status !== 201) throw new Error(`rule: ${r.text}`);
-    // Every partition runs somewhere and every run is subscribed.
-    await until(async () => {
-      const runs = await Promise.all(floes.map((f) => json<{ partitionedRules: Record<string, number[]> }>(f, "/cluster")));
-      if (runs.flatMap((v) => v.partitionedRules.r ?? []).length !== P) return false;
-      const st = await json<Record<string, Record<string, number>>>(a, "/v2/rules/r/status?instance=all");
-      return Object.values(st).every((s) => s.source_s_0_connection_status === undefined || s.source_s_0_connection_status === 1);
-    }, 30_000);
-    const client = await mqtt.connectAsync(broker.url.replace("tcp:", "mqtt:"));
-    const t0 = performance.now();
-    let inflight: Promise<unknown>[] = [];
-    for (let i = 0; i < M; i++) {
-      const d = i % D;
-      inflight.push(client.publishAsync(`bench/${d % P}/d${d}`, `{"deviceId":"d${d}","v":${i % 100}}`, { qos: QOS }));
-      if (inflight.length === 500) {
-        await Promise.all(inflight);
-        inflight = [];
-      }
-    }
-    await Promise.all(inflight);
-    const published = performance.now();
-    // Until all arrived, or (QoS 0 may drop) nothing more arrived for 5 s.
-    let received = 0;
-    let last = performance.now();
-    let done = performance.now();
-    for (;;) {
-      const got = (await json<Record<string, number>>(a, "/v2/rules/r/status")).source_s_0_records_in_total ?? 0;
-      const now = performance.now();
-      if (got > received) (received = got), (last = done = now);
-      if (received >= M || now - last > 5000) break;
-      await Bun.sleep(50);
-    }
-    const seconds = (done - t0) / 1000;
-    await client.endAsync();
-    return { members: n, seconds, rate: received / seconds, publishRate: M / ((published - t0) / 1000), received };
-  } finally {
-    for (const f of floes) await f.stop("SIGKILL");
-  }
-}
+const TIMEOUT = Math.max(120_000, M * 2);
 
 const nats = await NatsServer.start();
-const broker = await Mosquitto.start();
-const results: Awaited<ReturnType<typeof run>>[] = [];
+const nc = await connect({ servers: nats.url });
+const jsm = await jetstreamManager(nc);
+await createStreams(jsm);
+const data = dataSet(D, M);
+console.log(`data: ${D} devices, ${M} messages (+12 ticks), 12 partitions; ${cpus().length} cores`);
+
+async function stopAll(g: Group): Promise<void> {
+  for (const m of g.members) await m.stop("SIGKILL").catch(() => undefined);
+}
+
+const results: { members: number; seconds: number; rate: number }[] = [];
+const summary: Record<string, unknown> = { devices: D, messages: M, partitions: 12 };
 try {
+  // The replay runs while the data set is published (both are needed by every part below).
+  const half = Math.floor(data.length / 2);
+  const t0 = performance.now();
+  const [want, pubRate] = await Promise.all([
+    replay(data).then((rows) => (console.log(`floe run --replay: ${rows.length} rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`), rows)),
+    MEMBERS.length > 0 ? publish(nc, data) : publish(nc, data.slice(0, half)),
+  ]);
+  console.log(`published ${MEMBERS.length > 0 ? data.length : half} messages at ${Math.round(pubRate)} msg/s`);
+
   for (const n of MEMBERS) {
-    const res = await run(n, nats, broker);
-    results.push(res);
-    const base = results[0]!.rate;
-    console.log(
-      `members ${n}: ${res.received} of ${M} messages in ${res.seconds.toFixed(2)} s = ${Math.round(res.rate)} msg/s (×${(res.rate / base).toFixed(2)} of ${results[0]!.members}); publisher ${Math.round(res.publishRate)} msg/s; load ${loadavg()[0]!.toFixed(1)}`,
-    );
+    const tag = `t${n}`;
+    const g = await startGroup(nats, tag, n, false);
+    try {
+      const t = performance.now();
+      await createRule(g, nats, tag);
+      await until(() => drained(jsm, tag), TIMEOUT, `group of ${n} reading everything`);
+      const seconds = (performance.now() - t) / 1000;
+      const rate = data.length / seconds;
+      results.push({ members: n, seconds, rate });
+      const rows = compare(await stored(nc, tag), want);
+      console.log(
+        `members ${n}: ${data.length} messages in ${seconds.toFixed(2)} s = ${Math.round(rate)} msg/s (×${(rate / results[0]!.rate).toFixed(2)} of ${results[0]!.members}); rows ${rows.rows}/${rows.expected}; load ${loadavg()[0]!.toFixed(1)}`,
+      );
+    } finally {
+      await stopAll(g);
+    }
+  }
+
+  if (KILL_N >= 2) {
+    const tag = "k";
+    const g = await startGroup(nats, "kill", KILL_N, true);
+    try {
+      const pubs = countPublishes(nc, tag);
+      // A fresh durable per partition reads IN from its start. Without the throughput part only
+      // the first half is in IN (published above) and the rest is published while the rule runs;
+      // with it everything is, and the kill lands mid-read.
+      await createRule(g, nats, tag);
+      const rest = MEMBERS.length === 0 ? publish(nc, data.slice(half)) : Promise.resolve(0);
+      await until(async () => (await recordsIn(g)) >= data.length / 3, TIMEOUT, "a third of the input taken");
+      const victim = KILL_N - 1;
+      g.members[victim]!.proc.kill("SIGKILL");
+      const killedAt = await recordsIn(g);
+      console.log(`kill -9 member m${victim} after about ${killedAt} messages taken`);
+      await rest;
+      await takenOver(g.members.filter((_, i) => i !== victim));
+      g.members[victim] = await startFloe(g.members[victim]!.dir, g.envs[victim]!);
+      console.log(`m${victim} restarted`);
+      await until(() => drained(jsm, tag), TIMEOUT, "every partition read and acknowledged");
+      let rows = await stored(nc, tag);
+      await until(async () => (rows = await stored(nc, tag)).filter((r) => r.deviceId !== "tick").length >= want.length, 10_000).catch(() => undefined);
+      await Bun.sleep(500);
+      const c = compare(rows, want);
+      const suppressed = pubs.count() - rows.length;
+      pubs.stop();
+      console.log(`exact: ${c.exact ? "yes" : "no"}`);
+      console.log(`rows ${c.rows} (replay ${c.expected}); duplicates suppressed ${suppressed}; lost ${c.lost}; wrong ${c.wrong}; extra ${c.extra}; duplicate rows stored ${c.duplicateKeys}`);
+      if (!c.exact) console.log(`differences (partition → window end → rows): ${JSON.stringify(c.where)}; e.g. (expected, got) ${JSON.stringify(c.examples)}`);
+      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot/.test(l)).join("\n"));
+      Object.assign(summary, { exact: c.exact, rows: c.rows, expected: c.expected, duplicatesSuppressed: suppressed, lost: c.lost, wrong: c.wrong, extra: c.extra });
+    } finally {
+      await stopAll(g);
+    }
   }
 } finally {
-  await broker.stop();
+  await nc.close();
   await nats.stop();
 }
-if (values.json) writeFileSync(values.json, JSON.stringify({ messages: M, devices: D, partitions: P, results }, null, 2));
+if (results.length > 1) {
+  const base = results[0]!;
+  console.log(`scaling: ${results.map((r) => `${r.members} → ×${(r.rate / base.rate).toFixed(2)}`).join(", ")} (${cpus().length} cores shared by the members, NATS and the publisher)`);
+}
+if (values.json) writeFileSync(values.json, JSON.stringify({ ...summary, results }, null, 2));

@@ -6,4 +6,4 @@ export { Membership, type Member, type MemberInfo } from "./membership.ts";
 export { ClusterNode, type ClusterView } from "./node.ts";
 export { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
 export { GroupRpc, type RpcHandler } from "./rpc.ts";
-export { jetStreamOffsets, rewindConsumer, type JsOffset } from "./rewind.ts";
+export { jetStreamOffsets, restartConsumer, rewindConsumer, type JsOffset } from "./rewind.ts";

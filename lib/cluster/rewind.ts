@@ -7,6 +7,10 @@
  * starts: when the consumer's ack floor is past the checkpoint's stream sequence, the consumer is
  * recreated (same configuration) to deliver from the sequence after it, and the source skips
  * nothing the restored state lacks.
+ *
+ * An owner killed before any of its checkpoints reached the group leaves no checkpoint at all,
+ * yet it may have acknowledged what its local checkpoints covered: the new owner, starting from
+ * an empty state, restarts the partition's durable consumer from its beginning (`restartConsumer`).
  */
 import { DeliverPolicy, jetstreamManager, type ConsumerConfig } from "@nats-io/jetstream";
 import { decodeState } from "../store/state-codec.ts";
@@ -56,5 +60,24 @@ export async function rewindConsumer(nc: NatsConnection, o: JsOffset): Promise<b
   delete cfg.opt_start_time;
   await jsm.consumers.delete(o.stream, o.consumer);
   await jsm.consumers.add(o.stream, cfg);
+  return true;
+}
+
+/**
+ * Recreates durable consumer `consumer` with its own configuration when it has delivered anything,
+ * so it delivers again from its start (its deliver policy): for a partition taken over with no
+ * group checkpoint, whose state is therefore empty. True when it did; a missing consumer is left alone.
+ */
+export async function restartConsumer(nc: NatsConnection, stream: string, consumer: string): Promise<boolean> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  let info;
+  try {
+    info = await jsm.consumers.info(stream, consumer);
+  } catch {
+    return false;
+  }
+  if (info.delivered.stream_seq === 0 && info.ack_floor.stream_seq === 0) return false;
+  await jsm.consumers.delete(stream, consumer);
+  await jsm.consumers.add(stream, { ...info.config });
   return true;
 }

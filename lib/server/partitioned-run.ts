@@ -76,6 +76,19 @@ export function partitionKeyWarning(def: RuleDef, part: Partitioning): string | 
   return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
 }
 
+/**
+ * The JetStream durables partition `p` of a `nats` stream reads (EXTRA's `stream` and `durable`,
+ * `{partition}` replaced); none when the stream is not JetStream or leaves them to discovery.
+ */
+export function partitionDurables(stream: StreamDef, p: number): { stream: string; consumer: string }[] {
+  if ((stream.options.TYPE ?? "").toLowerCase() !== "nats") return [];
+  const extra = extraOf(stream);
+  const sub = (v: unknown) => (typeof v === "string" ? v.replaceAll(PARTITION_TOKEN, String(p)) : "");
+  const s = sub(extra.stream);
+  const d = sub(extra.durable);
+  return s && d ? [{ stream: s, consumer: d }] : [];
+}
+
 /** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
 export function partitionRunId(rule: string, p: number): string {
   return `${rule}.p${p}`;
@@ -87,6 +100,8 @@ export interface PartitionedRunOptions {
   readonly cluster: ClusterNode;
   readonly dataDir: string;
   /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`). */
+  /** The JetStream durables partition `p` reads (restarted when it is taken over with no group checkpoint). */
+  readonly durables?: (p: number) => { stream: string; consumer: string }[];
   readonly startPartition: (p: number, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
   readonly onExit: (exit: RunExit) => void;
   /** Whether the rule still exists (a deleted rule's runs leave nothing in the group store). */
@@ -152,19 +167,33 @@ export class PartitionedRun implements RuleRun {
       if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
       cp = await cluster.checkpoints.load(this.id, p);
     }
-    // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
-    if (cp) {
+    // An empty state is a claim (below): the owner had no checkpoint in the group yet.
+    const state = cp?.state ? cp.state : undefined;
+    if (state) {
       const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
-      for (const o of jetStreamOffsets(cp.state)) {
+      // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
+      for (const o of jetStreamOffsets(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+      }
+    } else if (this.o.def.options.qos >= 1) {
+      // (qos 0 keeps no checkpoints: its durable's acknowledgements are all there is to resume from.)
+      // Claimed before the restart below, so a member joining meanwhile waits for this one's
+      // release instead of reading the same durable at once (its first checkpoint is a moment away).
+      await cluster.checkpoints.save(this.id, p, "", false);
+      // No checkpoint reached the group: the state starts empty, so the partition is read from its
+      // start again — a previous owner killed before its first upload may have acknowledged some of it.
+      for (const d of this.o.durables?.(p) ?? []) {
+        const { restartConsumer } = await import("../cluster/rewind.ts");
+        if (await restartConsumer(cluster.nc, d.stream, d.consumer).catch((e) => (this.o.log(`rule ${this.id}: cannot restart consumer ${d.stream}/${d.consumer}: ${errorText(e)}`), false)))
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${d.stream}/${d.consumer} restarted from its start: no checkpoint in the group`);
       }
     }
     const local = checkpointStore(this.o.dataDir);
     // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
     local.clear(runId);
-    if (cp) local.save(runId, cp.state, cp.ts);
-    this.uploaded.set(p, cp?.state ?? "");
+    if (state) local.save(runId, state, cp!.ts);
+    this.uploaded.set(p, state ?? "");
     const run = await this.o.startPartition(p, (exit) => {
       // One partition failing stops the rule, as a single run's failure does; an end of input ends that partition only.
       if (exit.kind === "error") this.o.onExit(exit);
@@ -174,7 +203,7 @@ export class PartitionedRun implements RuleRun {
       return;
     }
     this.runs.set(p, run);
-    this.o.log(`rule ${this.id}: partition ${p} started here${cp ? ` from the checkpoint ${cp.owner} saved` : ""}`);
+    this.o.log(`rule ${this.id}: partition ${p} started here${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
   }
 
   private async release(p: number): Promise<void> {
@@ -189,7 +218,8 @@ export class PartitionedRun implements RuleRun {
   /** Copies partition `p`'s newest local checkpoint to the group when it changed (`released`: the last one of this ownership). */
   private async upload(p: number, released: boolean): Promise<void> {
     if (!this.o.exists()) return;
-    const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p));
+    const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p)) ?? (released ? "" : undefined);
+    // Released with no checkpoint of its own: the empty release still ends the new owner's wait.
     if (state === undefined) return;
     if (state === this.uploaded.get(p) && !released) return;
     await this.o.cluster.checkpoints.save(this.id, p, state, released);

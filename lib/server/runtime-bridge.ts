@@ -17,7 +17,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
+import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
@@ -93,6 +93,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         onExit,
         log: engine.log,
         exists: () => engine.rules.get(def.id) !== undefined,
+        durables: (p) => partitionDurables(partitioned.stream, p),
         startPartition: async (p, exit) => {
           // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
           const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;

@@ -1,8 +1,13 @@
-/** A take-over over JetStream rewinds the partition's durable consumer to the group checkpoint's read position. */
+/**
+ * A take-over over JetStream rewinds the partition's durable consumer to the group checkpoint's read
+ * position, or, with no group checkpoint, restarts it from its start.
+ */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { jetStreamOffsets, rewindConsumer } from "../../lib/cluster/rewind.ts";
+import { jetStreamOffsets, restartConsumer, rewindConsumer } from "../../lib/cluster/rewind.ts";
+import type { StreamDef } from "../../lib/plan/streams.ts";
+import { partitionDurables } from "../../lib/server/partitioned-run.ts";
 import { encodeState } from "../../lib/store/state-codec.ts";
 import { NatsServer } from "../helpers/nats.ts";
 
@@ -50,4 +55,33 @@ test("a consumer acknowledged past the checkpoint delivers again from the sequen
   expect([info.config.filter_subject, info.config.ack_policy]).toEqual(["tele.0.>", AckPolicy.Explicit]);
   expect(await rewindConsumer(nc, { stream: "TELE", consumer: "d0", seq: 20 })).toBe(false);
   expect(await rewindConsumer(nc, { stream: "TELE", consumer: "nope", seq: 1 })).toBe(false);
+});
+
+test("a consumer that delivered anything restarts from its start with its own configuration; an unused or missing one is left alone", async () => {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: "TELE2", subjects: ["tele2.>"] });
+  const js = jetstream(nc);
+  for (let i = 1; i <= 5; i++) await js.publish("tele2.1.dev", JSON.stringify({ i }));
+  await jsm.consumers.add("TELE2", { durable_name: "d1", ack_policy: AckPolicy.Explicit, filter_subject: "tele2.1.>" });
+  expect(await restartConsumer(nc, "TELE2", "d1")).toBe(false);
+  const c = await js.consumers.get("TELE2", "d1");
+  for (let i = 0; i < 3; i++) await (await c.next({ expires: 2000 }))!.ackAck();
+  expect(await restartConsumer(nc, "TELE2", "d1")).toBe(true);
+  const again = await js.consumers.get("TELE2", "d1");
+  const seqs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const m = await again.next({ expires: 2000 });
+    seqs.push(m!.seq);
+    m!.ack();
+  }
+  expect(seqs).toEqual([1, 2, 3, 4, 5]);
+  expect((await jsm.consumers.info("TELE2", "d1")).config.filter_subject).toBe("tele2.1.>");
+  expect(await restartConsumer(nc, "TELE2", "nope")).toBe(false);
+});
+
+test("the durables a partition of a nats stream reads", () => {
+  const def = (type: string, extra: unknown) => ({ name: "s", kind: "stream", options: { TYPE: type, DATASOURCE: "t.{partition}.*", EXTRA: JSON.stringify(extra) } }) as unknown as StreamDef;
+  expect(partitionDurables(def("nats", { stream: "IN", durable: "r_{partition}" }), 7)).toEqual([{ stream: "IN", consumer: "r_7" }]);
+  expect(partitionDurables(def("nats", { durable: "r_{partition}" }), 7)).toEqual([]);
+  expect(partitionDurables(def("mqtt", { stream: "IN", durable: "r" }), 7)).toEqual([]);
 });
