@@ -10,6 +10,7 @@ import { isObj, type Obj, type Value } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
+import { pickEnvelopeJson, pickTupleJson } from "../io/formats/json-pick.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { createCatalog } from "../functions/index.ts";
@@ -194,6 +195,25 @@ class PipeRun {
     return src ? (src.valueColumns !== undefined ? src.valueColumns : src.columns) : null;
   };
 
+  /**
+   * Member-selective decoding (json-pick.ts, issue 11): only when the rule names its columns (no
+   * `*`), matches them case-sensitively (ignoreCase folds names the scan could not know) and no
+   * column is `__proto__` (a plain object's setter). Otherwise, and for any line the scan declines,
+   * the full decoder.
+   */
+  private pickable(keep: ReadonlySet<string> | null): keep is ReadonlySet<string> {
+    return !this.req.ignoreCase && keep !== null && !keep.has("__proto__");
+  }
+
+  private tuple(text: string): Value {
+    const keep = this.keepFor(undefined);
+    return (this.pickable(keep) ? pickTupleJson(text, keep) : undefined) ?? decodeTupleJson(text, keep);
+  }
+
+  private envelope(text: string): Envelope {
+    return (!this.req.ignoreCase ? pickEnvelopeJson(text, this.keepFor) : undefined) ?? envelope(text, this.keepFor);
+  }
+
   /** Handles a batch of lines; false once the run has failed. */
   lines(batch: string[]): boolean {
     if (!this.req.replay) this.stamp.ms = this.clock.now();
@@ -203,7 +223,7 @@ class PipeRun {
         if (!text.trim()) continue;
         let env: Envelope;
         try {
-          env = this.req.replay ? envelope(text, this.keepFor) : { data: decodeTupleJson(text, this.keepFor(undefined)) };
+          env = this.req.replay ? this.envelope(text) : { data: this.tuple(text) };
         } catch (e) {
           this.decodeError(no, errorText(e));
           continue;
