@@ -52,7 +52,8 @@ export function pickEnvelopeJson(text: string, keepFor: (stream: string | undefi
   const s = text;
   let i = ws(s, 0);
   if (s.charCodeAt(i) !== 123) return undefined;
-  const out: PickedEnvelope = {};
+  // One shape for every envelope (absent parts stay undefined, as envelope() in direct.ts gives them).
+  const out: PickedEnvelope = { ts: undefined, stream: undefined, data: undefined, raw: undefined, meta: undefined };
   // The last occurrence of each member wins, as with JSON.parse. `data` is picked when met, with
   // the columns of the stream named so far; a `stream` after it re-picks it at the end.
   let dA = -1, dStream: string | undefined, tsA = -1, tsB = -1, mA = -1, mB = -1;
@@ -97,7 +98,7 @@ export function pickEnvelopeJson(text: string, keepFor: (stream: string | undefi
     }
   }
   if (ws(s, i) !== s.length) return undefined;
-  if (tsA >= 0 && isNumberStart(s.charCodeAt(tsA))) out.ts = Number(s.slice(tsA, tsB));
+  if (tsA >= 0 && isNumberStart(s.charCodeAt(tsA))) out.ts = plainNumber(s, tsA, tsB);
   if (mA >= 0) out.meta = decodeTupleJson(s.slice(mA, mB));
   if (dA >= 0 && dStream !== out.stream) {
     const keep = keepFor(out.stream);
@@ -124,9 +125,24 @@ function keyIn(s: string, a: number, b: number, names: string[]): string | undef
   const len = b - a;
   for (let j = 0; j < names.length; j++) {
     const k = names[j]!;
-    if (k.length === len && s.startsWith(k, a)) return k;
+    if (k.length !== len) continue;
+    let m = 0;
+    while (m < len && k.charCodeAt(m) === s.charCodeAt(a + m)) m++;
+    if (m === len) return k;
   }
   return undefined;
+}
+
+/** The float64 of a (validated) number literal; up to 15 plain digits without a string. */
+function plainNumber(s: string, a: number, b: number): number {
+  if (b - a > 15) return Number(s.slice(a, b));
+  let n = 0;
+  for (let i = a; i < b; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return Number(s.slice(a, b));
+    n = n * 10 + (c - 48);
+  }
+  return n;
 }
 
 function isNumberStart(c: number): boolean {
@@ -222,12 +238,16 @@ function numberAt(s: string, a: number): Value {
   return b === BAIL ? null : Number(s.slice(a, b));
 }
 
+/** The index of the first non-blank at or after i (JSON's four blanks only). */
 function ws(s: string, i: number): number {
-  for (;;) {
+  // Never read past the end: an out-of-range charCodeAt (NaN) makes JSC recompile the caller slowly.
+  const n = s.length;
+  while (i < n) {
     const c = s.charCodeAt(i);
-    if (c === 32 || c === 10 || c === 13 || c === 9) i++;
-    else return i;
+    if (c > 32 || !(c === 32 || c === 10 || c === 13 || c === 9)) return i;
+    i++;
   }
+  return i;
 }
 
 /** The last skipString met a backslash. */
