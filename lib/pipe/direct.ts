@@ -39,6 +39,9 @@ interface Envelope {
   meta?: Value;
 }
 
+/** Lines over which member-selective decoding proves itself (json-pick.ts). */
+const PICK_PROBE = 64;
+
 /** A rule file with no CREATE STREAM statement (tables aside) reads schemaless streams from the input. */
 function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string, StreamDef> {
   const defs = new Map<string, StreamDef>();
@@ -201,17 +204,27 @@ class PipeRun {
    * column is `__proto__` (a plain object's setter). Otherwise, and for any line the scan declines,
    * the full decoder.
    */
-  private pickable(keep: ReadonlySet<string> | null): keep is ReadonlySet<string> {
-    return !this.req.ignoreCase && keep !== null && !keep.has("__proto__");
+  private pickOn = true;
+  private pickTries = 0;
+  private pickMisses = 0;
+
+  /** A declined line costs its scan and the full decode: an input the scan mostly declines stops trying. */
+  private picked<T>(v: T | undefined): T | undefined {
+    if (++this.pickTries <= PICK_PROBE) {
+      if (v === undefined) this.pickMisses++;
+      if (this.pickTries === PICK_PROBE && this.pickMisses * 2 > PICK_PROBE) this.pickOn = false;
+    }
+    return v;
   }
 
   private tuple(text: string): Value {
     const keep = this.keepFor(undefined);
-    return (this.pickable(keep) ? pickTupleJson(text, keep) : undefined) ?? decodeTupleJson(text, keep);
+    const v = this.pickOn && !this.req.ignoreCase && keep !== null && !keep.has("__proto__") ? this.picked(pickTupleJson(text, keep)) : undefined;
+    return v ?? decodeTupleJson(text, keep);
   }
 
   private envelope(text: string): Envelope {
-    return (!this.req.ignoreCase ? pickEnvelopeJson(text, this.keepFor) : undefined) ?? envelope(text, this.keepFor);
+    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor)) : undefined) ?? envelope(text, this.keepFor);
   }
 
   /** Handles a batch of lines; false once the run has failed. */
