@@ -237,9 +237,29 @@ function numberAt(s: string, a: number): Value {
     const big = BigInt(text);
     return big > 9223372036854775807n || big < -9223372036854775808n ? Number(text) : big;
   }
+  if (c === 46) {
+    // A decimal fraction of at most 15 digits in all and no exponent: the digits as an integer
+    // and one division by an exact power of ten give the correctly rounded double (Clinger's
+    // fast path), as Number() of the text would.
+    const f0 = i + 1;
+    c = s.charCodeAt(++i);
+    while (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      c = s.charCodeAt(++i);
+    }
+    const digits = i - d0 - 1;
+    if (i > f0 && c !== 101 && c !== 69 && digits <= 15) {
+      p = i;
+      const v = n / POW10[i - f0]!;
+      return neg ? -v : v;
+    }
+  }
   const b = (p = skipNumber(s, a));
   return b === BAIL ? null : Number(s.slice(a, b));
 }
+
+/** 10^0 … 10^15, each exact in a double. */
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
 /** The index of the first non-blank at or after i (JSON's four blanks only). */
 function ws(s: string, i: number): number {

@@ -175,6 +175,19 @@ describe("json-pick against the full decoder", () => {
     expect(pickEnvelopeJson('{"data":{"temp":1}}', () => null)).toBeUndefined(); // the rule reads `*`
   });
 
+  test("decimal fractions read by hand round as Number() does", () => {
+    const r = rng(3);
+    const keep = new Set(["a"]);
+    for (let n = 0; n < 50000; n++) {
+      const whole = Math.floor(r() * 4) === 0 ? "0" : String(Math.floor(r() * 10 ** Math.floor(r() * 10)));
+      let frac = "";
+      for (let k = Math.floor(r() * 14) + 1; k > 0; k--) frac += Math.floor(r() * 10);
+      const text = `${r() < 0.3 ? "-" : ""}${whole}.${frac}`;
+      const got = pickTupleJson(`{"a":${text}}`, keep)!.a;
+      if (!Object.is(got, Number(text))) throw new Error(`${text}: ${String(got)} vs ${Number(text)}`);
+    }
+  });
+
   test("number typing of kept members", () => {
     const keep = new Set(["a", "b", "c", "d", "e", "f"]);
     const got = pickTupleJson('{"a":1,"b":1.0,"c":-0,"d":9223372036854775807,"e":9223372036854775808,"f":1e2,"g":2}', keep)!;
