@@ -18,7 +18,7 @@ import { decodeTupleJson } from "./json-tuple.ts";
 /** Nesting past this gives up (the full path checks the real limit, json-depth.ts). */
 const MAX_SCAN_DEPTH = 200;
 
-/** Thrown inside the scan: the line is not the plain case; the caller takes the full path. */
+/** Returned (as an index, or in `p`) inside the scan: not the plain case; the caller takes the full path. */
 const BAIL = -1;
 
 /** Scan position, shared by the helpers below (one line at a time, never re-entered). */
@@ -35,7 +35,7 @@ export function pickTupleJson(text: string, keep: ReadonlySet<string>): Obj | un
   return o;
 }
 
-/** A replay envelope's parts (pipe-mode.md §Input), as `envelope()` in pipe/direct.ts builds them. */
+/** A replay envelope's parts (pipe-mode.md §Input), as `envelope()` in pipe/direct.ts builds them (`raw` lines are declined). */
 export interface PickedEnvelope {
   ts?: number;
   stream?: string;
@@ -322,10 +322,6 @@ function skipNumber(s: string, i: number): number {
     while (isDigit(s.charCodeAt(++i)));
   }
   return i;
-}
-
-export function skipOnly(s: string): number {
-  return skipValue(s, 0, 1);
 }
 
 /** Validates the value at i (at nesting `depth`); the index after it, or BAIL. */
