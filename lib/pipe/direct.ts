@@ -10,6 +10,7 @@ import { isObj, type Obj, type Value } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
+import { pickEnvelopeJson, pickTupleJson } from "../io/formats/json-pick.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { createCatalog } from "../functions/index.ts";
@@ -35,6 +36,9 @@ interface Envelope {
   raw?: string;
   meta?: Value;
 }
+
+/** Lines over which member-selective decoding proves itself (json-pick.ts). */
+const PICK_PROBE = 64;
 
 /** A rule file with no CREATE STREAM statement (tables aside) reads schemaless streams from the input. */
 function streamDefs(creates: CreateStatement[], fromNames: string[]): Map<string, StreamDef> {
@@ -200,6 +204,35 @@ class PipeRun {
     return src ? (src.valueColumns !== undefined ? src.valueColumns : src.columns) : null;
   };
 
+  /**
+   * Member-selective decoding (json-pick.ts, issue 11): only when the rule names its columns (no
+   * `*`), matches them case-sensitively (ignoreCase folds names the scan could not know) and no
+   * column is `__proto__` (a plain object's setter). Otherwise, and for any line the scan declines,
+   * the full decoder.
+   */
+  private pickOn = true;
+  private pickTries = 0;
+  private pickMisses = 0;
+
+  /** A declined line costs its scan and the full decode: an input the scan mostly declines stops trying. */
+  private picked<T>(v: T | undefined): T | undefined {
+    if (++this.pickTries <= PICK_PROBE) {
+      if (v === undefined) this.pickMisses++;
+      if (this.pickTries === PICK_PROBE && this.pickMisses * 2 > PICK_PROBE) this.pickOn = false;
+    }
+    return v;
+  }
+
+  private tuple(text: string): Value {
+    const keep = this.keepFor(undefined);
+    const v = this.pickOn && !this.req.ignoreCase && keep !== null && !keep.has("__proto__") ? this.picked(pickTupleJson(text, keep)) : undefined;
+    return v ?? decodeTupleJson(text, keep);
+  }
+
+  private envelope(text: string): Envelope {
+    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor)) : undefined) ?? envelope(text, this.keepFor);
+  }
+
   /** Handles a batch of lines; false once the run has failed. */
   lines(batch: string[]): boolean {
     if (!this.req.replay) this.stamp.ms = this.clock.now();
@@ -209,7 +242,7 @@ class PipeRun {
         if (!text.trim()) continue;
         let env: Envelope;
         try {
-          env = this.req.replay ? envelope(text, this.keepFor) : { data: decodeTupleJson(text, this.keepFor(undefined)) };
+          env = this.req.replay ? this.envelope(text) : { data: this.tuple(text) };
         } catch (e) {
           this.decodeError(no, errorText(e));
           continue;

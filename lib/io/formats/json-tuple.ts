@@ -172,7 +172,10 @@ class ExactParser {
       if (this.s[this.i] !== ":") this.fail("after object key");
       this.i++;
       this.ws();
-      o[k] = this.value();
+      const v = this.value();
+      // As JSON.parse: `__proto__` is an own member, not the prototype (which `o[k] =` would set).
+      if (k === "__proto__") Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+      else o[k] = v;
       this.ws();
       const c = this.s[this.i++];
       if (c === "}") return o;
