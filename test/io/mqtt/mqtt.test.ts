@@ -209,8 +209,11 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const dups = seen.length - new Set(seen).size;
       expect(new Set(seen).size).toBe(N);
       // Redeliveries the broker marked DUP are counted on the source node; others came from the publisher's own resend.
+      // A DUP-marked redelivery of a message whose first copy died with the connection is counted too
+      // (the flag says "may have been sent", MQTT 3.3.1.1), so the count may exceed the duplicates
+      // delivered by the messages in flight at the stop (at most the 201 published before it).
       const counted = rule.duplicates();
-      expect(counted).toBeLessThanOrEqual(dups);
+      expect(counted).toBeLessThanOrEqual(dups + 201);
       console.log(`[${reader}] broker restart: ${N} unique, ${dups} duplicates delivered, ${counted} marked DUP by the broker`);
       expect(metric(rule, "source_s_0_connection_last_disconnected_time")).toBeGreaterThan(0);
       expect(metric(rule, "source_s_0_connection_status")).toBe(1);
