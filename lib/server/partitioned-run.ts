@@ -8,10 +8,10 @@
  *
  * Each partition's run keeps its checkpoints in the local store under `<rule>.p<n>` (qos ≥ 1) and
  * this module copies every new one into the group's store (cluster/checkpoints.ts). A member that
- * takes a partition over copies the group's newest checkpoint back (and claims it: the group then
- * names the new owner) before the run starts, so the
- * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
- * waits for that owner's release, which uploads the state it stopped with.
+ * takes a partition over copies the group's newest checkpoint back before the run starts, so the
+ * run restores it, and claims it (the group's checkpoint then names the new owner); when the
+ * previous owner is still alive (a rebalance, not a death) it first waits for that owner's
+ * release, which uploads the state it stopped with.
  */
 import type { ClusterNode } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
