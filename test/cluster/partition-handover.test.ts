@@ -78,7 +78,7 @@ async function member(group: string, instance: string, work?: (p: number) => str
         nodes: () => [new NodeMetrics("source", "s")],
         topo: () => ({ sources: [], edges: {} }),
         // Stopping takes a while (a final checkpoint, acknowledgements): the new owner looks at the group meanwhile.
-        stop: () => Bun.sleep(500),
+        stop: () => Bun.sleep(1000),
       };
     },
   });
