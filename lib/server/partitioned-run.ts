@@ -9,8 +9,9 @@
  * Each partition's run keeps its checkpoints in the local store under `<rule>.p<n>` (qos ≥ 1) and
  * this module copies every new one into the group's store (cluster/checkpoints.ts). A member that
  * takes a partition over copies the group's newest checkpoint back before the run starts, so the
- * run restores it; when the previous owner is still alive (a rebalance, not a death) it first
- * waits for that owner's release, which uploads the state it stopped with.
+ * run restores it, and claims it (the group's checkpoint then names the new owner); when the
+ * previous owner is still alive (a rebalance, not a death) it first waits for that owner's
+ * release, which uploads the state it stopped with.
  */
 import type { ClusterNode } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
@@ -167,8 +168,18 @@ export class PartitionedRun implements RuleRun {
       if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
       cp = await cluster.checkpoints.load(this.id, p);
     }
-    // An empty state is a claim (below): the owner had no checkpoint in the group yet.
+    // An empty state is a claim (below) of an owner that had no checkpoint in the group yet.
     const state = cp?.state ? cp.state : undefined;
+    if (this.o.def.options.qos >= 1) {
+      // (qos 0 keeps no checkpoints: its durable's acknowledgements are all there is to resume from.)
+      // Claimed before the run starts, with the state it starts from: from now on the group's
+      // checkpoint names this member, unreleased, until its own uploads and its release. Otherwise
+      // a member joining meanwhile would find the previous owner's checkpoint — its own from before
+      // a kill -9 when it comes back under the same id, or a release from an earlier ownership —
+      // and start from it at once instead of waiting for this member's release. With no state, it
+      // also keeps a joining member from reading the same durable at once (below).
+      await cluster.checkpoints.save(this.id, p, state ?? "", false);
+    }
     if (state) {
       const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
       // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
@@ -177,10 +188,6 @@ export class PartitionedRun implements RuleRun {
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
       }
     } else if (this.o.def.options.qos >= 1) {
-      // (qos 0 keeps no checkpoints: its durable's acknowledgements are all there is to resume from.)
-      // Claimed before the restart below, so a member joining meanwhile waits for this one's
-      // release instead of reading the same durable at once (its first checkpoint is a moment away).
-      await cluster.checkpoints.save(this.id, p, "", false);
       // No checkpoint reached the group: the state starts empty, so the partition is read from its
       // start again — a previous owner killed before its first upload may have acknowledged some of it.
       for (const d of this.o.durables?.(p) ?? []) {
