@@ -56,8 +56,9 @@ test("a rule matching pathological patterns does not stall another rule", async 
   expect(metric(evil, "op_2_project_0_exceptions_total")).toBe(0);
   const first = evilOut.flatMap((r) => r)[0];
   expect(first).toEqual({ m: false, f: "", r: "x", l: false, j: false });
-  // A backtracking engine holds the loop for seconds of CPU on a single row of this input.
-  expect(maxGapMs).toBeLessThan(200);
+  // A backtracking engine holds the loop for seconds of CPU on a single row of this input; the
+  // bound leaves room for a loaded machine's scheduling (a gap of 239 ms was seen under load).
+  expect(maxGapMs).toBeLessThan(1000);
   await evil.stop();
   await steady.stop();
 });
