@@ -16,7 +16,7 @@
  *    row for row with one `floe run --replay` of the same data: `exact: yes|no`, rows, duplicates
  *    suppressed (sink publishes the stream dropped as already stored), lost, wrong.
  *
- *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--json FILE]
+ *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--json FILE]
  *
  * One process publishes and all members share the machine's cores with NATS: on 2 cores the
  * scaling ratio cannot reach the member count (see the printed load).
@@ -24,7 +24,7 @@
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { NatsServer } from "../test/helpers/nats.ts";
+import { NatsCluster, NatsServer } from "../test/helpers/nats.ts";
 import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
 import { startFloe } from "../test/server/daemon.ts";
 
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     messages: { type: "string", default: "500000" },
     devices: { type: "string", default: "1000" },
     json: { type: "string" },
+    "nats-cluster": { type: "boolean", default: false },
   },
 });
 const MEMBERS = values.members!.split(",").filter((x) => x).map(Number);
@@ -43,8 +44,11 @@ const M = Number(values.messages);
 const D = Number(values.devices);
 const TIMEOUT = Math.max(120_000, M * 2);
 
-const nats = await NatsServer.start();
-const nc = await connect({ servers: nats.url });
+// `--nats-cluster`: a 3-node NATS cluster (routes between the servers; every member and connector
+// is given all three URLs) instead of one server.
+const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start();
+console.log(`nats: ${values["nats-cluster"] ? "a 3-node cluster" : "one server"} (${nats.url})`);
+const nc = await connect({ servers: nats.url.split(",") });
 const jsm = await jetstreamManager(nc);
 await createStreams(jsm);
 const data = dataSet(D, M);

@@ -20,7 +20,6 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { prng } from "./prng.ts";
-import { NatsServer } from "./nats.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 
 export const PARTITIONS = 12;
@@ -118,7 +117,7 @@ async function json<T>(d: DaemonProc, path: string): Promise<T> {
 }
 
 /** Starts n members of group `group` and waits until each sees all of them live. */
-export async function startGroup(nats: NatsServer, group: string, n: number, fast: boolean): Promise<Group> {
+export async function startGroup(nats: { readonly url: string }, group: string, n: number, fast: boolean): Promise<Group> {
   const members: DaemonProc[] = [];
   const envs: Record<string, string>[] = [];
   for (let i = 0; i < n; i++) {
@@ -140,7 +139,7 @@ export async function startGroup(nats: NatsServer, group: string, n: number, fas
 }
 
 /** Creates the stream and rule (tag: durable and output subject names) on member 0; true once every partition runs. */
-export async function createRule(g: Group, nats: NatsServer, tag: string): Promise<void> {
+export async function createRule(g: Group, nats: { readonly url: string }, tag: string): Promise<void> {
   const a = g.members[0]!;
   let r = await a.call("PUT", "/metadata/sources/nats/confKeys/n", { server: nats.url });
   if (r.status !== 200) throw new Error(`confKey: ${r.text}`);

@@ -89,3 +89,55 @@ export class NatsServer {
     this.proc = undefined;
   }
 }
+
+/**
+ * A NATS cluster of `n` JetStream servers on free loopback ports, routed to each other. `url` lists
+ * every server, as a floe group's `cluster.nats` and a `nats` connector's `server` accept it.
+ */
+export class NatsCluster {
+  private constructor(readonly servers: NatsServer[]) {}
+
+  get url(): string {
+    return this.servers.map((s) => s.url).join(",");
+  }
+
+  static async start(n = 3): Promise<NatsCluster> {
+    const routes = await Promise.all(Array.from({ length: n }, () => freePort()));
+    const routeUrl = (p: number) => `nats://127.0.0.1:${p}`;
+    const servers = await Promise.all(
+      routes.map((p, i) =>
+        NatsServer.start([
+          "--server_name", `floe-n${i + 1}`, "--cluster_name", "floe",
+          "--cluster", routeUrl(p), "--routes", routes.filter((q) => q !== p).map(routeUrl).join(","),
+        ]),
+      ),
+    );
+    const c = new NatsCluster(servers);
+    await c.waitMetaLeader();
+    return c;
+  }
+
+  /** JetStream in a cluster answers once its servers have elected a meta leader. */
+  private async waitMetaLeader(): Promise<void> {
+    const { connect } = await import("@nats-io/transport-node");
+    const { jetstreamManager } = await import("@nats-io/jetstream");
+    const nc = await connect({ servers: this.url.split(",") });
+    try {
+      for (let i = 0; i < 300; i++) {
+        try {
+          await (await jetstreamManager(nc)).getAccountInfo();
+          return;
+        } catch {
+          await Bun.sleep(100);
+        }
+      }
+      throw new Error("the NATS cluster elected no JetStream meta leader within 30 s");
+    } finally {
+      await nc.close();
+    }
+  }
+
+  async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
+    for (const s of this.servers) await s.stop(signal);
+  }
+}
