@@ -3,7 +3,7 @@
  * over a real NATS server: convergence on the last write, no echo, seeding and catch-up, and a
  * checkpoint saved by one owner restored by the next after the first one dies.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,11 @@ const open: ClusterNode[] = [];
 
 beforeAll(async () => {
   nats = await NatsServer.start();
+});
+
+// A test that stopped the server and failed before restarting it must not take the next ones down.
+afterEach(async () => {
+  if (!nats.running) await nats.restart();
 });
 
 afterAll(async () => {
@@ -222,6 +227,8 @@ test("a write made while NATS is away reaches the group once it is back; a membe
   await b.node.join("http://b");
   await until(() => a.node.members.liveIds().length === 2 && b.node.members.liveIds().length === 2);
   await nats.stop();
+  // Away means the client has seen the connection drop (a put sent before that waits for its answer).
+  await until(() => !a.node.definitions.isConnected, 5000);
   a.store.set("rule", "while-away", "1");
   // A REST call does not hang on the group while NATS is away.
   const t0 = Date.now();
