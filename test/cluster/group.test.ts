@@ -8,6 +8,7 @@ import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 import mqtt from "mqtt";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { NatsServer } from "../helpers/nats.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
 const floes: DaemonProc[] = [];
@@ -39,14 +40,7 @@ async function view(d: DaemonProc): Promise<View> {
 }
 
 /** Polls `fn` until it returns true (every 100 ms, up to `ms`); returns the time it took. */
-async function until(fn: () => Promise<boolean>, ms = 10_000): Promise<number> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(100);
-  }
-  return Date.now() - t0;
-}
+const until = (fn: () => Promise<boolean>, ms = 10_000) => waitFor(fn, "the condition", ms, 100);
 
 const liveOf = (v: View) => v.instances.filter((i) => i.live).map((i) => i.instance);
 

@@ -13,6 +13,7 @@ import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
 import type { RuleDef } from "../../lib/store/rule-def.ts";
 import { NatsServer } from "../helpers/nats.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
 const nodes: ClusterNode[] = [];
@@ -28,13 +29,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function until(fn: () => boolean, ms = 15_000): Promise<void> {
-  const t0 = Date.now();
-  while (!fn()) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(20);
-  }
-}
+const until = (fn: () => boolean, ms = 15_000) => waitFor(fn, "the condition", ms, 20);
 
 test("a member joining waits for the release of a partition that has no group checkpoint yet", async () => {
   const events: string[] = [];

@@ -21,6 +21,7 @@ import { PartitionedRun, partitionRunId } from "../../lib/server/partitioned-run
 import { checkpointStore } from "../../lib/store/checkpoint.ts";
 import type { RuleDef } from "../../lib/store/rule-def.ts";
 import { NatsServer } from "../helpers/nats.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
 const nodes: ClusterNode[] = [];
@@ -37,13 +38,7 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-async function until(fn: () => boolean, ms = 15_000): Promise<void> {
-  const t0 = Date.now();
-  while (!fn()) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(20);
-  }
-}
+const until = (fn: () => boolean, ms = 15_000) => waitFor(fn, "the condition", ms, 20);
 
 async function connect(group: string, instance: string): Promise<ClusterNode> {
   const node = await ClusterNode.connect({ nats: [nats.url], group, instance, partitions: PARTITIONS, heartbeatMs: 200, leaseMs: 1000 }, () => {});

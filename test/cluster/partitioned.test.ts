@@ -9,6 +9,7 @@ import mqtt from "mqtt";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { NatsServer } from "../helpers/nats.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
 let broker: Mosquitto;
@@ -34,13 +35,7 @@ async function view(d: DaemonProc): Promise<View> {
   return JSON.parse((await d.call("GET", "/cluster")).text) as View;
 }
 
-async function until(fn: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(100);
-  }
-}
+const until = (fn: () => Promise<boolean> | boolean, ms = 10_000) => waitFor(fn, "the condition", ms, 100);
 
 /** Every live member runs exactly the partitions it owns (and the rule is running there). */
 async function settled(members: DaemonProc[]): Promise<boolean> {

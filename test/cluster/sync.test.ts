@@ -12,6 +12,7 @@ import { connectGroup, openBucket, type KV } from "../../lib/cluster/nats.ts";
 import type { ClusterSettings } from "../../lib/config/kuiper.ts";
 import { Kv } from "../../lib/store/kv.ts";
 import { NatsServer } from "../helpers/nats.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
 const open: ClusterNode[] = [];
@@ -56,14 +57,7 @@ async function member(group: string, instance: string, local = new Kv(join(mkdte
   return m;
 }
 
-async function until(fn: () => boolean | Promise<boolean>, ms = 15_000): Promise<number> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(20);
-  }
-  return Date.now() - t0;
-}
+const until = (fn: () => boolean | Promise<boolean>, ms = 15_000) => waitFor(fn, "the condition", ms, 20);
 
 test("members converge on the last write of a key written by both at once", async () => {
   const a = await member("conv", "a");

@@ -21,6 +21,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { prng } from "./prng.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
+import { waitFor } from "./runtime.ts";
 
 export const PARTITIONS = 12;
 const ROOT = join(import.meta.dir, "..", "..");
@@ -104,13 +105,7 @@ export interface Group {
   readonly envs: Record<string, string>[];
 }
 
-export async function until(fn: () => Promise<boolean> | boolean, ms: number, what = "condition"): Promise<void> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > ms) throw new Error(`${what} not reached within ${ms} ms`);
-    await Bun.sleep(100);
-  }
-}
+export const until = (fn: () => Promise<boolean> | boolean, ms: number, what = "condition") => waitFor(fn, what, ms, 100);
 
 async function json<T>(d: DaemonProc, path: string): Promise<T> {
   return JSON.parse((await d.call("GET", path)).text) as T;

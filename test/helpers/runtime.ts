@@ -36,13 +36,14 @@ export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
   return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
 }
 
-/** Polls `cond` every 5 ms; fails with `what` after `ms`. */
-export async function waitFor(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
+/** Polls `cond` (sync or async) every `every` ms; fails with `what` after `ms`; resolves to the time it took. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000, every = 5): Promise<number> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what} (${ms} ms)`);
+    await Bun.sleep(every);
   }
+  return Date.now() - t0;
 }
 
 /** One status key of a run. */

@@ -11,6 +11,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { NatsServer } from "../helpers/nats.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
+import { waitFor as waitForAt } from "../helpers/runtime.ts";
 
 let server: NatsServer | undefined;
 let nc: NatsConnection | undefined;
@@ -22,13 +23,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
+const waitFor = (cond: () => boolean | Promise<boolean>, what: string, ms = 30_000) => waitForAt(cond, what, ms, 20);
 
 async function status(p: DaemonProc, id: string): Promise<Record<string, unknown>> {
   const r = await p.call("GET", `/rules/${id}/status`);

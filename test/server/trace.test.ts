@@ -95,13 +95,7 @@ async function traceIds(query = ""): Promise<string[]> {
   return JSON.parse(r.text) as string[];
 }
 
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
+const until = (cond: () => Promise<boolean>, what: string) => waitFor(cond, what, 10_000, 20);
 
 function names(n: Node): string {
   return n.ChildSpan.length ? `${n.name}(${n.ChildSpan.map(names).join(", ")})` : n.name;
