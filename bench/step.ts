@@ -1,6 +1,6 @@
 /**
  * One measured step of bench.md's method: a fresh bounded broker, the engine pinned to CPU 1, the
- * generator (in this process, pinned to CPU 0; meter.ts CPUS), the warm-up burst, the open-loop send, the
+ * generator (in this process) and the broker to CPU 0 (meter.ts CPUS), the warm-up burst, the open-loop send, the
  * end-of-send gap from the engine's own source counter, CPU and memory meters, then the exact proof
  * on the sink output cross-checked with the engine's counters.
  */
