@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { canConnect, mosquittoPath } from "../test/helpers/mosquitto.ts";
-import { pinned } from "./meter.ts";
+import { CPUS, pinned } from "./meter.ts";
 
 /** A free loopback TCP port (bound, read, released). */
 export function freePort(): number {
@@ -24,7 +24,7 @@ export interface Broker {
 }
 
 /** Starts a bounded Mosquitto on `cpu`; resolves once it accepts connections. */
-export async function startBroker(cpu = 0): Promise<Broker> {
+export async function startBroker(cpu = CPUS.load): Promise<Broker> {
   const mosq = mosquittoPath();
   const dir = mkdtempSync(join(tmpdir(), "floe-bench-mosq-"));
   const port = freePort();

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "./broker.ts";
-import { pinned } from "./meter.ts";
+import { CPUS, pinned } from "./meter.ts";
 import { countersOf, type Counters } from "./verify.ts";
 import { streamSql, type Workload } from "./workloads.ts";
 
@@ -36,7 +36,7 @@ export interface Engine {
 }
 
 export interface EngineOptions {
-  /** floe: the executable (default dist/floe, else `bun cli.ts`). */
+  /** floe: the executable (default this machine's build from `make build`, else `bun cli.ts`). */
   bin?: string;
   /** floe: FLOE_MQTT_READER (lean | mqttjs). */
   reader?: string;
@@ -66,16 +66,22 @@ function outFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort().map((f) => join(dir, f)) : [];
 }
 
+/** `make build`'s executable for this machine: dist/floe (linux-x64) or dist/floe-linux-arm64. */
+export const DEFAULT_FLOE_BIN = join(ROOT, process.arch === "arm64" ? "dist/floe-linux-arm64" : "dist/floe");
+
 export function floeCommand(opts: EngineOptions): string[] {
   if (opts.profDir) return [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profDir}`, join(ROOT, "cli.ts")];
-  const bin = opts.bin ?? join(ROOT, "dist/floe");
-  return existsSync(bin) ? [bin] : [process.execPath, join(ROOT, "cli.ts")];
+  if (opts.bin !== undefined) {
+    if (!existsSync(opts.bin)) throw new Error(`${opts.bin} is missing`);
+    return [opts.bin];
+  }
+  return existsSync(DEFAULT_FLOE_BIN) ? [DEFAULT_FLOE_BIN] : [process.execPath, join(ROOT, "cli.ts")];
 }
 
 export async function startFloe(w: Workload, brokerPort: number, dir: string, opts: EngineOptions = {}): Promise<Engine> {
   for (const d of ["etc", "data", "out"]) mkdirSync(join(dir, d), { recursive: true });
   const rest = freePort();
-  const cmd = [...pinned(opts.cpu ?? 1), ...floeCommand(opts), "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data")];
+  const cmd = [...pinned(opts.cpu ?? CPUS.engine), ...floeCommand(opts), "serve", "--etc", join(dir, "etc"), "--data", join(dir, "data")];
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     KUIPER__BASIC__RESTPORT: String(rest),
@@ -104,7 +110,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
   return {
     kind: "floe",
     pid: p.pid,
-    command: `${cmd.slice(pinned(opts.cpu ?? 1).length).join(" ")} + POST /streams, POST /rules (file sink)`,
+    command: `${cmd.slice(pinned(opts.cpu ?? CPUS.engine).length).join(" ")} + POST /streams, POST /rules (file sink)`,
     status,
     counters: async () => countersOf(await status()),
     outputs: () => outFiles(join(dir, "out")),
@@ -203,7 +209,7 @@ export async function startNodeRed(w: Workload, brokerPort: number, dir: string,
     }).replace(/}$/, ", functionGlobalContext: { stats: { in: 0, out: 0 } } }")};\n`,
   );
   const node = Bun.which("node") ?? "node";
-  const cmd = [...pinned(opts.cpu ?? 1), node, main, "--userDir", dir, "--settings", join(dir, "settings.js")];
+  const cmd = [...pinned(opts.cpu ?? CPUS.engine), node, main, "--userDir", dir, "--settings", join(dir, "settings.js")];
   const p = Bun.spawn(cmd, { cwd: dir, stdout: Bun.file(join(dir, "node-red.out")), stderr: Bun.file(join(dir, "node-red.err")) });
   const stats = async () => (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as { in: number; out: number };
   await waitFor("Node-RED", async () => (typeof (await stats()).in === "number" ? true : undefined), 60_000);
@@ -228,7 +234,7 @@ export async function startFloor(w: Workload, brokerPort: number, dir: string, o
   mkdirSync(join(dir, "out"), { recursive: true });
   const port = freePort();
   const script = join(ROOT, "bench/floor.ts");
-  const cmd = [...pinned(opts.cpu ?? 1), process.execPath, script, "--workload", w.id, "--broker", String(brokerPort), "--out", join(dir, "out", "out.ndjson"), "--http", String(port)];
+  const cmd = [...pinned(opts.cpu ?? CPUS.engine), process.execPath, script, "--workload", w.id, "--broker", String(brokerPort), "--out", join(dir, "out", "out.ndjson"), "--http", String(port)];
   const p = Bun.spawn(cmd, { cwd: dir, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
   const base = `http://127.0.0.1:${port}`;
   const stats = async () => (await (await fetch(`${base}/status`)).json()) as { in: number; out: number; exceptions: number };

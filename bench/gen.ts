@@ -8,7 +8,7 @@
  *
  *   bun bench/gen.ts --port P --rate 20000 --seconds 20 [--workload w1] [--conns 8] [--tag run]
  *   bun bench/gen.ts --ceiling [--rates 50000,100000,120000,150000] [--seconds 20]
- *       its own bounded broker, the generator on CPU 0, a minimal counting subscriber on CPU 1
+ *       its own bounded broker, the generator on CPU 0, a minimal counting subscriber on CPU 1 (meter.ts CPUS)
  *   bun bench/gen.ts --count PORT TOPIC   (the counting subscriber: prints "count N" every 100 ms)
  */
 import type { Socket } from "bun";
@@ -296,10 +296,10 @@ async function countSubscriber(port: number, topic: string): Promise<void> {
 /** The generator's ceiling: publisher → bounded Mosquitto → counting subscriber, per rate. */
 async function ceiling(rates: number[], seconds: number, conns: number): Promise<unknown[]> {
   const { startBroker } = await import("./broker.ts");
-  const { pinned, pinSelf, cpuSeconds, load } = await import("./meter.ts");
-  pinSelf(0);
-  const broker = await startBroker(0);
-  const sub = Bun.spawn([...pinned(1), process.execPath, import.meta.path, "--count", String(broker.port), "bench/#"], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const { CPUS, pinned, pinSelf, cpuSeconds, load } = await import("./meter.ts");
+  pinSelf(CPUS.load);
+  const broker = await startBroker(CPUS.load);
+  const sub = Bun.spawn([...pinned(CPUS.engine), process.execPath, import.meta.path, "--count", String(broker.port), "bench/#"], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
   const replies = sub.stdout.getReader();
   const dec = new TextDecoder();
   let buf = "";

@@ -3,16 +3,40 @@
  * peak VmRSS / RssAnon sampled every 250 ms from /proc/<pid>/status, the machine's load average.
  */
 import { readFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { cpus, loadavg } from "node:os";
+
+/**
+ * The two CPUs of the method: the engine's, alone, and the one the broker and the generator
+ * share. CPU 1 and CPU 0 unless `FLOE_BENCH_CPUS=ENGINE,LOAD` names others (on a 4-core Raspberry
+ * Pi, e.g. `3,2`: off CPU 0, which takes the interrupts there).
+ */
+export const CPUS = benchCpus(process.env.FLOE_BENCH_CPUS);
+
+function benchCpus(v: string | undefined): { engine: number; load: number } {
+  if (v === undefined || v === "") return { engine: 1, load: 0 };
+  const m = /^(\d+),(\d+)$/.exec(v.trim());
+  if (!m || m[1] === m[2]) throw new Error(`FLOE_BENCH_CPUS=${v}: two different CPU numbers, ENGINE,LOAD (e.g. 1,0)`);
+  return { engine: Number(m[1]), load: Number(m[2]) };
+}
+
+/** The `taskset` prefix for `cpu`; none without taskset. A CPU the machine lacks fails here, not in taskset. */
+function taskset(cpu: number): string | null {
+  if (!Bun.which("taskset")) return null;
+  const online = cpus().length;
+  if (cpu >= online) throw new Error(`CPU ${cpu} does not exist (${online} online): FLOE_BENCH_CPUS=ENGINE,LOAD picks the two CPUs`);
+  return String(cpu);
+}
 
 /** `taskset -c CPU` when taskset exists (the engine on one CPU, broker + generator on the other). */
 export function pinned(cpu: number): string[] {
-  return Bun.which("taskset") ? ["taskset", "-c", String(cpu)] : [];
+  const c = taskset(cpu);
+  return c === null ? [] : ["taskset", "-c", c];
 }
 
 /** Pins every thread of this process to `cpu` (the harness runs the generator in-process). */
 export function pinSelf(cpu: number): void {
-  if (Bun.which("taskset")) Bun.spawnSync(["taskset", "-a", "-p", "-c", String(cpu), String(process.pid)], { stdout: "ignore", stderr: "ignore" });
+  const c = taskset(cpu);
+  if (c !== null) Bun.spawnSync(["taskset", "-a", "-p", "-c", c, String(process.pid)], { stdout: "ignore", stderr: "ignore" });
 }
 
 const TICKS_PER_SECOND = 100; // Linux USER_HZ

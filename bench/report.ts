@@ -27,7 +27,7 @@ interface Top {
 }
 interface WorkloadFile {
   date: string;
-  machine: { cpus: number; bun: string; node: string };
+  machine: { arch?: string; cpus: number; bun: string; node: string };
   workload: string;
   title: string;
   engine: string;
@@ -81,9 +81,15 @@ function figure(f: WorkloadFile): string {
   return exact;
 }
 
+/** ` on arm64 (4 cores)` for a file from another architecture than x64 (bench/run.ts saves it as `…-arm64.json`). */
+function archNote(f: WorkloadFile): string {
+  const arch = f.machine?.arch;
+  return arch && arch !== "x64" ? ` on ${arch} (${f.machine.cpus} cores)` : "";
+}
+
 function workloadSection(f: WorkloadFile): string {
   const name = f.engine === "floe" ? "floe" : f.engine === "floor" ? "floor (hand-written, bench/floor.ts)" : "Node-RED";
-  const lines = [`### ${name} — ${f.title}`, ""];
+  const lines = [`### ${name}${archNote(f)} — ${f.title}`, ""];
   lines.push(`Highest exact step: **${figure(f)}**.`);
   for (const t of f.top_attempts ?? []) if (t.rate !== f.top?.rate && t.passed < t.of) lines.push(`Repeated at ${k(t.rate)} msg/s first: ${t.passed}/${t.of} repetitions passed, so the step below was repeated.`);
   if (f.failed_at) lines.push(`The ladder stopped at ${k(f.failed_at.rate)} msg/s: ${f.failed_at.why.join("; ")}${f.failed_at.on_schedule ? "" : " (the generator was not on schedule: a generator limit, not the engine's)"}.`);
@@ -139,13 +145,13 @@ export async function writeReport(root: string): Promise<string> {
   };
   const sections: string[] = [];
   for (const id of WORKLOAD_IDS) {
-    for (const engine of ["floe", "floor", "node-red"]) {
-      const f = load<WorkloadFile>(files, engine === "floe" ? id : `${id}-${engine}`);
+    for (const [engine, arch] of ["floe", "floor", "node-red"].flatMap((e) => [[e, ""] as const, [e, "-arm64"] as const])) {
+      const f = load<WorkloadFile>(files, (engine === "floe" ? id : `${id}-${engine}`) + arch);
       if (!f) continue;
       const t = f.top;
       const rssMb = t ? (t.peak_rss_mib.max * 1048576) / 1e6 : NaN;
       summary.push(
-        `| ${WORKLOADS[id].title} | ${engine} | ${figure(f)} | ${t ? t.us_per_msg.median : "—"} | ${t ? t.cpu_pct.median : "—"} | ${t ? t.peak_rss_mib.median : "—"} | ${t ? t.peak_anon_mib.median : "—"} | ${t ? (t.us_per_msg.median <= 8 ? "yes" : "**no**") : "—"} | ${t ? (rssMb <= 64 ? "yes" : `**no** (${rssMb.toFixed(0)} MB)`) : "—"} | ${engine === "floe" ? pairCell(id) : "—"} |`,
+        `| ${WORKLOADS[id].title} | ${engine}${archNote(f)} | ${figure(f)} | ${t ? t.us_per_msg.median : "—"} | ${t ? t.cpu_pct.median : "—"} | ${t ? t.peak_rss_mib.median : "—"} | ${t ? t.peak_anon_mib.median : "—"} | ${t ? (t.us_per_msg.median <= 8 ? "yes" : "**no**") : "—"} | ${t ? (rssMb <= 64 ? "yes" : `**no** (${rssMb.toFixed(0)} MB)`) : "—"} | ${engine === "floe" && !arch ? pairCell(id) : "—"} |`,
       );
       sections.push(workloadSection(f));
     }

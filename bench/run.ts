@@ -15,12 +15,30 @@
  *                                     floe and the floor (bench/floor.ts) in turn at each rate, floe / floor per pair
  *                                     (bench/results/<date>-floor-pairs.json; rows of other workloads that day are kept)
  *   bun bench/run.ts --report         regenerate bench/RESULTS.md from bench/results/
+ *
+ * The engine runs alone on CPU 1, the broker and the generator (this process) share CPU 0 (bench.md
+ * §Method); FLOE_BENCH_CPUS=ENGINE,LOAD picks two others. Results of a machine other than x64 are
+ * saved as bench/results/<date>-<name>-<arch>.json, their own rows in RESULTS.md.
+ *
+ * On a Raspberry Pi (issue 11: W1 and W2 on arm64; a 64-bit OS, 4 cores). Not run yet: the
+ * development machine is x64 and these steps are untested on a Pi.
+ *   x64 machine:  make build                          (also cross-builds dist/floe-linux-arm64)
+ *   Pi:           sudo apt-get install mosquitto nodejs npm     (taskset comes with util-linux)
+ *                 git clone <repo> floe && cd floe && npm install   (Bun for linux-aarch64 from npm)
+ *                 mkdir -p dist && scp <x64>:<repo>/dist/floe-linux-arm64 dist/
+ *                 sudo systemctl disable --now mosquitto   (the harness starts its own brokers)
+ *                 node_modules/.bin/bun bench/run.ts --ceiling   (the generator's ceiling on one Pi core)
+ *                 node_modules/.bin/bun bench/run.ts w1 w2  (the ladder stops at the first failed step)
+ *   On arm64 the engine defaults to dist/floe-linux-arm64 (--bin PATH for another; without either
+ *   binary, `bun cli.ts`). `make build` on the Pi works too but fetches Bun's x64 runtime to build
+ *   dist/floe first. FLOE_BENCH_CPUS=3,2 keeps both CPUs off CPU 0, where the Pi takes its
+ *   interrupts. A Pi that throttles (`vcgencmd get_throttled` not 0x0 after a run) measured its heat.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { nodeRedSupports, type EngineKind } from "./engines.ts";
-import { load, pinSelf } from "./meter.ts";
+import { CPUS, load, pinSelf } from "./meter.ts";
 import { writeReport } from "./report.ts";
 import { runStep, summary, type StepResult } from "./step.ts";
 import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
@@ -56,12 +74,15 @@ const { values: a, positionals } = parseArgs({
 // The engine runs in its own directory: a relative --bin is resolved here.
 const BIN = a.bin ? resolve(a.bin) : undefined;
 const today = () => new Date().toISOString().slice(0, 10);
-const machine = () => ({ cpus: navigator.hardwareConcurrency, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
+const machine = () => ({ arch: process.arch, cpus: navigator.hardwareConcurrency, pinned: CPUS, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
+/** Results of another architecture (a Raspberry Pi) are kept apart: `<date>-w1-arm64.json`. */
+const ARCH = process.arch === "x64" ? "" : `-${process.arch}`;
+const resultPath = (name: string) => join(RESULTS, `${today()}-${name}${ARCH}.json`);
 
 async function save(name: string, data: object): Promise<string> {
   if (a["no-save"]) return "(not saved: --no-save)";
   if (!existsSync(RESULTS)) mkdirSync(RESULTS, { recursive: true });
-  const path = join(RESULTS, `${today()}-${name}.json`);
+  const path = resultPath(name);
   await Bun.write(path, JSON.stringify({ date: today(), machine: machine(), ...data }, null, 2) + "\n");
   return path;
 }
@@ -80,7 +101,7 @@ function ladder(rates: number[], max: number): number[] {
 }
 
 function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number): string {
-  return `${BUN} bench/run.ts ${w} --engine ${engine} --rates ${rate} --max-rate ${rate} --step-seconds ${seconds} --reps 0 --no-save`;
+  return `${BUN} bench/run.ts ${w} --engine ${engine} --rates ${rate} --max-rate ${rate} --step-seconds ${seconds} --reps 0 --no-save${a.bin ? ` --bin ${a.bin}` : ""}`;
 }
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
@@ -159,7 +180,7 @@ async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void>
 async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps: number): Promise<void> {
   type Pair = { workload: WorkloadId; rate: number; seconds: number; floe: StepResult; floor: StepResult; ratio_us: number; ratio_rss: number; ratio_anon: number };
   const pairs: Pair[] = [];
-  const file = join(RESULTS, `${today()}-floor-pairs.json`);
+  const file = resultPath("floor-pairs");
   const r2 = (x: number) => Math.round(x * 100) / 100;
   for (const id of ids) {
     for (const rate of rates) {
@@ -182,14 +203,14 @@ async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps
   await save("floor-pairs", { pairs: [...kept, ...pairs] });
 }
 
-pinSelf(0);
+pinSelf(CPUS.load);
 const ids = (positionals.length ? positionals : WORKLOAD_IDS) as WorkloadId[];
 for (const id of ids) if (!(id in WORKLOADS)) throw new Error(`unknown workload ${id}`);
 console.log(`load average ${load().join(" ")}`);
 if (a.report) {
   // only the report
 } else if (a.ceiling) {
-  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/gen.ts"), "--ceiling", "--rates", "50000,100000,120000,150000,200000", "--seconds", "20", "--out", join(RESULTS, `${today()}-gen-ceiling.json`)], {
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/gen.ts"), "--ceiling", "--rates", "50000,100000,120000,150000,200000", "--seconds", "20", "--out", resultPath("gen-ceiling")], {
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -204,7 +225,7 @@ if (a.report) {
 } else if (a.quick) {
   const rows: StepResult[] = [];
   for (const id of ids) {
-    const r = await runStep("floe", WORKLOADS[id], 20_000, 10, { reader: a.reader, command: `${BUN} bench/run.ts --quick ${id}` });
+    const r = await runStep("floe", WORKLOADS[id], 20_000, 10, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --quick ${id}` });
     console.log(summary(r));
     rows.push(r);
   }

@@ -1,6 +1,6 @@
 /**
  * One measured step of bench.md's method: a fresh bounded broker, the engine pinned to CPU 1, the
- * generator (in this process, pinned to CPU 0), the warm-up burst, the open-loop send, the
+ * generator (in this process) and the broker to CPU 0 (meter.ts CPUS), the warm-up burst, the open-loop send, the
  * end-of-send gap from the engine's own source counter, CPU and memory meters, then the exact proof
  * on the sink output cross-checked with the engine's counters.
  */
@@ -11,7 +11,7 @@ import { startBroker } from "./broker.ts";
 import { startEngine, type EngineKind, type EngineOptions } from "./engines.ts";
 import { Generator, type GenResult } from "./gen.ts";
 import { lagBetween, parseLag, type LagStep } from "./lag.ts";
-import { cpuSeconds, load, MemSampler, mib } from "./meter.ts";
+import { CPUS, cpuSeconds, load, MemSampler, mib } from "./meter.ts";
 import { crossCheck, verify, type CrossCheck, type Counters, type Proof } from "./verify.ts";
 import type { Workload } from "./workloads.ts";
 
@@ -82,7 +82,7 @@ async function settle(read: () => Promise<number>, quietMs: number, maxMs: numbe
 
 export async function runStep(kind: EngineKind, w: Workload, rate: number, seconds: number, opts: StepOptions = {}): Promise<StepResult> {
   const dir = mkdtempSync(join(tmpdir(), `floe-bench-${w.id}-`));
-  const broker = await startBroker(0);
+  const broker = await startBroker(CPUS.load);
   const engine = await startEngine(kind, w, broker.port, dir, opts);
   const gen = await Generator.open(broker.port, opts.conns ?? 8);
   try {

@@ -240,7 +240,7 @@ export class Topology {
    */
   private traced(c: Consumer, tracer: RuleTracer, from: string, pools: Map<Consumer, LinkPool>, emitter: LinkPool | undefined): Consumer {
     const e = emitter ?? null;
-    if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics, from, pools.get(c) ?? null, e);
+    if (c instanceof Operator) return new TracedConsumer(c, "op_" + c.metrics.name, tracer, c.metrics, from, pools.get(c) ?? null, e, null, c instanceof WindowOp ? c : null);
     if (c instanceof FanOut || c instanceof FanOutAll) return new FanOutAll(c.targets.map((x) => this.traced(x, tracer, from, pools, emitter)));
     if (c instanceof GraphSinkInput) return new TracedConsumer(c, sinkSpanName(c.sink), tracer, c.sink.metrics[0] ?? null, from, null, e, c.sink);
     const alias = this.aliases.get(c);

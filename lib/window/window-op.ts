@@ -33,14 +33,21 @@ export abstract class WindowOp extends Operator {
     if ((item as Tuple).data === undefined) return;
     this.metrics.messagesProcessed++;
     const t = item as Tuple;
-    // Timers due at or before this row fire first (windows §3.1), even when a wall clock's
-    // timeout is late: a row never lands in a window that should already have closed. (Replay
-    // advances its virtual clock before each record.)
-    if (this.wall) {
-      const due = this.wall.nextTimer();
-      if (due !== undefined && due <= t.ts) this.wall.advance(t.ts);
-    }
+    this.catchUp(t.ts);
     this.onRow(t);
+  }
+
+  /**
+   * Fires the timers due at or before `ts`, a row's time, before the row is taken in (windows
+   * §3.1), even when a wall clock's timeout is late: a row never lands in a window that should
+   * already have closed. (Replay advances its virtual clock before each record.) A traced rule
+   * calls it before the row's span opens, so what these timers emit is traced as the timer's.
+   */
+  catchUp(ts: number): void {
+    const wall = this.wall;
+    if (wall === undefined) return;
+    const due = wall.nextTimer();
+    if (due !== undefined && due <= ts) wall.advance(ts);
   }
 
   protected abstract onRow(t: Tuple): void;

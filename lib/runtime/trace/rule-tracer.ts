@@ -7,7 +7,9 @@
  * The push chain is synchronous, so the span a node opens is the parent of every span opened
  * while it pushes on: `current` is the stack's top, restored when the push returns. What a node
  * emits later (a window on its timer, an asynchronous lookup) finds the trace again through the
- * rows it carries (`mark`), and a window's emission links every trace of the rows it holds.
+ * rows it carries (`mark`), and a window's emission links every trace of the rows it holds. A
+ * processing-time window whose wall-clock timer is late fires it when the next row arrives: that
+ * firing runs before the row's span opens, outside its trace, as the timer's own would.
  */
 import { Tuple } from "../../expr/row.ts";
 import { Collection, Watermark, type Consumer, type Item } from "../../core/item.ts";
@@ -114,6 +116,11 @@ export class LinkPool {
   }
 }
 
+/** A window's timers that a late wall clock has not fired by a row's time (WindowOp.catchUp). */
+export interface LateTimers {
+  catchUp(ts: number): void;
+}
+
 /**
  * Stands in front of one node while its rule is traced: opens the node's span for each item, as a
  * child of the span pushing it, records what the node saw (and the failure it counted), and
@@ -134,6 +141,8 @@ export class TracedConsumer implements Consumer {
     private readonly emitter: LinkPool | null = null,
     /** This node is a sink: it is told the trace context of what it is pushed, to carry it on. */
     private readonly sink: SinkNode | null = null,
+    /** This node is a window: its timers due by a row's time fire before the row's span opens. */
+    private readonly late: LateTimers | null = null,
   ) {}
 
   push(item: Item): void {
@@ -142,6 +151,9 @@ export class TracedConsumer implements Consumer {
       this.inner.push(item);
       return;
     }
+    // A window closed by this row's arrival (its timer late) emits outside the row's trace, and
+    // before the row joins the intake: the emission neither runs in nor links a row it lacks.
+    if (this.late !== null && item instanceof Tuple) this.catchUp(item.ts);
     const prev = t.current;
     let parent = prev;
     let links: SpanLink[] | null = null;
@@ -174,6 +186,18 @@ export class TracedConsumer implements Consumer {
       return;
     }
     this.traced(item, parent, links, prev);
+  }
+
+  /** Fires the window's late timers as if no message were being pushed (their emissions root new traces). */
+  private catchUp(ts: number): void {
+    const t = this.tracer;
+    const prev = t.current;
+    t.current = null;
+    try {
+      this.late!.catchUp(ts);
+    } finally {
+      t.current = prev;
+    }
   }
 
   /** The node's span for `item`, a child of `parent`, open while the node handles it; then `restore` is current again. */
