@@ -14,6 +14,7 @@ import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
 import { SinkItem, type SinkSource } from "./connector.ts";
+import { JsonSlices } from "./json-slices.ts";
 import { Output } from "./transform.ts";
 
 export type Payload = SinkItem["payload"];
@@ -101,6 +102,32 @@ export class PayloadEncoder {
     e.recordsOut++;
     if (timed) e.processLatencyUs = elapsedUs(t0);
     return this.post(p, now, true, timed);
+  }
+
+  /** Whether whole-array payloads can be built in slices (JsonSlices): a bytes sink with json format. */
+  get sliceable(): boolean {
+    return this.bytes && this.c.format === "json";
+  }
+
+  /** `single` for an output whose payload is built in slices: counts it in, returns the builder. */
+  beginSingle(o: Output, now: number): JsonSlices {
+    const e = this.encodeNode!;
+    e.recordsIn++;
+    e.lastInvocation = now;
+    return new JsonSlices([o], false);
+  }
+
+  /** The end of `beginSingle`: the payload, counted out (always timed: there is one per window). */
+  endSingle(s: JsonSlices, now: number): Payload {
+    const e = this.encodeNode!;
+    e.recordsOut++;
+    e.processLatencyUs = Math.round(s.spentMs * 1000);
+    return this.post(s.text(), now, true, true);
+  }
+
+  /** A sliced single payload failed (RowError): counted on the encode node, the output dropped. */
+  failSingle(message: string, now: number): void {
+    this.encodeNode!.exception(message, now);
   }
 
   /** The batch writer's payload for a batch of outputs (throws RowError). */

@@ -9,7 +9,9 @@
  * One result that fans out into many outputs (a window's 10,000 groups with `sendSingle`) is
  * encoded in slices with the event loop running between them (issue 11, the stall budget of
  * issue 10): the outputs wait in a backlog, in order, that later results queue behind and that
- * counts against `room()`, so order and back-pressure are what they were without slicing.
+ * counts against `room()`, so order and back-pressure are what they were without slicing. A sink
+ * without `sendSingle` sends a window as one JSON array: an output of more than SLICE rows waits in
+ * the same backlog and its payload is built row by row across slices (json-slices.ts).
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
@@ -21,6 +23,7 @@ import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
+import { isBigArray, type JsonSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
@@ -29,6 +32,8 @@ import { Transformer, type Output } from "./transform.ts";
 export const SLICE = 256;
 /** A slice also ends once it has run this long, ms (checked every 32 outputs). */
 const SLICE_MS = 2;
+/** Rows of a whole-array payload encoded per slice, at most (cheaper than an output each). */
+export const SLICE_ROWS = SLICE * 4;
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -79,6 +84,10 @@ export class SinkPipeline implements SinkNode {
   private backlog: Output[] = [];
   private backlogPos = 0;
   private backlogTimer: ReturnType<typeof setImmediate> | undefined;
+  /** Whole-array outputs are built in slices (a bytes sink with json format, no batching). */
+  private readonly sliceArrays: boolean;
+  /** The payload being built for the backlog's head when that is a whole array, else null. */
+  private partial: JsonSlices | null = null;
   private pending: Output[] = [];
   private batchCount = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
@@ -109,6 +118,7 @@ export class SinkPipeline implements SinkNode {
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
+    this.sliceArrays = !batching && this.payloads.sliceable;
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
@@ -218,13 +228,19 @@ export class SinkPipeline implements SinkNode {
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    if (this.backlogPos === this.backlog.length && outs.length <= SLICE) {
+    if (this.backlogPos === this.backlog.length && outs.length <= SLICE && !this.hasBigArray(outs)) {
       for (const o of outs) this.encodeOne(o, now, timed);
       return;
     }
-    // Behind a backlog, or too many for one go: queue in order, encode the first slice now.
+    // Behind a backlog, too many for one go or a whole array: queue in order, encode the first slice now.
     for (const o of outs) this.backlog.push(o);
     if (this.backlogTimer === undefined) this.encodeSlice();
+  }
+
+  private hasBigArray(outs: readonly Output[]): boolean {
+    if (!this.sliceArrays) return false;
+    for (let i = 0; i < outs.length; i++) if (isBigArray(outs[i]!, SLICE)) return true;
+    return false;
   }
 
   /** Encodes the next slice of the backlog; schedules the one after it, if any. */
@@ -234,10 +250,18 @@ export class SinkPipeline implements SinkNode {
     const end = Math.min(list.length, this.backlogPos + SLICE);
     const now = Date.now();
     const t0 = performance.now();
+    const until = t0 + SLICE_MS;
     let i = this.backlogPos;
     try {
       while (i < end) {
         const o = list[i]!;
+        if (this.sliceArrays && isBigArray(o, SLICE)) {
+          // A whole array: built across slices; the head stays in the backlog until it is done.
+          if (!this.encodeArray(o, until, now)) break;
+          list[i++] = undefined as unknown as Output;
+          if (performance.now() >= until) break;
+          continue;
+        }
         list[i++] = undefined as unknown as Output; // released for the collector as it goes
         this.encodeGuarded(o, now);
         if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
@@ -258,9 +282,37 @@ export class SinkPipeline implements SinkNode {
     this.backlogTimer = undefined;
     const list = this.backlog;
     const now = Date.now();
-    for (let i = this.backlogPos; i < list.length; i++) this.encodeGuarded(list[i]!, now);
+    for (let i = this.backlogPos; i < list.length; i++) {
+      const o = list[i]!;
+      // A whole array already begun is finished; one not begun yet is encoded in one pass like any output.
+      if (i === this.backlogPos && this.partial !== null) this.encodeArray(o, Infinity, now);
+      else this.encodeGuarded(o, now);
+    }
     this.backlog = [];
     this.backlogPos = 0;
+  }
+
+  /**
+   * Builds the payload of a whole-array output `o` (the backlog's head) until `until`; true once
+   * it is enqueued or dropped. The boundary is `encodeGuarded`'s; a RowError (NaN) drops `o`,
+   * counted on the encode node as `single` counts it.
+   */
+  private encodeArray(o: Output, until: number, now: number): boolean {
+    const pl = this.payloads;
+    const s = (this.partial ??= pl.beginSingle(o, now));
+    let payload: Payload;
+    try {
+      if (!s.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+      payload = pl.endSingle(s, now);
+    } catch (e) {
+      this.partial = null;
+      if (e instanceof RowError) pl.failSingle(e.message, now);
+      else this.transformNode.exception(failureText(e), now);
+      return true;
+    }
+    this.partial = null;
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
+    return true;
   }
 
   /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */

@@ -2,30 +2,38 @@
  * Sliced encoding in the sink pipeline (issue 11): one result fanning out into more than SLICE
  * outputs is encoded a slice at a time with the event loop running in between; the order of
  * every output (later results queue behind the backlog), the payloads and the back-pressure
- * (`room()` counts the backlog) are what one synchronous pass gave.
+ * (`room()` counts the backlog) are what one synchronous pass gave. Without `sendSingle` a window
+ * is one JSON array: its payload is built row by row across slices, byte-identical to one pass.
  */
 import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Emission } from "../../../lib/core/item.ts";
-import { RowError } from "../../../lib/errors.ts";
+import { IoError, RowError } from "../../../lib/errors.ts";
 import { parseSinkCommon } from "../../../lib/io/sinks/common.ts";
 import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts";
-import { SinkPipeline, SLICE } from "../../../lib/io/sinks/pipeline.ts";
+import { SinkPipeline, SLICE, SLICE_ROWS } from "../../../lib/io/sinks/pipeline.ts";
+import { encodeGoJson } from "../../../lib/value/json-encode.ts";
+import type { Value } from "../../../lib/value/values.ts";
 
 class Collect implements SinkConnector {
   readonly bytes = true;
   readonly got: string[] = [];
+  /** Sends that fail (IoError) before the next one succeeds. */
+  failures = 0;
   open(): void {}
   send(item: SinkItem): void {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new IoError("down");
+    }
     this.got.push(item.payload as string);
   }
   close(): void {}
 }
 
-function pipeline(props: Record<string, unknown> = {}) {
-  const conn = new Collect();
+function pipeline(props: Record<string, unknown> = {}, conn = new Collect()) {
   const p = new SinkPipeline({
     ruleId: "r",
     type: "collect",
@@ -91,5 +99,104 @@ test("a small emission is still encoded synchronously (no backlog)", async () =>
   const room0 = p.room();
   p.push(new Emission(rows(0, SLICE), null));
   expect(p.room()).toBe(room0 - SLICE);
+  await p.close(1000);
+});
+
+/** Rows whose encoding takes Go's slow paths too: HTML characters, -0, big ints, nesting, nulls. */
+const mixed = (from: number, n: number): Value[] =>
+  Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    if (i % 7 === 0) return { i, s: `<a&b>${i}`, z: -0, big: 9007199254740993n };
+    if (i % 5 === 0) return { i, nest: { b: [1, 2.5, null], a: "x" }, t: true };
+    return { i, f: i / 3, s: "row " + i, n: null };
+  });
+
+const whole = (props: Record<string, unknown> = {}, conn?: Collect) => pipeline({ sendSingle: false, ...props }, conn);
+
+test("a whole window without sendSingle is built across slices, byte-identical to one pass", async () => {
+  const { p, conn } = whole();
+  const data = mixed(0, SLICE_ROWS * 5 + 7);
+  p.push(new Emission(data, null));
+  // One payload in the making: it counts as one queued item until it is done.
+  expect(conn.got.length).toBe(0);
+  expect(p.queued).toBe(1);
+  let ranBetween = false;
+  setImmediate(() => (ranBetween = conn.got.length === 0));
+  await until(() => conn.got.length === 1);
+  expect(ranBetween).toBe(true);
+  expect(conn.got[0]).toBe(encodeGoJson(data));
+  await p.close(1000);
+});
+
+test("results arriving while a whole window is being built are sent after it, in order", async () => {
+  const { p, conn } = whole();
+  const a = mixed(0, SLICE_ROWS * 3);
+  const b = mixed(10, 3);
+  const c = mixed(100, SLICE_ROWS * 2 + 1);
+  p.push(new Emission(a, null));
+  p.push(new Emission(b, null));
+  p.push(new RowError("boom"));
+  p.push(new Emission(c, null));
+  expect(p.queued).toBe(4);
+  await until(() => conn.got.length === 4);
+  expect(conn.got).toEqual([encodeGoJson(a), encodeGoJson(b), '{"error":"boom"}', encodeGoJson(c)]);
+  await p.close(1000);
+});
+
+test("end() finishes a whole window being built synchronously", async () => {
+  const { p, conn } = whole();
+  const a = mixed(0, SLICE_ROWS * 4);
+  const b = mixed(5, SLICE_ROWS * 2);
+  p.push(new Emission(a, null));
+  p.push(new Emission(b, null));
+  expect(conn.got.length).toBe(0);
+  p.end();
+  expect(p.queued).toBe(2);
+  await p.close(1000);
+  expect(conn.got).toEqual([encodeGoJson(a), encodeGoJson(b)]);
+});
+
+test("a value JSON cannot encode past the first slice drops that window only, counted on the encode node", async () => {
+  const { p, conn } = whole();
+  const bad = mixed(0, SLICE_ROWS * 3);
+  (bad[SLICE_ROWS * 2] as Record<string, Value>).f = NaN;
+  const next = mixed(1, SLICE_ROWS + 1);
+  p.push(new Emission(bad, null));
+  p.push(new Emission(next, null));
+  await until(() => conn.got.length === 1);
+  expect(conn.got).toEqual([encodeGoJson(next)]);
+  const enc = p.metrics.find((m) => m.name.endsWith("_encode"))!;
+  expect(enc.exceptions).toBe(1);
+  expect(enc.lastException).toBe("json: unsupported value: NaN");
+  expect(enc.recordsIn).toBe(2);
+  expect(enc.recordsOut).toBe(1);
+  expect(p.queued).toBe(0);
+  await p.close(1000);
+});
+
+test("a sink failing while a whole window is being built retries and keeps the order", async () => {
+  const conn = new Collect();
+  conn.failures = 3;
+  const { p } = whole({ resendInterval: 1 }, conn);
+  const first = mixed(0, 2);
+  const big = mixed(0, SLICE_ROWS * 3);
+  p.push(new Emission(first, null));
+  p.push(new Emission(big, null));
+  await until(() => conn.got.length === 2);
+  expect(conn.got).toEqual([encodeGoJson(first), encodeGoJson(big)]);
+  expect(conn.failures).toBe(0);
+  expect(p.metrics.find((m) => m.name === "collect_0")!.exceptions).toBe(3);
+  await p.close(1000);
+});
+
+test("a whole window being built counts against room() like the one item it becomes", async () => {
+  const { p, conn } = whole({ bufferLength: 2 });
+  p.push(new Emission(mixed(0, SLICE_ROWS * 2), null));
+  expect(p.room()).toBe(1);
+  p.push(new Emission(mixed(0, SLICE_ROWS * 2), null));
+  expect(p.room()).toBe(0);
+  let woke = false;
+  p.onRoom(() => (woke = true));
+  await until(() => woke && conn.got.length === 2);
   await p.close(1000);
 });
