@@ -125,6 +125,11 @@ export class PayloadEncoder {
     return this.post(s.text(), now, true, true);
   }
 
+  /** The batch writer's payload built by a JsonSlices over the batch (wrapped). */
+  endBatch(s: JsonSlices, now: number): Payload {
+    return this.post(s.text(), now, true, true);
+  }
+
   /** A sliced single payload failed (RowError): counted on the encode node, the output dropped. */
   failSingle(message: string, now: number): void {
     this.encodeNode!.exception(message, now);

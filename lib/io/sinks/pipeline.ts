@@ -23,7 +23,7 @@ import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
-import { isBigArray, type JsonSlices } from "./json-slices.ts";
+import { isBigArray, JsonSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
@@ -34,6 +34,13 @@ export const SLICE = 256;
 const SLICE_MS = 2;
 /** Rows of a whole-array payload encoded per slice, at most (cheaper than an output each). */
 export const SLICE_ROWS = SLICE * 4;
+
+/** A batch writer's flush waiting in the backlog, its payload to be built in slices. */
+class PendingBatch {
+  constructor(readonly list: Output[]) {}
+}
+
+type Backlogged = Output | PendingBatch;
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -81,12 +88,12 @@ export class SinkPipeline implements SinkNode {
   private readonly retryMs: number;
   private readonly outs: Output[] = [];
   /** Outputs waiting to be encoded, oldest first (from `backlogPos`); see the header. */
-  private backlog: Output[] = [];
+  private backlog: Backlogged[] = [];
   private backlogPos = 0;
   private backlogTimer: ReturnType<typeof setImmediate> | undefined;
-  /** Whole-array outputs are built in slices (a bytes sink with json format, no batching). */
+  /** Whole-array outputs and big batches are built in slices (a bytes sink with json format). */
   private readonly sliceArrays: boolean;
-  /** The payload being built for the backlog's head when that is a whole array, else null. */
+  /** The payload being built for the backlog's head when that is a whole array or a batch, else null. */
   private partial: JsonSlices | null = null;
   private pending: Output[] = [];
   private batchCount = 0;
@@ -118,7 +125,7 @@ export class SinkPipeline implements SinkNode {
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
-    this.sliceArrays = !batching && this.payloads.sliceable;
+    this.sliceArrays = this.payloads.sliceable;
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
@@ -255,9 +262,9 @@ export class SinkPipeline implements SinkNode {
     try {
       while (i < end) {
         const o = list[i]!;
-        if (this.sliceArrays && isBigArray(o, SLICE)) {
-          // A whole array: built across slices; the head stays in the backlog until it is done.
-          if (!this.encodeArray(o, until, now)) break;
+        if (o instanceof PendingBatch || (this.sliceArrays && isBigArray(o, SLICE))) {
+          // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
+          if (!this.encodeWhole(o, until, now)) break;
           list[i++] = undefined as unknown as Output;
           if (performance.now() >= until) break;
           continue;
@@ -284,8 +291,8 @@ export class SinkPipeline implements SinkNode {
     const now = Date.now();
     for (let i = this.backlogPos; i < list.length; i++) {
       const o = list[i]!;
-      // A whole array already begun is finished; one not begun yet is encoded in one pass like any output.
-      if (i === this.backlogPos && this.partial !== null) this.encodeArray(o, Infinity, now);
+      // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
+      if (o instanceof PendingBatch || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
       else this.encodeGuarded(o, now);
     }
     this.backlog = [];
@@ -293,25 +300,33 @@ export class SinkPipeline implements SinkNode {
   }
 
   /**
-   * Builds the payload of a whole-array output `o` (the backlog's head) until `until`; true once
-   * it is enqueued or dropped. The boundary is `encodeGuarded`'s; a RowError (NaN) drops `o`,
-   * counted on the encode node as `single` counts it.
+   * Builds the payload of the backlog's head `o`, a whole-array output or a batch, until `until`;
+   * true once it is enqueued or dropped. The boundary is `encodeGuarded`'s; a RowError (NaN) drops
+   * `o`, counted on the encode or batchWriter node as one pass counts it.
    */
-  private encodeArray(o: Output, until: number, now: number): boolean {
+  private encodeWhole(o: Backlogged, until: number, now: number): boolean {
     const pl = this.payloads;
-    const s = (this.partial ??= pl.beginSingle(o, now));
+    const batch = o instanceof PendingBatch;
+    const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
     let payload: Payload;
     try {
       if (!s.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
-      payload = pl.endSingle(s, now);
+      payload = batch ? pl.endBatch(s, now) : pl.endSingle(s, now);
     } catch (e) {
       this.partial = null;
-      if (e instanceof RowError) pl.failSingle(e.message, now);
-      else this.transformNode.exception(failureText(e), now);
+      if (!(e instanceof RowError)) this.transformNode.exception(failureText(e), now);
+      else if (batch) pl.writerNode!.exception(e.message, now);
+      else pl.failSingle(e.message, now);
       return true;
     }
     this.partial = null;
-    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
+    if (batch) {
+      const w = pl.writerNode!;
+      w.recordsOut++;
+      w.processLatencyUs = Math.round(s.spentMs * 1000);
+      this.enqueueBatch(o.list, payload, now);
+    } else
+      this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
     return true;
   }
 
@@ -351,8 +366,12 @@ export class SinkPipeline implements SinkNode {
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
-    let rows = 0;
-    for (const o of list) rows += o.rows;
+    if (this.sliceArrays && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasBigArray(list))) {
+      // Behind a batch being built, or big: built across slices like a whole array.
+      this.backlog.push(new PendingBatch(list));
+      if (this.backlogTimer === undefined) this.encodeSlice();
+      return;
+    }
     let payload: Payload;
     // Batches are few: every flush is timed.
     const t0 = performance.now();
@@ -365,6 +384,12 @@ export class SinkPipeline implements SinkNode {
     }
     w.recordsOut++;
     w.processLatencyUs = elapsedUs(t0);
+    this.enqueueBatch(list, payload, now);
+  }
+
+  private enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
+    let rows = 0;
+    for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
     this.enqueue(new SinkItem(payload, list[0]!.props, rows, src), now, true);
   }
@@ -489,8 +514,9 @@ export class SinkPipeline implements SinkNode {
 
   /** End of input: the backlog and the partial batch are flushed; the worker finishes what is queued. */
   end(): void {
-    this.drainBacklog();
+    // The partial batch queues behind the backlog, which is then encoded in one go.
     this.flushBatch();
+    this.drainBacklog();
     this.ending = true;
     this.wake();
   }

@@ -15,7 +15,7 @@ import { parseSinkCommon } from "../../../lib/io/sinks/common.ts";
 import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts";
 import { SinkPipeline, SLICE, SLICE_ROWS } from "../../../lib/io/sinks/pipeline.ts";
 import { encodeGoJson } from "../../../lib/value/json-encode.ts";
-import type { Value } from "../../../lib/value/values.ts";
+import type { Obj, Value } from "../../../lib/value/values.ts";
 
 class Collect implements SinkConnector {
   readonly bytes = true;
@@ -103,8 +103,8 @@ test("a small emission is still encoded synchronously (no backlog)", async () =>
 });
 
 /** Rows whose encoding takes Go's slow paths too: HTML characters, -0, big ints, nesting, nulls. */
-const mixed = (from: number, n: number): Value[] =>
-  Array.from({ length: n }, (_, k) => {
+const mixed = (from: number, n: number): Obj[] =>
+  Array.from({ length: n }, (_, k): Obj => {
     const i = from + k;
     if (i % 7 === 0) return { i, s: `<a&b>${i}`, z: -0, big: 9007199254740993n };
     if (i % 5 === 0) return { i, nest: { b: [1, 2.5, null], a: "x" }, t: true };
@@ -159,7 +159,7 @@ test("end() finishes a whole window being built synchronously", async () => {
 test("a value JSON cannot encode past the first slice drops that window only, counted on the encode node", async () => {
   const { p, conn } = whole();
   const bad = mixed(0, SLICE_ROWS * 3);
-  (bad[SLICE_ROWS * 2] as Record<string, Value>).f = NaN;
+  bad[SLICE_ROWS * 2]!.f = NaN;
   const next = mixed(1, SLICE_ROWS + 1);
   p.push(new Emission(bad, null));
   p.push(new Emission(next, null));
@@ -198,5 +198,46 @@ test("a whole window being built counts against room() like the one item it beco
   let woke = false;
   p.onRoom(() => (woke = true));
   await until(() => woke && conn.got.length === 2);
+  await p.close(1000);
+});
+
+test("a big batch (batchSize) is built across slices, byte-identical to the batch writer's one pass", async () => {
+  const { p, conn } = whole({ batchSize: 3 });
+  const a = mixed(0, SLICE_ROWS * 2);
+  const b = mixed(7, 2);
+  const c = mixed(9, SLICE_ROWS + 3);
+  p.push(new Emission(a, null));
+  p.push(new Emission(b, null));
+  p.push(new Emission(c, null));
+  expect(conn.got.length).toBe(0);
+  expect(p.queued).toBe(1);
+  // The next batch queues behind the one being built.
+  const d = mixed(20, 1);
+  p.push(new Emission(d, null));
+  p.push(new RowError("boom"));
+  p.push(new Emission(d, null));
+  expect(p.queued).toBe(2);
+  await until(() => conn.got.length === 2);
+  const err: Value = { error: "boom" };
+  expect(conn.got).toEqual([encodeGoJson([a, b, c]), encodeGoJson([d, err, d])]);
+  const w = p.metrics.find((m) => m.name.endsWith("_batchWriter"))!;
+  expect([w.recordsIn, w.recordsOut, w.exceptions]).toEqual([2, 2, 0]);
+  await p.close(1000);
+});
+
+test("a batch of many single rows (sendSingle) is built across slices; end() sends the partial batch after it", async () => {
+  const { p, conn } = pipeline({ batchSize: 1 });
+  const a = mixed(0, SLICE * 6);
+  p.push(new Emission(a, null));
+  expect(conn.got.length).toBe(0);
+  const { p: q, conn: qc } = pipeline({ batchSize: 2 });
+  q.push(new Emission(a, null));
+  q.push(new Emission(mixed(3, 2), null));
+  q.push(new Emission(mixed(5, 1), null));
+  // The second batch (one result so far) is flushed by end(), after the first one is finished.
+  await q.close(1000);
+  expect(qc.got).toEqual([encodeGoJson([...a, ...mixed(3, 2)]), encodeGoJson(mixed(5, 1))]);
+  await until(() => conn.got.length === 1);
+  expect(conn.got[0]).toBe(encodeGoJson(a));
   await p.close(1000);
 });
