@@ -15,7 +15,7 @@ const CHUNK = 64;
 
 /** Whether `o` is an untemplated array worth encoding row by row (more than `min` rows). */
 export function isBigArray(o: Output, min: number): boolean {
-  return o.text === null && Array.isArray(o.data) && o.data.length > min;
+  return o.text === null && !o.pendingTemplate && Array.isArray(o.data) && o.data.length > min;
 }
 
 export class JsonSlices {

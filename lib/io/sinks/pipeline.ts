@@ -27,6 +27,7 @@ import { isBigArray, JsonSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
+import type { TemplateSteps } from "../templates/index.ts";
 
 /** A push with more outputs than this encodes the rest in later slices (see the header). */
 export const SLICE = 256;
@@ -95,6 +96,8 @@ export class SinkPipeline implements SinkNode {
   private readonly sliceArrays: boolean;
   /** The payload being built for the backlog's head when that is a whole array or a batch, else null. */
   private partial: JsonSlices | null = null;
+  /** The dataTemplate being rendered for the backlog's head (`pendingTemplate`), else null. */
+  private templating: TemplateSteps | null = null;
   private pending: Output[] = [];
   private batchCount = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
@@ -149,7 +152,8 @@ export class SinkPipeline implements SinkNode {
     this.metrics = nodes.filter((m): m is NodeMetrics => m !== null);
     this.status.attach(this.sink);
     // A bytes sink with json format sends template text verbatim.
-    this.transformer = new Transformer(c, bytes && c.format === "json", init.props);
+    // Without batching, a whole window's template is rendered in steps too (`pendingTemplate`).
+    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.sliceArrays && !batching ? SLICE : Infinity);
     const onDrop = (n: number) => {
       this.lost += n;
       const node = this.cacheNode ?? this.sink;
@@ -246,8 +250,13 @@ export class SinkPipeline implements SinkNode {
 
   private hasBigArray(outs: readonly Output[]): boolean {
     if (!this.sliceArrays) return false;
-    for (let i = 0; i < outs.length; i++) if (isBigArray(outs[i]!, SLICE)) return true;
+    for (let i = 0; i < outs.length; i++) if (this.isWhole(outs[i]!)) return true;
     return false;
+  }
+
+  /** A whole window to build across slices: a big array to encode or a template to render. */
+  private isWhole(o: Output): boolean {
+    return o.pendingTemplate || (this.sliceArrays && isBigArray(o, SLICE));
   }
 
   /** Encodes the next slice of the backlog; schedules the one after it, if any. */
@@ -262,7 +271,7 @@ export class SinkPipeline implements SinkNode {
     try {
       while (i < end) {
         const o = list[i]!;
-        if (o instanceof PendingBatch || (this.sliceArrays && isBigArray(o, SLICE))) {
+        if (o instanceof PendingBatch || this.isWhole(o)) {
           // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
           if (!this.encodeWhole(o, until, now)) break;
           list[i++] = undefined as unknown as Output;
@@ -292,7 +301,7 @@ export class SinkPipeline implements SinkNode {
     for (let i = this.backlogPos; i < list.length; i++) {
       const o = list[i]!;
       // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
-      if (o instanceof PendingBatch || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
+      if (o instanceof PendingBatch || o.pendingTemplate || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
       else this.encodeGuarded(o, now);
     }
     this.backlog = [];
@@ -305,6 +314,7 @@ export class SinkPipeline implements SinkNode {
    * `o`, counted on the encode or batchWriter node as one pass counts it.
    */
   private encodeWhole(o: Backlogged, until: number, now: number): boolean {
+    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, until, now);
     const pl = this.payloads;
     const batch = o instanceof PendingBatch;
     const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
@@ -327,6 +337,31 @@ export class SinkPipeline implements SinkNode {
       this.enqueueBatch(o.list, payload, now);
     } else
       this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
+    return true;
+  }
+
+  /**
+   * Renders the dataTemplate of the backlog's head `o` (`pendingTemplate`) until `until`; true once
+   * done, when `o` is encoded as the transform's one pass would have made it (template text).
+   */
+  private renderWhole(o: Output, until: number, now: number): boolean {
+    const steps = (this.templating ??= this.transformer.beginTemplate(o));
+    try {
+      if (!steps.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+    } catch (e) {
+      this.templating = null;
+      // As in one pass, where the transform throws before counting the output out.
+      const t = this.transformNode;
+      t.recordsOut--;
+      t.messagesProcessed -= o.rows;
+      t.exception(this.transformer.templateError(o.data, e).message, now);
+      return true;
+    }
+    this.templating = null;
+    o.text = steps.output;
+    o.data = null;
+    o.pendingTemplate = false;
+    this.encodeGuarded(o, now);
     return true;
   }
 

@@ -15,6 +15,7 @@ import { parseSinkCommon } from "../../../lib/io/sinks/common.ts";
 import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts";
 import { SinkPipeline, SLICE, SLICE_ROWS } from "../../../lib/io/sinks/pipeline.ts";
 import { encodeGoJson } from "../../../lib/value/json-encode.ts";
+import { compileTemplate } from "../../../lib/io/templates/index.ts";
 import type { Obj, Value } from "../../../lib/value/values.ts";
 
 class Collect implements SinkConnector {
@@ -239,5 +240,53 @@ test("a batch of many single rows (sendSingle) is built across slices; end() sen
   expect(qc.got).toEqual([encodeGoJson([...a, ...mixed(3, 2)]), encodeGoJson(mixed(5, 1))]);
   await until(() => conn.got.length === 1);
   expect(conn.got[0]).toBe(encodeGoJson(a));
+  await p.close(1000);
+});
+
+const TMPL = `{{$n := len .}}[{{range $i, $r := .}}{{if $i}},{{end}}{"i":{{$r.i}},"s":{{json $r.s}},"of":{{$n}}}{{end}}]`;
+
+test("a whole window's dataTemplate is rendered across slices, byte-identical to one pass; later results wait", async () => {
+  const { p, conn } = whole({ dataTemplate: TMPL });
+  const a = mixed(0, SLICE_ROWS * 5 + 7);
+  const b = mixed(3, 4);
+  p.push(new Emission(a, null));
+  expect(conn.got.length).toBe(0);
+  expect(p.queued).toBe(1);
+  p.push(new Emission(b, null));
+  p.push(new Emission(a, null));
+  let ranBetween = false;
+  setImmediate(() => (ranBetween = conn.got.length === 0));
+  await until(() => conn.got.length === 3);
+  expect(ranBetween).toBe(true);
+  const render = compileTemplate(TMPL);
+  expect(conn.got).toEqual([render(a), render(b), render(a)]);
+  const t = p.metrics.find((m) => m.name.endsWith("_transform"))!;
+  expect([t.recordsIn, t.recordsOut, t.exceptions]).toEqual([3, 3, 0]);
+  await p.close(1000);
+});
+
+test("end() finishes a whole window's dataTemplate being rendered synchronously", async () => {
+  const { p, conn } = whole({ dataTemplate: TMPL });
+  const a = mixed(0, SLICE_ROWS * 3);
+  p.push(new Emission(a, null));
+  p.push(new Emission(a, null));
+  expect(conn.got.length).toBe(0);
+  await p.close(1000);
+  const render = compileTemplate(TMPL);
+  expect(conn.got).toEqual([render(a), render(a)]);
+});
+
+test("a dataTemplate failing past the first slice drops that window, counted on the transform node as one pass counts it", async () => {
+  const { p, conn } = whole({ dataTemplate: "{{range .}}{{.nest.a}}{{end}}" });
+  const bad: Obj[] = Array.from({ length: SLICE_ROWS * 3 }, (_, i): Obj => ({ nest: i === SLICE_ROWS * 2 ? "flat" : { a: "x" } }));
+  const ok: Obj[] = Array.from({ length: SLICE_ROWS + 1 }, (): Obj => ({ nest: { a: "y" } }));
+  p.push(new Emission(bad, null));
+  p.push(new Emission(ok, null));
+  await until(() => conn.got.length === 1);
+  expect(conn.got).toEqual(["y".repeat(SLICE_ROWS + 1)]);
+  const t = p.metrics.find((m) => m.name.endsWith("_transform"))!;
+  expect([t.recordsIn, t.recordsOut, t.messagesProcessed, t.exceptions]).toEqual([2, 1, SLICE_ROWS + 1, 1]);
+  expect(t.lastException).toStartWith("fail to encode data [map[nest:map[a:x]]");
+  expect(t.lastException).toEndWith('with dataTemplate for error template: sink:1:13: executing "sink" at <.nest.a>: can\'t evaluate field a in type string');
   await p.close(1000);
 });
