@@ -21,6 +21,7 @@ import type { Obj, Value } from "../../../lib/value/values.ts";
 class Collect implements SinkConnector {
   readonly bytes = true;
   readonly got: string[] = [];
+  readonly props: unknown[] = [];
   /** Sends that fail (IoError) before the next one succeeds. */
   failures = 0;
   open(): void {}
@@ -30,6 +31,7 @@ class Collect implements SinkConnector {
       throw new IoError("down");
     }
     this.got.push(item.payload as string);
+    this.props.push(item.props);
   }
   close(): void {}
 }
@@ -288,5 +290,18 @@ test("a dataTemplate failing past the first slice drops that window, counted on 
   expect([t.recordsIn, t.recordsOut, t.messagesProcessed, t.exceptions]).toEqual([2, 1, SLICE_ROWS + 1, 1]);
   expect(t.lastException).toStartWith("fail to encode data [map[nest:map[a:x]]");
   expect(t.lastException).toEndWith('with dataTemplate for error template: sink:1:13: executing "sink" at <.nest.a>: can\'t evaluate field a in type string');
+  // A small window failing the same way (one pass, in the transform) reads the same.
+  p.push(new Emission([{ nest: "flat" }], null));
+  expect(t.lastException).toBe('fail to encode data [map[nest:flat]] with dataTemplate for error template: sink:1:13: executing "sink" at <.nest.a>: can\'t evaluate field a in type string');
+  expect([t.recordsIn, t.recordsOut, t.exceptions]).toEqual([3, 1, 2]);
+  await p.close(1000);
+});
+
+test("the dataTemplate is not rendered per item as a dynamic property; other templated properties are", async () => {
+  const { p, conn } = whole({ dataTemplate: "{{range .}}{{.i}}{{end}}", path: "/out/{{len .}}" });
+  p.push(new Emission(mixed(0, 3), null));
+  await until(() => conn.got.length === 1);
+  expect(conn.got).toEqual(["012"]);
+  expect(conn.props).toEqual([{ sendSingle: false, dataTemplate: "{{range .}}{{.i}}{{end}}", path: "/out/3" }]);
   await p.close(1000);
 });
