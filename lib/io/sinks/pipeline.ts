@@ -90,6 +90,8 @@ export class SinkPipeline implements SinkNode {
   private readonly outs: Output[] = [];
   /** Outputs waiting to be encoded, oldest first (from `backlogPos`); see the header. */
   private backlog: Backlogged[] = [];
+  /** The `traceparent` of each backlog entry's push (same index): the item made later carries it. */
+  private backlogTrace: (string | null)[] = [];
   private backlogPos = 0;
   private backlogTimer: ReturnType<typeof setImmediate> | undefined;
   /** Whole-array outputs and big batches are built in slices (a bytes sink with json format). */
@@ -244,7 +246,11 @@ export class SinkPipeline implements SinkNode {
       return;
     }
     // Behind a backlog, too many for one go or a whole array: queue in order, encode the first slice now.
-    for (const o of outs) this.backlog.push(o);
+    const tp = this.traceparent;
+    for (const o of outs) {
+      this.backlog.push(o);
+      this.backlogTrace.push(tp);
+    }
     if (this.backlogTimer === undefined) this.encodeSlice();
   }
 
@@ -267,10 +273,13 @@ export class SinkPipeline implements SinkNode {
     const now = Date.now();
     const t0 = performance.now();
     const until = t0 + SLICE_MS;
+    const traces = this.backlogTrace;
+    const tp = this.traceparent;
     let i = this.backlogPos;
     try {
       while (i < end) {
         const o = list[i]!;
+        this.traceparent = traces[i]!;
         if (o instanceof PendingBatch || this.isWhole(o)) {
           // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
           if (!this.encodeWhole(o, until, now)) break;
@@ -283,9 +292,11 @@ export class SinkPipeline implements SinkNode {
         if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
       }
     } finally {
+      this.traceparent = tp;
       this.backlogPos = i;
       if (i === list.length) {
         this.backlog = [];
+        this.backlogTrace = [];
         this.backlogPos = 0;
         this.checkRoom();
       } else if (!this.aborted) this.backlogTimer = setImmediate(this.encodeSlice);
@@ -297,14 +308,19 @@ export class SinkPipeline implements SinkNode {
     if (this.backlogTimer !== undefined) clearImmediate(this.backlogTimer);
     this.backlogTimer = undefined;
     const list = this.backlog;
+    const traces = this.backlogTrace;
+    const tp = this.traceparent;
     const now = Date.now();
     for (let i = this.backlogPos; i < list.length; i++) {
       const o = list[i]!;
+      this.traceparent = traces[i]!;
       // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
       if (o instanceof PendingBatch || o.pendingTemplate || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
       else this.encodeGuarded(o, now);
     }
+    this.traceparent = tp;
     this.backlog = [];
+    this.backlogTrace = [];
     this.backlogPos = 0;
   }
 
@@ -404,6 +420,7 @@ export class SinkPipeline implements SinkNode {
     if (this.sliceArrays && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasBigArray(list))) {
       // Behind a batch being built, or big: built across slices like a whole array.
       this.backlog.push(new PendingBatch(list));
+      this.backlogTrace.push(null);
       if (this.backlogTimer === undefined) this.encodeSlice();
       return;
     }

@@ -22,6 +22,7 @@ class Collect implements SinkConnector {
   readonly bytes = true;
   readonly got: string[] = [];
   readonly props: unknown[] = [];
+  readonly traces: (string | null)[] = [];
   /** Sends that fail (IoError) before the next one succeeds. */
   failures = 0;
   open(): void {}
@@ -32,6 +33,7 @@ class Collect implements SinkConnector {
     }
     this.got.push(item.payload as string);
     this.props.push(item.props);
+    this.traces.push(item.traceparent);
   }
   close(): void {}
 }
@@ -304,4 +306,23 @@ test("the dataTemplate is not rendered per item as a dynamic property; other tem
   expect(conn.got).toEqual(["012"]);
   expect(conn.props).toEqual([{ sendSingle: false, dataTemplate: "{{range .}}{{.i}}{{end}}", path: "/out/3" }]);
   await p.close(1000);
+});
+
+test("outputs encoded in later slices carry the traceparent of the push that made them", async () => {
+  const traced = (p: SinkPipeline, tp: string, rows: Obj[]) => {
+    p.traceparent = tp; // as a traced rule sets it around push
+    p.push(new Emission(rows, null));
+    p.traceparent = null;
+  };
+  const single = pipeline();
+  traced(single.p, "tp-a", mixed(0, SLICE * 3));
+  traced(single.p, "tp-b", mixed(0, 2));
+  const w = whole({ dataTemplate: TMPL });
+  traced(w.p, "tp-c", mixed(0, SLICE_ROWS * 2));
+  traced(w.p, "tp-d", mixed(0, SLICE_ROWS * 2));
+  await single.p.close(1000);
+  await until(() => w.conn.got.length === 2);
+  expect(single.conn.traces).toEqual([...Array(SLICE * 3).fill("tp-a"), "tp-b", "tp-b"]);
+  expect(w.conn.traces).toEqual(["tp-c", "tp-d"]);
+  await w.p.close(1000);
 });
