@@ -241,7 +241,7 @@ export class SinkPipeline implements SinkNode {
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    if (this.backlogPos === this.backlog.length && outs.length <= SLICE && !this.hasBigArray(outs)) {
+    if (this.backlogPos === this.backlog.length && outs.length <= SLICE && !this.hasWhole(outs)) {
       for (const o of outs) this.encodeOne(o, now, timed);
       return;
     }
@@ -254,7 +254,7 @@ export class SinkPipeline implements SinkNode {
     if (this.backlogTimer === undefined) this.encodeSlice();
   }
 
-  private hasBigArray(outs: readonly Output[]): boolean {
+  private hasWhole(outs: readonly Output[]): boolean {
     if (!this.sliceArrays) return false;
     for (let i = 0; i < outs.length; i++) if (this.isWhole(outs[i]!)) return true;
     return false;
@@ -417,7 +417,7 @@ export class SinkPipeline implements SinkNode {
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
-    if (this.sliceArrays && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasBigArray(list))) {
+    if (this.sliceArrays && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasWhole(list))) {
       // Behind a batch being built, or big: built across slices like a whole array.
       this.backlog.push(new PendingBatch(list));
       this.backlogTrace.push(null);
