@@ -18,7 +18,16 @@ export function isBigArray(o: Output, min: number): boolean {
   return o.text === null && !o.pendingTemplate && Array.isArray(o.data) && o.data.length > min;
 }
 
-export class JsonSlices {
+/** A payload built a slice at a time: `step` until true, then `text()`. */
+export interface PayloadSlices {
+  /** Works until done (true), `performance.now()` reaches `until` or about `budget` rows are done. */
+  step(until: number, budget: number): boolean;
+  text(): string;
+  /** Time spent in `step` so far, ms. */
+  readonly spentMs: number;
+}
+
+export class JsonSlices implements PayloadSlices {
   private readonly parts: string[] = [];
   /** The next unit to encode. */
   private u = 0;

@@ -14,7 +14,8 @@ import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
 import { SinkItem, type SinkSource } from "./connector.ts";
-import { JsonSlices } from "./json-slices.ts";
+import { DelimitedSlices } from "./delimited-slices.ts";
+import { JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import { Output } from "./transform.ts";
 
 export type Payload = SinkItem["payload"];
@@ -104,21 +105,27 @@ export class PayloadEncoder {
     return this.post(p, now, true, timed);
   }
 
-  /** Whether whole-array payloads can be built in slices (JsonSlices): a bytes sink with json format. */
+  /** Whether a whole-array output's payload can be built in slices: a bytes sink with json or delimited format. */
   get sliceable(): boolean {
+    return this.bytes && (this.c.format === "json" || this.c.format === "delimited");
+  }
+
+  /** Whether a batch's payload can be built in slices (JsonSlices): json format. */
+  get sliceableBatch(): boolean {
     return this.bytes && this.c.format === "json";
   }
 
-  /** `single` for an output whose payload is built in slices: counts it in, returns the builder. */
-  beginSingle(o: Output, now: number): JsonSlices {
+  /** `single` for a whole-array output whose payload is built in slices: counts it in, returns the builder. */
+  beginSingle(o: Output, now: number): PayloadSlices {
     const e = this.encodeNode!;
     e.recordsIn++;
     e.lastInvocation = now;
-    return new JsonSlices([o], false);
+    const c = this.c;
+    return c.format === "json" ? new JsonSlices([o], false) : new DelimitedSlices(o.data as Value[], c.delimiter, c.hasHeader);
   }
 
   /** The end of `beginSingle`: the payload, counted out (always timed: there is one per window). */
-  endSingle(s: JsonSlices, now: number): Payload {
+  endSingle(s: PayloadSlices, now: number): Payload {
     const e = this.encodeNode!;
     e.recordsOut++;
     e.processLatencyUs = Math.round(s.spentMs * 1000);
@@ -126,7 +133,7 @@ export class PayloadEncoder {
   }
 
   /** The batch writer's payload built by a JsonSlices over the batch (wrapped). */
-  endBatch(s: JsonSlices, now: number): Payload {
+  endBatch(s: PayloadSlices, now: number): Payload {
     return this.post(s.text(), now, true, true);
   }
 

@@ -10,8 +10,9 @@
  * encoded in slices with the event loop running between them (issue 11, the stall budget of
  * issue 10): the outputs wait in a backlog, in order, that later results queue behind and that
  * counts against `room()`, so order and back-pressure are what they were without slicing. A sink
- * without `sendSingle` sends a window as one JSON array: an output of more than SLICE rows waits in
- * the same backlog and its payload is built row by row across slices (json-slices.ts).
+ * without `sendSingle` sends a window as one JSON array (or delimited text): an output of more than
+ * SLICE rows waits in the same backlog and its payload is built row by row across slices
+ * (json-slices.ts, delimited-slices.ts); so is a big JSON batch and a whole window's dataTemplate.
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
@@ -23,7 +24,7 @@ import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
-import { isBigArray, JsonSlices } from "./json-slices.ts";
+import { isBigArray, JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
@@ -94,10 +95,12 @@ export class SinkPipeline implements SinkNode {
   private backlogTrace: (string | null)[] = [];
   private backlogPos = 0;
   private backlogTimer: ReturnType<typeof setImmediate> | undefined;
-  /** Whole-array outputs and big batches are built in slices (a bytes sink with json format). */
+  /** Whole-array outputs are built in slices (a bytes sink with json or delimited format). */
   private readonly sliceArrays: boolean;
+  /** Big batches are built in slices (json format). */
+  private readonly sliceBatches: boolean;
   /** The payload being built for the backlog's head when that is a whole array or a batch, else null. */
-  private partial: JsonSlices | null = null;
+  private partial: PayloadSlices | null = null;
   /** The dataTemplate being rendered for the backlog's head (`pendingTemplate`), else null. */
   private templating: TemplateSteps | null = null;
   private pending: Output[] = [];
@@ -131,6 +134,7 @@ export class SinkPipeline implements SinkNode {
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
     this.sliceArrays = this.payloads.sliceable;
+    this.sliceBatches = this.payloads.sliceableBatch;
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
@@ -155,7 +159,7 @@ export class SinkPipeline implements SinkNode {
     this.status.attach(this.sink);
     // A bytes sink with json format sends template text verbatim.
     // Without batching, a whole window's template is rendered in steps too (`pendingTemplate`).
-    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.sliceArrays && !batching ? SLICE : Infinity);
+    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.sliceBatches && !batching ? SLICE : Infinity);
     const onDrop = (n: number) => {
       this.lost += n;
       const node = this.cacheNode ?? this.sink;
@@ -417,7 +421,7 @@ export class SinkPipeline implements SinkNode {
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
-    if (this.sliceArrays && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasWhole(list))) {
+    if (this.sliceBatches && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasWhole(list))) {
       // Behind a batch being built, or big: built across slices like a whole array.
       this.backlog.push(new PendingBatch(list));
       this.backlogTrace.push(null);

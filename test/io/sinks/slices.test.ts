@@ -16,6 +16,7 @@ import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts
 import { SinkPipeline, SLICE, SLICE_ROWS } from "../../../lib/io/sinks/pipeline.ts";
 import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { compileTemplate } from "../../../lib/io/templates/index.ts";
+import { createEncoder } from "../../../lib/io/formats/encode.ts";
 import type { Obj, Value } from "../../../lib/value/values.ts";
 
 class Collect implements SinkConnector {
@@ -325,4 +326,20 @@ test("outputs encoded in later slices carry the traceparent of the push that mad
   expect(single.conn.traces).toEqual([...Array(SLICE * 3).fill("tp-a"), "tp-b", "tp-b"]);
   expect(w.conn.traces).toEqual(["tp-c", "tp-d"]);
   await w.p.close(1000);
+});
+
+test.each([
+  ["with a header", { hasHeader: true, delimiter: ";" }],
+  ["without a header", { hasHeader: false }],
+])("a whole window in delimited format is built across slices, byte-identical to one pass (%s)", async (_n, props) => {
+  const { p, conn } = whole({ format: "delimited", ...props });
+  // Not every element is a map: the encoder skips those, and takes the columns from the first map.
+  const data = [null, ...mixed(0, SLICE_ROWS * 3), "x", ...mixed(5, 9)] as unknown as Obj[];
+  p.push(new Emission(data, null));
+  expect(conn.got.length).toBe(0);
+  await until(() => conn.got.length === 1);
+  const c = parseSinkCommon({ format: "delimited", ...props });
+  expect(conn.got[0]).toBe(createEncoder("delimited", c)(data) as string);
+  expect(conn.got[0]!.split("\n").length).toBe(SLICE_ROWS * 3 + 9 + (props.hasHeader ? 1 : 0));
+  await p.close(1000);
 });
