@@ -4,8 +4,10 @@
  * stream, GROUP BY device over a 2 s tumbling window, with `--devices` groups (W2: 1,000, W4:
  * 10,000). The rows are published between firings; a 1 ms probe timer records how late it fires
  * while each window is emitted. Reports the longest stall per firing and the rows written.
+ * `--whole` drops `sendSingle`: the sink writes each window as one JSON array (one line);
+ * `--template` also renders that array through a dataTemplate (a top-level range).
  *
- *   node_modules/.bin/bun bench/emit-lag.ts [--devices 10000] [--windows 4] [--root DIR]
+ *   node_modules/.bin/bun bench/emit-lag.ts [--devices 10000] [--windows 4] [--whole [--template]] [--root DIR]
  * `--root` runs another checkout's lib/ (e.g. the base build's sources) in this same process
  * shape, so before and after can be measured side by side.
  */
@@ -14,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
-const { values: a } = parseArgs({ options: { devices: { type: "string", default: "10000" }, windows: { type: "string", default: "4" }, root: { type: "string" } } });
+const { values: a } = parseArgs({ options: { devices: { type: "string", default: "10000" }, windows: { type: "string", default: "4" }, whole: { type: "boolean", default: false }, template: { type: "boolean", default: false }, root: { type: "string" } } });
 const ROOT = resolve(a.root ?? join(import.meta.dir, ".."));
 const devices = Number(a.devices);
 const windows = Number(a.windows);
@@ -33,17 +35,18 @@ const hub = new SourceHub(env);
 const sql = `CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/in")`;
 const defs = new Map([["m", streamDef(parseStatement(sql, functions), sql)]]);
 const out = join(dir, "out.ndjson");
+const TEMPLATE = `[{{range $i, $r := .}}{{if $i}},{{end}}{"device":"{{$r.device}}","n":{{$r.n}},"max":{{$r.max_temp}}}{{end}}]`;
 const rule = Rule.create(
   {
     id: "emit",
     sql: "SELECT device, count(*) AS n, avg(speed) AS avg_speed, max(temp) AS max_temp FROM m GROUP BY device, TUMBLINGWINDOW(ss, 2)",
-    actions: [{ file: { path: out, fileType: "lines", sendSingle: true, rollingInterval: 86_400_000, rollingCount: 0 } }],
+    actions: [{ file: { path: out, fileType: "lines", sendSingle: !a.whole, rollingInterval: 86_400_000, rollingCount: 0, ...(a.template ? { dataTemplate: TEMPLATE } : {}) } }],
   },
   defs,
   env,
   hub,
 );
-await rule.start();
+const run = await rule.start();
 
 // The probe: how late a 1 ms timer fires; the worst per 2 s period is the window's stall. On a
 // shared machine a gap can also be time the process was not scheduled, so each gap's CPU time
@@ -90,12 +93,14 @@ for (let w = 0; w < windows + 1; w++) {
   }
 }
 clearInterval(probe);
-await rule.stop();
-const rows = readFileSync(out, "utf8").split("\n").filter((l) => l).length;
+await run.stop();
+const lines = readFileSync(out, "utf8").split("\n").filter((l) => l);
+// --whole: a line is a window's JSON array.
+const rows = a.whole ? lines.reduce((n, l) => n + (JSON.parse(l) as unknown[]).length, 0) : lines.length;
 rmSync(dir, { recursive: true, force: true });
 const med = (xs: number[]) => xs.slice().sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 console.log(
-  `${ROOT}: ${devices} groups per window, ${windows} windows: longest gap per firing ${stalls.join(", ")} ms (median ${med(stalls)}); ` +
+  `${ROOT}${a.whole ? (a.template ? " (whole windows, dataTemplate)" : " (whole windows)") : ""}: ${devices} groups per window, ${windows} windows: longest gap per firing ${stalls.join(", ")} ms (median ${med(stalls)}); ` +
     `CPU in the busiest gap ${cpuStalls.join(", ")} ms (median ${med(cpuStalls)}); ${rows} rows written`,
 );
 process.exit(0);

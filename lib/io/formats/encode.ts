@@ -50,16 +50,25 @@ function binaryEncoder(d: Value): Uint8Array {
   throw new RowError(`field self is not bytes: ${fmtV(v)}`);
 }
 
+/** One delimited line: `row`'s values in the columns `c` (a missing one empty). */
+export function delimitedLine(row: Obj, c: readonly string[], delimiter: string): string {
+  let s = "";
+  for (let i = 0; i < c.length; i++) {
+    const v = row[c[i]!];
+    s += (i ? delimiter : "") + (v === undefined ? "" : toStrConv(v));
+  }
+  return s;
+}
+
+/** The columns of a collection: its first row's keys, sorted [quirk], even with `fields`. */
+export function delimitedColumns(rows: readonly Value[]): string[] {
+  for (const r of rows) if (isObj(r)) return Object.keys(r).sort();
+  return [];
+}
+
 function delimitedEncoder(p: EncoderProps): Encoder {
   let cols: string[] | undefined = p.fields;
-  const line = (row: Obj, c: string[]): string => {
-    let s = "";
-    for (let i = 0; i < c.length; i++) {
-      const v = row[c[i]!];
-      s += (i ? p.delimiter : "") + (v === undefined ? "" : toStrConv(v));
-    }
-    return s;
-  };
+  const line = (row: Obj, c: string[]): string => delimitedLine(row, c, p.delimiter);
   return (d) => {
     if (isObj(d)) {
       // [quirk] the column order is fixed by the first row for the life of the rule.
@@ -68,8 +77,7 @@ function delimitedEncoder(p: EncoderProps): Encoder {
     }
     if (Array.isArray(d)) {
       const rows = d.filter(isObj);
-      // [quirk] a collection takes its columns from its own first row, sorted, even with `fields`.
-      const c = rows.length ? Object.keys(rows[0]!).sort() : [];
+      const c = delimitedColumns(rows);
       const lines = rows.map((r) => line(r, c));
       if (p.hasHeader) lines.unshift(c.join(p.delimiter));
       return lines.join("\n");

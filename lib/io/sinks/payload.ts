@@ -14,6 +14,8 @@ import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
 import type { SinkCommon } from "./common.ts";
 import { SinkItem, type SinkSource } from "./connector.ts";
+import { DelimitedSlices } from "./delimited-slices.ts";
+import { JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import { Output } from "./transform.ts";
 
 export type Payload = SinkItem["payload"];
@@ -101,6 +103,43 @@ export class PayloadEncoder {
     e.recordsOut++;
     if (timed) e.processLatencyUs = elapsedUs(t0);
     return this.post(p, now, true, timed);
+  }
+
+  /** Whether a whole-array output's payload can be built in slices: a bytes sink with json or delimited format. */
+  get sliceable(): boolean {
+    return this.bytes && (this.c.format === "json" || this.c.format === "delimited");
+  }
+
+  /** Whether a batch's payload can be built in slices (JsonSlices): json format. */
+  get sliceableBatch(): boolean {
+    return this.bytes && this.c.format === "json";
+  }
+
+  /** `single` for a whole-array output whose payload is built in slices: counts it in, returns the builder. */
+  beginSingle(o: Output, now: number): PayloadSlices {
+    const e = this.encodeNode!;
+    e.recordsIn++;
+    e.lastInvocation = now;
+    const c = this.c;
+    return c.format === "json" ? new JsonSlices([o], false) : new DelimitedSlices(o.data as Value[], c.delimiter, c.hasHeader);
+  }
+
+  /** The end of `beginSingle`: the payload, counted out (always timed: there is one per window). */
+  endSingle(s: PayloadSlices, now: number): Payload {
+    const e = this.encodeNode!;
+    e.recordsOut++;
+    e.processLatencyUs = Math.round(s.spentMs * 1000);
+    return this.post(s.text(), now, true, true);
+  }
+
+  /** The batch writer's payload built by a JsonSlices over the batch (wrapped). */
+  endBatch(s: PayloadSlices, now: number): Payload {
+    return this.post(s.text(), now, true, true);
+  }
+
+  /** A sliced single payload failed (RowError): counted on the encode node, the output dropped. */
+  failSingle(message: string, now: number): void {
+    this.encodeNode!.exception(message, now);
   }
 
   /** The batch writer's payload for a batch of outputs (throws RowError). */

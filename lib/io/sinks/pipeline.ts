@@ -9,7 +9,10 @@
  * One result that fans out into many outputs (a window's 10,000 groups with `sendSingle`) is
  * encoded in slices with the event loop running between them (issue 11, the stall budget of
  * issue 10): the outputs wait in a backlog, in order, that later results queue behind and that
- * counts against `room()`, so order and back-pressure are what they were without slicing.
+ * counts against `room()`, so order and back-pressure are what they were without slicing. A sink
+ * without `sendSingle` sends a window as one JSON array (or delimited text): an output of more than
+ * SLICE rows waits in the same backlog and its payload is built row by row across slices
+ * (json-slices.ts, delimited-slices.ts); so is a big JSON batch and a whole window's dataTemplate.
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
@@ -21,14 +24,25 @@ import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
+import { isBigArray, JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
+import type { TemplateSteps } from "../templates/index.ts";
 
 /** A push with more outputs than this encodes the rest in later slices (see the header). */
 export const SLICE = 256;
 /** A slice also ends once it has run this long, ms (checked every 32 outputs). */
 const SLICE_MS = 2;
+/** Rows of a whole-array payload encoded per slice, at most (cheaper than an output each). */
+export const SLICE_ROWS = SLICE * 4;
+
+/** A batch writer's flush waiting in the backlog, its payload to be built in slices. */
+class PendingBatch {
+  constructor(readonly list: Output[]) {}
+}
+
+type Backlogged = Output | PendingBatch;
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -76,9 +90,19 @@ export class SinkPipeline implements SinkNode {
   private readonly retryMs: number;
   private readonly outs: Output[] = [];
   /** Outputs waiting to be encoded, oldest first (from `backlogPos`); see the header. */
-  private backlog: Output[] = [];
+  private backlog: Backlogged[] = [];
+  /** The `traceparent` of each backlog entry's push (same index): the item made later carries it. */
+  private backlogTrace: (string | null)[] = [];
   private backlogPos = 0;
   private backlogTimer: ReturnType<typeof setImmediate> | undefined;
+  /** Whole-array outputs are built in slices (a bytes sink with json or delimited format). */
+  private readonly sliceArrays: boolean;
+  /** Big batches are built in slices (json format). */
+  private readonly sliceBatches: boolean;
+  /** The payload being built for the backlog's head when that is a whole array or a batch, else null. */
+  private partial: PayloadSlices | null = null;
+  /** The dataTemplate being rendered for the backlog's head (`pendingTemplate`), else null. */
+  private templating: TemplateSteps | null = null;
   private pending: Output[] = [];
   private batchCount = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
@@ -109,6 +133,8 @@ export class SinkPipeline implements SinkNode {
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
+    this.sliceArrays = this.payloads.sliceable;
+    this.sliceBatches = this.payloads.sliceableBatch;
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
@@ -132,7 +158,8 @@ export class SinkPipeline implements SinkNode {
     this.metrics = nodes.filter((m): m is NodeMetrics => m !== null);
     this.status.attach(this.sink);
     // A bytes sink with json format sends template text verbatim.
-    this.transformer = new Transformer(c, bytes && c.format === "json", init.props);
+    // Without batching, a whole window's template is rendered in steps too (`pendingTemplate`).
+    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.sliceBatches && !batching ? SLICE : Infinity);
     const onDrop = (n: number) => {
       this.lost += n;
       const node = this.cacheNode ?? this.sink;
@@ -218,13 +245,28 @@ export class SinkPipeline implements SinkNode {
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    if (this.backlogPos === this.backlog.length && outs.length <= SLICE) {
+    if (this.backlogPos === this.backlog.length && outs.length <= SLICE && !this.hasWhole(outs)) {
       for (const o of outs) this.encodeOne(o, now, timed);
       return;
     }
-    // Behind a backlog, or too many for one go: queue in order, encode the first slice now.
-    for (const o of outs) this.backlog.push(o);
+    // Behind a backlog, too many for one go or a whole array: queue in order, encode the first slice now.
+    const tp = this.traceparent;
+    for (const o of outs) {
+      this.backlog.push(o);
+      this.backlogTrace.push(tp);
+    }
     if (this.backlogTimer === undefined) this.encodeSlice();
+  }
+
+  private hasWhole(outs: readonly Output[]): boolean {
+    if (!this.sliceArrays) return false;
+    for (let i = 0; i < outs.length; i++) if (this.isWhole(outs[i]!)) return true;
+    return false;
+  }
+
+  /** A whole window to build across slices: a big array to encode or a template to render. */
+  private isWhole(o: Output): boolean {
+    return o.pendingTemplate || (this.sliceArrays && isBigArray(o, SLICE));
   }
 
   /** Encodes the next slice of the backlog; schedules the one after it, if any. */
@@ -234,18 +276,31 @@ export class SinkPipeline implements SinkNode {
     const end = Math.min(list.length, this.backlogPos + SLICE);
     const now = Date.now();
     const t0 = performance.now();
+    const until = t0 + SLICE_MS;
+    const traces = this.backlogTrace;
+    const tp = this.traceparent;
     let i = this.backlogPos;
     try {
       while (i < end) {
         const o = list[i]!;
+        this.traceparent = traces[i]!;
+        if (o instanceof PendingBatch || this.isWhole(o)) {
+          // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
+          if (!this.encodeWhole(o, until, now)) break;
+          list[i++] = undefined as unknown as Output;
+          if (performance.now() >= until) break;
+          continue;
+        }
         list[i++] = undefined as unknown as Output; // released for the collector as it goes
         this.encodeGuarded(o, now);
         if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
       }
     } finally {
+      this.traceparent = tp;
       this.backlogPos = i;
       if (i === list.length) {
         this.backlog = [];
+        this.backlogTrace = [];
         this.backlogPos = 0;
         this.checkRoom();
       } else if (!this.aborted) this.backlogTimer = setImmediate(this.encodeSlice);
@@ -257,10 +312,77 @@ export class SinkPipeline implements SinkNode {
     if (this.backlogTimer !== undefined) clearImmediate(this.backlogTimer);
     this.backlogTimer = undefined;
     const list = this.backlog;
+    const traces = this.backlogTrace;
+    const tp = this.traceparent;
     const now = Date.now();
-    for (let i = this.backlogPos; i < list.length; i++) this.encodeGuarded(list[i]!, now);
+    for (let i = this.backlogPos; i < list.length; i++) {
+      const o = list[i]!;
+      this.traceparent = traces[i]!;
+      // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
+      if (o instanceof PendingBatch || o.pendingTemplate || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
+      else this.encodeGuarded(o, now);
+    }
+    this.traceparent = tp;
     this.backlog = [];
+    this.backlogTrace = [];
     this.backlogPos = 0;
+  }
+
+  /**
+   * Builds the payload of the backlog's head `o`, a whole-array output or a batch, until `until`;
+   * true once it is enqueued or dropped. The boundary is `encodeGuarded`'s; a RowError (NaN) drops
+   * `o`, counted on the encode or batchWriter node as one pass counts it.
+   */
+  private encodeWhole(o: Backlogged, until: number, now: number): boolean {
+    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, until, now);
+    const pl = this.payloads;
+    const batch = o instanceof PendingBatch;
+    const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
+    let payload: Payload;
+    try {
+      if (!s.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+      payload = batch ? pl.endBatch(s, now) : pl.endSingle(s, now);
+    } catch (e) {
+      this.partial = null;
+      if (!(e instanceof RowError)) this.transformNode.exception(failureText(e), now);
+      else if (batch) pl.writerNode!.exception(e.message, now);
+      else pl.failSingle(e.message, now);
+      return true;
+    }
+    this.partial = null;
+    if (batch) {
+      const w = pl.writerNode!;
+      w.recordsOut++;
+      w.processLatencyUs = Math.round(s.spentMs * 1000);
+      this.enqueueBatch(o.list, payload, now);
+    } else
+      this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
+    return true;
+  }
+
+  /**
+   * Renders the dataTemplate of the backlog's head `o` (`pendingTemplate`) until `until`; true once
+   * done, when `o` is encoded as the transform's one pass would have made it (template text).
+   */
+  private renderWhole(o: Output, until: number, now: number): boolean {
+    const steps = (this.templating ??= this.transformer.beginTemplate(o));
+    try {
+      if (!steps.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+    } catch (e) {
+      this.templating = null;
+      // As in one pass, where the transform throws before counting the output out.
+      const t = this.transformNode;
+      t.recordsOut--;
+      t.messagesProcessed -= o.rows;
+      t.exception(this.transformer.templateError(o.data, e).message, now);
+      return true;
+    }
+    this.templating = null;
+    o.text = steps.output;
+    o.data = null;
+    o.pendingTemplate = false;
+    this.encodeGuarded(o, now);
+    return true;
   }
 
   /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
@@ -299,8 +421,13 @@ export class SinkPipeline implements SinkNode {
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
-    let rows = 0;
-    for (const o of list) rows += o.rows;
+    if (this.sliceBatches && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasWhole(list))) {
+      // Behind a batch being built, or big: built across slices like a whole array.
+      this.backlog.push(new PendingBatch(list));
+      this.backlogTrace.push(null);
+      if (this.backlogTimer === undefined) this.encodeSlice();
+      return;
+    }
     let payload: Payload;
     // Batches are few: every flush is timed.
     const t0 = performance.now();
@@ -313,6 +440,12 @@ export class SinkPipeline implements SinkNode {
     }
     w.recordsOut++;
     w.processLatencyUs = elapsedUs(t0);
+    this.enqueueBatch(list, payload, now);
+  }
+
+  private enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
+    let rows = 0;
+    for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
     this.enqueue(new SinkItem(payload, list[0]!.props, rows, src), now, true);
   }
@@ -437,8 +570,9 @@ export class SinkPipeline implements SinkNode {
 
   /** End of input: the backlog and the partial batch are flushed; the worker finishes what is queued. */
   end(): void {
-    this.drainBacklog();
+    // The partial batch queues behind the backlog, which is then encoded in one go.
     this.flushBatch();
+    this.drainBacklog();
     this.ending = true;
     this.wake();
   }

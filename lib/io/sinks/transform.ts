@@ -8,7 +8,7 @@ import { RowError } from "../../errors.ts";
 import { fmtV, isObj, type Obj, type Value } from "../../value/values.ts";
 import { Emission, type Item } from "../../core/item.ts";
 import { parseGoJson } from "../../value/go-json.ts";
-import { compileTemplate, isTemplate, type CompiledTemplate } from "../templates/index.ts";
+import { compileSteppedTemplate, compileTemplate, isTemplate, type CompiledTemplate, type TemplateSteps } from "../templates/index.ts";
 import type { SinkCommon } from "./common.ts";
 
 /** One transformed output: data to encode, or (after a template) text sent as is. */
@@ -18,36 +18,43 @@ export class Output {
   text: string | null;
   props: Record<string, unknown> | null;
   rows: number;
-  constructor(data: Value, text: string | null, props: Record<string, unknown> | null, rows: number) {
+  /** `data` (a whole window) still has to go through the dataTemplate: the pipeline renders it in steps. */
+  pendingTemplate: boolean;
+  constructor(data: Value, text: string | null, props: Record<string, unknown> | null, rows: number, pendingTemplate = false) {
     this.data = data;
     this.text = text;
     this.props = props;
     this.rows = rows;
+    this.pendingTemplate = pendingTemplate;
   }
 }
 
 type Renderer = (data: Value) => unknown;
 
-/** Compiles every string property holding `{{…}}`, at any depth; null when none does. */
+/**
+ * Compiles every string property holding `{{…}}`, at any depth; null when none does. The
+ * `dataTemplate` itself is the data's template (applied once, by the transform), not a property
+ * to render per item: it stays as written.
+ */
 function dynamicProps(props: Record<string, unknown>): Renderer | null {
   let any = false;
-  const build = (v: unknown): Renderer => {
+  const build = (v: unknown, top = false): Renderer => {
     if (typeof v === "string" && isTemplate(v)) {
       any = true;
       const t = compileTemplate(v);
       return (d) => t(d);
     }
     if (Array.isArray(v)) {
-      const parts = v.map(build);
+      const parts = v.map((x) => build(x));
       return (d) => parts.map((p) => p(d));
     }
     if (v && typeof v === "object") {
-      const parts = Object.entries(v).map(([k, x]) => [k, build(x)] as const);
+      const parts = Object.entries(v).map(([k, x]) => [k, top && k === "dataTemplate" ? () => x : build(x)] as const);
       return (d) => Object.fromEntries(parts.map(([k, p]) => [k, p(d)]));
     }
     return () => v;
   };
-  const r = build(props);
+  const r = build(props, true);
   return any ? r : null;
 }
 
@@ -59,6 +66,8 @@ function isEmpty(d: Value): boolean {
 
 export class Transformer {
   private readonly template: CompiledTemplate | null;
+  /** Runs of the template in steps, for arrays of more than `stepOver` rows sent as is; else null. */
+  private readonly stepped: ((data: Value) => TemplateSteps) | null;
   private readonly dyn: Renderer | null;
   private readonly select: boolean;
 
@@ -67,10 +76,24 @@ export class Transformer {
     /** Bytes sink with json format: template text is the payload as is. */
     private readonly rawText: boolean,
     props: Record<string, unknown>,
+    /** A whole array of more rows than this is left to the pipeline to render in steps (`pendingTemplate`). */
+    private readonly stepOver = Infinity,
   ) {
     this.template = c.dataTemplate ? compileTemplate(c.dataTemplate) : null;
     this.dyn = dynamicProps(props);
     this.select = !!(c.dataField || c.fields || c.excludeFields);
+    const steps = c.dataTemplate && rawText && !this.select && !c.sendSingle && stepOver !== Infinity;
+    this.stepped = steps ? compileSteppedTemplate(c.dataTemplate!) : null;
+  }
+
+  /** Begins rendering a `pendingTemplate` output in steps. */
+  beginTemplate(o: Output): TemplateSteps {
+    return this.stepped!(o.data);
+  }
+
+  /** The RowError of a template that failed on `data` (counted on the transform node). */
+  templateError(data: Value, e: unknown): RowError {
+    return new RowError(`fail to encode data ${fmtV(data)} with dataTemplate for error ${(e as Error).message}`);
   }
 
   /** Appends the outputs of `item` to `out`; throws RowError (counted on the transform node). */
@@ -97,11 +120,15 @@ export class Transformer {
   private one(data: Value, rows: number, out: Output[]): void {
     const props = this.dyn ? (this.dyn(data) as Record<string, unknown>) : null;
     if (this.template) {
+      if (this.stepped && Array.isArray(data) && data.length > this.stepOver) {
+        out.push(new Output(data, null, props, rows, true));
+        return;
+      }
       let text: string;
       try {
         text = this.template(data);
       } catch (e) {
-        throw new RowError(`fail to encode data ${fmtV(data)} with dataTemplate for error ${(e as Error).message}`);
+        throw this.templateError(data, e);
       }
       if (this.select) {
         let parsed: Value;

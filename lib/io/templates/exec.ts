@@ -108,9 +108,20 @@ interface Var {
   value: TValue;
 }
 
+type Entries = [TValue, TValue][];
+
+/** Range iterations run between two clock checks of a stepped run. */
+const CHUNK = 32;
+
 export class Executor {
   private out = "";
   private vars: Var[] = [];
+  // A stepped run (begin / step): the root's dot, the next root node, and the top-level range in progress.
+  private dot: Value = null;
+  private pc = 0;
+  private entries: Entries | null = null;
+  private next = 0;
+  private mark = 0;
   constructor(
     private readonly tmpl: Template,
     private readonly funcs: ReadonlyMap<string, TemplateFunc>,
@@ -121,6 +132,66 @@ export class Executor {
     this.out = "";
     this.vars = [{ name: "$", value: data }];
     this.list(data, this.tmpl.root);
+    return this.out;
+  }
+
+  /**
+   * Starts a stepped run over `data`: the same output as `run`, produced by `step` a few
+   * iterations of the root's top-level ranges at a time (a sink's whole-window template, issue 11).
+   */
+  begin(data: Value): void {
+    this.out = "";
+    this.vars = [{ name: "$", value: data }];
+    this.dot = data;
+    this.pc = 0;
+    this.entries = null;
+    this.next = 0;
+  }
+
+  /**
+   * Runs on until the template is done (true; `output` is the text), `performance.now()` reaches
+   * `until` or about `budget` top-level range iterations ran. Throws TemplateError.
+   */
+  step(until: number, budget: number): boolean {
+    const root = this.tmpl.root;
+    const dot = this.dot;
+    while (this.pc < root.length) {
+      const n = root[this.pc]!;
+      if (n.k !== "range") {
+        this.node(dot, n);
+        this.pc++;
+        continue;
+      }
+      let entries = this.entries;
+      if (entries === null) {
+        this.mark = this.vars.length;
+        entries = this.rangeEntries(dot, n);
+        if (entries === null) {
+          this.vars.length = this.mark;
+          this.pc++;
+          continue;
+        }
+        this.entries = entries;
+        this.next = 0;
+      }
+      let j = this.next;
+      while (j >= 0 && j < entries.length) {
+        j = this.iterate(n, entries, j, Math.min(entries.length, j + CHUNK));
+        budget -= CHUNK;
+        if (j >= 0 && j < entries.length && (budget <= 0 || performance.now() >= until)) {
+          this.next = j;
+          return false;
+        }
+      }
+      this.vars.length = this.mark;
+      this.entries = null;
+      this.pc++;
+    }
+    return true;
+  }
+
+  /** The text of a stepped run once `step` returned true. */
+  get output(): string {
     return this.out;
   }
 
@@ -164,10 +235,17 @@ export class Executor {
 
   private range(dot: TValue, n: ControlNode): void {
     const mark = this.vars.length;
+    const entries = this.rangeEntries(dot, n);
+    if (entries !== null) this.iterate(n, entries, 0, entries.length);
+    this.vars.length = mark;
+  }
+
+  /** What a range iterates over, as [key, element] pairs; null when there is none (its else branch ran). */
+  private rangeEntries(dot: TValue, n: ControlNode): Entries | null {
     const p = n.pipe;
     // The range's own declarations bind per iteration, not to the pipeline's value.
     const v = this.pipeline(dot, { ...p, decl: [] });
-    const entries: [TValue, TValue][] = [];
+    const entries: Entries = [];
     if (Array.isArray(v)) v.forEach((x, i) => entries.push([BigInt(i), x]));
     else if (v instanceof Uint8Array) v.forEach((x, i) => entries.push([BigInt(i), BigInt(x)]));
     else if (typeof v === "bigint") for (let i = 0n; i < v; i++) entries.push([i, i]);
@@ -176,10 +254,16 @@ export class Executor {
     } else if (v !== null && v !== NO_VALUE) this.fail(n.pos, pipeText(p), `range can't iterate over ${printValue(v)}`);
     if (entries.length === 0) {
       if (n.elseList) this.list(dot, n.elseList);
-      this.vars.length = mark;
-      return;
+      return null;
     }
-    for (const [k, e] of entries) {
+    return entries;
+  }
+
+  /** Runs iterations [from, to) of range `n`; the index after the last one, or -1 after a `break`. */
+  private iterate(n: ControlNode, entries: Entries, from: number, to: number): number {
+    const p = n.pipe;
+    for (let j = from; j < to; j++) {
+      const [k, e] = entries[j]!;
       const inner = this.vars.length;
       if (p.decl.length === 1) this.setVar(p.decl[0]!, e, p.assign, n.pos);
       else if (p.decl.length === 2) {
@@ -191,13 +275,13 @@ export class Executor {
       } catch (x) {
         if (x === BREAK) {
           this.vars.length = inner;
-          break;
+          return -1;
         }
         if (x !== CONTINUE) throw x;
       }
       this.vars.length = inner;
     }
-    this.vars.length = mark;
+    return to;
   }
 
   private setVar(name: string, value: TValue, assign: boolean, pos: number): void {

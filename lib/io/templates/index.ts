@@ -40,6 +40,29 @@ export function compileTemplate(text: string, props: Readonly<Record<string, str
   return (data) => ex.run(data);
 }
 
+/** A template run in steps: `step` until it returns true, then `output` is what `run` returns. */
+export interface TemplateSteps {
+  step(until: number, budget: number): boolean;
+  readonly output: string;
+}
+
+/**
+ * Compiles `text` for runs in steps (a whole window rendered across turns of the event loop):
+ * each call begins a run over `data`. Null when the template has no top-level `range`, the only
+ * place a run can pause.
+ */
+export function compileSteppedTemplate(text: string, name = "sink"): ((data: Value) => TemplateSteps) | null {
+  const tmpl = parseTemplate(text, name);
+  if (!tmpl.root.some((n) => n.k === "range")) return null;
+  checkFuncs(tmpl.root, name, text);
+  const ctx: FuncCtx = { props: {} };
+  return (data) => {
+    const ex = new Executor(tmpl, TEMPLATE_FUNCS, ctx);
+    ex.begin(data);
+    return ex;
+  };
+}
+
 /** Whether a string property is a template (contains an action). */
 export function isTemplate(s: string): boolean {
   return s.includes("{{");
