@@ -38,11 +38,13 @@ describe("help", () => {
     expect(floe([BIN], ["--help"])).toEqual(src);
   });
 
-  test.each(COMMANDS)("floe %s --help and floe help %s: the same from the executable as from cli.ts", (c) => {
-    const src = floe(SRC, [c, "--help"]);
+  test.each(COMMANDS)("floe %s --help and floe help %s: examples, no server needed, the same from the executable as from cli.ts", (c) => {
+    // Port 1: the kuiper verbs' help must not need a server.
+    const src = floe(SRC, [c, "--help"], "", { CLIENT__BASIC__PORT: "1" });
     expect(src.code).toBe(0);
     expect(src.out).toStartWith(`floe ${c} — `);
     expect(src.out).toContain("Usage: floe ");
+    expect(src.out).toMatch(/Examples:\n {2}\S/);
     expect(floe([BIN], [c, "--help"])).toEqual(src);
     expect(floe([BIN], ["help", c])).toEqual(src);
   });

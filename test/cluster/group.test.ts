@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 import mqtt from "mqtt";
-import { Mosquitto } from "../helpers/mosquitto.ts";
+import { freePort, Mosquitto } from "../helpers/mosquitto.ts";
 import { NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -226,7 +226,7 @@ test("without cluster.nats a daemon is a single node: no group, no NATS", async 
 });
 
 test("a member that cannot reach NATS does not start, and says why", async () => {
-  const dead = await NatsServer.start();
-  await dead.stop();
-  await expect(startFloe(tempHome(), { KUIPER__CLUSTER__NATS: dead.url, KUIPER__CLUSTER__INSTANCE: "z" })).rejects.toThrow(`cluster: cannot connect to NATS ${dead.url}`);
+  // A port nothing listens on (no server started and stopped for it).
+  const dead = `nats://127.0.0.1:${await freePort()}`;
+  await expect(startFloe(tempHome(), { KUIPER__CLUSTER__NATS: dead, KUIPER__CLUSTER__INSTANCE: "z" })).rejects.toThrow(`cluster: cannot connect to NATS ${dead}`);
 });

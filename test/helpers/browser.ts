@@ -28,6 +28,8 @@ export interface Browser {
   /** The whole page, or the `clip` rectangle, into test-artifacts/<name>.png. */
   screenshot(name: string, clip?: { x: number; y: number; width: number; height: number }): Promise<void>;
   close(): Promise<void>;
+  /** Another page in the same browser, with problems of its own (a launch costs seconds; a page, little). */
+  newPage(opts?: { dark?: boolean }): Promise<Browser>;
 }
 
 export async function openBrowser(opts: { dark?: boolean } = {}): Promise<Browser> {
@@ -41,7 +43,15 @@ export async function openBrowser(opts: { dark?: boolean } = {}): Promise<Browse
     viewport: { width: 1280, height: 860 },
     colorScheme: opts.dark ? "dark" : "light",
   });
-  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return watch(ctx, ctx.pages()[0] ?? (await ctx.newPage()), async () => {
+    await ctx.close();
+    rmSync(profile, { recursive: true, force: true });
+  });
+}
+
+/** `page` with its problems recorded; `close` ends it (the browser, for the first page). */
+function watch(ctx: BrowserContext, page: Page, close: () => Promise<void>): Browser {
   const problems: string[] = [];
   page.on("console", (m) => {
     if (m.type() === "error") problems.push(`console error: ${m.text()}`);
@@ -55,14 +65,15 @@ export async function openBrowser(opts: { dark?: boolean } = {}): Promise<Browse
   page.on("response", (r) => {
     if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`);
   });
-  mkdirSync(ARTIFACTS, { recursive: true });
   return {
     page,
     problems,
     screenshot: async (name, clip) => void (await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), ...(clip ? { clip } : { fullPage: true }) })),
-    close: async () => {
-      await ctx.close();
-      rmSync(profile, { recursive: true, force: true });
+    close,
+    newPage: async (opts = {}) => {
+      const p = await ctx.newPage();
+      if (opts.dark) await p.emulateMedia({ colorScheme: "dark" });
+      return watch(ctx, p, () => p.close());
     },
   };
 }

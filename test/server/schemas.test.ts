@@ -3,7 +3,7 @@
  * `custom` refused, stream validation at CREATE, persistence across a restart, export/import,
  * multipart upload; then protobuf end to end through a real broker (rules-and-sinks.md §13.5).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import mqtt from "mqtt";
@@ -18,7 +18,8 @@ const OUT = 'syntax = "proto3";\nmessage Out { int64 id = 1; string who = 2; int
 let d: DaemonProc | undefined;
 const dir = tempHome();
 
-afterAll(async () => {
+// Each test starts its own daemon: stopped after it (left running, they outlived the suite).
+afterEach(async () => {
   if (d && d.proc.exitCode === null) await d.stop();
 });
 

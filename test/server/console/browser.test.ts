@@ -142,7 +142,8 @@ test(
     const head = `${b64({ alg: "RS256", typ: "JWT" })}.${b64({ iss: "sample_key.pub", aud: "eKuiper", exp: Math.floor(Date.now() / 1000) + 3600 })}`;
     const token = `${head}.${createSign("RSA-SHA256").update(head).sign(privateKey).toString("base64url")}`;
     const jd = await startFloe(tempHome({ "mgmt/sample_key.pub": publicKey.export({ type: "spki", format: "pem" }).toString() }), { KUIPER__BASIC__AUTHENTICATION: "true" });
-    const jb = await openBrowser({ dark: true });
+    // A page of the same browser (a second launch took 8 s on a loaded machine); another origin, so its own session.
+    const jb = await b.newPage({ dark: true });
     try {
       await jb.page.goto(`${jd.base}/ui`);
       await jb.page.locator("#token").waitFor();
