@@ -48,7 +48,7 @@ $(UI_JS): $(UI_SRC)
 COMPILE := $(BUN) build --compile --minify --bytecode --format=esm --splitting
 ORDER   := dist/.bytecode-order
 
-dist/floe: deps $(SOURCES) packaging/bytecode-order.ts
+dist/floe: node_modules/.installed $(SOURCES) packaging/bytecode-order.ts
 	@mkdir -p $(ORDER)
 	$(COMPILE) --target=bun-linux-x64 cli.ts --outfile $(ORDER)/floe
 	$(BUN) packaging/bytecode-order.ts $(ORDER)/floe $(ORDER) > $(ORDER)/flags || { echo "make: no bytecode order (the first build did not run)"; : > $(ORDER)/flags; }
@@ -87,7 +87,7 @@ bench-quick: deps build
 # floe(1) from the help text of every command.
 man: dist/floe.1
 
-dist/floe.1: deps $(SOURCES) packaging/gen-man.ts
+dist/floe.1: node_modules/.installed $(SOURCES) packaging/gen-man.ts
 	@mkdir -p dist
 	$(BUN) packaging/gen-man.ts > $@
 

@@ -196,6 +196,10 @@ export class NatsSource implements SourceConnector {
         }),
       );
     }
+    // The server holds the subscriptions once it answers a PING: only then is the source announced
+    // (a publish made right after the announcement would otherwise race the SUB and be missed).
+    await nc.flush();
+    if (this.closed) return;
     const where = `${this.where()}, subscribed to ${this.subjects.join(",")}${this.queue ? ` in queue group ${this.queue}` : ""}`;
     this.announce(ctx, where);
   }
