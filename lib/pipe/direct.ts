@@ -235,8 +235,11 @@ class PipeRun {
     return v ?? decodeTupleJson(text, keep);
   }
 
+  /** The envelope the scan fills for every line (a line's envelope is not kept past its delivery). */
+  private readonly picking: Envelope = { ts: undefined, stream: undefined, data: undefined, raw: undefined, meta: undefined };
+
   private envelope(text: string): Envelope {
-    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor)) : undefined) ?? envelope(text, this.keepFor);
+    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor, this.picking)) : undefined) ?? envelope(text, this.keepFor);
   }
 
   /** Handles a batch of lines; false once the run has failed. */

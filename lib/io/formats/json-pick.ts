@@ -47,14 +47,20 @@ export interface PickedEnvelope {
 /**
  * A replay line `{"ts","stream","data","meta"}` with `data` pruned to `keepFor(stream)`;
  * undefined when the full decoder must decide (also when the stream reads every column, and for
- * a `raw` line, which has nothing to prune).
+ * a `raw` line, which has nothing to prune). The parts are written into `into` when given (a
+ * caller that does not keep the envelope reuses one object for every line).
  */
-export function pickEnvelopeJson(text: string, keepFor: (stream: string | undefined) => ReadonlySet<string> | null): PickedEnvelope | undefined {
+export function pickEnvelopeJson(
+  text: string,
+  keepFor: (stream: string | undefined) => ReadonlySet<string> | null,
+  into?: PickedEnvelope,
+): PickedEnvelope | undefined {
   const s = text;
   let i = ws(s, 0);
   if (s.charCodeAt(i) !== 123) return undefined;
   // One shape for every envelope (absent parts stay undefined, as envelope() in direct.ts gives them).
-  const out: PickedEnvelope = { ts: undefined, stream: undefined, data: undefined, raw: undefined, meta: undefined };
+  const out: PickedEnvelope = into ?? { ts: undefined, stream: undefined, data: undefined, raw: undefined, meta: undefined };
+  if (into) (out.ts = undefined), (out.stream = undefined), (out.data = undefined), (out.raw = undefined), (out.meta = undefined);
   // The last occurrence of each member wins, as with JSON.parse. `data` is picked when met, with
   // the columns of the stream named so far; a `stream` after it re-picks it at the end.
   let dA = -1, dStream: string | undefined, tsA = -1, tsB = -1, mA = -1, mB = -1;
