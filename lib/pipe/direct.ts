@@ -200,9 +200,15 @@ class PipeRun {
   /** Column pruning of the stream a record belongs to (undefined: the default stdin stream). */
   private readonly keepFor = (stream: string | undefined): ReadonlySet<string> | null => {
     const name = stream ?? this.defaultStream ?? this.plan.sources[0]?.name;
+    // Asked once per line: the answer for the last stream is kept (the default stream changes
+    // only when the topology starts).
+    if (name === this.keepName && name !== undefined) return this.keepSet;
     const src = this.plan.sources.find((s) => s.name === name);
-    return src ? (src.valueColumns !== undefined ? src.valueColumns : src.columns) : null;
+    this.keepName = name;
+    return (this.keepSet = src ? (src.valueColumns !== undefined ? src.valueColumns : src.columns) : null);
   };
+  private keepName: string | undefined = undefined;
+  private keepSet: ReadonlySet<string> | null = null;
 
   /**
    * Member-selective decoding (json-pick.ts, issue 11): only when the rule names its columns (no
@@ -229,8 +235,11 @@ class PipeRun {
     return v ?? decodeTupleJson(text, keep);
   }
 
+  /** The envelope the scan fills for every line (a line's envelope is not kept past its delivery). */
+  private readonly picking: Envelope = { ts: undefined, stream: undefined, data: undefined, raw: undefined, meta: undefined };
+
   private envelope(text: string): Envelope {
-    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor)) : undefined) ?? envelope(text, this.keepFor);
+    return (this.pickOn && !this.req.ignoreCase ? this.picked(pickEnvelopeJson(text, this.keepFor, this.picking)) : undefined) ?? envelope(text, this.keepFor);
   }
 
   /** Handles a batch of lines; false once the run has failed. */
@@ -288,7 +297,7 @@ class PipeRun {
       this.decodeError(no, stream === undefined ? "the line names no stream and the rule reads several" : `unknown stream ${stream}`);
       return true;
     }
-    let rows: Obj[];
+    let rows: Obj | Obj[];
     try {
       rows = this.rows(def, e);
     } catch (err) {
@@ -299,19 +308,20 @@ class PipeRun {
     }
     const now = replay ? this.clock.now() : this.stamp.ms;
     const meta = e.meta !== undefined && isObj(e.meta) ? e.meta : null;
-    for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name));
+    if (!Array.isArray(rows)) topo.ingest(def.name, new Tuple(rows, meta, now, def.name));
+    else for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name));
     return true;
   }
 
-  private rows(def: StreamDef, e: Envelope): Obj[] {
+  /** The line's records: one object (the common case, no array on the hot path) or several. */
+  private rows(def: StreamDef, e: Envelope): Obj | Obj[] {
     if (e.raw !== undefined) {
       let dec = this.decoders.get(def.name);
       if (!dec) this.decoders.set(def.name, (dec = createDecoder(def, { schemas: (this.schemas ??= pipeSchemas(this.req.etcDir)) })));
       return dec(Buffer.from(e.raw, "base64"));
     }
     const data = e.data!;
-    // One object per line is the common case: no intermediate arrays on the hot path.
-    if (!Array.isArray(data)) return [this.row(def, data)];
+    if (!Array.isArray(data)) return this.row(def, data);
     const out = new Array<Obj>(data.length);
     for (let i = 0; i < data.length; i++) out[i] = this.row(def, data[i]!);
     return out;

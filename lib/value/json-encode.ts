@@ -95,8 +95,20 @@ function keyPrefix(k: string): string {
   return p;
 }
 
+// The keys of the last object found in byte order: the rows of a rule share a few key orders,
+// and keys from Object.keys are atoms, so comparing them by identity proves the order again.
+let sortedShape: string[] = [];
+
 function isSorted(keys: string[]): boolean {
-  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return false;
+  const n = keys.length;
+  const last = sortedShape;
+  if (last.length === n) {
+    let i = 0;
+    while (i < n && last[i] === keys[i]) i++;
+    if (i === n) return true;
+  }
+  for (let i = 1; i < n; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return false;
+  sortedShape = keys;
   return true;
 }
 

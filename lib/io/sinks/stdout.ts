@@ -70,7 +70,9 @@ export class StdoutSink implements SinkNode {
   private readonly sink: NodeMetrics;
   private readonly transform: NodeMetrics;
   private readonly encode: NodeMetrics;
-  private chunk = "";
+  /** Encoded lines gathered for the next write, and their length with newlines (UTF-16 units). */
+  private readonly lines: string[] = [];
+  private size = 0;
 
   constructor(
     private readonly mode: EmitMode,
@@ -91,35 +93,42 @@ export class StdoutSink implements SinkNode {
     else if (item instanceof RowError) rows = [{ error: item.message }];
     else return;
     const now = this.now();
-    for (const m of this.metrics) {
-      m.recordsIn++;
-      m.lastInvocation = now;
-    }
-    let text: string;
+    const { transform, encode, sink } = this;
+    transform.recordsIn++;
+    transform.lastInvocation = now;
+    encode.recordsIn++;
+    encode.lastInvocation = now;
+    sink.recordsIn++;
+    sink.lastInvocation = now;
+    const lines = this.lines;
+    const at = lines.length;
     try {
-      if (this.mode === "array") text = encodeGoJson(rows) + "\n";
-      else {
-        text = "";
-        for (const r of rows) text += encodeGoJson(r) + "\n";
-      }
+      if (this.mode === "array") lines.push(encodeGoJson(rows));
+      else for (let i = 0; i < rows.length; i++) lines.push(encodeGoJson(rows[i]!));
     } catch (e) {
       if (!(e instanceof RowError)) throw e;
-      this.encode.exception(e.message, now);
+      // An emission is written whole or not at all.
+      lines.length = at;
+      encode.exception(e.message, now);
       return;
     }
-    this.transform.recordsOut++;
-    this.encode.recordsOut++;
-    this.sink.recordsOut++;
-    this.sink.messagesProcessed += rows.length;
-    this.chunk += text;
-    if (this.chunk.length > 65536) this.flush();
+    for (let i = at; i < lines.length; i++) this.size += lines[i]!.length + 1;
+    transform.recordsOut++;
+    encode.recordsOut++;
+    sink.recordsOut++;
+    sink.messagesProcessed += rows.length;
+    if (this.size > 65536) this.flush();
   }
 
   /** Hands gathered output to the writer. */
   flush(): void {
-    if (this.chunk) {
-      this.write(this.chunk);
-      this.chunk = "";
+    const lines = this.lines;
+    if (lines.length) {
+      // One join per chunk: no intermediate string per row.
+      lines.push("");
+      this.write(lines.join("\n"));
+      lines.length = 0;
+      this.size = 0;
     }
   }
 
