@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { DEFAULT_FLOE_BIN } from "./arch.ts";
 import { freePort } from "./broker.ts";
 import { CPUS, pinned } from "./meter.ts";
 import { countersOf, type Counters } from "./verify.ts";
@@ -65,9 +66,6 @@ async function stopProc(p: Subprocess): Promise<void> {
 function outFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort().map((f) => join(dir, f)) : [];
 }
-
-/** `make build`'s executable for this machine: dist/floe (linux-x64) or dist/floe-linux-arm64. */
-export const DEFAULT_FLOE_BIN = join(ROOT, process.arch === "arm64" ? "dist/floe-linux-arm64" : "dist/floe");
 
 export function floeCommand(opts: EngineOptions): string[] {
   if (opts.profDir) return [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profDir}`, join(ROOT, "cli.ts")];

@@ -4,7 +4,8 @@
  *   node_modules/.bin/bun bench/pipe-w1.ts [records]
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { DEFAULT_FLOE_BIN } from "./arch.ts";
 import { writeTelemetry } from "./ndjson.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -13,8 +14,8 @@ const dataDir = join(ROOT, "bench/data");
 const file = join(dataDir, `w1-${N}.ndjson`);
 if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
 if (!existsSync(file)) await writeTelemetry(file, N);
-const bin = join(ROOT, "dist/floe");
-if (!existsSync(bin)) throw new Error("dist/floe is missing: run `make build` first");
+const bin = DEFAULT_FLOE_BIN;
+if (!existsSync(bin)) throw new Error(`${relative(ROOT, bin)} is missing: run \`make build\` first`);
 
 async function floor(): Promise<number> {
   const t0 = performance.now();
@@ -56,5 +57,5 @@ const e = med(engines);
 const expected = Math.floor(N / 150) * 139 + Math.max(0, (N % 150) - 11);
 console.log(`W1 pipe mode, ${N} records (${rows} rows out of ${expected} expected), median of ${runs}:`);
 console.log(`  floor  (read + JSON.parse): ${(N / (f / 1000)).toFixed(0)} records/s  (${f.toFixed(0)} ms)`);
-console.log(`  engine (dist/floe run):     ${(N / (e / 1000)).toFixed(0)} records/s  (${e.toFixed(0)} ms, incl. process start)`);
+console.log(`  engine (${relative(ROOT, bin)} run):     ${(N / (e / 1000)).toFixed(0)} records/s  (${e.toFixed(0)} ms, incl. process start)`);
 console.log(`  ratio engine/floor: ${(f / e).toFixed(2)}`);

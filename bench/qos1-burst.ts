@@ -8,6 +8,7 @@
  *   make build && node_modules/.bin/bun bench/qos1-burst.ts [--runs 20] [--messages 20000]
  *       [--bin dist/floe] [--env K=V]… [--no-sub] [--json FILE]
  *
+ * `--bin` defaults to this machine's build (dist/floe, or dist/floe-linux-arm64 on arm64).
  * `--env` passes settings to floe (e.g. `--env MQTT_SOURCE__DEFAULT__PROTOCOLVERSION=3.1.1`,
  * `--env MQTT_SOURCE__DEFAULT__RECEIVEMAXIMUM=20`) to measure what each lever buys.
  * Exits 1 when floe lost anything in any run.
@@ -17,6 +18,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
+import { DEFAULT_FLOE_BIN } from "./arch.ts";
 import { Mosquitto } from "../test/helpers/mosquitto.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -182,7 +184,7 @@ if (import.meta.main) {
     options: {
       runs: { type: "string", default: "20" },
       messages: { type: "string", default: "20000" },
-      bin: { type: "string", default: join(ROOT, "dist/floe") },
+      bin: { type: "string", default: DEFAULT_FLOE_BIN },
       env: { type: "string", multiple: true, default: [] },
       "no-sub": { type: "boolean" },
       json: { type: "string" },

@@ -7,13 +7,15 @@
  * every emitted window equals the records, every device present; W1 → exactly the rows with
  * temp > 21.0, no duplicate id; W3 → one row per record, every topic present.
  *   make build && node_modules/.bin/bun bench/replay.ts [w1 … w5] [--runs N] [--rate R] [--bin PATH] [--options K=V] [--rule PATH] [--sizes 100000,1000000] [--no-save]
- * Writes bench/results/<date>-replay[-<options>][-<rule>].json (`--options windowEvaluator=buffered`
+ * Writes bench/results/<date>-replay[-<options>][-<rule>][-<arch>].json (`--options windowEvaluator=buffered`
  * measures the buffered evaluator; `--rule bench/rules/w3-regex.sql` runs W3's data through
- * another rule with the same output proof, e.g. the regular-expression variant).
+ * another rule with the same output proof, e.g. the regular-expression variant). Off x64 the default
+ * executable is this machine's build (dist/floe-linux-arm64) and the file name ends in `-<arch>`.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import { ARCH_SUFFIX, DEFAULT_FLOE_BIN } from "./arch.ts";
 import { DEFAULT_RATE, replayPath, WORKLOADS, writeReplay, type Workload } from "./replay-gen.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -24,7 +26,7 @@ const opt = (name: string, def: string) => {
 };
 const runs = Number(opt("--runs", "3"));
 const rate = Number(opt("--rate", String(DEFAULT_RATE)));
-const bin = opt("--bin", join(ROOT, "dist/floe"));
+const bin = opt("--bin", DEFAULT_FLOE_BIN);
 const extra = opt("--options", "");
 const ruleOverride = opt("--rule", "");
 const noSaveAt = args.indexOf("--no-save");
@@ -207,11 +209,11 @@ const dir = join(ROOT, "bench/results");
 if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
 const suffix =
   (extra ? `-${extra.replace(/[^A-Za-z0-9]+/g, "_")}` : "") + (ruleOverride ? `-${ruleOverride.replace(/^.*\//, "").replace(/\.sql$/, "")}` : "");
-const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay${suffix}.json`);
+const out = join(dir, `${new Date().toISOString().slice(0, 10)}-replay${suffix}${ARCH_SUFFIX}.json`);
 // Runs of other workloads the same day stay in the file; this run's replace theirs.
 type Result = { workload: string; records: number };
 const previous = existsSync(out) ? ((JSON.parse(readFileSync(out, "utf8")) as { results?: Result[] }).results ?? []) : [];
 const mine = results as Result[];
 const merged = [...previous.filter((p) => !mine.some((r) => r.workload === p.workload && r.records === p.records)), ...mine];
-await Bun.write(out, JSON.stringify({ machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version }, results: merged }, null, 2) + "\n");
+await Bun.write(out, JSON.stringify({ machine: { arch: process.arch, cpus: navigator.hardwareConcurrency, bun: Bun.version }, results: merged }, null, 2) + "\n");
 console.log(`wrote ${out}`);

@@ -37,6 +37,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ARCH_SUFFIX } from "./arch.ts";
 import { nodeRedSupports, type EngineKind } from "./engines.ts";
 import { CPUS, load, pinSelf } from "./meter.ts";
 import { writeReport } from "./report.ts";
@@ -76,8 +77,7 @@ const BIN = a.bin ? resolve(a.bin) : undefined;
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ arch: process.arch, cpus: navigator.hardwareConcurrency, pinned: CPUS, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 /** Results of another architecture (a Raspberry Pi) are kept apart: `<date>-w1-arm64.json`. */
-const ARCH = process.arch === "x64" ? "" : `-${process.arch}`;
-const resultPath = (name: string) => join(RESULTS, `${today()}-${name}${ARCH}.json`);
+const resultPath = (name: string) => join(RESULTS, `${today()}-${name}${ARCH_SUFFIX}.json`);
 
 async function save(name: string, data: object): Promise<string> {
   if (a["no-save"]) return "(not saved: --no-save)";

@@ -9,12 +9,14 @@
  *   - memory of the idle daemon: `BIN serve` on free ports with empty etc/ and data/, sampled after it
  *     has served for `--settle` ms.
  * Prints medians (and min) per binary and, given `--base`, the ratio current / base paired run by run.
+ * `--bin` defaults to this machine's build (dist/floe, or dist/floe-linux-arm64 on arm64).
  *
  *   make build && node_modules/.bin/bun bench/startup.ts [--bin dist/floe] [--base OTHER_BIN] [-n 20] [--mem-runs 3] [--settle 3000] [--json FILE]
  */
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { DEFAULT_FLOE_BIN } from "./arch.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
@@ -22,7 +24,7 @@ const opt = (name: string, def: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args.splice(i, 2)[1]! : def;
 };
-const bin = resolve(opt("--bin", join(ROOT, "dist/floe")));
+const bin = resolve(opt("--bin", DEFAULT_FLOE_BIN));
 const baseOpt = opt("--base", "");
 const base = baseOpt ? resolve(baseOpt) : "";
 const runs = Number(opt("-n", "20"));

@@ -6,13 +6,8 @@
  * back on the rule and, through the bus, on the source. With `resendAlterQueue` the failed items
  * go to a resend instance of the connector behind its own cache (resend.ts).
  *
- * One result that fans out into many outputs (a window's 10,000 groups with `sendSingle`) is
- * encoded in slices with the event loop running between them (issue 11, the stall budget of
- * issue 10): the outputs wait in a backlog, in order, that later results queue behind and that
- * counts against `room()`, so order and back-pressure are what they were without slicing. A sink
- * without `sendSingle` sends a window as one JSON array (or delimited text): an output of more than
- * SLICE rows waits in the same backlog and its payload is built row by row across slices
- * (json-slices.ts, delimited-slices.ts); so is a big JSON batch and a whole window's dataTemplate.
+ * A result too big to encode in one turn of the event loop waits in the backlog (backlog.ts),
+ * which counts against `room()` and encodes it in slices, in order, ahead of later results.
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import type { Item } from "../../core/item.ts";
@@ -23,26 +18,11 @@ import type { SinkCommon } from "./common.ts";
 import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { ConnectionReporter, SinkItem, SinkSource, type SinkConnector } from "./connector.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
+import { Backlog, SLICE } from "./backlog.ts";
 import { CachedQueue } from "./cached-queue.ts";
-import { isBigArray, JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import { MemoryQueue, type SinkQueue } from "./queue.ts";
 import { ResendSink } from "./resend.ts";
 import { Transformer, type Output } from "./transform.ts";
-import type { TemplateSteps } from "../templates/index.ts";
-
-/** A push with more outputs than this encodes the rest in later slices (see the header). */
-export const SLICE = 256;
-/** A slice also ends once it has run this long, ms (checked every 32 outputs). */
-const SLICE_MS = 2;
-/** Rows of a whole-array payload encoded per slice, at most (cheaper than an output each). */
-export const SLICE_ROWS = SLICE * 4;
-
-/** A batch writer's flush waiting in the backlog, its payload to be built in slices. */
-class PendingBatch {
-  constructor(readonly list: Output[]) {}
-}
-
-type Backlogged = Output | PendingBatch;
 
 export interface SinkPipelineInit {
   readonly ruleId: string;
@@ -89,20 +69,8 @@ export class SinkPipeline implements SinkNode {
   private readonly c: SinkCommon;
   private readonly retryMs: number;
   private readonly outs: Output[] = [];
-  /** Outputs waiting to be encoded, oldest first (from `backlogPos`); see the header. */
-  private backlog: Backlogged[] = [];
-  /** The `traceparent` of each backlog entry's push (same index): the item made later carries it. */
-  private backlogTrace: (string | null)[] = [];
-  private backlogPos = 0;
-  private backlogTimer: ReturnType<typeof setImmediate> | undefined;
-  /** Whole-array outputs are built in slices (a bytes sink with json or delimited format). */
-  private readonly sliceArrays: boolean;
-  /** Big batches are built in slices (json format). */
-  private readonly sliceBatches: boolean;
-  /** The payload being built for the backlog's head when that is a whole array or a batch, else null. */
-  private partial: PayloadSlices | null = null;
-  /** The dataTemplate being rendered for the backlog's head (`pendingTemplate`), else null. */
-  private templating: TemplateSteps | null = null;
+  /** Results waiting to be encoded across turns of the event loop; see the header. */
+  private readonly backlog: Backlog;
   private pending: Output[] = [];
   private batchCount = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
@@ -133,8 +101,6 @@ export class SinkPipeline implements SinkNode {
     this.batchNode = batching ? op("batch") : null;
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
-    this.sliceArrays = this.payloads.sliceable;
-    this.sliceBatches = this.payloads.sliceableBatch;
     this.cacheNode = cached ? op("cache") : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
@@ -159,7 +125,18 @@ export class SinkPipeline implements SinkNode {
     this.status.attach(this.sink);
     // A bytes sink with json format sends template text verbatim.
     // Without batching, a whole window's template is rendered in steps too (`pendingTemplate`).
-    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.sliceBatches && !batching ? SLICE : Infinity);
+    this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.payloads.sliceableBatch && !batching ? SLICE : Infinity);
+    this.backlog = new Backlog(
+      {
+        encode: (o, now, tp) => this.encodeGuarded(o, now, tp),
+        enqueueOutput: (o, payload, now, tp) => this.enqueueOutput(o, payload, now, false, tp),
+        enqueueBatch: (list, payload, now) => this.enqueueBatch(list, payload, now),
+        drained: () => this.checkRoom(),
+      },
+      this.payloads,
+      this.transformer,
+      this.transformNode,
+    );
     const onDrop = (n: number) => {
       this.lost += n;
       const node = this.cacheNode ?? this.sink;
@@ -187,7 +164,7 @@ export class SinkPipeline implements SinkNode {
 
   /** How many more results the rule may push before it should wait (Infinity with the cache). */
   room(): number {
-    return this.queue.room() - (this.backlog.length - this.backlogPos);
+    return this.queue.room() - this.backlog.length;
   }
 
   /** Calls `fn` once when the queue has room again. */
@@ -245,156 +222,22 @@ export class SinkPipeline implements SinkNode {
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
       return;
     }
-    if (this.backlogPos === this.backlog.length && outs.length <= SLICE && !this.hasWhole(outs)) {
-      for (const o of outs) this.encodeOne(o, now, timed);
-      return;
-    }
-    // Behind a backlog, too many for one go or a whole array: queue in order, encode the first slice now.
+    // Behind a backlog, too many for one go or a whole array: the backlog takes them in order.
     const tp = this.traceparent;
-    for (const o of outs) {
-      this.backlog.push(o);
-      this.backlogTrace.push(tp);
-    }
-    if (this.backlogTimer === undefined) this.encodeSlice();
-  }
-
-  private hasWhole(outs: readonly Output[]): boolean {
-    if (!this.sliceArrays) return false;
-    for (let i = 0; i < outs.length; i++) if (this.isWhole(outs[i]!)) return true;
-    return false;
-  }
-
-  /** A whole window to build across slices: a big array to encode or a template to render. */
-  private isWhole(o: Output): boolean {
-    return o.pendingTemplate || (this.sliceArrays && isBigArray(o, SLICE));
-  }
-
-  /** Encodes the next slice of the backlog; schedules the one after it, if any. */
-  private readonly encodeSlice = (): void => {
-    this.backlogTimer = undefined;
-    const list = this.backlog;
-    const end = Math.min(list.length, this.backlogPos + SLICE);
-    const now = Date.now();
-    const t0 = performance.now();
-    const until = t0 + SLICE_MS;
-    const traces = this.backlogTrace;
-    const tp = this.traceparent;
-    let i = this.backlogPos;
-    try {
-      while (i < end) {
-        const o = list[i]!;
-        this.traceparent = traces[i]!;
-        if (o instanceof PendingBatch || this.isWhole(o)) {
-          // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
-          if (!this.encodeWhole(o, until, now)) break;
-          list[i++] = undefined as unknown as Output;
-          if (performance.now() >= until) break;
-          continue;
-        }
-        list[i++] = undefined as unknown as Output; // released for the collector as it goes
-        this.encodeGuarded(o, now);
-        if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
-      }
-    } finally {
-      this.traceparent = tp;
-      this.backlogPos = i;
-      if (i === list.length) {
-        this.backlog = [];
-        this.backlogTrace = [];
-        this.backlogPos = 0;
-        this.checkRoom();
-      } else if (!this.aborted) this.backlogTimer = setImmediate(this.encodeSlice);
-    }
-  };
-
-  /** Encodes every output still in the backlog now (end of input, a cache's write-through). */
-  private drainBacklog(): void {
-    if (this.backlogTimer !== undefined) clearImmediate(this.backlogTimer);
-    this.backlogTimer = undefined;
-    const list = this.backlog;
-    const traces = this.backlogTrace;
-    const tp = this.traceparent;
-    const now = Date.now();
-    for (let i = this.backlogPos; i < list.length; i++) {
-      const o = list[i]!;
-      this.traceparent = traces[i]!;
-      // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
-      if (o instanceof PendingBatch || o.pendingTemplate || (i === this.backlogPos && this.partial !== null)) this.encodeWhole(o, Infinity, now);
-      else this.encodeGuarded(o, now);
-    }
-    this.traceparent = tp;
-    this.backlog = [];
-    this.backlogTrace = [];
-    this.backlogPos = 0;
-  }
-
-  /**
-   * Builds the payload of the backlog's head `o`, a whole-array output or a batch, until `until`;
-   * true once it is enqueued or dropped. The boundary is `encodeGuarded`'s; a RowError (NaN) drops
-   * `o`, counted on the encode or batchWriter node as one pass counts it.
-   */
-  private encodeWhole(o: Backlogged, until: number, now: number): boolean {
-    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, until, now);
-    const pl = this.payloads;
-    const batch = o instanceof PendingBatch;
-    const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
-    let payload: Payload;
-    try {
-      if (!s.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
-      payload = batch ? pl.endBatch(s, now) : pl.endSingle(s, now);
-    } catch (e) {
-      this.partial = null;
-      if (!(e instanceof RowError)) this.transformNode.exception(failureText(e), now);
-      else if (batch) pl.writerNode!.exception(e.message, now);
-      else pl.failSingle(e.message, now);
-      return true;
-    }
-    this.partial = null;
-    if (batch) {
-      const w = pl.writerNode!;
-      w.recordsOut++;
-      w.processLatencyUs = Math.round(s.spentMs * 1000);
-      this.enqueueBatch(o.list, payload, now);
-    } else
-      this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, false);
-    return true;
-  }
-
-  /**
-   * Renders the dataTemplate of the backlog's head `o` (`pendingTemplate`) until `until`; true once
-   * done, when `o` is encoded as the transform's one pass would have made it (template text).
-   */
-  private renderWhole(o: Output, until: number, now: number): boolean {
-    const steps = (this.templating ??= this.transformer.beginTemplate(o));
-    try {
-      if (!steps.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
-    } catch (e) {
-      this.templating = null;
-      // As in one pass, where the transform throws before counting the output out.
-      const t = this.transformNode;
-      t.recordsOut--;
-      t.messagesProcessed -= o.rows;
-      t.exception(this.transformer.templateError(o.data, e).message, now);
-      return true;
-    }
-    this.templating = null;
-    o.text = steps.output;
-    o.data = null;
-    o.pendingTemplate = false;
-    this.encodeGuarded(o, now);
-    return true;
+    if (this.backlog.offer(outs, tp)) return;
+    for (const o of outs) this.encodeOne(o, now, timed, tp);
   }
 
   /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
-  private encodeGuarded(o: Output, now: number): void {
+  private encodeGuarded(o: Output, now: number, tp: string | null): void {
     try {
-      this.encodeOne(o, now, false);
+      this.encodeOne(o, now, false, tp);
     } catch (e) {
       this.transformNode.exception(failureText(e), now);
     }
   }
 
-  private encodeOne(o: Output, now: number, timed: boolean): void {
+  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): void {
     let payload: Payload | undefined;
     if (this.conn.bytes) {
       payload = this.payloads.single(o, now, timed);
@@ -408,7 +251,11 @@ export class SinkPipeline implements SinkNode {
         return;
       }
     }
-    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, this.traceparent), now, timed);
+    this.enqueueOutput(o, payload, now, timed, tp);
+  }
+
+  private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -421,13 +268,8 @@ export class SinkPipeline implements SinkNode {
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
-    if (this.sliceBatches && (this.backlogPos < this.backlog.length || list.length > SLICE || this.hasWhole(list))) {
-      // Behind a batch being built, or big: built across slices like a whole array.
-      this.backlog.push(new PendingBatch(list));
-      this.backlogTrace.push(null);
-      if (this.backlogTimer === undefined) this.encodeSlice();
-      return;
-    }
+    // Behind a batch being built, or big: built across slices like a whole array.
+    if (this.backlog.offerBatch(list)) return;
     let payload: Payload;
     // Batches are few: every flush is timed.
     const t0 = performance.now();
@@ -564,7 +406,7 @@ export class SinkPipeline implements SinkNode {
    */
   flush(): void {
     // What the sources acknowledge next must be in the cache, not waiting in the backlog.
-    if (this.queue instanceof CachedQueue && this.backlog.length > this.backlogPos) this.drainBacklog();
+    if (this.queue instanceof CachedQueue && this.backlog.length > 0) this.backlog.drain();
     this.queue.flush();
   }
 
@@ -572,14 +414,14 @@ export class SinkPipeline implements SinkNode {
   end(): void {
     // The partial batch queues behind the backlog, which is then encoded in one go.
     this.flushBatch();
-    this.drainBacklog();
+    this.backlog.drain();
     this.ending = true;
     this.wake();
   }
 
   /** Items waiting to be sent (all tiers). */
   get queued(): number {
-    return this.queue.length + (this.backlog.length - this.backlogPos) + (this.resend?.length ?? 0);
+    return this.queue.length + this.backlog.length + (this.resend?.length ?? 0);
   }
 
   /** Items dropped by the cache's disk budget or the queue's headroom. */
@@ -602,6 +444,7 @@ export class SinkPipeline implements SinkNode {
       clearTimeout(timer);
     }
     this.aborted = true;
+    this.backlog.stop();
     if (this.sleepTimer) clearTimeout(this.sleepTimer);
     this.sleepDone?.();
     this.wake();
