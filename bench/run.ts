@@ -216,7 +216,7 @@ if (a.report) {
   });
   if (p.exitCode !== 0) throw new Error("generator ceiling run failed");
 } else if (a.replay) {
-  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/replay.ts"), ...ids, "--runs", "3"], { stdout: "inherit", stderr: "inherit" });
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "bench/replay.ts"), ...ids, "--runs", "3", ...(BIN ? ["--bin", BIN] : [])], { stdout: "inherit", stderr: "inherit" });
   if (p.exitCode !== 0) throw new Error("replay failed");
 } else if (a["vs-floor"]) {
   await vsFloor(ids, a.rates!.split(",").map(Number), Number(a["step-seconds"]), Number(a.reps));
