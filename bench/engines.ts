@@ -43,6 +43,8 @@ export interface EngineOptions {
   /** floe: write a CPU profile (markdown too) into this directory; runs `bun cli.ts`. */
   profDir?: string;
   cpu?: number;
+  /** Extra environment of the engine process (bench/run.ts --engine-env), e.g. a JSC option. */
+  env?: Record<string, string>;
 }
 
 async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -66,6 +68,11 @@ function outFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort().map((f) => join(dir, f)) : [];
 }
 
+/** `K=V ` for each --engine-env variable, as the start command of RESULTS.md shows it. */
+function envPrefix(env: Record<string, string> | undefined): string {
+  return Object.entries(env ?? {}).map(([k, v]) => `${k}=${v} `).join("");
+}
+
 export function floeCommand(opts: EngineOptions): string[] {
   if (opts.profDir) return [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.profDir}`, join(ROOT, "cli.ts")];
   const bin = opts.bin ?? join(ROOT, "dist/floe");
@@ -87,6 +94,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
     MQTT_SOURCE__DEFAULT__SERVER: `tcp://127.0.0.1:${brokerPort}`,
   };
   if (opts.reader) env.FLOE_MQTT_READER = opts.reader;
+  Object.assign(env, opts.env);
   const p = Bun.spawn(cmd, { cwd: dir, env, stdout: Bun.file(join(dir, "floe.out")), stderr: Bun.file(join(dir, "floe.err")) });
   const base = `http://127.0.0.1:${rest}`;
   const call = async (method: string, path: string, body?: object) => {
@@ -104,7 +112,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
   return {
     kind: "floe",
     pid: p.pid,
-    command: `${cmd.slice(pinned(opts.cpu ?? 1).length).join(" ")} + POST /streams, POST /rules (file sink)`,
+    command: `${envPrefix(opts.env)}${cmd.slice(pinned(opts.cpu ?? 1).length).join(" ")} + POST /streams, POST /rules (file sink)`,
     status,
     counters: async () => countersOf(await status()),
     outputs: () => outFiles(join(dir, "out")),
@@ -229,7 +237,8 @@ export async function startFloor(w: Workload, brokerPort: number, dir: string, o
   const port = freePort();
   const script = join(ROOT, "bench/floor.ts");
   const cmd = [...pinned(opts.cpu ?? 1), process.execPath, script, "--workload", w.id, "--broker", String(brokerPort), "--out", join(dir, "out", "out.ndjson"), "--http", String(port)];
-  const p = Bun.spawn(cmd, { cwd: dir, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
+  const env = { ...(process.env as Record<string, string>), ...opts.env };
+  const p = Bun.spawn(cmd, { cwd: dir, env, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
   const base = `http://127.0.0.1:${port}`;
   const stats = async () => (await (await fetch(`${base}/status`)).json()) as { in: number; out: number; exceptions: number };
   await waitFor("the floor's subscription", async () => ((await Bun.file(join(dir, "floor.err")).text()).includes("subscribed") ? true : undefined));
