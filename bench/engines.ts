@@ -44,6 +44,8 @@ export interface EngineOptions {
   /** floe: write a CPU profile (markdown too) into this directory; runs `bun cli.ts`. */
   profDir?: string;
   cpu?: number;
+  /** Extra environment of the engine process (bench/run.ts --engine-env), e.g. a JSC option. */
+  env?: Record<string, string>;
 }
 
 async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -65,6 +67,11 @@ async function stopProc(p: Subprocess): Promise<void> {
 
 function outFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).sort().map((f) => join(dir, f)) : [];
+}
+
+/** `K=V ` for each --engine-env variable, as the start command of RESULTS.md shows it. */
+function envPrefix(env: Record<string, string> | undefined): string {
+  return Object.entries(env ?? {}).map(([k, v]) => `${k}=${v} `).join("");
 }
 
 export function floeCommand(opts: EngineOptions): string[] {
@@ -91,6 +98,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
     MQTT_SOURCE__DEFAULT__SERVER: `tcp://127.0.0.1:${brokerPort}`,
   };
   if (opts.reader) env.FLOE_MQTT_READER = opts.reader;
+  Object.assign(env, opts.env);
   const p = Bun.spawn(cmd, { cwd: dir, env, stdout: Bun.file(join(dir, "floe.out")), stderr: Bun.file(join(dir, "floe.err")) });
   const base = `http://127.0.0.1:${rest}`;
   const call = async (method: string, path: string, body?: object) => {
@@ -108,7 +116,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
   return {
     kind: "floe",
     pid: p.pid,
-    command: `${cmd.slice(pinned(opts.cpu ?? CPUS.engine).length).join(" ")} + POST /streams, POST /rules (file sink)`,
+    command: `${envPrefix(opts.env)}${cmd.slice(pinned(opts.cpu ?? CPUS.engine).length).join(" ")} + POST /streams, POST /rules (file sink)`,
     status,
     counters: async () => countersOf(await status()),
     outputs: () => outFiles(join(dir, "out")),
@@ -233,7 +241,8 @@ export async function startFloor(w: Workload, brokerPort: number, dir: string, o
   const port = freePort();
   const script = join(ROOT, "bench/floor.ts");
   const cmd = [...pinned(opts.cpu ?? CPUS.engine), process.execPath, script, "--workload", w.id, "--broker", String(brokerPort), "--out", join(dir, "out", "out.ndjson"), "--http", String(port)];
-  const p = Bun.spawn(cmd, { cwd: dir, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
+  const env = { ...(process.env as Record<string, string>), ...opts.env };
+  const p = Bun.spawn(cmd, { cwd: dir, env, stdout: Bun.file(join(dir, "floor.out")), stderr: Bun.file(join(dir, "floor.err")) });
   const base = `http://127.0.0.1:${port}`;
   const stats = async () => (await (await fetch(`${base}/status`)).json()) as { in: number; out: number; exceptions: number };
   await waitFor("the floor's subscription", async () => ((await Bun.file(join(dir, "floor.err")).text()).includes("subscribed") ? true : undefined));

@@ -10,6 +10,8 @@
  *   bun bench/run.ts --soak [w2 w4]   one 120 s step at 50k msg/s: RSS after 30 s vs at the end
  *                    [--soak-seconds 600] [--soak-rate 100000]   (issue 10's 10 minutes at 100k msg/s)
  *   --bin PATH                        the floe executable to measure (default dist/floe)
+ *   --engine-env K=V                  an environment variable for the engine only, repeatable (e.g. the unit's
+ *                                     BUN_JSC_forceRAMSize=67108864, packaging/floe.service); not for the generator
  *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
  *   bun bench/run.ts --vs-floor [w1 …] [--rates 100000] [--step-seconds 20] [--reps 3]
  *                                     floe and the floor (bench/floor.ts) in turn at each rate, floe / floor per pair
@@ -59,6 +61,7 @@ const { values: a, positionals } = parseArgs({
     "max-rate": { type: "string", default: "300000" },
     reader: { type: "string" },
     bin: { type: "string" },
+    "engine-env": { type: "string", multiple: true },
     "soak-seconds": { type: "string", default: "120" },
     "soak-rate": { type: "string", default: "50000" },
     prof: { type: "string" },
@@ -74,6 +77,14 @@ const { values: a, positionals } = parseArgs({
 
 // The engine runs in its own directory: a relative --bin is resolved here.
 const BIN = a.bin ? resolve(a.bin) : undefined;
+/** --engine-env K=V …: set in the engine's environment only (the harness and generator keep theirs). */
+const ENGINE_ENV: Record<string, string> = {};
+for (const kv of a["engine-env"] ?? []) {
+  const i = kv.indexOf("=");
+  if (i <= 0) throw new Error(`--engine-env wants K=V, got ${kv}`);
+  ENGINE_ENV[kv.slice(0, i)] = kv.slice(i + 1);
+}
+const envFlags = Object.entries(ENGINE_ENV).map(([k, v]) => ` --engine-env ${k}=${v}`).join("");
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ arch: process.arch, cpus: navigator.hardwareConcurrency, pinned: CPUS, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 /** Results of another architecture (a Raspberry Pi) are kept apart: `<date>-w1-arm64.json`. */
@@ -101,12 +112,12 @@ function ladder(rates: number[], max: number): number[] {
 }
 
 function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number): string {
-  return `${BUN} bench/run.ts ${w} --engine ${engine} --rates ${rate} --max-rate ${rate} --step-seconds ${seconds} --reps 0 --no-save${a.bin ? ` --bin ${a.bin}` : ""}`;
+  return `${BUN} bench/run.ts ${w} --engine ${engine} --rates ${rate} --max-rate ${rate} --step-seconds ${seconds} --reps 0 --no-save${a.bin ? ` --bin ${a.bin}` : ""}${envFlags}`;
 }
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
 async function measured(engine: EngineKind, id: WorkloadId, rate: number, seconds: number, invalid: StepResult[]): Promise<StepResult> {
-  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, command: cmdFor(engine, id, rate, seconds) };
+  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, env: ENGINE_ENV, command: cmdFor(engine, id, rate, seconds) };
   const r = await runStep(engine, WORKLOADS[id], rate, seconds, opts);
   if (r.on_schedule) return r;
   console.log(`off schedule, run again: ${summary(r)}`);
@@ -158,7 +169,7 @@ async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
 
 async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void> {
   const w = WORKLOADS[id];
-  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}` });
+  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}${envFlags}` });
   console.log(summary(r));
   // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter);
   // the send's own wall time (a loaded machine stretches it).
@@ -185,10 +196,10 @@ async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps
   for (const id of ids) {
     for (const rate of rates) {
       for (let i = 0; i < Math.max(1, reps); i++) {
-        const cmd = `${BUN} bench/run.ts --vs-floor ${id} --rates ${rate} --step-seconds ${seconds} --reps 1`;
-        const floe = await runStep("floe", WORKLOADS[id], rate, seconds, { reader: a.reader, bin: BIN, command: cmd });
+        const cmd = `${BUN} bench/run.ts --vs-floor ${id} --rates ${rate} --step-seconds ${seconds} --reps 1${envFlags}`;
+        const floe = await runStep("floe", WORKLOADS[id], rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, command: cmd });
         console.log(summary(floe));
-        const floor = await runStep("floor", WORKLOADS[id], rate, seconds, { command: cmd });
+        const floor = await runStep("floor", WORKLOADS[id], rate, seconds, { env: ENGINE_ENV, command: cmd });
         console.log(summary(floor));
         const p = { workload: id, rate, seconds, floe, floor, ratio_us: r2(floe.us_per_msg / floor.us_per_msg), ratio_rss: r2(floe.peak_rss_mib / floor.peak_rss_mib), ratio_anon: r2(floe.peak_anon_mib / floor.peak_anon_mib) };
         console.log(`${id} ${rate}/s pair ${i + 1}: floe / floor = ${p.ratio_us} (µs/msg ${floe.us_per_msg} / ${floor.us_per_msg}), RSS ${p.ratio_rss}×, anon ${p.ratio_anon}×`);

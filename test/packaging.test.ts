@@ -32,6 +32,17 @@ describe("the systemd unit", () => {
     expect(p.stderr.toString()).toBe("");
     expect(p.exitCode).toBe(0);
   });
+
+  test("the executable starts with the unit's environment (Bun exits on a JSC option it does not know)", () => {
+    expect(existsSync(join(ROOT, "dist/floe")), "dist/floe is missing: run `make build` first").toBe(true);
+    const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+    const lines = [...readFileSync(UNIT, "utf8").matchAll(/^Environment=(\w+)=(.*)$/gm)];
+    expect(lines.map((m) => m[1])).toContain("BUN_JSC_forceRAMSize");
+    for (const m of lines) env[m[1]!] = m[2]!;
+    const v = Bun.spawnSync([join(ROOT, "dist/floe"), "--version"], { env });
+    expect(v.stderr.toString()).toBe("");
+    expect(v.stdout.toString()).toMatch(/^floe \d/);
+  });
 });
 
 describe("make install", () => {
