@@ -148,7 +148,14 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
 
 /** One window's groups, in first-appearance order, plus what the WHERE/GROUP BY stages must report. */
 export class GroupTable implements IncInfo {
-  readonly groups = new Map<string, AccGroupRow>();
+  /**
+   * Groups by key, a prototype-less object rather than a Map: a key is most often a substring of
+   * the input line, which a Map copies out to hash while a property lookup finds the key's atom in
+   * place (bench/notes.md, issue 11). `list` and `keys` keep first-appearance order.
+   */
+  private readonly index: Record<string, AccGroupRow> = Object.create(null) as Record<string, AccGroupRow>;
+  private readonly list: AccGroupRow[] = [];
+  private readonly keys: string[] = [];
   /** Rows that entered the window, and how many of them passed WHERE. */
   seen = 0;
   passed = 0;
@@ -175,24 +182,31 @@ export class GroupTable implements IncInfo {
       return;
     }
     if (this.whereError !== null || this.groupError !== null) return; // the window fails anyway
-    let g = this.groups.get(ev.key);
+    const key = ev.key;
+    let g = this.index[key];
     if (g === undefined) {
       g = new AccGroupRow(t, this.spec);
-      this.groups.set(ev.key, g);
+      this.place(key, g);
     } else if (this.spec.ekuiper) g.rows[0] = t;
     g.fold(ev);
   }
 
+  private place(key: string, g: AccGroupRow): void {
+    this.index[key] = g;
+    this.list.push(g);
+    this.keys.push(key);
+  }
+
   snapshot(): unknown {
     const groups: [string, unknown][] = [];
-    for (const [k, g] of this.groups) groups.push([k, g.snapshot()]);
+    for (let i = 0; i < this.list.length; i++) groups.push([this.keys[i]!, this.list[i]!.snapshot()]);
     return [groups, this.seen, this.passed, this.whereError?.message ?? null, this.groupError?.message ?? null, this.firstTs];
   }
 
   static restore(s: unknown, spec: IncSpec): GroupTable {
     const [groups, seen, passed, whereError, groupError, firstTs] = s as [[string, unknown][], number, number, string | null, string | null, number];
     const t = new GroupTable(spec);
-    for (const [k, g] of groups) t.groups.set(k, AccGroupRow.restore(g, spec));
+    for (const [k, g] of groups) t.place(k, AccGroupRow.restore(g, spec));
     t.seen = seen;
     t.passed = passed;
     t.whereError = whereError === null ? null : new RowError(whereError);
@@ -204,11 +218,13 @@ export class GroupTable implements IncInfo {
   /** The window's emission: its groups (one empty group for an ungrouped aggregate). */
   collection(range: WindowRange | null): Collection {
     const out = new Collection([], range);
-    const groups: GroupRow[] = [];
+    const list = this.list;
+    const groups: GroupRow[] = new Array(list.length);
     const ts = range ? range.trigger : 0;
-    for (const g of this.groups.values()) {
+    for (let i = 0; i < list.length; i++) {
+      const g = list[i]!;
       g.ts = ts;
-      groups.push(g);
+      groups[i] = g;
     }
     if (groups.length === 0 && this.spec.dims.length === 0) {
       const empty = new AccGroupRow(null, this.spec);

@@ -176,6 +176,21 @@ describe("incremental and buffered evaluators agree", () => {
     }
   });
 
+  test("keys that are property names or array indexes group like any other key, in first-appearance order", async () => {
+    const keys = ["__proto__", "constructor", "toString", "hasOwnProperty", "", "10", "2", "01", "4294967295", "-1", "1.5", "length"];
+    const sql = `${STREAM(false)}SELECT k, count(*) AS n, sum(x) AS sx FROM s GROUP BY k, TUMBLINGWINDOW(ss, 10)`;
+    const t0 = 1_700_000_000_000;
+    const lines = [JSON.stringify({ ts: t0 })];
+    for (let i = 0; i < 3 * keys.length; i++) lines.push(JSON.stringify({ ts: t0 + 1 + i, data: { k: keys[(i * 5) % keys.length], x: i } }));
+    const inc = await run(sql, lines, {});
+    const buf = await run(sql, lines, { windowEvaluator: "buffered" });
+    expect(inc.out).toBe(buf.out);
+    const rows = JSON.parse(inc.out) as { k: string; n: number; sx: number }[];
+    const order = Array.from({ length: keys.length }, (_, i) => keys[(i * 5) % keys.length]);
+    expect(rows.map((r) => r.k)).toEqual(order);
+    expect(rows.every((r) => r.n === 3)).toBe(true);
+  });
+
   test("event time drops the same late rows on both evaluators and counts them as lost", async () => {
     const sql = STREAM(true) + "SELECT k, count(*) AS n FROM s GROUP BY k, TUMBLINGWINDOW(ss, 1)";
     const lines = input(7, 400, 5, true);
