@@ -65,6 +65,7 @@ class OpenFile {
   private bufLen = 0;
   written = false;
   count = 0;
+  /** Bytes written (characters when not `exactSize`). */
   size = 0;
   readonly openedAt = Date.now();
 
@@ -72,6 +73,8 @@ class OpenFile {
     readonly path: string,
     compression: Conf["compression"],
     private readonly footer: string,
+    /** `size` is read (rollingSize): count UTF-8 bytes, else characters suffice for batching. */
+    private readonly exactSize: boolean,
   ) {
     mkdirSync(dirname(path) || ".", { recursive: true });
     this.fd = openSync(path, "w");
@@ -82,8 +85,9 @@ class OpenFile {
   }
 
   write(s: string | Uint8Array): void {
-    // Text is gathered as strings and encoded once per flush: encoding each row costs more than writing it.
-    const n = typeof s === "string" ? Buffer.byteLength(s) : s.length;
+    // Text is gathered as strings and encoded once per flush: encoding each row costs more than
+    // writing it. Its byte length (a native call per row: 5 % of a W3 profile) only when rolling by size.
+    const n = typeof s === "string" && this.exactSize ? Buffer.byteLength(s) : s.length;
     this.buf.push(s);
     this.bufLen += n;
     this.size += n;
@@ -152,7 +156,7 @@ export class FileSink implements SinkConnector {
   private openFile(path: string): OpenFile {
     const c = this.c;
     const footer = c.fileType === "json" ? "]" : "";
-    const f = new OpenFile(this.fileName(path), c.compression, footer);
+    const f = new OpenFile(this.fileName(path), c.compression, footer, c.rollingSize > 0);
     if (c.fileType === "json") f.write("[");
     if (c.fileType === "csv") {
       // [quirk] a csv file without header starts with an empty line (every row is preceded by \n).
