@@ -97,11 +97,16 @@ class OpenFile {
   flush(): void {
     if (!this.bufLen || this.fd === undefined) return;
     const parts = this.buf;
-    const data = parts.every((p) => typeof p === "string") ? Buffer.from((parts as string[]).join("")) : Buffer.concat(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
+    const text = parts.every((p) => typeof p === "string");
     this.buf = [];
     this.bufLen = 0;
-    if (this.z) this.z.write(data);
-    else writeSync(this.fd, data);
+    // Text goes to the file as a string: writeSync encodes it natively, without a Buffer of our own.
+    if (text && !this.z) writeSync(this.fd, (parts as string[]).join(""));
+    else {
+      const data = text ? Buffer.from((parts as string[]).join("")) : Buffer.concat(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
+      if (this.z) this.z.write(data);
+      else writeSync(this.fd, data);
+    }
   }
 
   async close(): Promise<void> {
