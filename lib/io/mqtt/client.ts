@@ -35,14 +35,8 @@ export function defaultReader(env: Record<string, string | undefined> = process.
   return env.FLOE_MQTT_READER === "mqttjs" ? "mqttjs" : "lean";
 }
 
-/**
- * Read coalescing (bench.md): a read that surfaced at least COALESCE_MIN messages, or messages
- * arriving at COALESCE_RATE per ms or more since the previous read, is followed by a 1 ms pause
- * so that the next read brings many. The rate test matters when the broker trickles messages out
- * (many topics, W3): reads then come back-to-back with 2–5 messages each and never reach the count.
- */
+/** A read that surfaced at least this many messages is followed by a 1 ms pause to coalesce the next. */
 const COALESCE_MIN = 32;
-const COALESCE_RATE = 10;
 const MAX_BATCH = 1024;
 
 class LeanStream extends Duplex {
@@ -52,8 +46,6 @@ class LeanStream extends Duplex {
   private pos = 0;
   private waiting = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** When the previous read was handled (performance.now()). */
-  private lastRead = 0;
 
   constructor(
     conf: MqttConf,
@@ -134,10 +126,8 @@ class LeanStream extends Duplex {
     const n = pubs.length;
     pubs.length = 0;
     this.pos = 0;
-    const now = performance.now();
-    const busy = n >= COALESCE_MIN || n >= COALESCE_RATE * (now - this.lastRead);
-    this.lastRead = now;
-    if (busy) {
+    if (n >= COALESCE_MIN) {
+      // Read coalescing (bench.md): after a busy read, wait 1 ms so the next read brings many.
       this.sock.pause();
       this.timer = setTimeout(() => this.sock.resume(), 1);
     } else this.sock.resume();
