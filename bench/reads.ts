@@ -40,6 +40,8 @@ async function reader(root: string, port: string, sub: string): Promise<void> {
     c0 = process.cpuUsage();
     reads = msgs = 0;
   });
+  // The end of the send: messages not yet read then are the harness's end-of-send gap.
+  process.on("SIGUSR2", () => console.log(JSON.stringify({ atEnd: msgs })));
   process.on("SIGTERM", () => {
     const c = process.cpuUsage(c0);
     console.log(JSON.stringify({ reads, msgs, cpu_us: c.user + c.system }));
@@ -77,13 +79,21 @@ else {
       p.kill("SIGUSR1");
       await Bun.sleep(100);
       const g = await gen.run(w, "run", rate, Number(a.seconds));
+      p.kill("SIGUSR2");
       await Bun.sleep(1500);
       p.kill("SIGTERM");
-      const r = JSON.parse(new TextDecoder().decode((await out.read()).value)) as { reads: number; msgs: number; cpu_us: number };
+      const lines: string[] = [];
+      for (;;) {
+        const c = await out.read();
+        if (c.done) break;
+        lines.push(...new TextDecoder().decode(c.value).split("\n").filter((l) => l));
+      }
+      const atEnd = (JSON.parse(lines.find((l) => l.includes("atEnd"))!) as { atEnd: number }).atEnd;
+      const r = JSON.parse(lines.find((l) => l.includes("reads"))!) as { reads: number; msgs: number; cpu_us: number };
       gen.close();
       await broker.stop();
       const perRead = (r.msgs / r.reads).toFixed(1);
-      console.log(`${root === ROOT ? "this" : "base"} ${w.id} ${rate}/s: delivered ${r.msgs} of ${g.sent}, ${r.reads} reads, ${perRead} msg/read, ${(r.cpu_us / r.msgs).toFixed(2)} µs/msg`);
+      console.log(`${root === ROOT ? "this" : "base"} ${w.id} ${rate}/s: delivered ${r.msgs} of ${g.sent} (${g.sent - atEnd} unread at the end of the send), ${r.reads} reads, ${perRead} msg/read, ${(r.cpu_us / r.msgs).toFixed(2)} µs/msg`);
     }
   }
 }
