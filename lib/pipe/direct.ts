@@ -7,6 +7,7 @@
 import { EngineError, errorText, ParseError, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
+import { bufferFromBase64 } from "../value/base64.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
@@ -318,7 +319,7 @@ class PipeRun {
     if (e.raw !== undefined) {
       let dec = this.decoders.get(def.name);
       if (!dec) this.decoders.set(def.name, (dec = createDecoder(def, { schemas: (this.schemas ??= pipeSchemas(this.req.etcDir)) })));
-      return dec(Buffer.from(e.raw, "base64"));
+      return dec(bufferFromBase64(e.raw));
     }
     const data = e.data!;
     if (!Array.isArray(data)) return this.row(def, data);

@@ -3,6 +3,7 @@
  * error `illegal base64 data at input byte <n>` (n counts UTF-8 bytes of the input).
  */
 import { RowError } from "../errors.ts";
+import { base64Short, SHORT_BASE64_BYTES } from "./base64.ts";
 
 const DECODE = new Int16Array(256).fill(-1);
 {
@@ -72,10 +73,12 @@ export function decodeBase64Go(s: string): Uint8Array {
 type WithBase64 = Uint8Array & { toBase64?: () => string };
 
 /**
- * Standard padded base64 of bytes: the runtime's native `toBase64` where it has one (about 3× a
- * Buffer view's `toString("base64")` in Bun, which also materialises the array's ArrayBuffer).
+ * Standard padded base64 of bytes: short values in a loop (base64.ts), longer ones with the
+ * runtime's native `toBase64` where it has one (about 3× a Buffer view's `toString("base64")` in
+ * Bun, which also materialises the array's ArrayBuffer).
  */
 export function encodeBase64(b: Uint8Array): string {
+  if (b.length <= SHORT_BASE64_BYTES) return base64Short(b);
   const w = b as WithBase64;
   return w.toBase64 ? w.toBase64() : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 }

@@ -1,5 +1,5 @@
 /**
- * Bytes → base64 on the native `toBase64` (issue 11) writes what Buffer's encoder wrote: standard
+ * Bytes → base64 (a loop up to 64 bytes, the native `toBase64` above; issue 11) writes what Buffer's encoder wrote: standard
  * alphabet, padded, for every length, for views at an offset into a larger buffer (a sub-array of
  * a read buffer or of Buffer's pool), and inside Go JSON output.
  */
@@ -10,9 +10,9 @@ import { prng } from "../helpers/prng.ts";
 
 const reference = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 
-test("every length 0..64, whole arrays and offset views, plain Uint8Array and Buffer", () => {
+test("every length 0..160 (both sides of the 64-byte switch), whole arrays and offset views, plain Uint8Array and Buffer", () => {
   const rnd = prng(11);
-  for (let n = 0; n <= 64; n++) {
+  for (let n = 0; n <= 160; n++) {
     const big = new Uint8Array(n + 16);
     for (let i = 0; i < big.length; i++) big[i] = Math.floor(rnd() * 256);
     for (const v of [big.subarray(0, n), big.subarray(7, 7 + n), Buffer.from(big.subarray(3, 3 + n)), Buffer.from(big).subarray(5, 5 + n)]) {

@@ -165,32 +165,85 @@ export function pubacks(pubs: readonly Publish[], from: number, to: number): Buf
 }
 
 /**
- * Topic bytes → string without decoding the (usually repeating) topic of every message: a
- * direct-mapped cache keyed by an FNV-1a hash of the bytes, verified byte by byte on a hit.
+ * Topic bytes → string without decoding the (usually repeating) topic of every message: an
+ * open-addressed table keyed by an FNV-1a hash of the bytes, verified on a hit. It grows to hold
+ * every topic of a stream (W3: 10,000 devices, one topic each, round-robin; a direct-mapped 4,096
+ * slots missed on every message there) and starts over when MAX_TOPICS are held. An ASCII topic
+ * is verified against its string's characters (equal lengths and equal codes prove the bytes were
+ * ASCII); any other keeps a copy of its bytes.
  */
-class TopicCache {
-  private static readonly SIZE = 4096;
-  private readonly keys: (Uint8Array | undefined)[] = new Array(TopicCache.SIZE);
-  private readonly values: string[] = new Array(TopicCache.SIZE);
+export class TopicCache {
+  private static readonly MAX_TOPICS = 32768;
+  private mask = 1023;
+  private count = 0;
+  private hashes = new Int32Array(1024);
+  private values: (string | undefined)[] = new Array(1024);
+  /** The bytes of a non-ASCII topic (null for ASCII ones). */
+  private bytes: (Uint8Array | null)[] = new Array(1024);
 
   get(buf: Buffer, start: number, end: number): string {
     let h = 0x811c9dc5;
     for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-    const slot = (h >>> 0) & (TopicCache.SIZE - 1);
-    const key = this.keys[slot];
-    if (key !== undefined && key.length === end - start) {
-      let same = true;
-      for (let i = 0; i < key.length; i++) {
-        if (key[i] !== buf[start + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return this.values[slot]!;
+    const len = end - start;
+    let slot = h & this.mask;
+    for (let v = this.values[slot]; v !== undefined; v = this.values[slot]) {
+      if (this.hashes[slot] === h && this.same(slot, v, buf, start, len)) return v;
+      slot = (slot + 1) & this.mask;
     }
     const topic = buf.toString("utf8", start, end);
-    this.keys[slot] = new Uint8Array(buf.subarray(start, end)); // a copy: the read buffer is reused
+    if (this.count >= TopicCache.MAX_TOPICS || (this.count + 1) * 2 > this.mask + 1) {
+      if (this.count >= TopicCache.MAX_TOPICS) this.reset(this.mask + 1);
+      else this.grow();
+      slot = h & this.mask;
+      while (this.values[slot] !== undefined) slot = (slot + 1) & this.mask;
+    }
+    this.count++;
+    this.hashes[slot] = h;
     this.values[slot] = topic;
+    // A copy of the bytes (the read buffer is reused) only where the characters cannot stand for them.
+    this.bytes[slot] = topic.length === len && isAscii(topic) ? null : new Uint8Array(buf.subarray(start, end));
     return topic;
   }
+
+  private same(slot: number, v: string, buf: Buffer, start: number, len: number): boolean {
+    const b = this.bytes[slot];
+    if (b === null) {
+      if (v.length !== len) return false;
+      for (let i = 0; i < len; i++) if (v.charCodeAt(i) !== buf[start + i]) return false;
+      return true;
+    }
+    if (b === undefined || b.length !== len) return false;
+    for (let i = 0; i < len; i++) if (b[i] !== buf[start + i]) return false;
+    return true;
+  }
+
+  private reset(size: number): void {
+    this.mask = size - 1;
+    this.count = 0;
+    this.hashes = new Int32Array(size);
+    this.values = new Array(size);
+    this.bytes = new Array(size);
+  }
+
+  private grow(): void {
+    const { hashes, values, bytes } = this;
+    this.reset(hashes.length * 2);
+    let n = 0;
+    for (let i = 0; i < hashes.length; i++) {
+      const v = values[i];
+      if (v === undefined) continue;
+      let slot = hashes[i]! & this.mask;
+      while (this.values[slot] !== undefined) slot = (slot + 1) & this.mask;
+      this.hashes[slot] = hashes[i]!;
+      this.values[slot] = v;
+      this.bytes[slot] = bytes[i]!;
+      n++;
+    }
+    this.count = n;
+  }
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
 }

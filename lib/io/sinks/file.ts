@@ -65,6 +65,7 @@ class OpenFile {
   private bufLen = 0;
   written = false;
   count = 0;
+  /** Bytes written (characters when not `exactSize`). */
   size = 0;
   readonly openedAt = Date.now();
 
@@ -72,6 +73,8 @@ class OpenFile {
     readonly path: string,
     compression: Conf["compression"],
     private readonly footer: string,
+    /** `size` is read (rollingSize): count UTF-8 bytes, else characters suffice for batching. */
+    private readonly exactSize: boolean,
   ) {
     mkdirSync(dirname(path) || ".", { recursive: true });
     this.fd = openSync(path, "w");
@@ -82,8 +85,9 @@ class OpenFile {
   }
 
   write(s: string | Uint8Array): void {
-    // Text is gathered as strings and encoded once per flush: encoding each row costs more than writing it.
-    const n = typeof s === "string" ? Buffer.byteLength(s) : s.length;
+    // Text is gathered as strings and encoded once per flush: encoding each row costs more than
+    // writing it. Its byte length (a native call per row: 5 % of a W3 profile) only when rolling by size.
+    const n = typeof s === "string" && this.exactSize ? Buffer.byteLength(s) : s.length;
     this.buf.push(s);
     this.bufLen += n;
     this.size += n;
@@ -93,11 +97,16 @@ class OpenFile {
   flush(): void {
     if (!this.bufLen || this.fd === undefined) return;
     const parts = this.buf;
-    const data = parts.every((p) => typeof p === "string") ? Buffer.from((parts as string[]).join("")) : Buffer.concat(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
+    const text = parts.every((p) => typeof p === "string");
     this.buf = [];
     this.bufLen = 0;
-    if (this.z) this.z.write(data);
-    else writeSync(this.fd, data);
+    // Text goes to the file as a string: writeSync encodes it natively, without a Buffer of our own.
+    if (text && !this.z) writeSync(this.fd, (parts as string[]).join(""));
+    else {
+      const data = text ? Buffer.from((parts as string[]).join("")) : Buffer.concat(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
+      if (this.z) this.z.write(data);
+      else writeSync(this.fd, data);
+    }
   }
 
   async close(): Promise<void> {
@@ -152,7 +161,7 @@ export class FileSink implements SinkConnector {
   private openFile(path: string): OpenFile {
     const c = this.c;
     const footer = c.fileType === "json" ? "]" : "";
-    const f = new OpenFile(this.fileName(path), c.compression, footer);
+    const f = new OpenFile(this.fileName(path), c.compression, footer, c.rollingSize > 0);
     if (c.fileType === "json") f.write("[");
     if (c.fileType === "csv") {
       // [quirk] a csv file without header starts with an empty line (every row is preceded by \n).

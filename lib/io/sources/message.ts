@@ -31,8 +31,9 @@ export class MqttMeta {
   messageId: bigint;
   constructor(topic: string, qos: number, messageId: number) {
     this.topic = topic;
-    this.qos = BigInt(qos);
-    this.messageId = BigInt(messageId);
+    // QoS 0 publishes (the common case) carry id 0: no conversion per message for either.
+    this.qos = qos === 0 ? 0n : qos === 1 ? 1n : BigInt(qos);
+    this.messageId = messageId === 0 ? 0n : BigInt(messageId);
   }
   get messageid(): bigint {
     return this.messageId;
