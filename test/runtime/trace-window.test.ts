@@ -14,6 +14,7 @@ import { streamDef } from "../../lib/plan/streams.ts";
 import { Topology } from "../../lib/runtime/topology.ts";
 import { RuleTracer } from "../../lib/runtime/trace/rule-tracer.ts";
 import { LocalTraceStore, type TraceNode } from "../../lib/runtime/trace/store.ts";
+import { findSpan } from "../helpers/trace.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { WallClock } from "../../lib/window/clock.ts";
@@ -27,15 +28,6 @@ afterEach(() => {
 /** The tree as `name(child, child)`. */
 function shape(n: TraceNode): string {
   return n.ChildSpan.length ? `${n.name}(${n.ChildSpan.map(shape).join(", ")})` : n.name;
-}
-
-function find(n: TraceNode, name: string): TraceNode | undefined {
-  if (n.name === name) return n;
-  for (const c of n.ChildSpan) {
-    const f = find(c, name);
-    if (f) return f;
-  }
-  return undefined;
 }
 
 /** A traced rule on a wall clock; `send` pushes one message at row time `ts` the way a traced source does. */
@@ -86,14 +78,14 @@ for (const [kind, select, emitted] of [
     const one = emissions()[0]!;
     expect(shape(one)).toBe("op_2_window(op_3_project(sink_stdout_0))");
     expect(one.parentSpanID).toBeUndefined();
-    expect(find(one, "sink_stdout_0")!.attribute!.data).toBe(emitted(1));
+    expect(findSpan(one, "sink_stdout_0")!.attribute!.data).toBe(emitted(1));
     expect(one.links).toEqual([{ TraceID: first }]);
     // The second row's window closes on its timer: linked to the second row.
     clock.advance(start + 2 * HOUR);
     expect(emissions()).toHaveLength(2);
     const two = emissions().find((e) => e !== one && e.traceID !== one.traceID)!;
     expect(shape(two)).toBe("op_2_window(op_3_project(sink_stdout_0))");
-    expect(find(two, "sink_stdout_0")!.attribute!.data).toBe(emitted(2));
+    expect(findSpan(two, "sink_stdout_0")!.attribute!.data).toBe(emitted(2));
     expect(two.links).toEqual([{ TraceID: second }]);
   });
 }
@@ -101,7 +93,7 @@ for (const [kind, select, emitted] of [
 test("a count window's emission runs in the trace of the row that fills it; that row is not linked from the next window", () => {
   const { send, trees } = traced("SELECT count(*) AS n FROM s GROUP BY CountWindow(2)");
   const ids = [1, 2, 3, 4].map((a) => send(a, 0));
-  const project = (id: string) => find(trees().find((x) => x.traceID === id)!, "op_3_project")!;
+  const project = (id: string) => findSpan(trees().find((x) => x.traceID === id)!, "op_3_project")!;
   expect(shape(trees().find((x) => x.traceID === ids[1])!)).toBe("source_s(op_2_window(op_3_project(sink_stdout_0)))");
   expect(project(ids[1]!).links).toEqual([{ TraceID: ids[0]! }]);
   expect(project(ids[3]!).links).toEqual([{ TraceID: ids[2]! }]);

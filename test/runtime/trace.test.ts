@@ -8,6 +8,7 @@ import { afterEach, expect, test } from "bun:test";
 import { DataServer } from "../../lib/io/data-server.ts";
 import { TraceHub } from "../../lib/runtime/trace/hub.ts";
 import type { TraceNode } from "../../lib/runtime/trace/store.ts";
+import { findSpan } from "../helpers/trace.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 
@@ -41,15 +42,6 @@ function shape(n: TraceNode, parent?: TraceNode): string {
   return n.ChildSpan.length ? `${n.name}(${n.ChildSpan.map((c) => shape(c, n)).join(", ")})` : n.name;
 }
 
-function find(n: TraceNode, name: string): TraceNode | undefined {
-  if (n.name === name) return n;
-  for (const c of n.ChildSpan) {
-    const f = find(c, name);
-    if (f) return f;
-  }
-  return undefined;
-}
-
 test("a traced message is one tree: source, each node with the data it saw, every sink", async () => {
   const h = hub();
   const t = testRuntime({ traces: h });
@@ -68,8 +60,8 @@ test("a traced message is one tree: source, each node with the data it saw, ever
   expect(kept.parentSpanID).toBeUndefined();
   expect(kept.ruleID).toBe("r1");
   expect(kept.attribute).toEqual({ data: '{"a":2}' });
-  expect(find(kept, "op_3_project")!.attribute).toEqual({ data: '{"a":2}' });
-  expect(find(kept, "sink_nop_0")!.attribute).toEqual({ data: '[{"a":2,"b":4}]' });
+  expect(findSpan(kept, "op_3_project")!.attribute).toEqual({ data: '{"a":2}' });
+  expect(findSpan(kept, "sink_nop_0")!.attribute).toEqual({ data: '[{"a":2,"b":4}]' });
   expect(Object.keys(kept)).toEqual(["name", "traceID", "spanID", "attribute", "startTime", "endTime", "ruleID", "ChildSpan"]);
   expect(kept.traceID).toMatch(/^[0-9a-f]{32}$/);
   expect(kept.spanID).toMatch(/^[0-9a-f]{16}$/);
@@ -143,7 +135,7 @@ test("a decode failure and a row failure show as the span's error", async () => 
   expect(shape(decodeFail!)).toBe("source_hp");
   expect(decodeFail!.attribute!.data).toBe("{not json");
   expect(decodeFail!.attribute!.error).toBe(metric(rule, "op_2_decoder_0_last_exception") as string);
-  const project = find(rowFail!, "op_3_project")!;
+  const project = findSpan(rowFail!, "op_3_project")!;
   expect(project.attribute!.error).toBe(metric(rule, "op_3_project_0_last_exception") as string);
   expect(project.attribute!.error).toContain("run Select error");
 });
@@ -160,7 +152,7 @@ test("a count window's emission continues the message that fills it and links th
   expect(shape(h.store!.tree(first!)!)).toBe("source_m(op_2_window)");
   const tree = h.store!.tree(second!)!;
   expect(shape(tree)).toBe("source_m(op_2_window(op_3_project(sink_nop_0)))");
-  const project = find(tree, "op_3_project")!;
+  const project = findSpan(tree, "op_3_project")!;
   expect(project.links).toEqual([{ TraceID: first! }]);
   expect(project.attribute!.data).toBe('[{"a":1},{"a":2}]');
 });
@@ -176,9 +168,9 @@ test("only the node right after the window carries the links", async () => {
   const [second, first] = h.store!.traceIds("r5b", 0);
   const tree = h.store!.tree(second!)!;
   expect(shape(tree)).toBe("source_m(op_2_window(op_3_order(op_4_project(sink_nop_0))))");
-  expect(find(tree, "op_3_order")!.links).toEqual([{ TraceID: first! }]);
-  expect(find(tree, "op_4_project")!.links).toBeUndefined();
-  expect(find(tree, "sink_nop_0")!.attribute!.data).toBe('[{"a":2},{"a":1}]');
+  expect(findSpan(tree, "op_3_order")!.links).toEqual([{ TraceID: first! }]);
+  expect(findSpan(tree, "op_4_project")!.links).toBeUndefined();
+  expect(findSpan(tree, "sink_nop_0")!.attribute!.data).toBe('[{"a":2},{"a":1}]');
 });
 
 test("a window closed by its timer starts a trace rooted at the window, linked to its rows' traces", async () => {
@@ -193,7 +185,7 @@ test("a window closed by its timer starts a trace rooted at the window, linked t
   // The two rows may fall into one window or two (a boundary between them): count what was emitted.
   const trees = () => h.store!.traceIds("r6", 0).map((id) => h.store!.tree(id)!);
   const emissions = () => trees().filter((x) => x.name === "op_2_window");
-  const counted = () => emissions().reduce((n, e) => n + Number(JSON.parse(find(e, "sink_nop_0")!.attribute!.data)[0].n), 0);
+  const counted = () => emissions().reduce((n, e) => n + Number(JSON.parse(findSpan(e, "sink_nop_0")!.attribute!.data)[0].n), 0);
   await waitFor(() => counted() === 2, "both rows emitted", 5000);
   const sources = trees().filter((x) => x.name === "source_m");
   expect(sources).toHaveLength(2);
@@ -201,7 +193,7 @@ test("a window closed by its timer starts a trace rooted at the window, linked t
     expect(shape(e)).toBe("op_2_window(op_3_project(sink_nop_0))");
     expect(e.parentSpanID).toBeUndefined();
     // count(*) is folded as rows arrive (an incremental window): the links come from what it took in.
-    expect(e.links!.length).toBe(Number(JSON.parse(find(e, "sink_nop_0")!.attribute!.data)[0].n));
+    expect(e.links!.length).toBe(Number(JSON.parse(findSpan(e, "sink_nop_0")!.attribute!.data)[0].n));
   }
   expect(
     emissions()
