@@ -4,12 +4,12 @@ import { MemoryGovernor } from "../../lib/runtime/memory.ts";
 test("the governor requests a collection only above its headroom, then waits for it to settle", async () => {
   let asked = 0;
   // A headroom ≤ 0 turns the governor off.
-  const g = new MemoryGovernor(-1, 1, 50, () => asked++);
+  const g = new MemoryGovernor(-1, 1, 50, () => asked++, 0);
   g.check();
   expect(asked).toBe(0);
   g.check();
   expect(asked).toBe(0);
-  const on = new MemoryGovernor(1, 1, 50, () => asked++);
+  const on = new MemoryGovernor(1, 1, 50, () => asked++, 0);
   on.check(); // the first reading sets the floor
   const junk: number[][] = [];
   for (let i = 0; i < 40; i++) junk.push(new Array(100_000).fill(i));
@@ -23,8 +23,21 @@ test("the governor requests a collection only above its headroom, then waits for
   expect(junk.length).toBe(40);
 });
 
+test("RSS is read at most once per interval, however many batches pass", () => {
+  let reads = 0;
+  const real = process.memoryUsage.rss;
+  process.memoryUsage.rss = () => (reads++, real());
+  try {
+    const g = new MemoryGovernor(1 << 30, 1, 0, () => {}, 60_000);
+    for (let i = 0; i < 1000; i++) g.check();
+    expect(reads).toBe(1);
+  } finally {
+    process.memoryUsage.rss = real;
+  }
+});
+
 test("idle ticks count the periods with no batch processed", () => {
-  const g = new MemoryGovernor(0, 1, 0, () => {});
+  const g = new MemoryGovernor(0, 1, 0, () => {}, 0);
   expect(g.idleTick()).toBe(1);
   expect(g.idleTick()).toBe(2);
   g.check();
