@@ -190,6 +190,20 @@ describe("compiled once", () => {
     expect([lru.get("a"), lru.get("c"), lru.get("d")]).toEqual([1, 3, 4]);
   });
 
+  test("asking again for the key used last keeps the order of the others", () => {
+    const lru = new Lru<number>(2);
+    lru.set("a", 1);
+    expect([lru.get("a"), lru.get("a")]).toEqual([1, 1]);
+    lru.set("b", 2);
+    expect([lru.get("b"), lru.get("b"), lru.get("a")]).toEqual([2, 2, 1]);
+    lru.set("c", 3); // b is now the oldest
+    expect([lru.get("b"), lru.get("a"), lru.get("c")]).toEqual([undefined, 1, 3]);
+    const one = new Lru<number>(1);
+    one.set("x", 1);
+    one.set("y", 2);
+    expect([one.get("x"), one.get("y"), one.size]).toEqual([undefined, 2, 1]);
+  });
+
   test("patterns from data never grow the cache past its bound", () => {
     for (let i = 0; i < CACHE_LIMIT + 100; i++) goRegex(`p${i}`);
     expect(cachedPatterns()).toBe(CACHE_LIMIT);
