@@ -9,6 +9,7 @@ import { afterEach, expect, test } from "bun:test";
 import { DefinitionSync, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
 import type { KV } from "../../lib/cluster/nats.ts";
 import { Kv } from "../../lib/store/kv.ts";
+import { prng } from "../helpers/prng.ts";
 
 interface Stored {
   readonly key: string;
@@ -297,19 +298,9 @@ test("a revision received before an own write but applied after it does not over
   expect([held(a), held(b)]).toEqual(["b1", "b1"]);
 });
 
-/** A small seeded generator (mulberry32), so a failing interleaving can be replayed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test("every interleaving of concurrent writes, landings, answers, timeouts and late watches converges on the last revision", async () => {
   for (let seed = 1; seed <= 300; seed++) {
-    const rnd = random(seed);
+    const rnd = prng(seed);
     const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
     const bucket = new Bucket();
     const ms = [await member(bucket, "a"), await member(bucket, "b")];

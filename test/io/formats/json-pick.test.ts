@@ -9,18 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { decodeEnvelopeJson, decodeTupleJson } from "../../../lib/io/formats/json-tuple.ts";
 import { pickEnvelopeJson, pickTupleJson } from "../../../lib/io/formats/json-pick.ts";
 import type { Value } from "../../../lib/value/values.ts";
-
-/** Deterministic PRNG (mulberry32): a failure reproduces from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as rng } from "../../helpers/prng.ts";
 
 const NUMBERS = [
   "0", "-0", "7", "-12", "20", "123456789012345", "1234567890123456", "9007199254740993", "-9007199254740993",
