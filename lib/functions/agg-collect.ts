@@ -12,7 +12,7 @@ export function setMember(o: Obj, k: string, v: Value): void {
 
 /** Every per-row value, nulls included; an empty group is null (eKuiper: a nil array). */
 class CollectFold implements Fold {
-  readonly items: Value[] = [];
+  items: Value[] = [];
   add(args: Value[]): void {
     this.items.push(args[0]!);
   }
@@ -28,12 +28,15 @@ class CollectFold implements Fold {
   restore(s: unknown): void {
     for (const v of s as Value[]) this.items.push(v);
   }
+  reset(): void {
+    this.items = [];
+  }
 }
 
 /** Objects merged in row order (later keys win); other values ignored; nothing merged → null. */
 export class MergeFold implements Fold {
   // A null prototype keeps keys such as `__proto__` or `toString` ordinary members.
-  private readonly merged: Obj = Object.create(null) as Obj;
+  private merged: Obj = Object.create(null) as Obj;
   add(args: Value[]): void {
     this.push(args[0]!);
   }
@@ -54,6 +57,9 @@ export class MergeFold implements Fold {
   }
   restore(s: unknown): void {
     for (const [k, v] of s as [string, Value][]) this.merged[k] = v;
+  }
+  reset(): void {
+    this.merged = Object.create(null) as Obj;
   }
 }
 
@@ -84,6 +90,12 @@ class LastValueAccumulator implements Accumulator {
   }
   restore(s: unknown): void {
     [this.rows, this.flag, this.last, this.lastNonNull] = s as [number, Value, Value, Value];
+  }
+  reset(): void {
+    this.rows = 0;
+    this.flag = null;
+    this.last = null;
+    this.lastNonNull = null;
   }
 }
 

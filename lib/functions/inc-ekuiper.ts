@@ -39,11 +39,17 @@ abstract class IncAccumulator implements Accumulator {
     this.err = err === null ? null : new RowError(err);
     this.load(body);
   }
-  /** The subclass's own running state, and its inverse. */
+  reset(): void {
+    this.seen = 0;
+    this.err = null;
+    this.clear();
+  }
+  /** The subclass's own running state, its inverse, and its start. */
   protected body(): unknown {
     return null;
   }
   protected load(_b: unknown): void {}
+  protected clear(): void {}
 }
 
 /** `inc_count`: non-null values. */
@@ -72,11 +78,14 @@ class IncFloat extends IncAccumulator {
   protected override load(b: unknown): void {
     this.sum = b as number;
   }
+  protected override clear(): void {
+    this.sum = 0;
+  }
 }
 
 /** `inc_collect`: the non-null values. */
 class IncCollect extends IncAccumulator {
-  private readonly items: Value[] = [];
+  private items: Value[] = [];
   protected step(args: Value[]): void {
     this.items.push(args[0]!);
   }
@@ -89,11 +98,14 @@ class IncCollect extends IncAccumulator {
   protected override load(b: unknown): void {
     for (const v of b as Value[]) this.items.push(v);
   }
+  protected override clear(): void {
+    this.items = [];
+  }
 }
 
 /** `inc_merge_agg`: objects merged in order; anything else is an error. */
 class IncMerge extends IncAccumulator {
-  private readonly fold = new MergeFold();
+  private fold = new MergeFold();
   protected step(args: Value[]): void {
     const v = args[0]!;
     if (!isObj(v)) throw new RowError("argument is not a map[string]interface{}");
@@ -107,6 +119,9 @@ class IncMerge extends IncAccumulator {
   }
   protected override load(b: unknown): void {
     this.fold.restore(b);
+  }
+  protected override clear(): void {
+    this.fold = new MergeFold();
   }
 }
 
@@ -125,6 +140,9 @@ class IncLast extends IncAccumulator {
   }
   protected override load(b: unknown): void {
     this.last = b as Value;
+  }
+  protected override clear(): void {
+    this.last = null;
   }
 }
 

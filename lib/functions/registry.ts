@@ -85,6 +85,11 @@ export interface Accumulator {
   snapshot(): unknown;
   /** Loads a `snapshot()` into a fresh accumulator of the same aggregate. */
   restore(s: unknown): void;
+  /**
+   * Starts over as a fresh accumulator (a window's group reused for the next window). A value
+   * returned before is left as it was: state it shares is replaced, not cleared.
+   */
+  reset(): void;
 }
 
 const builtins = new Map<string, FuncDef>();

@@ -43,7 +43,7 @@ export class TablePane implements PaneHolder {
   /** Every folded row is older than the firing (see above): the whole table. */
   takeBefore(_end: number, range: WindowRange): Collection | null {
     const table = this.current;
-    this.current = new GroupTable(this.inc);
+    this.current = table.next();
     return tableEmission(this.inc, table, range);
   }
 

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { RowError } from "../../lib/errors.ts";
 import { callFailure, invoke } from "../../lib/functions/index.ts";
+import { ekuiperAccumulator } from "../../lib/functions/inc-ekuiper.ts";
+import type { Accumulator } from "../../lib/functions/registry.ts";
 import type { Value } from "../../lib/value/values.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import { ctxFor } from "./env.ts";
@@ -201,6 +203,36 @@ describe("accumulators equal exec", () => {
         }
       });
       expect(viaAcc).toEqual(viaExec);
+    }
+  });
+});
+
+describe("a reset accumulator starts over", () => {
+  // Incremental windows reopen a key's group for the next window instead of building a new one.
+  const factories: [string, () => Accumulator][] = [
+    ...INCREMENTAL.map((n): [string, () => Accumulator] => [n, def(n).accumulator!]),
+    ...INCREMENTAL.map((n): [string, () => Accumulator] => [`inc_${n}`, ekuiperAccumulator(n)]),
+  ];
+  test.each(factories)("%s equals a fresh accumulator, and leaves values it returned as they were", (name, make) => {
+    const r = rng(name.length * 104729);
+    const reused = make();
+    let before: { held: Value; copy: string } | null = null;
+    for (let iter = 0; iter < 300; iter++) {
+      const fam = FAMILIES[iter % FAMILIES.length]!;
+      const len = Math.floor(r() * 8);
+      const rows: Value[][] = [];
+      for (let i = 0; i < len; i++) rows.push([pick(r, fam)(r), pick<Value>(r, [true, false, null, null, "x"])]);
+      reused.reset();
+      const fresh = make();
+      for (const row of rows) {
+        reused.add(row.slice());
+        fresh.add(row.slice());
+      }
+      const got = outcome(() => reused.value());
+      expect(got).toEqual(outcome(() => fresh.value()));
+      expect(reused.snapshot()).toEqual(fresh.snapshot());
+      if (before !== null) expect(Bun.inspect(before.held)).toBe(before.copy);
+      before = "ok" in got ? { held: got.ok, copy: Bun.inspect(got.ok) } : null;
     }
   });
 });
