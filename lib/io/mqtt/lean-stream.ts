@@ -48,6 +48,10 @@ const HANDLERS: SocketHandler<LeanStream> = {
   data(s, chunk) {
     s.data.onData(chunk);
   },
+  // A refused certificate closes the socket without an error: report it as node:tls does.
+  handshake(s, ok, err) {
+    if (!ok) s.data.destroy(err ?? new Error("TLS handshake failed"));
+  },
   drain(s) {
     s.data.flush();
   },
@@ -170,15 +174,17 @@ export class LeanStream extends Duplex {
     const s = this.sock;
     if (!s) return;
     const q = this.pending;
-    while (q.length) {
-      const b = q[0]!;
+    let i = 0;
+    for (; i < q.length; i++) {
+      const b = q[i]!;
       const n = s.write(b);
       if (n < b.length) {
-        q[0] = b.subarray(Math.max(n, 0));
-        return;
+        q[i] = b.subarray(Math.max(n, 0));
+        break;
       }
-      q.shift();
     }
+    if (i > 0) q.splice(0, i);
+    if (q.length) return;
     const cbs = this.pendingCbs;
     this.pendingCbs = [];
     if (this.ending) s.end();
@@ -194,7 +200,7 @@ export class LeanStream extends Duplex {
     if (other) this.push(other);
     const n = this.pubs.length - before;
     // Fast arrivals: let the next read gather what comes in the next moment.
-    if (n >= COALESCE_RATE * since && !this.resting && !this.destroyed) {
+    if (n > 0 && n >= COALESCE_RATE * since && !this.resting && !this.destroyed) {
       this.resting = true;
       this.sock?.pause();
       if (this.timer) this.timer.refresh();
