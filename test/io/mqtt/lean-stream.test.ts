@@ -5,8 +5,8 @@
  * whole and in order, and TLS goes through the same socket.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { connectAsync, type IClientOptions, type MqttClient } from "mqtt";
 import { MqttConnection, type PublishHandler } from "../../../lib/io/mqtt/client.ts";
 import { parseMqttConf } from "../../../lib/io/mqtt/conf.ts";
