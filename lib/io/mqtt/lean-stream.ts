@@ -31,11 +31,14 @@ export interface DuplicateCounter {
 }
 
 /**
- * A read is followed by a pause of COALESCE_MS when its messages arrived at COALESCE_RATE or more
- * per ms since the previous read: below that rate reads hold a message or two whatever the pause,
- * and a message after a quiet spell must not wait. The pause adds at most ~1 ms of latency.
+ * A read of fewer than COALESCE_ENOUGH messages is followed by a pause of COALESCE_MS when they
+ * arrived at COALESCE_RATE or more per ms since the previous read. Below that rate reads hold a
+ * message or two whatever the pause, and a message after a quiet spell must not wait; a bigger read
+ * means the reader is behind (or starved of CPU), and sleeping then would only let it fall further
+ * behind. The pause adds at most ~1 ms of latency.
  */
 const COALESCE_RATE = 2;
+const COALESCE_ENOUGH = 64;
 const COALESCE_MS = 1;
 const MAX_BATCH = 1024;
 
@@ -199,8 +202,8 @@ export class LeanStream extends Duplex {
     const other = this.reader.read(chunk, this.pubs);
     if (other) this.push(other);
     const n = this.pubs.length - before;
-    // Fast arrivals: let the next read gather what comes in the next moment.
-    if (n > 0 && n >= COALESCE_RATE * since && !this.resting && !this.destroyed) {
+    // Small reads of fast arrivals: let the next read gather what comes in the next moment.
+    if (n > 0 && n < COALESCE_ENOUGH && n >= COALESCE_RATE * since && !this.resting && !this.destroyed) {
       this.resting = true;
       this.sock?.pause();
       if (this.timer) this.timer.refresh();
