@@ -1,137 +1,27 @@
 /**
  * One MQTT connection: MQTT.js does connect, subscribe, sessions, QoS handshakes, TLS, v5 and
  * keep-alive; reconnects back off from 100 ms to 10 s (rules-and-sinks.md §9). For a source, the
- * data path is the lean reader (frames.ts) on the socket under MQTT.js: QoS 0/1 PUBLISH frames of
- * one read are decoded in a batch and admitted to the bus, PUBACKs written once per batch, and
- * the socket paused while the bus pushes back. Every other frame (and QoS 2 PUBLISH) goes to
- * MQTT.js, whose `handleMessage` hook admits it through the same handler. Reader "mqttjs" keeps
- * MQTT.js on the whole path (ws/wss always do); behaviour is the same either way.
+ * data path is the lean reader (lean-stream.ts, frames.ts) on the socket under MQTT.js: QoS 0/1
+ * PUBLISH frames of one read are decoded in a batch and admitted to the bus, PUBACKs written once
+ * per batch, reads coalesced and the socket paused while the bus pushes back. Every other frame
+ * (and QoS 2 PUBLISH) goes to MQTT.js, whose `handleMessage` hook admits it through the same
+ * handler. Reader "mqttjs" keeps MQTT.js on the whole path (ws/wss always do); behaviour is the
+ * same either way.
  */
-import { connect as netConnect, type Socket } from "node:net";
-import { Duplex } from "node:stream";
-import { connect as tlsConnect } from "node:tls";
 import { connect, MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
 import type { Obj } from "../../value/values.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
 import type { MqttConf } from "./conf.ts";
-import { FrameReader, Publish, pubacks } from "./frames.ts";
+import { Publish } from "./frames.ts";
+import { LeanStream, type PublishHandler } from "./lean-stream.ts";
 
-/** Where a source's publishes go: the bus, with reserve-then-commit admission. */
-export interface PublishHandler {
-  /** Admits `pubs[from..to)` as one batch; false when refused (nothing admitted). */
-  admit(pubs: readonly Publish[], from: number, to: number): boolean;
-  /** Calls `fn` once when a refused batch may fit. */
-  onDrain(fn: () => void): void;
-  /** The largest batch `admit` takes. */
-  readonly maxBatch: number;
-  /** Redelivered (DUP) publishes were admitted. */
-  duplicates?(n: number): void;
-}
+export type { PublishHandler } from "./lean-stream.ts";
 
 export type ReaderKind = "lean" | "mqttjs";
 
 /** The read path to use: FLOE_MQTT_READER=mqttjs|lean, default lean. */
 export function defaultReader(env: Record<string, string | undefined> = process.env): ReaderKind {
   return env.FLOE_MQTT_READER === "mqttjs" ? "mqttjs" : "lean";
-}
-
-/** A read that surfaced at least this many messages is followed by a 1 ms pause to coalesce the next. */
-const COALESCE_MIN = 32;
-const MAX_BATCH = 1024;
-
-class LeanStream extends Duplex {
-  private readonly sock: Socket;
-  private readonly reader: FrameReader;
-  private readonly pubs: Publish[] = [];
-  private pos = 0;
-  private waiting = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(
-    conf: MqttConf,
-    private readonly handler: PublishHandler,
-    private readonly conn: MqttConnection,
-  ) {
-    super({ allowHalfOpen: false });
-    this.reader = new FrameReader(conf.protocolVersion === 5);
-    const o = conf.options;
-    this.sock = conf.tls
-      ? tlsConnect({ host: conf.host, port: conf.port, servername: conf.host, rejectUnauthorized: o.rejectUnauthorized, ca: o.ca, cert: o.cert, key: o.key })
-      : netConnect({ host: conf.host, port: conf.port });
-    this.sock.setNoDelay(true);
-    this.sock.on("data", (c: Buffer) => this.onData(c));
-    this.sock.on("end", () => this.push(null));
-    this.sock.on("error", (e) => this.destroy(e));
-    this.sock.on("close", () => {
-      if (!this.destroyed) this.destroy();
-    });
-  }
-
-  override _read(): void {}
-
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    this.sock.write(chunk, cb);
-  }
-
-  // One socket write per flush keeps every MQTT.js packet contiguous next to our PUBACKs.
-  override _writev(chunks: { chunk: Buffer }[], cb: (e?: Error | null) => void): void {
-    this.sock.write(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)), cb);
-  }
-
-  override _final(cb: (e?: Error | null) => void): void {
-    this.sock.end();
-    cb();
-  }
-
-  override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {
-    clearTimeout(this.timer);
-    this.sock.destroy();
-    cb(err);
-  }
-
-  private onData(chunk: Buffer): void {
-    const other = this.reader.read(chunk, this.pubs);
-    if (other) this.push(other);
-    if (!this.waiting) this.pump();
-  }
-
-  private pump(): void {
-    const h = this.handler;
-    const pubs = this.pubs;
-    const max = Math.min(MAX_BATCH, h.maxBatch);
-    while (this.pos < pubs.length) {
-      const to = Math.min(pubs.length, this.pos + max);
-      if (!h.admit(pubs, this.pos, to)) {
-        this.waiting = true;
-        clearTimeout(this.timer);
-        this.sock.pause();
-        h.onDrain(() => {
-          this.waiting = false;
-          if (!this.destroyed) this.pump();
-        });
-        return;
-      }
-      let dups = 0;
-      for (let i = this.pos; i < to; i++) if (pubs[i]!.dup) dups++;
-      if (dups) {
-        this.conn.duplicates += dups;
-        h.duplicates?.(dups);
-      }
-      const acks = pubacks(pubs, this.pos, to);
-      // Acknowledged after the rules drained the batch (their drains were queued by the admission,
-      // so they run first): a cached sink has it on disk before the broker hears PUBACK.
-      if (acks) queueMicrotask(() => this.destroyed || this.sock.write(acks));
-      this.pos = to;
-    }
-    const n = pubs.length;
-    pubs.length = 0;
-    this.pos = 0;
-    if (n >= COALESCE_MIN) {
-      // Read coalescing (bench.md): after a busy read, wait 1 ms so the next read brings many.
-      this.sock.pause();
-      this.timer = setTimeout(() => this.sock.resume(), 1);
-    } else this.sock.resume();
-  }
 }
 
 function userProps(packet: IPublishPacket): Obj | null {
