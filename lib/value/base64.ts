@@ -70,11 +70,27 @@ export function bufferFromBase64(s: string): Buffer {
     out[o++] = (v >> 8) & 255;
     out[o++] = v & 255;
   }
+  let canonical = true;
   if (pad) {
     // Non-zero trailing bits are ignored, as Buffer ignores them.
     const v = (DECODE[s.charCodeAt(i)]! << 18) | (DECODE[s.charCodeAt(i + 1)]! << 12) | (pad === 1 ? DECODE[s.charCodeAt(i + 2)]! << 6 : 0);
     out[o++] = v >> 16;
     if (pad === 1) out[o] = (v >> 8) & 255;
+    canonical = (v & (pad === 1 ? 255 : 65535)) === 0;
   }
+  if (canonical) (lastBytes = out), (lastText = s);
   return out;
+}
+
+/**
+ * The bytes bufferFromBase64 returned last, when its text is exactly their standard base64 (no
+ * stray trailing bits): a replay payload written back as base64 (W3's `self`) reuses that text.
+ * Byte values are never written to in place, so the pair stays true while the bytes live.
+ */
+let lastBytes: Uint8Array | null = null;
+let lastText = "";
+
+/** Standard padded base64 of `b` when it is the last canonical text decoded here, else undefined. */
+export function knownBase64(b: Uint8Array): string | undefined {
+  return b === lastBytes ? lastText : undefined;
 }

@@ -3,7 +3,7 @@
  * error `illegal base64 data at input byte <n>` (n counts UTF-8 bytes of the input).
  */
 import { RowError } from "../errors.ts";
-import { base64Short, SHORT_BASE64_BYTES } from "./base64.ts";
+import { base64Short, knownBase64, SHORT_BASE64_BYTES } from "./base64.ts";
 
 const DECODE = new Int16Array(256).fill(-1);
 {
@@ -78,6 +78,8 @@ type WithBase64 = Uint8Array & { toBase64?: () => string };
  * Bun, which also materialises the array's ArrayBuffer).
  */
 export function encodeBase64(b: Uint8Array): string {
+  const known = knownBase64(b);
+  if (known !== undefined) return known;
   if (b.length <= SHORT_BASE64_BYTES) return base64Short(b);
   const w = b as WithBase64;
   return w.toBase64 ? w.toBase64() : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");

@@ -10,10 +10,16 @@ import { encodeBase64 } from "./go-base64.ts";
 
 /** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
 export function encodeGoJson(v: Value): string {
-  return enc(v);
+  // A sink's rows share a shape: the last top-level plain object's keys, checked without a key array.
+  const sh = lastShape;
+  if (sh !== null && typeof v === "object" && v !== null && (v as { constructor?: unknown }).constructor === Object && hasOwnKeys(v as Record<string, Value>, sh.own)) {
+    return encShape(v as Record<string, Value>, sh);
+  }
+  return enc(v, true);
 }
 
-function enc(v: Value | undefined): string {
+/** `top`: v is encodeGoJson's argument (a row), whose shape is remembered. */
+function enc(v: Value | undefined, top: boolean): string {
   if (v === null || v === undefined) return "null";
   switch (typeof v) {
     case "string":
@@ -31,8 +37,8 @@ function enc(v: Value | undefined): string {
   if (Array.isArray(v)) {
     const n = v.length;
     if (n === 0) return "[]";
-    let s = "[" + enc(v[0]);
-    for (let i = 1; i < n; i++) s += "," + enc(v[i]);
+    let s = "[" + enc(v[0], false);
+    for (let i = 1; i < n; i++) s += "," + enc(v[i], false);
     return s + "]";
   }
   if (v instanceof Uint8Array) return '"' + encodeBase64(v) + '"';
@@ -42,17 +48,75 @@ function enc(v: Value | undefined): string {
   const n = own.length;
   if (n === 0) return "{}";
   const keys = isSorted(own) ? own : sortedKeys(own);
+  if (top) return encShape(v, (lastShape = shapeOf(own, keys)));
   if (keys === own && flat(v, keys)) {
     // Native fast path for a flat row already in key order: JSON.stringify writes exactly what Go
     // writes, unless a string holds a character Go escapes differently (checked on the output).
     const s = JSON.stringify(v);
     if (!GO_ONLY_ESCAPES.test(s)) return s;
   }
-  let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!]);
+  let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!], false);
   for (let i = 1; i < n; i++) {
     const k = keys[i]!;
-    s += "," + keyPrefix(k) + enc(v[k]);
+    s += "," + keyPrefix(k) + enc(v[k], false);
   }
+  return s + "}";
+}
+
+/** An object's keys in own order, in byte order, and the encoded `{"key":` / `,"key":` before each value. */
+interface Shape {
+  readonly own: string[];
+  readonly keys: string[];
+  readonly prefixes: string[];
+}
+
+let lastShape: Shape | null = null;
+/** The last few top-level shapes (rows with an omitted null alternate between two or more). */
+const SHAPE_TABLE = 8;
+const shapeTable: Shape[] = [];
+let shapeTableNext = 0;
+
+function shapeOf(own: string[], keys: string[]): Shape {
+  const n = own.length;
+  for (let s = 0; s < shapeTable.length; s++) {
+    const c = shapeTable[s]!;
+    if (c.own.length !== n) continue;
+    let i = 0;
+    while (i < n && c.own[i] === own[i]) i++;
+    if (i === n) return c;
+  }
+  const prefixes = new Array<string>(n);
+  for (let i = 0; i < n; i++) prefixes[i] = (i ? "," : "{") + keyPrefix(keys[i]!);
+  const sh: Shape = { own, keys, prefixes };
+  shapeTable[shapeTableNext] = sh;
+  shapeTableNext = (shapeTableNext + 1) % SHAPE_TABLE;
+  return sh;
+}
+
+/**
+ * Whether `v`'s own enumerable keys are `own`, in that order. A for-in walk allocates nothing (unlike
+ * Object.keys); values are plain objects, whose prototypes add no enumerable key.
+ */
+function hasOwnKeys(v: Record<string, Value>, own: string[]): boolean {
+  const n = own.length;
+  let i = 0;
+  for (const k in v) {
+    if (i === n || k !== own[i]) return false;
+    i++;
+  }
+  return i === n;
+}
+
+function encShape(v: Record<string, Value>, sh: Shape): string {
+  const keys = sh.keys;
+  if (keys === sh.own && flat(v, keys)) {
+    // As in enc: JSON.stringify of a flat row in key order is Go's output unless Go escapes differently.
+    const s = JSON.stringify(v);
+    if (!GO_ONLY_ESCAPES.test(s)) return s;
+  }
+  const prefixes = sh.prefixes;
+  let s = prefixes[0]! + enc(v[keys[0]!], false);
+  for (let i = 1; i < keys.length; i++) s += prefixes[i]! + enc(v[keys[i]!], false);
   return s + "}";
 }
 

@@ -55,6 +55,41 @@ describe("encodeGoJson", () => {
     expect((thrown as RowError).message).toBe(msg);
   });
 
+  test("rows encoded one after another: each by its own keys, whatever shape came before", () => {
+    // The encoder remembers the last row's shape; every value here follows one of another shape
+    // (or the same keys in another order, or a non-plain object with those keys) and must not take it.
+    class Pair {
+      constructor(
+        readonly a: Value,
+        readonly b: Value,
+      ) {}
+    }
+    const bytes = new TextEncoder().encode("21.4");
+    const seq: [Value, string][] = [
+      [{ b: bytes, a: "x" }, '{"a":"x","b":"MjEuNA=="}'],
+      [{ b: bytes, a: "y" }, '{"a":"y","b":"MjEuNA=="}'],
+      [{ a: "z", b: bytes }, '{"a":"z","b":"MjEuNA=="}'],
+      [{ a: "z", b: "flat" }, '{"a":"z","b":"flat"}'],
+      [{ a: "z", b: "<" }, '{"a":"z","b":"\\u003c"}'],
+      [new Pair("p", 1n) as unknown as Value, '{"a":"p","b":1}'],
+      [{ a: 1n }, '{"a":1}'],
+      [{ a: 1n, b: 2n, c: 3n }, '{"a":1,"b":2,"c":3}'],
+      [{ 0: "x", 1: "y" }, '{"0":"x","1":"y"}'],
+      [["x", "y"], '["x","y"]'],
+      [{ 0: "x", 1: "y" }, '{"0":"x","1":"y"}'],
+      [new Uint8Array([1, 2]), '"AQI="'],
+      [{ constructor: "c", a: 1n }, '{"a":1,"constructor":"c"}'],
+      [{ constructor: "d", a: 2n }, '{"a":2,"constructor":"d"}'],
+      [Object.assign(Object.create(null) as object, { a: 1n, b: 2n }) as Value, '{"a":1,"b":2}'],
+      [{ a: 1n, b: NaN }, "NaN"],
+      [{ a: 1n, b: 2n }, '{"a":1,"b":2}'],
+    ];
+    for (const [v, want] of seq) {
+      if (want === "NaN") expect(() => encodeGoJson(v)).toThrow("json: unsupported value: NaN");
+      else expect(encodeGoJson(v)).toBe(want);
+    }
+  });
+
   test("finite floats match JavaScript's shortest form", () => {
     let seed = 7;
     const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
