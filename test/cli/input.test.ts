@@ -4,7 +4,10 @@
  * read's end, a byte-order mark, blank lines, a last line without a newline.
  */
 import { expect, test } from "bun:test";
-import { lineBatches } from "../../lib/cli/input.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lineBatches, openInput } from "../../lib/cli/input.ts";
 
 function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   return new ReadableStream({
@@ -77,4 +80,29 @@ test("a read without a newline continues the line; the last line needs no newlin
   expect(await linesOf([enc.encode('{"a":'), enc.encode("1}\n{"), enc.encode('"b":2}')])).toEqual(['{"a":1}', '{"b":2}']);
   expect(await linesOf([enc.encode("\n\nx\n")])).toEqual(["", "", "x"]);
   expect(await linesOf([])).toEqual([]);
+});
+
+test("a file read in reused buffers gives the lines of the whole file", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-input-"));
+  try {
+    const rnd = rng(5);
+    // Several reads' worth, with multi-byte characters and invalid sequences across read boundaries.
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    while (size < 300_000) {
+      const b = sample(rnd);
+      parts.push(b);
+      size += b.length;
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const b of parts) bytes.set(b, (at += b.length) - b.length);
+    const path = join(dir, "in.ndjson");
+    writeFileSync(path, bytes);
+    const out: string[] = [];
+    for await (const batch of lineBatches(openInput(path))) out.push(...batch);
+    expect(out).toEqual(expected(bytes));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
