@@ -150,10 +150,13 @@ function flatKind(o: Record<string, Value>, keys: string[]): number {
       case "number":
         if (x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0)) return NOT_FLAT;
         continue;
-      case "bigint":
-        if (x > MAX_SAFE || x < -MAX_SAFE) return NOT_FLAT;
+      case "bigint": {
+        // Number() rounds monotonically, so it lands within ±(2^53-1) only for an int64 that does.
+        const n = Number(x);
+        if (n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER) return NOT_FLAT;
         kind = FLAT_SAFE_INTS;
         continue;
+      }
       case "object":
         if (x === null) continue;
         return NOT_FLAT;
@@ -163,8 +166,6 @@ function flatKind(o: Record<string, Value>, keys: string[]): number {
   }
   return kind;
 }
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * A copy of `o` with its bigints as numbers, keys in the same order: a safe integer below 1e21
