@@ -54,7 +54,7 @@ function enc(v: Value | undefined, top: boolean): string {
     // writes, unless a string holds a character Go escapes differently (checked on the output).
     const f = flatKind(v, keys);
     if (f !== NOT_FLAT) {
-      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys));
+      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, {}));
       if (!GO_ONLY_ESCAPES.test(s)) return s;
     }
   }
@@ -66,11 +66,15 @@ function enc(v: Value | undefined, top: boolean): string {
   return s + "}";
 }
 
-/** An object's keys in own order, in byte order, and the encoded `{"key":` / `,"key":` before each value. */
+/**
+ * An object's keys in own order, in byte order, and the encoded `{"key":` / `,"key":` before each value;
+ * `scratch` is the shape's reused copy for withSafeInts.
+ */
 interface Shape {
   readonly own: string[];
   readonly keys: string[];
   readonly prefixes: string[];
+  readonly scratch: Record<string, Value>;
 }
 
 let lastShape: Shape | null = null;
@@ -90,7 +94,7 @@ function shapeOf(own: string[], keys: string[]): Shape {
   }
   const prefixes = new Array<string>(n);
   for (let i = 0; i < n; i++) prefixes[i] = (i ? "," : "{") + keyPrefix(keys[i]!);
-  const sh: Shape = { own, keys, prefixes };
+  const sh: Shape = { own, keys, prefixes, scratch: {} };
   shapeTable[shapeTableNext] = sh;
   shapeTableNext = (shapeTableNext + 1) % SHAPE_TABLE;
   return sh;
@@ -116,7 +120,7 @@ function encShape(v: Record<string, Value>, sh: Shape): string {
     // As in enc: JSON.stringify of a flat row in key order is Go's output unless Go escapes differently.
     const f = flatKind(v, keys);
     if (f !== NOT_FLAT) {
-      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys));
+      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, sh.scratch));
       if (!GO_ONLY_ESCAPES.test(s)) return s;
     }
   }
@@ -168,12 +172,11 @@ function flatKind(o: Record<string, Value>, keys: string[]): number {
 }
 
 /**
- * A copy of `o` with its bigints as numbers, keys in the same order: a safe integer below 1e21
- * prints as its digits, so JSON.stringify of the copy is Go's output for `o`, and its native
- * path (which a replacer would turn off) stays on.
+ * `o`'s values copied into `c` (empty, or last filled with the same keys), bigints as numbers, keys
+ * in the same order: a safe integer below 1e21 prints as its digits, so JSON.stringify of `c` is Go's
+ * output for `o`, and its native path (which a replacer would turn off) stays on.
  */
-function withSafeInts(o: Record<string, Value>, keys: string[]): Record<string, Value> {
-  const c: Record<string, Value> = {};
+function withSafeInts(o: Record<string, Value>, keys: string[], c: Record<string, Value>): Record<string, Value> {
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
     const x = o[k]!;

@@ -88,6 +88,9 @@ describe("encodeGoJson", () => {
       [Object.assign(Object.create(null) as object, { a: 1n, b: 2n }) as Value, '{"a":1,"b":2}'],
       [{ a: 1n, b: NaN }, "NaN"],
       [{ a: 1n, b: 2n }, '{"a":1,"b":2}'],
+      [{ a: 3n, b: "x" }, '{"a":3,"b":"x"}'],
+      [{ a: 4n, b: "y" }, '{"a":4,"b":"y"}'],
+      [{ a: 5.5, b: "z" }, '{"a":5.5,"b":"z"}'],
     ];
     for (const [v, want] of seq) {
       if (want === "NaN") expect(() => encodeGoJson(v)).toThrow("json: unsupported value: NaN");
