@@ -49,11 +49,14 @@ function enc(v: Value | undefined, top: boolean): string {
   if (n === 0) return "{}";
   const keys = isSorted(own) ? own : sortedKeys(own);
   if (top) return encShape(v, (lastShape = shapeOf(own, keys)));
-  if (keys === own && flat(v, keys)) {
+  if (keys === own) {
     // Native fast path for a flat row already in key order: JSON.stringify writes exactly what Go
     // writes, unless a string holds a character Go escapes differently (checked on the output).
-    const s = JSON.stringify(v);
-    if (!GO_ONLY_ESCAPES.test(s)) return s;
+    const f = flatKind(v, keys);
+    if (f !== NOT_FLAT) {
+      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, {}));
+      if (!GO_ONLY_ESCAPES.test(s)) return s;
+    }
   }
   let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!], false);
   for (let i = 1; i < n; i++) {
@@ -63,11 +66,15 @@ function enc(v: Value | undefined, top: boolean): string {
   return s + "}";
 }
 
-/** An object's keys in own order, in byte order, and the encoded `{"key":` / `,"key":` before each value. */
+/**
+ * An object's keys in own order, in byte order, and the encoded `{"key":` / `,"key":` before each value;
+ * `scratch` is the shape's reused copy for withSafeInts.
+ */
 interface Shape {
   readonly own: string[];
   readonly keys: string[];
   readonly prefixes: string[];
+  readonly scratch: Record<string, Value>;
 }
 
 let lastShape: Shape | null = null;
@@ -87,7 +94,7 @@ function shapeOf(own: string[], keys: string[]): Shape {
   }
   const prefixes = new Array<string>(n);
   for (let i = 0; i < n; i++) prefixes[i] = (i ? "," : "{") + keyPrefix(keys[i]!);
-  const sh: Shape = { own, keys, prefixes };
+  const sh: Shape = { own, keys, prefixes, scratch: {} };
   shapeTable[shapeTableNext] = sh;
   shapeTableNext = (shapeTableNext + 1) % SHAPE_TABLE;
   return sh;
@@ -109,10 +116,13 @@ function hasOwnKeys(v: Record<string, Value>, own: string[]): boolean {
 
 function encShape(v: Record<string, Value>, sh: Shape): string {
   const keys = sh.keys;
-  if (keys === sh.own && flat(v, keys)) {
+  if (keys === sh.own) {
     // As in enc: JSON.stringify of a flat row in key order is Go's output unless Go escapes differently.
-    const s = JSON.stringify(v);
-    if (!GO_ONLY_ESCAPES.test(s)) return s;
+    const f = flatKind(v, keys);
+    if (f !== NOT_FLAT) {
+      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, sh.scratch));
+      if (!GO_ONLY_ESCAPES.test(s)) return s;
+    }
   }
   const prefixes = sh.prefixes;
   let s = prefixes[0]! + enc(v[keys[0]!], false);
@@ -124,8 +134,17 @@ function encShape(v: Record<string, Value>, sh: Shape): string {
 // lone surrogates (invalid UTF-8 to Go).
 const GO_ONLY_ESCAPES = /[<>&\u2028\u2029\ud800-\udfff]/;
 
-/** Every value is a string, a boolean, null, or a finite float other than -0: JSON.stringify agrees with Go. */
-function flat(o: Record<string, Value>, keys: string[]): boolean {
+const NOT_FLAT = 0;
+const FLAT = 1;
+/** Flat but for int64 values within ±2^53, which a float64 holds exactly. */
+const FLAT_SAFE_INTS = 2;
+
+/**
+ * FLAT when every value is a string, a boolean, null, or a finite float other than -0: JSON.stringify
+ * agrees with Go. FLAT_SAFE_INTS when some values are also safe-integer bigints (JSON integers decode as int64).
+ */
+function flatKind(o: Record<string, Value>, keys: string[]): number {
+  let kind = FLAT;
   for (let i = 0; i < keys.length; i++) {
     const x = o[keys[i]!];
     switch (typeof x) {
@@ -133,16 +152,40 @@ function flat(o: Record<string, Value>, keys: string[]): boolean {
       case "boolean":
         continue;
       case "number":
-        if (x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0)) return false;
+        if (x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0)) return NOT_FLAT;
         continue;
+      case "bigint": {
+        // Number() rounds monotonically, so it lands within ±(2^53-1) only for an int64 that does.
+        const n = Number(x);
+        if (n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER) return NOT_FLAT;
+        kind = FLAT_SAFE_INTS;
+        continue;
+      }
       case "object":
         if (x === null) continue;
-        return false;
+        return NOT_FLAT;
       default:
-        return false;
+        return NOT_FLAT;
     }
   }
-  return true;
+  return kind;
+}
+
+/**
+ * `o`'s values copied into `c` (empty, or last filled with the same keys), bigints as numbers, keys
+ * in the same order: a safe integer below 1e21 prints as its digits, so JSON.stringify of `c` is Go's
+ * output for `o`, and its native path (which a replacer would turn off) stays on.
+ */
+function withSafeInts(o: Record<string, Value>, keys: string[], c: Record<string, Value>): Record<string, Value> {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k]!;
+    const y = typeof x === "bigint" ? Number(x) : x;
+    // Assigning "__proto__" would set the prototype, not a key.
+    if (k === "__proto__") Object.defineProperty(c, k, { value: y, enumerable: true, writable: true, configurable: true });
+    else c[k] = y;
+  }
+  return c;
 }
 
 // Column names repeat on every row: their encoded `"key":` is cached (bounded).

@@ -33,6 +33,11 @@ const cases: [label: string, v: Value, want: string][] = [
   ["keys sorted byte-wise", { "\u{1F600}": 1n, "\uff01": 2n, B: 3n, a: 4n }, '{"B":3,"a":4,"！":2,"😀":1}'],
   ["keys escaped", { "<k>": 1n }, '{"\\u003ck\\u003e":1}'],
   ["empty containers", { a: [], o: {} }, '{"a":[],"o":{}}'],
+  ["row of safe int64s, floats and strings", { a: 9007199254740991n, b: -9007199254740991n, c: 1.5, d: "x", e: 0n }, '{"a":9007199254740991,"b":-9007199254740991,"c":1.5,"d":"x","e":0}'],
+  ["row with int64 just past 2^53 - 1 stays exact", { a: 9007199254740992n, b: 9007199254740993n, c: -9007199254740993n }, '{"a":9007199254740992,"b":9007199254740993,"c":-9007199254740993}'],
+  ["row with a safe int64 and a Go-escaped string", { a: 22n, b: "<&>" }, '{"a":22,"b":"\\u003c\\u0026\\u003e"}'],
+  ["nested row of safe int64s", { o: { a: 22n, b: "x" }, p: [{ c: 1n }] }, '{"o":{"a":22,"b":"x"},"p":[{"c":1}]}'],
+  ["a __proto__ key next to a safe int64 stays a key", JSON.parse('{"__proto__":null,"a":1}', (_k, v) => (typeof v === "number" ? BigInt(v) : v)), '{"__proto__":null,"a":1}'],
 ];
 
 describe("encodeGoJson", () => {
@@ -83,6 +88,9 @@ describe("encodeGoJson", () => {
       [Object.assign(Object.create(null) as object, { a: 1n, b: 2n }) as Value, '{"a":1,"b":2}'],
       [{ a: 1n, b: NaN }, "NaN"],
       [{ a: 1n, b: 2n }, '{"a":1,"b":2}'],
+      [{ a: 3n, b: "x" }, '{"a":3,"b":"x"}'],
+      [{ a: 4n, b: "y" }, '{"a":4,"b":"y"}'],
+      [{ a: 5.5, b: "z" }, '{"a":5.5,"b":"z"}'],
     ];
     for (const [v, want] of seq) {
       if (want === "NaN") expect(() => encodeGoJson(v)).toThrow("json: unsupported value: NaN");
