@@ -50,13 +50,8 @@ function enc(v: Value | undefined, top: boolean): string {
   const keys = isSorted(own) ? own : sortedKeys(own);
   if (top) return encShape(v, (lastShape = shapeOf(own, keys)));
   if (keys === own) {
-    // Native fast path for a flat row already in key order: JSON.stringify writes exactly what Go
-    // writes, unless a string holds a character Go escapes differently (checked on the output).
-    const f = flatKind(v, keys);
-    if (f !== NOT_FLAT) {
-      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, {}));
-      if (!GO_ONLY_ESCAPES.test(s)) return s;
-    }
+    const native = nativeFlat(v, keys, null);
+    if (native !== undefined) return native;
   }
   let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!], false);
   for (let i = 1; i < n; i++) {
@@ -117,17 +112,26 @@ function hasOwnKeys(v: Record<string, Value>, own: string[]): boolean {
 function encShape(v: Record<string, Value>, sh: Shape): string {
   const keys = sh.keys;
   if (keys === sh.own) {
-    // As in enc: JSON.stringify of a flat row in key order is Go's output unless Go escapes differently.
-    const f = flatKind(v, keys);
-    if (f !== NOT_FLAT) {
-      const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, sh.scratch));
-      if (!GO_ONLY_ESCAPES.test(s)) return s;
-    }
+    const native = nativeFlat(v, keys, sh.scratch);
+    if (native !== undefined) return native;
   }
   const prefixes = sh.prefixes;
   let s = prefixes[0]! + enc(v[keys[0]!], false);
   for (let i = 1; i < keys.length; i++) s += prefixes[i]! + enc(v[keys[i]!], false);
   return s + "}";
+}
+
+/**
+ * The native fast path for a flat object already in key order (`keys` is its own order): JSON.stringify
+ * writes exactly what Go writes, unless a string holds a character Go escapes differently (checked on
+ * the output). `scratch`: the object withSafeInts copies into (null: a new one). Undefined when the path does
+ * not apply.
+ */
+function nativeFlat(v: Record<string, Value>, keys: string[], scratch: Record<string, Value> | null): string | undefined {
+  const f = flatKind(v, keys);
+  if (f === NOT_FLAT) return undefined;
+  const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, scratch ?? {}));
+  return GO_ONLY_ESCAPES.test(s) ? undefined : s;
 }
 
 // Characters Go's encoder escapes and JSON.stringify does not (HTML-safe `<>&`, U+2028/2029) and
