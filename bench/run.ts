@@ -10,6 +10,8 @@
  *   bun bench/run.ts --soak [w2 w4]   one 120 s step at 50k msg/s: RSS after 30 s vs at the end
  *                    [--soak-seconds 600] [--soak-rate 100000]   (issue 10's 10 minutes at 100k msg/s)
  *   --bin PATH                        the floe executable to measure (default dist/floe)
+ *   --warm-seconds 10                 warm-up at the step's rate before each measured send (JIT compilation
+ *                                     runs 10–20 s into a new load; 0: the 500-message burst only)
  *   --engine-env K=V                  an environment variable for the engine only, repeatable (e.g. the unit's
  *                                     BUN_JSC_forceRAMSize=67108864, packaging/floe.service); not for the generator
  *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
@@ -43,7 +45,7 @@ import { ARCH_SUFFIX } from "./arch.ts";
 import { nodeRedSupports, type EngineKind } from "./engines.ts";
 import { CPUS, load, pinSelf } from "./meter.ts";
 import { writeReport } from "./report.ts";
-import { runStep, summary, type StepResult } from "./step.ts";
+import { runStep, summary, WARM_SECONDS, type StepResult } from "./step.ts";
 import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -55,6 +57,7 @@ const { values: a, positionals } = parseArgs({
   options: {
     engine: { type: "string", default: "floe" },
     "step-seconds": { type: "string", default: "20" },
+    "warm-seconds": { type: "string", default: String(WARM_SECONDS) },
     "top-seconds": { type: "string", default: "60" },
     reps: { type: "string", default: "3" },
     rates: { type: "string", default: "5000,20000,50000,100000" },
@@ -84,7 +87,10 @@ for (const kv of a["engine-env"] ?? []) {
   if (i <= 0) throw new Error(`--engine-env wants K=V, got ${kv}`);
   ENGINE_ENV[kv.slice(0, i)] = kv.slice(i + 1);
 }
-const envFlags = Object.entries(ENGINE_ENV).map(([k, v]) => ` --engine-env ${k}=${v}`).join("");
+const WARM = Number(a["warm-seconds"]);
+if (!(WARM >= 0)) throw new Error(`--warm-seconds wants a number of seconds, got ${a["warm-seconds"]}`);
+/** Flags every reproducing command line carries: the engine's environment and a warm-up other than the default. */
+const envFlags = Object.entries(ENGINE_ENV).map(([k, v]) => ` --engine-env ${k}=${v}`).join("") + (WARM !== WARM_SECONDS ? ` --warm-seconds ${WARM}` : "");
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ arch: process.arch, cpus: navigator.hardwareConcurrency, pinned: CPUS, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 /** Results of another architecture (a Raspberry Pi) are kept apart: `<date>-w1-arm64.json`. */
@@ -117,7 +123,7 @@ function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
 async function measured(engine: EngineKind, id: WorkloadId, rate: number, seconds: number, invalid: StepResult[]): Promise<StepResult> {
-  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, env: ENGINE_ENV, command: cmdFor(engine, id, rate, seconds) };
+  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, env: ENGINE_ENV, warmSeconds: WARM, command: cmdFor(engine, id, rate, seconds) };
   const r = await runStep(engine, WORKLOADS[id], rate, seconds, opts);
   if (r.on_schedule) return r;
   console.log(`off schedule, run again: ${summary(r)}`);
@@ -169,7 +175,7 @@ async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
 
 async function soak(id: WorkloadId, rate = 50_000, seconds = 120): Promise<void> {
   const w = WORKLOADS[id];
-  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}${envFlags}` });
+  const r = await runStep("floe", w, rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, warmSeconds: WARM, command: `${BUN} bench/run.ts --soak ${id} --soak-seconds ${seconds} --soak-rate ${rate}${envFlags}` });
   console.log(summary(r));
   // Peak RSS and anon in the first vs the last minute of the send (a quarter of it when shorter);
   // the send's own wall time (a loaded machine stretches it).
@@ -197,9 +203,9 @@ async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps
     for (const rate of rates) {
       for (let i = 0; i < Math.max(1, reps); i++) {
         const cmd = `${BUN} bench/run.ts --vs-floor ${id} --rates ${rate} --step-seconds ${seconds} --reps 1${envFlags}`;
-        const floe = await runStep("floe", WORKLOADS[id], rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, command: cmd });
+        const floe = await runStep("floe", WORKLOADS[id], rate, seconds, { reader: a.reader, bin: BIN, env: ENGINE_ENV, warmSeconds: WARM, command: cmd });
         console.log(summary(floe));
-        const floor = await runStep("floor", WORKLOADS[id], rate, seconds, { env: ENGINE_ENV, command: cmd });
+        const floor = await runStep("floor", WORKLOADS[id], rate, seconds, { env: ENGINE_ENV, warmSeconds: WARM, command: cmd });
         console.log(summary(floor));
         const p = { workload: id, rate, seconds, floe, floor, ratio_us: r2(floe.us_per_msg / floor.us_per_msg), ratio_rss: r2(floe.peak_rss_mib / floor.peak_rss_mib), ratio_anon: r2(floe.peak_anon_mib / floor.peak_anon_mib) };
         console.log(`${id} ${rate}/s pair ${i + 1}: floe / floor = ${p.ratio_us} (µs/msg ${floe.us_per_msg} / ${floor.us_per_msg}), RSS ${p.ratio_rss}×, anon ${p.ratio_anon}×`);
@@ -236,7 +242,7 @@ if (a.report) {
 } else if (a.quick) {
   const rows: StepResult[] = [];
   for (const id of ids) {
-    const r = await runStep("floe", WORKLOADS[id], 20_000, 10, { reader: a.reader, bin: BIN, command: `${BUN} bench/run.ts --quick ${id}` });
+    const r = await runStep("floe", WORKLOADS[id], 20_000, 10, { reader: a.reader, bin: BIN, warmSeconds: WARM, command: `${BUN} bench/run.ts --quick ${id}` });
     console.log(summary(r));
     rows.push(r);
   }

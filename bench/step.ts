@@ -63,7 +63,15 @@ export interface StepOptions extends EngineOptions {
   keep?: boolean;
   /** The command line that reproduces this step (for RESULTS.md). */
   command?: string;
+  /** Seconds of warm-up at the step's rate before the measured send (default WARM_SECONDS). */
+  warmSeconds?: number;
 }
+
+/**
+ * The warm-up at the step's own rate: JavaScriptCore keeps compiling for 10–20 s of a new load (bench/notes.md,
+ * issue 11 session 7), and a step that measures those compilations charges a runtime's start to its µs/msg.
+ */
+export const WARM_SECONDS = 10;
 
 async function settle(read: () => Promise<number>, quietMs: number, maxMs: number): Promise<number> {
   let prev = await read();
@@ -86,12 +94,15 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
   const engine = await startEngine(kind, w, broker.port, dir, opts);
   const gen = await Generator.open(broker.port, opts.conns ?? 8);
   try {
-    // Warm-up: a burst of its own tag and devices until the engine's source counter shows it.
+    // Warm-up: a burst of its own tag and devices until the engine's source counter shows it, then the
+    // same at the step's rate so that the measured send finds the engine's code compiled.
     let warm = 0;
     for (let i = 0; i < 40 && (await engine.counters()).source_in === 0; i++) {
       warm += (await gen.run(w, "warm", 2000, 0.25, { devicePrefix: "warm_", devices: 10 })).sent;
       await Bun.sleep(250);
     }
+    const warmSeconds = opts.warmSeconds ?? WARM_SECONDS;
+    if (warmSeconds > 0) warm += (await gen.run(w, "warm", rate, warmSeconds, { devicePrefix: "warm_", devices: 10 })).sent;
     const before: Counters = { ...(await engine.counters()) };
     before.source_in = await settle(async () => (await engine.counters()).source_in, 500, 5000);
     if (before.source_in === 0) throw new Error("warm-up: the engine's source never counted a message");
