@@ -24,8 +24,13 @@
  * §Method); FLOE_BENCH_CPUS=ENGINE,LOAD picks two others. Results of a machine other than x64 are
  * saved as bench/results/<date>-<name>-<arch>.json, their own rows in RESULTS.md.
  *
- * On a Raspberry Pi (issue 11: W1 and W2 on arm64; a 64-bit OS, 4 cores). Not run yet: the
- * development machine is x64 and these steps are untested on a Pi.
+ * On a Raspberry Pi (issue 11: W1 and W2 on arm64; a 64-bit OS, 4 cores). Not run on a Pi yet; the
+ * arm64 executable itself was run on x64 under emulation (Debian's qemu-user-static and
+ * libc6-arm64-cross; a script /tmp/floe-arm64 holding
+ * `exec qemu-aarch64-static -L /usr/aarch64-linux-gnu dist/floe-linux-arm64 "$@"`): W1–W5 replays of
+ * 100k records give the x64 build's output byte for byte, and
+ * `bun bench/run.ts w1 w2 --rates 2000 --max-rate 2000 --reps 0 --no-save --warm-seconds 2 --bin /tmp/floe-arm64`
+ * proves both steps exact (figures under emulation mean nothing).
  *   x64 machine:  make build                          (also cross-builds dist/floe-linux-arm64)
  *   Pi:           sudo apt-get install mosquitto nodejs npm     (taskset comes with util-linux)
  *                 git clone <repo> floe && cd floe && npm install   (Bun for linux-aarch64 from npm)
