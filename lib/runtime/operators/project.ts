@@ -38,7 +38,7 @@ export class ProjectOp extends Operator {
       this.ctx.window = null;
       this.metrics.messagesProcessed++;
       if (spec.limit === 0) return;
-      this.emit(new Emission([this.projectRow(item)], item.meta));
+      this.emit(Emission.one(this.projectRow(item), item.meta));
       return;
     }
     if (!(item instanceof Collection)) return;
