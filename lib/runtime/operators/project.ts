@@ -152,7 +152,7 @@ const MAX_ASSEMBLED_KEYS = 32;
 /**
  * An object literal with the sorted keys, made once per rule: it allocates the row in its final
  * layout, where a store per key with a different key each time takes the runtime's generic path
- * (W1: the projection cost about 8 % of the process more than a literal). Null when a key would not be a
+ * (ProjectOp alone over W1 rows: 39–41 against 45–48 ms per 500k rows). Null when a key would not be a
  * plain own key in a literal (`__proto__` sets the prototype).
  */
 function assembler(sorted: { name: string; slot: number }[]): Assemble | null {
