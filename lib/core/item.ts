@@ -36,14 +36,28 @@ export interface IncInfo {
 
 /** One emission: the rows a sink receives together (`sendSingle: false`). */
 export class Emission {
-  readonly rows: Obj[];
+  /** The row of a one-row emission made by `Emission.one` (a source tuple's projection), else null. */
+  readonly row: Obj | null;
+  private list: Obj[] | null;
   /** Metadata of the source row, for `sendMetaToSink` and templates. */
   readonly meta: Obj | null;
-  constructor(rows: Obj[], meta: Obj | null) {
-    this.rows = rows;
+  constructor(rows: Obj[], meta: Obj | null, row: Obj | null = null) {
+    this.row = row;
+    this.list = row === null ? rows : null;
     this.meta = meta;
   }
+
+  /** A one-row emission: its list is made only if a consumer asks for `rows` (the pipe sink reads `row`). */
+  static one(row: Obj, meta: Obj | null): Emission {
+    return new Emission(NO_ROWS, meta, row);
+  }
+
+  get rows(): Obj[] {
+    return this.list ?? (this.list = [this.row!]);
+  }
 }
+
+const NO_ROWS: Obj[] = [];
 
 /**
  * An event-time watermark (windows §6.2): every row with a smaller timestamp has been released.

@@ -12,8 +12,9 @@ import { encodeBase64 } from "./go-base64.ts";
 export function encodeGoJson(v: Value): string {
   // A sink's rows share a shape: the last top-level plain object's keys, checked without a key array.
   const sh = lastShape;
-  if (sh !== null && typeof v === "object" && v !== null && (v as { constructor?: unknown }).constructor === Object && hasOwnKeys(v as Record<string, Value>, sh.own)) {
-    return encShape(v as Record<string, Value>, sh);
+  if (sh !== null && typeof v === "object" && v !== null && (v as { constructor?: unknown }).constructor === Object) {
+    const kind = shapeKind(v as Record<string, Value>, sh.own);
+    if (kind !== OTHER_SHAPE) return encShape(v as Record<string, Value>, sh, kind);
   }
   return enc(v, true);
 }
@@ -48,9 +49,9 @@ function enc(v: Value | undefined, top: boolean): string {
   const n = own.length;
   if (n === 0) return "{}";
   const keys = isSorted(own) ? own : sortedKeys(own);
-  if (top) return encShape(v, (lastShape = shapeOf(own, keys)));
+  if (top) return encShape(v, (lastShape = shapeOf(own, keys)), keys === own ? flatKind(v, keys) : NOT_FLAT);
   if (keys === own) {
-    const native = nativeFlat(v, keys, null);
+    const native = nativeFlat(v, keys, flatKind(v, keys), null);
     if (native !== undefined) return native;
   }
   let s = "{" + keyPrefix(keys[0]!) + enc(v[keys[0]!], false);
@@ -96,23 +97,26 @@ function shapeOf(own: string[], keys: string[]): Shape {
 }
 
 /**
- * Whether `v`'s own enumerable keys are `own`, in that order. A for-in walk allocates nothing (unlike
- * Object.keys); values are plain objects, whose prototypes add no enumerable key.
+ * OTHER_SHAPE unless `v`'s own enumerable keys are `own`, in that order; else `v`'s flatKind. One
+ * for-in walk: it allocates nothing (unlike Object.keys), and JSC reads `v[k]` inside it through the
+ * walk's cached layout. Values are plain objects, whose prototypes add no enumerable key.
  */
-function hasOwnKeys(v: Record<string, Value>, own: string[]): boolean {
+function shapeKind(v: Record<string, Value>, own: string[]): number {
   const n = own.length;
   let i = 0;
+  let kind = FLAT;
   for (const k in v) {
-    if (i === n || k !== own[i]) return false;
+    if (i === n || k !== own[i]) return OTHER_SHAPE;
     i++;
+    if (kind !== NOT_FLAT) kind = valueKind(v[k], kind);
   }
-  return i === n;
+  return i === n ? kind : OTHER_SHAPE;
 }
 
-function encShape(v: Record<string, Value>, sh: Shape): string {
+function encShape(v: Record<string, Value>, sh: Shape, kind: number): string {
   const keys = sh.keys;
   if (keys === sh.own) {
-    const native = nativeFlat(v, keys, sh.scratch);
+    const native = nativeFlat(v, keys, kind, sh.scratch);
     if (native !== undefined) return native;
   }
   const prefixes = sh.prefixes;
@@ -127,8 +131,7 @@ function encShape(v: Record<string, Value>, sh: Shape): string {
  * the output). `scratch`: the object withSafeInts copies into (null: a new one). Undefined when the path does
  * not apply.
  */
-function nativeFlat(v: Record<string, Value>, keys: string[], scratch: Record<string, Value> | null): string | undefined {
-  const f = flatKind(v, keys);
+function nativeFlat(v: Record<string, Value>, keys: string[], f: number, scratch: Record<string, Value> | null): string | undefined {
   if (f === NOT_FLAT) return undefined;
   const s = JSON.stringify(f === FLAT ? v : withSafeInts(v, keys, scratch ?? {}));
   return GO_ONLY_ESCAPES.test(s) ? undefined : s;
@@ -142,6 +145,8 @@ const NOT_FLAT = 0;
 const FLAT = 1;
 /** Flat but for int64 values within ±2^53, which a float64 holds exactly. */
 const FLAT_SAFE_INTS = 2;
+/** shapeKind: the object's keys are not the shape's. */
+const OTHER_SHAPE = -1;
 
 /**
  * FLAT when every value is a string, a boolean, null, or a finite float other than -0: JSON.stringify
@@ -149,30 +154,28 @@ const FLAT_SAFE_INTS = 2;
  */
 function flatKind(o: Record<string, Value>, keys: string[]): number {
   let kind = FLAT;
-  for (let i = 0; i < keys.length; i++) {
-    const x = o[keys[i]!];
-    switch (typeof x) {
-      case "string":
-      case "boolean":
-        continue;
-      case "number":
-        if (x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0)) return NOT_FLAT;
-        continue;
-      case "bigint": {
-        // Number() rounds monotonically, so it lands within ±(2^53-1) only for an int64 that does.
-        const n = Number(x);
-        if (n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER) return NOT_FLAT;
-        kind = FLAT_SAFE_INTS;
-        continue;
-      }
-      case "object":
-        if (x === null) continue;
-        return NOT_FLAT;
-      default:
-        return NOT_FLAT;
-    }
-  }
+  for (let i = 0; i < keys.length && kind !== NOT_FLAT; i++) kind = valueKind(o[keys[i]!], kind);
   return kind;
+}
+
+/** The flatKind of an object holding `x` besides values of kind `kind` (FLAT or FLAT_SAFE_INTS). */
+function valueKind(x: Value | undefined, kind: number): number {
+  switch (typeof x) {
+    case "string":
+    case "boolean":
+      return kind;
+    case "number":
+      return x !== x || x === Infinity || x === -Infinity || (x === 0 && 1 / x < 0) ? NOT_FLAT : kind;
+    case "bigint": {
+      // Number() rounds monotonically, so it lands within ±(2^53-1) only for an int64 that does.
+      const n = Number(x);
+      return n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER ? NOT_FLAT : FLAT_SAFE_INTS;
+    }
+    case "object":
+      return x === null ? kind : NOT_FLAT;
+    default:
+      return NOT_FLAT;
+  }
 }
 
 /**

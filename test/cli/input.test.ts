@@ -82,26 +82,77 @@ test("a read without a newline continues the line; the last line needs no newlin
   expect(await linesOf([])).toEqual([]);
 });
 
+/** Several reads' worth, with multi-byte characters and invalid sequences across read boundaries. */
+function severalReads(seed: number): Uint8Array {
+  const rnd = rng(seed);
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  while (size < 300_000) {
+    const b = sample(rnd);
+    parts.push(b);
+    size += b.length;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const b of parts) bytes.set(b, (at += b.length) - b.length);
+  return bytes;
+}
+
+async function linesOfInput(path: string | undefined): Promise<string[]> {
+  const out: string[] = [];
+  for await (const batch of lineBatches(openInput(path))) out.push(...batch);
+  return out;
+}
+
 test("a file read in reused buffers gives the lines of the whole file", async () => {
   const dir = mkdtempSync(join(tmpdir(), "floe-input-"));
   try {
-    const rnd = rng(5);
-    // Several reads' worth, with multi-byte characters and invalid sequences across read boundaries.
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    while (size < 300_000) {
-      const b = sample(rnd);
-      parts.push(b);
-      size += b.length;
-    }
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const b of parts) bytes.set(b, (at += b.length) - b.length);
+    const bytes = severalReads(5);
     const path = join(dir, "in.ndjson");
     writeFileSync(path, bytes);
-    const out: string[] = [];
-    for await (const batch of lineBatches(openInput(path))) out.push(...batch);
-    expect(out).toEqual(expected(bytes));
+    expect(await linesOfInput(path)).toEqual(expected(bytes));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a named pipe given as the input file gives the lines written to it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-input-"));
+  try {
+    const bytes = severalReads(6);
+    const src = join(dir, "src.ndjson");
+    const fifo = join(dir, "in.fifo");
+    writeFileSync(src, bytes);
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    // The writer is another process: the pipe fills and waits for the reader, read by read.
+    const writer = Bun.spawn(["sh", "-c", 'cat "$0" > "$1"', src, fifo]);
+    const lines = await linesOfInput(fifo);
+    expect(await writer.exited).toBe(0);
+    expect(lines).toEqual(expected(bytes));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("standard input gives the same lines whether it is a redirected file or a pipe", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-input-"));
+  try {
+    const bytes = severalReads(7);
+    const path = join(dir, "in.ndjson");
+    writeFileSync(path, bytes);
+    const script = join(dir, "count.ts");
+    writeFileSync(
+      script,
+      `import { lineBatches, openInput } from ${JSON.stringify(join(import.meta.dir, "../../lib/cli/input.ts"))};\n` +
+        "const out = [];\nfor await (const b of lineBatches(openInput(undefined))) out.push(...b);\nprocess.stdout.write(JSON.stringify(out));\n",
+    );
+    const fromFile = Bun.spawn([process.execPath, script], { stdin: Bun.file(path), stdout: "pipe" });
+    const fromPipe = Bun.spawn([process.execPath, script], { stdin: "pipe", stdout: "pipe" });
+    fromPipe.stdin.write(bytes);
+    fromPipe.stdin.end();
+    const want = expected(bytes);
+    expect(JSON.parse(await new Response(fromFile.stdout).text())).toEqual(want);
+    expect(JSON.parse(await new Response(fromPipe.stdout).text())).toEqual(want);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

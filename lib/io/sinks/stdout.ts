@@ -88,9 +88,13 @@ export class StdoutSink implements SinkNode {
   }
 
   push(item: Item): void {
-    let rows: Obj[];
-    if (item instanceof Emission) rows = item.rows;
-    else if (item instanceof RowError) rows = [{ error: item.message }];
+    let rows: Obj[] | null = null;
+    let one: Obj | null = null;
+    if (item instanceof Emission) {
+      // A one-row emission in `rows` mode is encoded without its list.
+      one = this.mode === "rows" ? item.row : null;
+      if (one === null) rows = item.rows;
+    } else if (item instanceof RowError) rows = [{ error: item.message }];
     else return;
     const now = this.now();
     const { transform, encode, sink } = this;
@@ -103,8 +107,9 @@ export class StdoutSink implements SinkNode {
     const lines = this.lines;
     const at = lines.length;
     try {
-      if (this.mode === "array") lines.push(encodeGoJson(rows));
-      else for (let i = 0; i < rows.length; i++) lines.push(encodeGoJson(rows[i]!));
+      if (one !== null) lines.push(encodeGoJson(one));
+      else if (this.mode === "array") lines.push(encodeGoJson(rows));
+      else for (let i = 0; i < rows!.length; i++) lines.push(encodeGoJson(rows![i]!));
     } catch (e) {
       if (!(e instanceof RowError)) throw e;
       // An emission is written whole or not at all.
@@ -116,7 +121,7 @@ export class StdoutSink implements SinkNode {
     transform.recordsOut++;
     encode.recordsOut++;
     sink.recordsOut++;
-    sink.messagesProcessed += rows.length;
+    sink.messagesProcessed += one !== null ? 1 : rows!.length;
     if (this.size > 65536) this.flush();
   }
 

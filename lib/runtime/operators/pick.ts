@@ -26,7 +26,7 @@ export class PickOp extends ProjectOp {
       return;
     }
     if (c instanceof Tuple) {
-      super.emit(new Tuple(item.rows[0]!, c.meta, c.ts, c.emitter));
+      super.emit(new Tuple(item.row ?? item.rows[0]!, c.meta, c.ts, c.emitter));
       return;
     }
     const window = c instanceof Collection ? c.window : null;

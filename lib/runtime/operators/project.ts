@@ -22,6 +22,8 @@ export class ProjectOp extends Operator {
    */
   private readonly sorted: { name: string; slot: number }[] | null;
   private readonly scratch: (Value | typeof ABSENT)[];
+  /** Builds the sorted row from `scratch` when no value is absent (see `assembler`); null: the loop does. */
+  private readonly assemble: Assemble | null;
 
   constructor(name: string, env: OpEnv, spec: ProjectSpec) {
     super(name, env, "run Select error: ");
@@ -30,6 +32,7 @@ export class ProjectOp extends Operator {
     const fixed = !spec.wildcard && !spec.sendMeta && !spec.exprs.some((f) => f.multi) && new Set(names).size === names.length;
     this.sorted = fixed ? names.map((n, slot) => ({ name: n, slot })).sort((a, b) => compareUtf8(a.name, b.name)) : null;
     this.scratch = new Array(names.length);
+    this.assemble = this.sorted ? assembler(this.sorted) : null;
   }
 
   protected process(item: Item): void {
@@ -38,7 +41,7 @@ export class ProjectOp extends Operator {
       this.ctx.window = null;
       this.metrics.messagesProcessed++;
       if (spec.limit === 0) return;
-      this.emit(new Emission([this.projectRow(item)], item.meta));
+      this.emit(Emission.one(this.projectRow(item), item.meta));
       return;
     }
     if (!(item instanceof Collection)) return;
@@ -86,6 +89,10 @@ export class ProjectOp extends Operator {
     } catch (e) {
       if (e instanceof RowError && f) throw new RowError(`run Select error: ${f.errorContext} meet error, err:${e.message}`);
       throw e;
+    }
+    if (this.assemble !== null) {
+      const full = this.assemble(vals, ABSENT);
+      if (full !== null) return full;
     }
     const out: Obj = {};
     for (let i = 0; i < sorted.length; i++) {
@@ -135,6 +142,25 @@ export class ProjectOp extends Operator {
     // Field errors arrive already prefixed with their field context.
     super.fail(e.message.startsWith("run Select error: ") ? e : new RowError("run Select error: " + e.message), true);
   }
+}
+
+type Assemble = (vals: (Value | typeof ABSENT)[], absent: typeof ABSENT) => Obj | null;
+
+/** Rows with more keys than this are assembled by the loop. */
+const MAX_ASSEMBLED_KEYS = 32;
+
+/**
+ * An object literal with the sorted keys, made once per rule: it allocates the row in its final
+ * layout, where a store per key with a different key each time takes the runtime's generic path
+ * (ProjectOp alone over W1 rows: 39–41 against 45–48 ms per 500k rows). Null when a key would not be a
+ * plain own key in a literal (`__proto__` sets the prototype).
+ */
+function assembler(sorted: { name: string; slot: number }[]): Assemble | null {
+  if (sorted.length === 0 || sorted.length > MAX_ASSEMBLED_KEYS || sorted.some((k) => k.name === "__proto__")) return null;
+  const reads = sorted.map((k, i) => `const v${i} = vals[${k.slot}];`).join("\n");
+  const absent = sorted.map((_, i) => `v${i} === absent`).join(" || ");
+  const members = sorted.map((k, i) => `${JSON.stringify(k.name)}: v${i}`).join(", ");
+  return new Function("vals", "absent", `${reads}\nif (${absent}) return null;\nreturn { ${members} };`) as Assemble;
 }
 
 /** Whether the row has the key at all (a present null is copied, sql §10.1 step 3). */
