@@ -335,10 +335,21 @@ export class SinkPipeline implements SinkNode {
     const m = this.sink;
     const resend = this.resend;
     const resendFirst = resend !== null && this.c.cache.resendPriority > 0;
+    // A send that completes synchronously is timed like the operators' records (operator.ts): the
+    // first, then one in 64; once the connector has answered with a promise, every send is timed.
+    // Its `last_invocation` is stamped once before the worker next yields (no one reads the metrics
+    // in between), so a run of synchronous sends costs no clock read per item.
+    let sends = 0;
+    let async = false;
+    let unstamped = false;
     for (;;) {
-      if (this.aborted) return;
+      if (this.aborted) break;
       const item = q.peek();
       if (item === undefined) {
+        if (unstamped) {
+          m.lastInvocation = Date.now();
+          unstamped = false;
+        }
         if (this.ending) return;
         resend?.mainIdle();
         await new Promise<void>((r) => (this.wakeFn = r));
@@ -351,15 +362,24 @@ export class SinkPipeline implements SinkNode {
         this.afterShift();
         continue;
       }
-      const t0 = performance.now();
+      const timed = async || (++sends & 63) === 1;
+      const t0 = timed ? performance.now() : 0;
+      let waited = false;
       this.sending = true;
       try {
         const r = this.conn.send(item);
-        if (r) await r;
+        if (r) {
+          waited = async = true;
+          await r;
+        }
       } catch (e) {
         this.sending = false;
-        if (this.aborted) return;
+        if (this.aborted) break;
         const now = Date.now();
+        if (unstamped) {
+          m.lastInvocation = now;
+          unstamped = false;
+        }
         m.exception(errorText(e), now);
         if (e instanceof IoError && resend) {
           resend.take(item, now);
@@ -382,11 +402,16 @@ export class SinkPipeline implements SinkNode {
       this.failing = false;
       m.recordsOut++;
       m.messagesProcessed += item.rows;
-      m.lastInvocation = Date.now();
-      m.processLatencyUs = elapsedUs(t0);
+      if (waited || timed) {
+        m.lastInvocation = Date.now();
+        unstamped = false;
+      } else unstamped = true;
+      // A send that was not timed (sampled, synchronous) keeps the last sampled latency.
+      if (timed) m.processLatencyUs = elapsedUs(t0);
       q.shift();
       this.afterShift();
     }
+    if (unstamped) m.lastInvocation = Date.now();
   }
 
   private afterShift(): void {
