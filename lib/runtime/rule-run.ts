@@ -304,6 +304,7 @@ export class RuleRun {
       : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder }).plan;
     this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
+    for (const p of this.pipelines) p.clock = now;
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     const errors = spec.errors;
     this.errors = errors;
