@@ -81,7 +81,7 @@ export class MemoryGovernor {
     private readonly every: number = 8,
     private readonly settleMs: number = SETTLE_MS,
     private readonly collect: () => void = () => Bun.gc(false),
-    private readonly intervalMs: number = 50,
+    private readonly intervalMs: number = 20,
     private readonly rss: () => number = residentBytes,
   ) {}
 
