@@ -3,8 +3,9 @@
  * grows its heap with the allocation rate, so RSS keeps climbing for a while after the live set
  * has stopped growing; on a gateway with a few hundred MB that headroom is the budget.
  *
- * The governor reads RSS every `every` calls, at most once per `intervalMs` (a read is a system
- * call and a parse: 4 % of a live rule's CPU when batches are small), and, when RSS stands
+ * The governor reads RSS every `every` calls, at most once per `intervalMs` (`process.memoryUsage
+ * .rss()` opens, reads and closes /proc/self/statm, ~18 µs here: 1.6–2.3 % of an MQTT W1 profile
+ * at one read per 20 ms; `residentBytes` re-reads one open descriptor, ~3 µs), and, when RSS stands
  * `headroom` bytes above the level left by the previous collection, asks JSC for a full collection
  * *asynchronously*
  * (`Bun.gc(false)`): marking runs on JSC's collector thread and sweeping is incremental, so the
@@ -14,8 +15,53 @@
  * Synchronous collections (and `Bun.shrink`) run only when the process is idle: see `idleTicks`.
  */
 
+import { closeSync, openSync, readSync } from "node:fs";
+
 /** How long a requested collection gets to run before its effect is read. */
 const SETTLE_MS = 1000;
+
+let statm = -2;
+let pageSize = 0;
+const statmBuf = Buffer.alloc(128);
+
+/** Resident pages from /proc/self/statm read at offset 0 of a descriptor kept open (-1: unreadable). */
+function residentPages(): number {
+  if (statm === -2) {
+    try {
+      statm = openSync("/proc/self/statm", "r");
+    } catch {
+      statm = -1;
+    }
+  }
+  if (statm < 0) return -1;
+  let n: number;
+  try {
+    n = readSync(statm, statmBuf, 0, statmBuf.length, 0);
+  } catch {
+    closeSync(statm);
+    statm = -1;
+    return -1;
+  }
+  // "size resident shared …": the second field.
+  let i = 0;
+  while (i < n && statmBuf[i] !== 32) i++;
+  let v = 0;
+  for (i++; i < n; i++) {
+    const c = statmBuf[i]!;
+    if (c < 48 || c > 57) break;
+    v = v * 10 + c - 48;
+  }
+  return v;
+}
+
+/** The process's resident set in bytes: one `pread` where /proc is there, else `process.memoryUsage.rss()`. */
+export function residentBytes(): number {
+  const pages = residentPages();
+  if (pages <= 0) return process.memoryUsage.rss();
+  // The page size is whatever makes the runtime's figure (the same statm field): a power of two.
+  if (pageSize === 0) pageSize = 2 ** Math.round(Math.log2(process.memoryUsage.rss() / pages));
+  return pages * pageSize;
+}
 
 export class MemoryGovernor {
   private floor = 0;
@@ -36,6 +82,7 @@ export class MemoryGovernor {
     private readonly settleMs: number = SETTLE_MS,
     private readonly collect: () => void = () => Bun.gc(false),
     private readonly intervalMs: number = 20,
+    private readonly rss: () => number = residentBytes,
   ) {}
 
   /** Call once per batch of work (an integer increment; RSS is read every `every` calls). */
@@ -44,7 +91,7 @@ export class MemoryGovernor {
     const now = performance.now();
     if (now < this.nextRead) return;
     this.nextRead = now + this.intervalMs;
-    const rss = process.memoryUsage.rss();
+    const rss = this.rss();
     if (this.settleUntil !== 0) {
       // The collection's effect is the lowest RSS read while it runs: that is the new floor.
       if (rss < this.low) this.low = rss;

@@ -22,6 +22,7 @@ import { planRuleGraph } from "./graph-plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
+import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../window/clock.ts";
@@ -222,6 +223,18 @@ class Inlet {
   }
 }
 
+/**
+ * Whether a run reads its sources' metadata: a `meta()` / `mqtt()` reference anywhere in the
+ * SELECT, `sendMetaToSink`, a graph rule (its nodes' expressions), pipe mode's error report
+ * (it names the topic). Otherwise the sources may leave it out (SourceContext.wantsMeta).
+ */
+function readsMeta(spec: RunSpec): boolean {
+  if (spec.graph || spec.errors || spec.options.sendMetaToSink) return true;
+  const s = spec.select;
+  const isMeta = (e: { kind: string }) => e.kind === "meta";
+  return s.fields.some((f) => some(f.expr, isMeta)) || clauseExprs(s).some((e) => some(e, isMeta));
+}
+
 /** An MQTT v5 message's `traceparent` user property (rules-and-sinks.md §9.1). */
 function metaTraceparent(meta: Obj | null): unknown {
   const p = meta?.properties;
@@ -256,6 +269,8 @@ export class RuleRun {
   private readonly checkpoints: Checkpointer | undefined;
   /** Pipe mode's error report (RunSpec.errors). */
   readonly errors: ErrorReport | undefined;
+  /** The run reads its sources' metadata (readsMeta). */
+  private readonly readsMeta: boolean;
   /** The run's tracer while its tracing is started (rest-api.md §5); undefined: untraced. */
   tracer: RuleTracer | undefined = undefined;
   /** The inlet draining (undefined between drains: timers fire outside any record). */
@@ -289,9 +304,11 @@ export class RuleRun {
       : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder }).plan;
     this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
+    for (const p of this.pipelines) p.clock = now;
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     const errors = spec.errors;
     this.errors = errors;
+    this.readsMeta = readsMeta(spec);
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
@@ -480,6 +497,7 @@ export class RuleRun {
           connector: this.spec.connectors?.get(src.name),
           offset: offsets?.get(src.name),
           checkpointAcks: this.checkpointAcks,
+          meta: this.readsMeta,
         });
         if (inlet.att.sub.length) inlet.wake();
       }

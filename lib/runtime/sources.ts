@@ -34,6 +34,8 @@ export interface AttachOptions {
   readonly offset?: unknown;
   /** The rule checkpoints its state: an unshared source acknowledging late does so at each checkpoint. */
   readonly checkpointAcks?: boolean;
+  /** The rule reads the messages' metadata (SourceContext.wantsMeta); undefined counts as true. */
+  readonly meta?: boolean;
 }
 
 export interface Attachment {
@@ -54,6 +56,8 @@ class OpenSource {
   readonly eofs = new Set<() => void>();
   readonly fails = new Set<(e: unknown) => void>();
   refs = 0;
+  /** Attached rules that read metadata (SourceContext.wantsMeta). */
+  metaReaders = 0;
   connector: SourceConnector | undefined;
   ended = false;
 }
@@ -87,6 +91,9 @@ export class SourceHub {
       if (isShared) this.shared.set(key, src);
     }
     const s = src;
+    // Counted before subscribing: every message this rule's subscription sees carries metadata.
+    const readsMeta = o.meta !== false;
+    if (readsMeta) s.metaReaders++;
     const sub = s.bus.subscribe(o.capacity, o.policy, o.wake);
     sub.onDrop = (n) => o.node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
     s.refs++;
@@ -118,6 +125,7 @@ export class SourceHub {
         },
         log: (l) => this.env.log(l),
         ready: (text) => this.env.sourceReady?.(def.name, text),
+        wantsMeta: () => s.metaReaders > 0,
         ackMode: !isShared && o.checkpointAcks ? "checkpoint" : "take",
       };
       try {
@@ -134,6 +142,7 @@ export class SourceHub {
       holdsAcks: s.connector?.holdsAcks === true,
       release: async () => {
         sub.close();
+        if (readsMeta) s.metaReaders--;
         s.status.detach(o.node);
         s.nodes.delete(o.node);
         s.eofs.delete(o.onEof);

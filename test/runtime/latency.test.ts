@@ -40,11 +40,16 @@ test("operators are timed on the first item and then one in 64, net of their dow
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 64, "64 results");
   expect(metric(rule, "op_3_project_0_process_latency_us")).toBe(first[2]!);
   expect(metric(rule, "op_nop_0_0_transform_0_process_latency_us")).toBe(first[3]!);
+  // So is a sink whose sends complete synchronously; its last invocation is stamped all the same.
+  expect(metric(rule, "sink_nop_0_0_process_latency_us")).toBe(first[6]!);
+  const last = metric(rule, "sink_nop_0_0_last_invocation") as number;
+  expect(last).toBeGreaterThan(Date.now() - 5000);
   // Item 65 is.
   await t.env.pubsub.publish("lat/in", { n: 65 });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 65, "65 results");
   expect(metric(rule, "op_3_project_0_process_latency_us") as number).toBeGreaterThanOrEqual(100);
   expect(metric(rule, "op_nop_0_0_transform_0_process_latency_us") as number).toBeGreaterThanOrEqual(100);
+  expect(metric(rule, "sink_nop_0_0_process_latency_us") as number).toBeGreaterThanOrEqual(100);
   await rule.stop();
 });
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { MemoryGovernor } from "../../lib/runtime/memory.ts";
+import { MemoryGovernor, residentBytes } from "../../lib/runtime/memory.ts";
 
 test("the governor requests a collection only above its headroom, then waits for it to settle", async () => {
   let asked = 0;
@@ -25,15 +25,19 @@ test("the governor requests a collection only above its headroom, then waits for
 
 test("RSS is read at most once per interval, however many batches pass", () => {
   let reads = 0;
-  const real = process.memoryUsage.rss;
-  process.memoryUsage.rss = () => (reads++, real());
-  try {
-    const g = new MemoryGovernor(1 << 30, 1, 0, () => {}, 60_000);
-    for (let i = 0; i < 1000; i++) g.check();
-    expect(reads).toBe(1);
-  } finally {
-    process.memoryUsage.rss = real;
-  }
+  const g = new MemoryGovernor(1 << 30, 1, 0, () => {}, 60_000, () => (reads++, residentBytes()));
+  for (let i = 0; i < 1000; i++) g.check();
+  expect(reads).toBe(1);
+});
+
+test("residentBytes is the runtime's RSS figure, read again each time", () => {
+  const a = residentBytes();
+  const b = process.memoryUsage.rss();
+  expect(Math.abs(a - b)).toBeLessThan(4 << 20);
+  const junk: number[][] = [];
+  for (let i = 0; i < 40; i++) junk.push(new Array(100_000).fill(i));
+  expect(residentBytes()).toBeGreaterThan(a + (8 << 20));
+  expect(junk.length).toBe(40);
 });
 
 test("idle ticks count the periods with no batch processed", () => {

@@ -58,6 +58,8 @@ function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
     }
     // Deeper than eKuiper's limit: a decode error (short payloads cannot be; json-depth.ts).
     if (p.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
+    // One object (the common payload): JSON.parse makes nothing else an object but arrays.
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return [fields ? typedRow(v as Obj, fields) : int64 ? wholeToInt(v as Obj) : (v as Obj)];
     const rows = Array.isArray(v) ? v : [v];
     const out: Obj[] = [];
     for (const r of rows) {

@@ -124,6 +124,11 @@ export interface SinkContext {
 export interface SinkConnector {
   /** Bytes sinks get encoded payloads; tuple sinks (memory, redis) get rows. */
   readonly bytes: boolean;
+  /**
+   * `send` always completes synchronously and keeps no reference to the item (file, log, nop):
+   * while its queue is empty the pipeline sends each result at once, in one reused item.
+   */
+  readonly direct?: boolean;
   /** Starts connecting; resolves at the first successful connection (the worker waits for it). */
   open(ctx: SinkContext): Promise<void> | void;
   send(item: SinkItem): Promise<void> | void;

@@ -123,6 +123,7 @@ class OpenFile {
 
 export class FileSink implements SinkConnector {
   readonly bytes = true;
+  readonly direct = true;
   private readonly c: Conf;
   private readonly files = new Map<string, OpenFile>();
   private flushTimer: ReturnType<typeof setTimeout> | undefined;

@@ -61,6 +61,12 @@ export class SinkPipeline implements SinkNode {
   private readonly keepSource: boolean;
   /** The main worker is sending an item. */
   private sending = false;
+  /** SinkConnector.direct, with the queue in memory and no resend instance. */
+  private readonly direct: boolean;
+  /** The item a direct send reuses. */
+  private readonly scratch = new SinkItem("", null, 0);
+  /** Sends so far (sampled timing, see `work`). */
+  private sends = 0;
   private readonly transformer: Transformer;
   /** Results pushed so far; one in 64 has its helper nodes timed (process_latency_us). */
   private pushes = 0;
@@ -85,6 +91,11 @@ export class SinkPipeline implements SinkNode {
   private sleepDone: (() => void) | undefined;
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
+  /**
+   * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
+   * batch it drains, so results pushed in a batch cost no clock read each.
+   */
+  clock: () => number = Date.now;
 
   constructor(private readonly init: SinkPipelineInit) {
     const { type, index, common: c } = init;
@@ -148,6 +159,7 @@ export class SinkPipeline implements SinkNode {
     // With the alter queue the main sink never retries: failures go to the resend instance.
     const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
     this.retryMs = retry;
+    this.direct = init.connector.direct === true && !c.cache.enableCache && this.resend === null;
   }
 
   /** Connects the connector and starts the worker (which waits for the first connection). */
@@ -190,7 +202,7 @@ export class SinkPipeline implements SinkNode {
   }
 
   private pushItem(item: Item): void {
-    const now = Date.now();
+    const now = this.clock();
     // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
     const timed = (++this.pushes & 63) === 1;
     const b = this.batchNode;
@@ -255,6 +267,16 @@ export class SinkPipeline implements SinkNode {
   }
 
   private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
+    // The worker waits on an empty queue: a direct connector sends now, in order.
+    if (this.direct && this.wakeFn !== undefined) {
+      const it = this.scratch;
+      it.payload = payload;
+      it.props = o.props;
+      it.rows = o.rows;
+      it.traceparent = tp;
+      this.sendNow(it, now);
+      return;
+    }
     this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp), now, timed);
   }
 
@@ -309,6 +331,30 @@ export class SinkPipeline implements SinkNode {
     this.wake();
   }
 
+  /**
+   * A direct connector's send, in the pipeline's turn (the worker is idle, the queue empty). Timed
+   * like the worker's synchronous sends. A send that throws is queued (a copy) for the worker,
+   * which sends it again and counts and handles the failure as it does for every send.
+   */
+  private sendNow(item: SinkItem, now: number): void {
+    const m = this.sink;
+    m.recordsIn++;
+    const timed = (++this.sends & 63) === 1;
+    const t0 = timed ? performance.now() : 0;
+    try {
+      void this.conn.send(item);
+    } catch {
+      this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent));
+      m.bufferLength = this.queue.memLength;
+      this.wake();
+      return;
+    }
+    m.recordsOut++;
+    m.messagesProcessed += item.rows;
+    m.lastInvocation = now;
+    if (timed) m.processLatencyUs = elapsedUs(t0);
+  }
+
   private wake(): void {
     const f = this.wakeFn;
     if (f) {
@@ -335,10 +381,20 @@ export class SinkPipeline implements SinkNode {
     const m = this.sink;
     const resend = this.resend;
     const resendFirst = resend !== null && this.c.cache.resendPriority > 0;
+    // A send that completes synchronously is timed like the operators' records (operator.ts): the
+    // first, then one in 64; once the connector has answered with a promise, every send is timed.
+    // Its `last_invocation` is stamped once before the worker next yields (no one reads the metrics
+    // in between), so a run of synchronous sends costs no clock read per item.
+    let async = false;
+    let unstamped = false;
     for (;;) {
-      if (this.aborted) return;
+      if (this.aborted) break;
       const item = q.peek();
       if (item === undefined) {
+        if (unstamped) {
+          m.lastInvocation = Date.now();
+          unstamped = false;
+        }
         if (this.ending) return;
         resend?.mainIdle();
         await new Promise<void>((r) => (this.wakeFn = r));
@@ -351,15 +407,24 @@ export class SinkPipeline implements SinkNode {
         this.afterShift();
         continue;
       }
-      const t0 = performance.now();
+      const timed = async || (++this.sends & 63) === 1;
+      const t0 = timed ? performance.now() : 0;
+      let waited = false;
       this.sending = true;
       try {
         const r = this.conn.send(item);
-        if (r) await r;
+        if (r) {
+          waited = async = true;
+          await r;
+        }
       } catch (e) {
         this.sending = false;
-        if (this.aborted) return;
+        if (this.aborted) break;
         const now = Date.now();
+        if (unstamped) {
+          m.lastInvocation = now;
+          unstamped = false;
+        }
         m.exception(errorText(e), now);
         if (e instanceof IoError && resend) {
           resend.take(item, now);
@@ -382,11 +447,16 @@ export class SinkPipeline implements SinkNode {
       this.failing = false;
       m.recordsOut++;
       m.messagesProcessed += item.rows;
-      m.lastInvocation = Date.now();
-      m.processLatencyUs = elapsedUs(t0);
+      if (waited || timed) {
+        m.lastInvocation = Date.now();
+        unstamped = false;
+      } else unstamped = true;
+      // A send that was not timed (sampled, synchronous) keeps the last sampled latency.
+      if (timed) m.processLatencyUs = elapsedUs(t0);
       q.shift();
       this.afterShift();
     }
+    if (unstamped) m.lastInvocation = Date.now();
   }
 
   private afterShift(): void {

@@ -8,6 +8,7 @@ function text(p: SinkItem["payload"]): string {
 
 export class NopSink implements SinkConnector {
   readonly bytes = true;
+  readonly direct = true;
   private readonly log: boolean;
   private ctx: SinkContext | undefined;
   constructor(props: Props) {
@@ -27,6 +28,7 @@ export class NopSink implements SinkConnector {
 
 export class LogSink implements SinkConnector {
   readonly bytes = true;
+  readonly direct = true;
   protected ctx: SinkContext | undefined;
   open(ctx: SinkContext): void {
     this.ctx = ctx;

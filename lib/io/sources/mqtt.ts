@@ -27,8 +27,12 @@ class MqttMeta5 extends MqttMeta {
   }
 }
 
-function metaOf(p: Publish): MqttMeta {
-  return p.userProps ? new MqttMeta5(p) : new MqttMeta(p.topic, p.qos, p.id);
+/**
+ * A publish's metadata. Without a rule reading metadata a plain publish gets none; v5 user
+ * properties are always kept (a traced rule reads its `traceparent` from them).
+ */
+function metaOf(p: Publish, wanted: boolean): MqttMeta | null {
+  return p.userProps ? new MqttMeta5(p) : wanted ? new MqttMeta(p.topic, p.qos, p.id) : null;
 }
 
 export interface MqttSourceOptions {
@@ -82,13 +86,15 @@ export class MqttSource implements SourceConnector {
     const scratch: SourceMessage[] = [];
     let ended = false;
     // Builds the batch of `pubs[from..to)` (the ones `take` accepts) into scratch; true at the EOF message.
+    const wantsMeta = ctx.wantsMeta;
     const collect = (pubs: readonly Publish[], from: number, to: number, take: ((topic: string) => boolean) | null): boolean => {
       scratch.length = 0;
+      const meta = wantsMeta === undefined || wantsMeta();
       for (let i = from; i < to; i++) {
         const p = pubs[i]!;
         if (take !== null && !take(p.topic)) continue;
         if (eof && p.payload.length === eof.length && Buffer.compare(p.payload, eof) === 0) return true;
-        scratch.push(new SourceMessage(p.payload, null, metaOf(p)));
+        scratch.push(new SourceMessage(p.payload, null, metaOf(p, meta)));
       }
       return false;
     };

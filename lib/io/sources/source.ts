@@ -23,6 +23,12 @@ export interface SourceContext {
   /** The source receives from now on: `text` says where from (`connected to …, subscribed to …`). */
   ready?(text: string): void;
   /**
+   * Whether a rule reading the source reads its messages' metadata (`meta()`, `sendMetaToSink`, a
+   * graph rule, pipe mode's error report); read per batch, it changes as rules attach. A source may
+   * leave `SourceMessage.meta` null while it is false. Undefined: always read.
+   */
+  readonly wantsMeta?: () => boolean;
+  /**
    * When a source that acknowledges late (JetStream) acknowledges: `take` once every rule reading
    * it has taken a message (`bus.backlog` falls), `checkpoint` at `checkpointed()` — the rule keeps
    * checkpoints of its state and is the source's only reader. Undefined counts as `take`.

@@ -158,6 +158,37 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       await pub.endAsync();
     });
 
+    test("metadata reaches the rules that read it, whichever rule attached first to a SHARED stream", async () => {
+      const t = rt();
+      const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="metas/+", SHARED="true", ${conf("k73", {qos: 1})})`);
+      // The first rule reads no metadata: the source leaves it out until a rule that does attaches.
+      const plain = await t.rule({ id: "m0", sql: "SELECT n FROM s", actions: [{ log: {} }] }, defs).start();
+      await waitFor(() => metric(plain, "source_s_0_connection_status") === 1, "connection");
+      await Bun.sleep(100);
+      const pub = await client(broker);
+      await pub.publishAsync("metas/a", JSON.stringify({ n: 1 }), { qos: 1 });
+      const results = () => t.logs.filter((l) => l.startsWith("sink result"));
+      await waitFor(() => results().length === 1, "the plain rule's result");
+      const where = await t.rule({ id: "m1", sql: "SELECT n FROM s WHERE meta(topic) = \"metas/b\"", actions: [{ log: {} }] }, defs).start();
+      const all = await t.rule({ id: "m2", sql: "SELECT n, meta(*) AS m FROM s", actions: [{ log: {} }] }, defs).start();
+      const sent = await t.rule({ id: "m3", sql: "SELECT n FROM s", options: { sendMetaToSink: true }, actions: [{ log: { sendSingle: true, dataTemplate: "{{.__meta.topic}}" } }] }, defs).start();
+      await pub.publishAsync("metas/b", JSON.stringify({ n: 2 }), { qos: 1 });
+      await waitFor(() => results().length === 5, "every rule's result");
+      expect(results().slice(1).sort()).toEqual([
+        'sink result for rule m0: [{"n":2}]',
+        'sink result for rule m1: [{"n":2}]',
+        expect.stringMatching(/^sink result for rule m2: \[\{"m":\{"messageId":\d+,"qos":1,"topic":"metas\/b"\},"n":2\}\]$/),
+        "sink result for rule m3: metas/b",
+      ]);
+      for (const r of [where, all, sent]) await r.stop();
+      // Back to a rule without metadata: it still gets every message.
+      await pub.publishAsync("metas/c", JSON.stringify({ n: 3 }), { qos: 1 });
+      await waitFor(() => results().length === 6, "the plain rule's last result");
+      expect(results()[5]).toBe('sink result for rule m0: [{"n":3}]');
+      await plain.stop();
+      await pub.endAsync();
+    });
+
     test("malformed payloads are counted as decode exceptions and the rule keeps running", async () => {
       const t = rt();
       const defs = streams(`CREATE STREAM s (a bigint) WITH (TYPE="mqtt", DATASOURCE="bad/in", ${conf("k73", {qos: 1})})`);
