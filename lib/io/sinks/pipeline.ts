@@ -333,8 +333,9 @@ export class SinkPipeline implements SinkNode {
 
   /**
    * A direct connector's send, in the pipeline's turn (the worker is idle, the queue empty). Timed
-   * like the worker's synchronous sends. A send that throws is queued (a copy) for the worker,
-   * which sends it again and counts and handles the failure as it does for every send.
+   * like the worker's synchronous sends. A failure is counted and handled as the worker handles one
+   * (a direct sink has neither cache nor resend queue): an I/O error with a retry interval leaves a
+   * copy queued for the worker to send after the interval, anything else drops the result (lost).
    */
   private sendNow(item: SinkItem, now: number): void {
     const m = this.sink;
@@ -343,10 +344,17 @@ export class SinkPipeline implements SinkNode {
     const t0 = timed ? performance.now() : 0;
     try {
       void this.conn.send(item);
-    } catch {
-      this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent));
-      m.bufferLength = this.queue.memLength;
-      this.wake();
+    } catch (e) {
+      m.exception(errorText(e), Date.now());
+      if (e instanceof IoError && this.retryMs > 0) {
+        this.failing = true;
+        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent));
+        m.bufferLength = this.queue.memLength;
+        this.wake();
+        return;
+      }
+      if (!(e instanceof IoError)) this.init.log(`sink ${this.name} of rule ${this.init.ruleId} drops a message: ${errorText(e)}`);
+      this.lost++;
       return;
     }
     m.recordsOut++;
@@ -398,6 +406,8 @@ export class SinkPipeline implements SinkNode {
         if (this.ending) return;
         resend?.mainIdle();
         await new Promise<void>((r) => (this.wakeFn = r));
+        // Woken with a direct send's failure queued: it is retried after the interval, as below.
+        if (this.failing && !this.aborted) await this.sleep(this.retryMs);
         continue;
       }
       // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.

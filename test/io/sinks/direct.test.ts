@@ -47,8 +47,10 @@ function pipeline(props: Record<string, unknown> = {}) {
 }
 
 const row = (i: number) => new Emission([{ i }], null);
+/** Waits for `cond` (turns of the event loop, then the retry interval's timers), at most 2 s. */
 const until = async (cond: () => boolean) => {
-  for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+  const deadline = performance.now() + 2000;
+  for (let i = 0; !cond() && performance.now() < deadline; i++) await (i < 100 ? new Promise((r) => setImmediate(r)) : Bun.sleep(1));
   expect(cond()).toBe(true);
 };
 const metric = (p: SinkPipeline, key: string) => (p.metrics.find((m) => m.name === "direct_0" && m.kind === "sink") as unknown as Record<string, number>)[key];
@@ -70,7 +72,7 @@ test("an idle direct sink sends within push; before the worker runs, results que
   await p.close(100);
 });
 
-test("a failing direct send goes to the worker, which retries it; later results follow in order", async () => {
+test("a failing direct send is counted and goes to the worker, which retries it after the interval; later results follow in order", async () => {
   const { p, conn } = pipeline({ resendInterval: 5 });
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
@@ -82,9 +84,23 @@ test("a failing direct send goes to the worker, which retries it; later results 
   p.push(row(2));
   await until(() => conn.got.length === 3);
   expect(conn.got).toEqual(['{"i":0}/1', '{"i":1}/1', '{"i":2}/1']);
-  // The direct attempt is not counted: the worker's failed attempt is, once.
-  expect(metric(p, "exceptions")).toBe(1);
+  // Every failed attempt is counted, the direct one and the worker's retry alike.
+  expect(metric(p, "exceptions")).toBe(2);
   expect(metric(p, "recordsOut")).toBe(3);
+  await p.close(100);
+});
+
+test("without a retry interval a failing direct send is dropped, counted and lost", async () => {
+  const { p, conn } = pipeline();
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  conn.failures = 1;
+  p.push(row(0));
+  p.push(row(1));
+  expect(conn.got).toEqual(['{"i":1}/1']);
+  expect(metric(p, "exceptions")).toBe(1);
+  expect(metric(p, "recordsOut")).toBe(1);
+  expect(p.lost).toBe(1);
   await p.close(100);
 });
 
