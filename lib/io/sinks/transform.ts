@@ -101,8 +101,14 @@ export class Transformer {
     let data: Value;
     let rows = 1;
     if (item instanceof Emission) {
+      // A one-row emission sent singly needs no list (Emission.one).
+      const row = item.row;
+      if (row !== null && this.c.sendSingle) {
+        if (!(this.c.omitIfEmpty && isEmpty(row))) this.one(row, 1, out);
+        return;
+      }
       data = item.rows;
-      rows = item.rows.length;
+      rows = data.length;
     } else if (item instanceof RowError) data = { error: item.message };
     else return;
     const c = this.c;
