@@ -139,11 +139,20 @@ export async function writeReport(root: string): Promise<string> {
   ];
   type PairRow = { workload: string; rate: number; ratio_us: number; floe: StepResult; floor: StepResult };
   const pairFile = load<{ pairs: PairRow[] }>(files, "floor-pairs");
-  /** The newest paired step of a workload: floe / floor µs per message, marked when either step failed. */
+  /**
+   * floe / floor µs per message at a workload's newest rate: the pair's ratio, or the median (and range) of its
+   * pairs; marked when a step of those pairs failed.
+   */
   const pairCell = (id: string): string => {
-    const p = pairFile?.pairs.filter((x) => x.workload === id).pop();
-    if (!p) return "—";
-    return `${p.ratio_us} at ${k(p.rate)}${p.floe.pass && p.floor.pass ? "" : " (steps failed: indicative)"}`;
+    const all = pairFile?.pairs.filter((x) => x.workload === id) ?? [];
+    if (!all.length) return "—";
+    const rate = all[all.length - 1]!.rate;
+    const ps = all.filter((x) => x.rate === rate);
+    const rs = ps.map((x) => x.ratio_us).sort((x, y) => x - y);
+    const mid = (rs[(rs.length - 1) >> 1]! + rs[rs.length >> 1]!) / 2;
+    const ratio = rs.length === 1 ? `${rs[0]}` : `${Math.round(mid * 100) / 100} (median of ${rs.length} pairs, ${rs[0]}–${rs[rs.length - 1]})`;
+    const failed = ps.some((x) => !x.floe.pass || !x.floor.pass);
+    return `${ratio} at ${k(rate)}${failed ? " (steps failed: indicative)" : ""}`;
   };
   const sections: string[] = [];
   for (const id of WORKLOAD_IDS) {
