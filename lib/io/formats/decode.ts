@@ -48,6 +48,7 @@ export function createDecoder(def: StreamDef, props: DecoderProps = {}): Decoder
 }
 
 function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
+  const row = (r: Obj): Obj => (fields ? typedRow(r, fields) : int64 ? wholeToInt(r) : r);
   return (p) => {
     const text = utf8.decode(p);
     let v: unknown;
@@ -59,12 +60,12 @@ function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
     // Deeper than eKuiper's limit: a decode error (short payloads cannot be; json-depth.ts).
     if (p.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
     // One object (the common payload): JSON.parse makes nothing else an object but arrays.
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return [fields ? typedRow(v as Obj, fields) : int64 ? wholeToInt(v as Obj) : (v as Obj)];
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return [row(v as Obj)];
     const rows = Array.isArray(v) ? v : [v];
     const out: Obj[] = [];
     for (const r of rows) {
       if (!isObj(r as Value)) throw new RowError(`only map[string]interface{} and []map[string]interface{} is supported`);
-      out.push(fields ? typedRow(r as Obj, fields) : int64 ? wholeToInt(r as Obj) : (r as Obj));
+      out.push(row(r as Obj));
     }
     return out;
   };

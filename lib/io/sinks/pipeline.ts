@@ -353,14 +353,19 @@ export class SinkPipeline implements SinkNode {
         this.wake();
         return;
       }
-      if (!(e instanceof IoError)) this.init.log(`sink ${this.name} of rule ${this.init.ruleId} drops a message: ${errorText(e)}`);
-      this.lost++;
+      this.dropFailed(e);
       return;
     }
     m.recordsOut++;
     m.messagesProcessed += item.rows;
     m.lastInvocation = now;
     if (timed) m.processLatencyUs = elapsedUs(t0);
+  }
+
+  /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
+  private dropFailed(e: unknown): void {
+    if (!(e instanceof IoError)) this.init.log(`sink ${this.name} of rule ${this.init.ruleId} drops a message: ${errorText(e)}`);
+    this.lost++;
   }
 
   private wake(): void {
@@ -447,8 +452,7 @@ export class SinkPipeline implements SinkNode {
           await this.sleep(this.retryMs);
           continue;
         }
-        if (!(e instanceof IoError)) this.init.log(`sink ${this.name} of rule ${this.init.ruleId} drops a message: ${errorText(e)}`);
-        this.lost++;
+        this.dropFailed(e);
         q.shift();
         this.afterShift();
         continue;
