@@ -13,12 +13,31 @@ export class Collection {
   groups: GroupRow[] | null;
   /** Set by an incremental window: its groups are already filtered and keyed (`rows` is empty). */
   inc: IncInfo | null;
+  /**
+   * Set when an upstream node reuses these rows once the push returns (an incremental window's
+   * groups, reset for the next window): a node keeping them longer holds the lease meanwhile.
+   * Null: the rows are the collection's to keep.
+   */
+  lease: Lease | null;
   constructor(rows: Row[], window: WindowRange | null) {
     this.rows = rows;
     this.window = window;
     this.groups = null;
     this.inc = null;
+    this.lease = null;
   }
+
+  /** A collection of the same window made from this one's rows or groups: it carries the lease on. */
+  derive(rows: Row[]): Collection {
+    const out = new Collection(rows, this.window);
+    out.lease = this.lease;
+    return out;
+  }
+}
+
+/** Rows reused by their producer unless `held` (a count: several nodes may keep them). */
+export interface Lease {
+  held: number;
 }
 
 /**

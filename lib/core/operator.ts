@@ -15,6 +15,12 @@ export interface OpEnv {
   readonly sendError: boolean;
   /** Told of every record failure after it is counted (pipe mode's stderr report); called only on errors. */
   readonly onRowError?: (message: string) => void;
+  /**
+   * The time (ms) a node may spend on one item in one event-loop turn before the rest of the item
+   * waits for a later turn (a wall-clock run, where other rules and sources share the loop).
+   * Undefined: every item is handled to the end within its push (a virtual clock's replay).
+   */
+  readonly turnMs?: number;
 }
 
 export abstract class Operator implements Consumer {
@@ -112,6 +118,12 @@ export abstract class Operator implements Consumer {
 
   /** Loads a `snapshot()` into the freshly built node, before any input. */
   restore(_s: unknown): void {}
+
+  /**
+   * Finishes now what the node spread across turns (OpEnv.yields), pushing its results: before a
+   * snapshot, so a checkpoint never falls inside an item. A no-op for the nodes that never wait.
+   */
+  complete(): void {}
 
   /**
    * The rule's topology is ending: release what the node holds on the clock (a window's timers).

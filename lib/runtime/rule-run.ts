@@ -42,6 +42,11 @@ import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
 
 /** Records an inlet moves into the topology per step. */
 const STEP = 1024;
+/**
+ * The time an operator may spend on one item per event-loop turn (OpEnv.turnMs): a window of
+ * 10,000 groups is projected over several turns, with sources and other rules served between.
+ */
+const TURN_MS = 2;
 
 export interface RunSpec {
   readonly id: string;
@@ -310,7 +315,7 @@ export class RuleRun {
     this.errors = errors;
     this.readsMeta = readsMeta(spec);
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError }, this.sinkNodes, graph);
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {

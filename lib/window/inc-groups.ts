@@ -10,7 +10,7 @@ import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../expr/ro
 import { fmtV, type Value } from "../value/values.ts";
 import type { Accumulator } from "../functions/registry.ts";
 import type { IncSpec } from "../plan/window-spec.ts";
-import { Collection, type IncInfo } from "../core/item.ts";
+import { Collection, type IncInfo, type Lease } from "../core/item.ts";
 import { truthy } from "../expr/truthy.ts";
 
 const NO_WINDOW: EvalCtx = { window: null };
@@ -169,7 +169,9 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
  * Reuse is safe because an emission is consumed synchronously: the operators after the window
  * turn groups into output rows before the next row is folded (core/operator.ts).
  */
-export class GroupIndex {
+export class GroupIndex implements Lease {
+  /** Nodes keeping an emission's groups past its push (ProjectOp across turns): no reuse meanwhile. */
+  held = 0;
   /**
    * Groups by key, a prototype-less object rather than a Map: a key is most often a substring of
    * the input line, which a Map copies out to hash while a property lookup finds the key's atom in
@@ -225,6 +227,11 @@ export class GroupTable implements IncInfo {
   next(): GroupTable {
     const byKey = this.byKey;
     return new GroupTable(this.spec, byKey.size > 2 * this.list.length + STALE_KEYS ? new GroupIndex() : byKey);
+  }
+
+  /** Groups of this table's index are held by a reader of an earlier emission. */
+  lent(): boolean {
+    return this.byKey.held > 0;
   }
 
   add(t: Tuple, ev: RowEval): void {
@@ -298,6 +305,7 @@ export class GroupTable implements IncInfo {
       groups.push(empty);
     }
     out.groups = groups;
+    out.lease = this.byKey;
     // eKuiper's inc_agg_window hands aggregated rows to a real WHERE (FilterOp filters groups).
     if (!this.spec.ekuiper) out.inc = this;
     return out;

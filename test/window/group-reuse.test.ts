@@ -41,9 +41,16 @@ class KeepingSink implements SinkNode {
 
 type Row = { k: string; x: Value; d: bigint };
 
-/** The rule's output over `rows` (one every 100 ms of virtual time) with the given evaluator. */
-function run(window: string, evaluator: "auto" | "buffered", rows: Row[]): KeepingSink {
-  const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\nSELECT k, x AS first_x, count(*) AS n, max(x) AS mx, sum(10 / d) AS q, collect(x) AS xs FROM s GROUP BY k, ${window}`;
+const SELECT = "SELECT k, x AS first_x, count(*) AS n, max(x) AS mx, sum(10 / d) AS q, collect(x) AS xs FROM s";
+
+/**
+ * The rule over `rows` (one every `step` ms of virtual time) with the given evaluator; `turnMs`
+ * set, the projection may wait for later turns (OpEnv.turnMs), and `before` sees the sink before
+ * the end completes what waits.
+ */
+function run(window: string, evaluator: "auto" | "buffered", rows: Row[], o: { step?: number; turnMs?: number; select?: string; before?: (s: KeepingSink) => void } = {}): KeepingSink {
+  const step = o.step ?? 100;
+  const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\n${o.select ?? SELECT} GROUP BY k, ${window}`;
   const functions = createCatalog();
   const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
@@ -51,12 +58,13 @@ function run(window: string, evaluator: "auto" | "buffered", rows: Row[]): Keepi
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
   const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions }).plan;
   const sink = new KeepingSink();
-  const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);
+  const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC, turnMs: o.turnMs }, [sink]);
   for (let i = 0; i < rows.length; i++) {
-    clock.advance(T0 + 100 * (i + 1));
+    clock.advance(T0 + step * (i + 1));
     topo.ingest("s", new Tuple({ k: rows[i]!.k, x: rows[i]!.x, d: rows[i]!.d }, null, clock.now(), "s"));
   }
-  clock.advance(T0 + 100 * rows.length + 60_000);
+  clock.advance(T0 + step * rows.length + 60_000);
+  o.before?.(sink);
   topo.end();
   return sink;
 }
@@ -91,5 +99,71 @@ describe("groups reopened for the next window", () => {
   test("rows emitted for a window keep their values after the next windows", () => {
     const sink = run("TUMBLINGWINDOW(ss, 1)", "auto", rows(7, 400));
     expect(sink.rows.map((r) => Bun.inspect(r))).toEqual(sink.printed.filter((p) => !p.startsWith("error: ")));
+  });
+});
+
+/** `n` rows over `keys` keys (a window of 1,000 rows holds about `keys` groups); one zero `d` at `zeroAt`. */
+function manyKeys(seed: number, n: number, keys: number, zeroAt = -1): Row[] {
+  const r = prng(seed);
+  return Array.from({ length: n }, (_, i) => ({ k: `k${Math.floor(r() * keys)}`, x: Math.floor(r() * 100) / 4, d: i === zeroAt ? 0n : 2n }));
+}
+
+describe("a window projected across turns (OpEnv.turnMs)", () => {
+  test.each(["TUMBLINGWINDOW(ss, 1)", "SESSIONWINDOW(ss, 2, 1)"])("%s emits what one pass emits while its keys come back meanwhile", (window) => {
+    for (const seed of [1, 2]) {
+      // 1 row per ms: 1,000 rows and ~300 groups per window, above one slice of 64; with a zero
+      // budget every window waits for later turns while the next windows reuse its keys.
+      const input = manyKeys(seed, 6000, 300);
+      let waiting = -1;
+      const turned = run(window, "auto", input, { step: 1, turnMs: 0, before: (s) => (waiting = s.rows.length) });
+      const once = run(window, "auto", input, { step: 1 });
+      expect(once.rows.length).toBeGreaterThan(550); // two windows at least
+      // Nothing had left the projection before the end completed it: it really waited.
+      expect(waiting).toBe(0);
+      expect(turned.printed).toEqual(once.printed);
+    }
+  });
+
+  test("a row failing past the first slice fails the whole window, as in one pass", () => {
+    const select = "SELECT k, 10 / d AS q FROM s";
+    // The zero sits in the first window's last rows: its group is projected well past slice one.
+    const input = manyKeys(3, 3000, 300, 990);
+    const turned = run("TUMBLINGWINDOW(ss, 1)", "auto", input, { step: 1, turnMs: 0, select });
+    const once = run("TUMBLINGWINDOW(ss, 1)", "auto", input, { step: 1, select });
+    expect(once.printed.filter((p) => p.startsWith("error: "))).toHaveLength(1);
+    expect(turned.printed).toEqual(once.printed);
+  });
+
+  test("the items waiting behind it leave in order once the event loop has run", async () => {
+    const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\nSELECT k, count(*) AS n FROM s GROUP BY k, TUMBLINGWINDOW(ss, 1)`;
+    const functions = createCatalog();
+    const file = parseRuleFile(sql, functions);
+    const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
+    const clock = new VirtualClock(T0);
+    const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
+    const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: "auto", functions }).plan;
+    const sink = new KeepingSink();
+    const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC, turnMs: 0 }, [sink]);
+    const windows: number[] = [];
+    for (let w = 0; w < 3; w++) {
+      for (let i = 0; i < 200; i++) topo.ingest("s", new Tuple({ k: `k${i}` }, null, clock.now(), "s"));
+      clock.advance(T0 + 1000 * (w + 1));
+    }
+    expect(sink.rows).toHaveLength(0);
+    for (let i = 0; i < 50 && sink.rows.length < 600; i++) {
+      await new Promise((r) => setImmediate(r));
+      windows.push(sink.rows.length);
+    }
+    // Three windows of 200 groups, each emitted whole (one emission at a time), in order.
+    expect(sink.rows).toHaveLength(600);
+    expect(windows.every((n) => n % 200 === 0)).toBe(true);
+    expect(new Set(windows).size).toBeGreaterThan(2);
+    // A checkpoint completes what waits before it reads the nodes' state.
+    for (let i = 0; i < 200; i++) topo.ingest("s", new Tuple({ k: `k${i}` }, null, clock.now(), "s"));
+    clock.advance(T0 + 4000);
+    expect(sink.rows).toHaveLength(600);
+    topo.snapshot();
+    expect(sink.rows).toHaveLength(800);
+    topo.end();
   });
 });

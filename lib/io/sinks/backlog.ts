@@ -8,11 +8,15 @@
  * its payload is built row by row across slices (json-slices.ts, delimited-slices.ts); so is a big
  * JSON batch and a whole window's dataTemplate (stepped templates).
  *
+ * A big result sent singly with a plain transform (Transformer.plainSingle) is not even
+ * transformed in one go: its rows wait here and become outputs slice by slice (`offerRows`).
+ *
  * The pipeline (pipeline.ts) `offer`s what it would encode at once; the backlog takes it when it
  * must wait and hands each output (or built payload) back through its `BacklogHost`, in order.
  */
 import { failureText, RowError } from "../../errors.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
+import type { Obj } from "../../value/values.ts";
 import type { TemplateSteps } from "../templates/index.ts";
 import { isBigArray, JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import type { Payload, PayloadEncoder } from "./payload.ts";
@@ -30,12 +34,21 @@ class PendingBatch {
   constructor(readonly list: Output[]) {}
 }
 
-type Backlogged = Output | PendingBatch;
+/** The rows of one result sent singly, transformed as they are encoded (`offerRows`). */
+class PendingRows {
+  /** Rows already handed on. */
+  next = 0;
+  constructor(readonly rows: readonly Obj[]) {}
+}
+
+type Backlogged = Output | PendingBatch | PendingRows;
 
 /** What the backlog hands back to its pipeline, in the order the outputs were offered. */
 export interface BacklogHost {
   /** Encodes and enqueues `o` as a push would have, under the pipeline's error boundary. */
   encode(o: Output, now: number, traceparent: string | null): void;
+  /** Transforms (counted) and encodes one row of a result offered with `offerRows`. */
+  encodeRow(row: Obj, now: number, traceparent: string | null): void;
   /** Enqueues the payload built across slices for the whole-array output `o`. */
   enqueueOutput(o: Output, payload: Payload, now: number, traceparent: string | null): void;
   /** Enqueues the payload built across slices for a batch writer's flush. */
@@ -50,6 +63,8 @@ export class Backlog {
   /** The `traceparent` of each entry's push (same index): the item made later carries it. */
   private traces: (string | null)[] = [];
   private pos = 0;
+  /** Rows of the PendingRows entries still to hand on, beyond the one each entry counts for. */
+  private extraRows = 0;
   private timer: ReturnType<typeof setImmediate> | undefined;
   /** Whole-array outputs are built in slices (a bytes sink with json or delimited format). */
   private readonly sliceArrays: boolean;
@@ -72,9 +87,9 @@ export class Backlog {
     this.sliceBatches = payloads.sliceableBatch;
   }
 
-  /** Outputs (and batches) waiting. */
+  /** Outputs (and batches) waiting; a result's rows (`offerRows`) count one each. */
   get length(): number {
-    return this.list.length - this.pos;
+    return this.list.length - this.pos + this.extraRows;
   }
 
   /**
@@ -89,6 +104,17 @@ export class Backlog {
     }
     if (this.timer === undefined) this.slice();
     return true;
+  }
+
+  /**
+   * Takes the rows of one result sent singly (more than SLICE, plain transform). The first slice
+   * runs in the next turn: this one has spent its time making the result (a window's firing).
+   */
+  offerRows(rows: readonly Obj[], traceparent: string | null): void {
+    this.list.push(new PendingRows(rows));
+    this.traces.push(traceparent);
+    this.extraRows += rows.length - 1;
+    if (this.timer === undefined) this.timer = setImmediate(this.slice);
   }
 
   /** Takes a batch writer's flush when it is built across slices (json format, behind the backlog or big). */
@@ -130,6 +156,12 @@ export class Backlog {
       while (i < end) {
         const o = list[i]!;
         const tp = traces[i]!;
+        if (o instanceof PendingRows) {
+          if (!this.encodeRows(o, until, now, tp)) break;
+          list[i++] = undefined as unknown as Output;
+          if (performance.now() >= until) break;
+          continue;
+        }
         if (o instanceof PendingBatch || this.isWhole(o)) {
           // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
           if (!this.encodeWhole(o, until, now, tp)) break;
@@ -147,6 +179,7 @@ export class Backlog {
         this.list = [];
         this.traces = [];
         this.pos = 0;
+        this.extraRows = 0;
         this.host.drained();
       } else if (!this.stopped) this.timer = setImmediate(this.slice);
     }
@@ -162,13 +195,33 @@ export class Backlog {
     for (let i = this.pos; i < list.length; i++) {
       const o = list[i]!;
       const tp = traces[i]!;
+      if (o instanceof PendingRows) this.encodeRows(o, Infinity, now, tp);
       // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
-      if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, Infinity, now, tp);
+      else if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, Infinity, now, tp);
       else this.host.encode(o, now, tp);
     }
     this.list = [];
     this.traces = [];
     this.pos = 0;
+    this.extraRows = 0;
+  }
+
+  /** Hands on the rows of `p`, at most SLICE of them and until `until` (checked every 32); true once all are. */
+  private encodeRows(p: PendingRows, until: number, now: number, tp: string | null): boolean {
+    const rows = p.rows;
+    const from = p.next;
+    const stop = until === Infinity ? rows.length : Math.min(rows.length, from + SLICE);
+    let k = from;
+    try {
+      while (k < stop) {
+        this.host.encodeRow(rows[k++]!, now, tp);
+        if ((k & 31) === 0 && performance.now() >= until) break;
+      }
+    } finally {
+      p.next = k;
+      this.extraRows -= k - from - (k === rows.length ? 1 : 0);
+    }
+    return k === rows.length;
   }
 
   /**
@@ -176,7 +229,7 @@ export class Backlog {
    * it is enqueued or dropped. The boundary is the host's `encode`'s; a RowError (NaN) drops `o`,
    * counted on the encode or batchWriter node as one pass counts it.
    */
-  private encodeWhole(o: Backlogged, until: number, now: number, tp: string | null): boolean {
+  private encodeWhole(o: Output | PendingBatch, until: number, now: number, tp: string | null): boolean {
     if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, until, now, tp);
     const pl = this.payloads;
     const batch = o instanceof PendingBatch;

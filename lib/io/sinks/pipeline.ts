@@ -10,7 +10,7 @@
  * which counts against `room()` and encodes it in slices, in order, ahead of later results.
  */
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
-import type { Item } from "../../core/item.ts";
+import { Emission, type Item } from "../../core/item.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
 import type { SinkNode } from "../../core/sink.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
@@ -140,6 +140,13 @@ export class SinkPipeline implements SinkNode {
     this.backlog = new Backlog(
       {
         encode: (o, now, tp) => this.encodeGuarded(o, now, tp),
+        encodeRow: (row, now, tp) => {
+          const o = this.transformer.single(row);
+          if (o === null) return;
+          this.transformNode.recordsOut++;
+          this.transformNode.messagesProcessed++;
+          this.encodeGuarded(o, now, tp);
+        },
         enqueueOutput: (o, payload, now, tp) => this.enqueueOutput(o, payload, now, false, tp),
         enqueueBatch: (list, payload, now) => this.enqueueBatch(list, payload, now),
         drained: () => this.checkRoom(),
@@ -214,6 +221,11 @@ export class SinkPipeline implements SinkNode {
     const t = this.transformNode;
     t.recordsIn++;
     t.lastInvocation = now;
+    // A big result sent singly with a plain transform: its rows become outputs in the backlog's slices.
+    if (b === null && item instanceof Emission && item.row === null && this.transformer.plainSingle && item.rows.length > SLICE) {
+      this.backlog.offerRows(item.rows, this.traceparent);
+      return;
+    }
     const outs = this.outs;
     outs.length = 0;
     const t0 = timed ? performance.now() : 0;

@@ -70,6 +70,11 @@ export class Transformer {
   private readonly stepped: ((data: Value) => TemplateSteps) | null;
   private readonly dyn: Renderer | null;
   private readonly select: boolean;
+  /**
+   * `sendSingle` with nothing that can fail on a row (no dataTemplate, no field selection, no
+   * templated property): the outputs of a result's rows can be made one by one, later (`single`).
+   */
+  readonly plainSingle: boolean;
 
   constructor(
     private readonly c: SinkCommon,
@@ -82,6 +87,7 @@ export class Transformer {
     this.template = c.dataTemplate ? compileTemplate(c.dataTemplate) : null;
     this.dyn = dynamicProps(props);
     this.select = !!(c.dataField || c.fields || c.excludeFields);
+    this.plainSingle = !!c.sendSingle && !this.template && !this.dyn && !this.select;
     const steps = c.dataTemplate && rawText && !this.select && !c.sendSingle && stepOver !== Infinity;
     this.stepped = steps ? compileSteppedTemplate(c.dataTemplate!) : null;
   }
@@ -121,6 +127,11 @@ export class Transformer {
     }
     if (c.omitIfEmpty && isEmpty(data)) return;
     this.one(data, rows, out);
+  }
+
+  /** The output of one row of a result sent singly under `plainSingle`; null when omitted as empty. */
+  single(row: Obj): Output | null {
+    return this.c.omitIfEmpty && isEmpty(row) ? null : new Output(row, null, null, 1);
   }
 
   private one(data: Value, rows: number, out: Output[]): void {

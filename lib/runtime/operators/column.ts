@@ -66,7 +66,7 @@ export class ColumnOp extends Operator {
     if (this.aggregate) {
       const trigger = item.window ? item.window.trigger : 0;
       const groups = item.groups ?? [new GroupRow(item.rows, trigger)];
-      const out = new Collection(item.rows, item.window);
+      const out = item.derive(item.rows);
       out.groups = groups.map((g) => {
         const extras = g instanceof AggGroupRow ? { ...g.extras } : {};
         extras[this.field] = this.eval(g, ctx);
@@ -80,7 +80,7 @@ export class ColumnOp extends Operator {
       const r = item.rows[i]!;
       rows[i] = this.withColumn(r, this.eval(r, ctx));
     }
-    this.emit(new Collection(rows, item.window));
+    this.emit(item.derive(rows));
   }
 
   /** A copy of `r` with the column set: fanned-out items are shared, so none is mutated. */

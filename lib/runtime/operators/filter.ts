@@ -41,7 +41,7 @@ export class FilterOp extends Operator {
         const groups = item.groups.filter((g) => truthy(this.cond(g, ctx)));
         this.metrics.messagesProcessed += item.groups.length;
         if (groups.length === 0) return;
-        const out = new Collection([], item.window);
+        const out = item.derive([]);
         out.groups = groups;
         this.emit(out);
         return;

@@ -41,7 +41,7 @@ export class HavingOp extends Operator {
     const groups = item.groups ?? [new GroupRow(item.rows, trigger)];
     const kept = groups.filter((g) => passes(this.cond(g, ctx)));
     if (kept.length === 0) return;
-    const out = new Collection(item.rows, item.window);
+    const out = item.derive(item.rows);
     out.groups = kept;
     if (this.hits) this.hits.pass(1, trigger, () => this.emit(out));
     else this.emit(out);

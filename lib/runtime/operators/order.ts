@@ -71,7 +71,7 @@ export class OrderOp extends Operator {
     }
     this.ctx.window = item.window;
     this.metrics.messagesProcessed += item.rows.length;
-    const out = new Collection(item.rows, item.window);
+    const out = item.derive(item.rows);
     if (item.groups) out.groups = sortRows(item.groups, this.keys, this.ctx);
     else out.rows = sortRows(item.rows, this.keys, this.ctx);
     this.emit(out);

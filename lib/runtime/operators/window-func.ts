@@ -56,7 +56,7 @@ export class WindowFuncOp extends Operator {
       if (orderBy.length) rows = sortRows(rows, orderBy, this.ctx);
       rows.forEach((r, i) => setCached(r, slot, BigInt(i + 1), this.slots));
     }
-    const out = new Collection(item.groups ? item.rows : rows, item.window);
+    const out = item.derive(item.groups ? item.rows : rows);
     if (item.groups) out.groups = rows as GroupRow[];
     this.emit(out);
   }

@@ -66,7 +66,7 @@ test("a big emission is encoded in slices, the loop runs between them, and order
   const big = SLICE * 8 + 5;
   const room0 = p.room();
   p.push(new Emission(rows(0, big), null));
-  // Only the first slice was encoded synchronously; the rest waits and counts against room.
+  // Nothing was transformed in the push (Transformer.plainSingle): every row waits and counts against room.
   expect(p.queued).toBe(big);
   expect(p.room()).toBeLessThan(room0 - big + SLICE + 1);
   // Results pushed meanwhile (a small emission, an error) queue behind the backlog.
@@ -79,6 +79,20 @@ test("a big emission is encoded in slices, the loop runs between them, and order
   const want = [...rows(0, big + 3).map((r) => JSON.stringify(r)), '{"error":"boom"}'];
   expect(conn.got).toEqual(want);
   expect(p.room()).toBe(room0);
+  await p.close(1000);
+});
+
+test("a big result's rows become outputs slice by slice: counted as one pass counts them, empty ones omitted", async () => {
+  const { p, conn } = pipeline({ omitIfEmpty: true });
+  const t = p.metrics.find((m) => m.name.endsWith("_transform"))!;
+  const big = SLICE * 3;
+  const input: Obj[] = rows(0, big).map((r) => (r.i % 10 === 0 ? {} : r));
+  p.push(new Emission(input, null));
+  expect([t.recordsIn, t.recordsOut]).toEqual([1, 0]);
+  const sent = input.filter((r) => Object.keys(r).length > 0);
+  await until(() => conn.got.length === sent.length);
+  expect(conn.got).toEqual(sent.map((r) => JSON.stringify(r)));
+  expect([t.recordsIn, t.recordsOut, t.messagesProcessed, t.exceptions]).toEqual([1, sent.length, sent.length, 0]);
   await p.close(1000);
 });
 
