@@ -126,7 +126,6 @@ export class ProjectOp extends Operator {
   private readonly resume = (): void => {
     const job = this.job;
     if (job === null) return; // `complete` finished it
-
     this.ctx.window = job.window;
     try {
       if (!this.project(job)) {
