@@ -105,3 +105,17 @@ test("back-pressure is the default; drop-oldest only when disableBufferFullDisca
   await block.stop();
   server.stop(true);
 });
+
+test("a drain runs for a few ms at most: a big backlog is taken over several event-loop turns, all of it", async () => {
+  const t = testRuntime();
+  const run = await t.rule({ id: "turns", sql: "SELECT n FROM m", options: { bufferLength: 50_000 }, actions: [{ nop: {} }] }, defs).start();
+  // Admitted at once (the subscription has room): one backlog of 20,000 rows, 5 ms of work and more.
+  for (let n = 0; n < 20_000; n++) expect(t.env.pubsub.publish("rule/in", { n })).toBeUndefined();
+  let between = -1;
+  setImmediate(() => (between = metric(run, "op_2_project_0_records_in_total") as number));
+  await waitFor(() => metric(run, "sink_nop_0_0_records_out_total") === 20_000, "all 20,000 through");
+  // The loop ran while the backlog was being taken: a timer, a socket or another rule had its turn.
+  expect(between).toBeGreaterThan(0);
+  expect(between).toBeLessThan(20_000);
+  await run.stop();
+});
