@@ -120,7 +120,7 @@ export abstract class Operator implements Consumer {
   restore(_s: unknown): void {}
 
   /**
-   * Finishes now what the node spread across turns (OpEnv.yields), pushing its results: before a
+   * Finishes now what the node spread across turns (OpEnv.turnMs), pushing its results: before a
    * snapshot, so a checkpoint never falls inside an item. A no-op for the nodes that never wait.
    */
   complete(): void {}

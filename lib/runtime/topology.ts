@@ -329,8 +329,8 @@ export class Topology {
    * The state of every stateful node, by node name (rules-and-sinks.md §5). The topology is a
    * synchronous push chain driven by the rule's inlets, so between two batches — where the
    * checkpoint timer runs — every operator is quiescent once the nodes that spread an item across
-   * turns have completed it, and this snapshot is consistent without barriers; qos 1 and 2 therefore behave the same. Values are live references: encode them
-   * before the next batch.
+   * turns have completed it, and this snapshot is consistent without barriers; qos 1 and 2
+   * therefore behave the same. Values are live references: encode them before the next batch.
    */
   snapshot(): Record<string, unknown> {
     const out: Record<string, unknown> = {};

@@ -166,8 +166,10 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
  * window otherwise allocates some 60,000 objects that live exactly one window — they outlive the
  * young-generation collections, so only a full collection sweeps them (W4: 6.0 → 3.4 MB promoted
  * per young collection, issue 11).
- * Reuse is safe because an emission is consumed synchronously: the operators after the window
- * turn groups into output rows before the next row is folded (core/operator.ts).
+ * Reuse is safe because an emission is consumed before the next row is folded: synchronously by
+ * the operators after the window (core/operator.ts), or, by a node that keeps the groups across
+ * event-loop turns (ProjectOp), under this index's lease, while the next window starts from a
+ * fresh index (TablePane.add).
  */
 export class GroupIndex implements Lease {
   /** Nodes keeping an emission's groups past its push (ProjectOp across turns): no reuse meanwhile. */
