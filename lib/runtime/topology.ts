@@ -223,6 +223,9 @@ export class Topology {
       o[k] = v;
       this.untrace.push(() => (o[k] = old));
     };
+    // A traced rule handles each item within its push (no OpEnv.turnMs), so what an item makes
+    // downstream runs inside its span.
+    swap(this.env as { turnMs?: number }, "turnMs", undefined);
     const pools = new Map<Consumer, LinkPool>();
     for (const op of this.operators) if (op instanceof WindowOp) pools.set(op, new LinkPool());
     for (const op of this.allOperators()) {

@@ -32,7 +32,10 @@ function shape(n: TraceNode): string {
   return n.ChildSpan.length ? `${n.name}(${n.ChildSpan.map(shape).join(", ")})` : n.name;
 }
 
-/** A traced rule on a wall clock; `send` pushes one message at row time `ts` the way a traced source does. */
+/**
+ * A traced rule on a wall clock; `send` pushes one message at row time `ts` the way a traced source
+ * does. Its operators may spread an item across turns (`turnMs`, 0: after 64 rows) unless traced.
+ */
 function traced(select: string) {
   const functions = createCatalog();
   const file = parseRuleFile(`CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="in");\n${select}`, functions);
@@ -42,7 +45,7 @@ function traced(select: string) {
   const now = () => clock.now();
   const plan = planRule(file.select, defs, { functions, env: { now, zone: UTC, ruleId: "r", ruleStart: now() }, zone: UTC, lateTolerance: 0 }).plan;
   const sink = new StdoutSink("array", () => {}, now);
-  const topo = new Topology(plan, { now, sendError: true, clock, zone: UTC }, [sink]);
+  const topo = new Topology(plan, { now, sendError: true, clock, zone: UTC, turnMs: 0 }, [sink]);
   const store = new LocalTraceStore(100);
   const tracer = new RuleTracer("r", "always", { record: (s) => store.add(s) });
   topo.trace(tracer);
@@ -99,4 +102,15 @@ test("a count window's emission runs in the trace of the row that fills it; that
   expect(shape(trees().find((x) => x.traceID === ids[1])!)).toBe("source_s(op_2_window(op_3_project(sink_stdout_0)))");
   expect(project(ids[1]!).links).toEqual([{ TraceID: ids[0]! }]);
   expect(project(ids[3]!).links).toEqual([{ TraceID: ids[2]! }]);
+});
+
+test("a traced window too big for one turn is still projected and sent within its emission's trace", () => {
+  const { clock, send, trees } = traced("SELECT a FROM s GROUP BY TumblingWindow(dd, 1)");
+  const start = clock.now();
+  for (let a = 0; a < 200; a++) send(a, start);
+  send(200, start + DAY);
+  const one = trees().find((x) => x.name === "op_2_window")!;
+  expect(shape(one)).toBe("op_2_window(op_3_project(sink_stdout_0))");
+  expect(JSON.parse(findSpan(one, "sink_stdout_0")!.attribute!.data as string)).toHaveLength(200);
+  expect(one.links).toHaveLength(128); // MAX_LINKS
 });
