@@ -41,6 +41,12 @@ export interface Lease {
 }
 
 /**
+ * The lease of rows a node writes into again on a later push whatever is held: row_number() and
+ * WHERE aggregates are cached on the tuples, which overlapping windows share. Not kept past the push.
+ */
+export const UNLENDABLE: Lease = { held: 0 };
+
+/**
  * What an incremental window (windows §9) did row by row in place of the WHERE and GROUP BY
  * operators that follow it: those operators report these outcomes as if they had done the work.
  */

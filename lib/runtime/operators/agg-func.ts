@@ -4,7 +4,7 @@
  */
 import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
-import { Collection, type Item } from "../../core/item.ts";
+import { Collection, UNLENDABLE, type Item } from "../../core/item.ts";
 import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class AggFuncOp extends Operator {
@@ -30,6 +30,8 @@ export class AggFuncOp extends Operator {
         if (t) (t.cache ??= new Array(this.slots))[c.slot] = v;
       }
     }
+    // The values are cached on tuples the next window may share.
+    if (item instanceof Collection) item.lease = UNLENDABLE;
     this.emit(item);
   }
 }

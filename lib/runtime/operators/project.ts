@@ -6,12 +6,13 @@
  * that time the rest waits for a later event-loop turn, and items pushed meanwhile queue behind it.
  * The emission is still one, made when the last row is projected, and a failing row still fails
  * the whole collection; only the time is spread (a window of 10,000 groups stalled the loop for
- * 36–39 ms under load, issue 11). The rows are kept across turns under the collection's lease.
+ * 36–39 ms under load, issue 11). The rows are kept across turns under the collection's lease;
+ * rows that cannot be lent (UNLENDABLE) are projected in one pass.
  */
 import { failureText, RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { compareUtf8, isObj, type Obj, type Value } from "../../value/values.ts";
-import { Collection, Emission, type Item, type Lease } from "../../core/item.ts";
+import { Collection, Emission, UNLENDABLE, type Item, type Lease } from "../../core/item.ts";
 import { Operator, type OpEnv } from "../../core/operator.ts";
 import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
 
@@ -107,7 +108,7 @@ export class ProjectOp extends Operator {
     const n = rows.length;
     let i = job.done;
     const turnMs = this.env.turnMs;
-    if (!this.budgeted || turnMs === undefined || n - i <= SLICE_ROWS) {
+    if (!this.budgeted || turnMs === undefined || job.lease === UNLENDABLE || n - i <= SLICE_ROWS) {
       for (; i < n; i++) out[i] = this.projectRow(rows[i]!);
       job.done = n;
       return true;
