@@ -4,9 +4,13 @@
  * forwarded downstream as an error item when the rule has `sendError`. This is the rule's error
  * boundary: anything an item makes a node throw (a RowError, an engine bug, a stack overflow on
  * a deep value) fails that item only, with a message, and the rule goes on.
+ *
+ * A node may spread one item's work across event-loop turns (`spread`, under OpEnv.turnMs): items
+ * pushed meanwhile wait behind it, so order is what one pass gives, and `complete` runs the rest
+ * at once (before a snapshot, at the end).
  */
 import { failureText, RowError } from "../errors.ts";
-import { Watermark, type Consumer, type Item } from "./item.ts";
+import { Collection, UNLENDABLE, Watermark, type Consumer, type Item, type Lease } from "./item.ts";
 import { NodeMetrics } from "./metrics.ts";
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
@@ -23,6 +27,38 @@ export interface OpEnv {
   readonly turnMs?: number;
 }
 
+/**
+ * One item's work spread across turns: `step` advances it until `until` (a performance.now()
+ * time; Infinity: to the end) and tells whether it is done; `finish` then pushes its results. The
+ * rows it reads stay valid under `lease`, held while it waits (UNLENDABLE: done in one pass).
+ */
+export interface Spread {
+  readonly lease: Lease | null;
+  step(until: number): boolean;
+  finish(): void;
+}
+
+/** Rows a step handles between two looks at the clock. */
+const SPREAD_ROWS = 64;
+
+/**
+ * `each(i)` for i from `from` up to `n`, stopping past `until` at the end of a run of
+ * SPREAD_ROWS; returns where it stopped (`n`: done).
+ */
+export function stepRows(from: number, n: number, until: number, each: (i: number) => void): number {
+  let i = from;
+  if (until === Infinity || n - i <= SPREAD_ROWS) {
+    for (; i < n; i++) each(i);
+    return n;
+  }
+  while (i < n) {
+    const stop = Math.min(n, i + SPREAD_ROWS);
+    for (; i < stop; i++) each(i);
+    if (performance.now() >= until) break;
+  }
+  return i;
+}
+
 export abstract class Operator implements Consumer {
   readonly metrics: NodeMetrics;
   next: Consumer;
@@ -32,6 +68,12 @@ export abstract class Operator implements Consumer {
   /** A sampled item is being processed (its downstream time is being summed). */
   private timing = false;
   private downstream = 0;
+  /** The item being spread across turns, if any. */
+  private spreading: Spread | null = null;
+  /** Items pushed while one is spread, in order. */
+  private readonly waiting: Item[] = [];
+  /** `complete` is running: spreads go to the end at once. */
+  private completing = false;
 
   constructor(name: string, env: OpEnv, errorPrefix: string) {
     this.metrics = new NodeMetrics("op", name);
@@ -41,6 +83,10 @@ export abstract class Operator implements Consumer {
   }
 
   push(item: Item): void {
+    if (this.spreading !== null) {
+      this.hold(item);
+      return;
+    }
     // Errors from upstream pass through untouched and uncounted (sql §9.2).
     if (item instanceof RowError) {
       this.next.push(item);
@@ -88,6 +134,71 @@ export abstract class Operator implements Consumer {
     this.next.push(w);
   }
 
+  /**
+   * Runs `job` for this turn's budget, or to the end where the rule does not yield (no
+   * OpEnv.turnMs), while completing, or when its rows cannot be lent; what is left continues in
+   * later turns. Called from `process`: a step's throw fails the item there.
+   */
+  protected spread(job: Spread): void {
+    const turnMs = this.env.turnMs;
+    const whole = turnMs === undefined || this.completing || job.lease === UNLENDABLE;
+    if (job.step(whole ? Infinity : performance.now() + turnMs)) {
+      job.finish();
+      return;
+    }
+    this.spreading = job;
+    if (job.lease !== null) job.lease.held++;
+    setImmediate(this.resume);
+  }
+
+  /** An item waits behind the one being spread, holding its rows' lease meanwhile. */
+  private hold(item: Item): void {
+    if (item instanceof Collection && item.lease !== null) item.lease.held++;
+    this.waiting.push(item);
+  }
+
+  /** A later turn: the spread item's next step; once it is done (or failed), the items that waited. */
+  private readonly resume = (): void => {
+    const job = this.spreading;
+    if (job === null) return; // `complete` finished it
+    try {
+      if (!job.step(this.completing ? Infinity : performance.now() + this.env.turnMs!)) {
+        setImmediate(this.resume);
+        return;
+      }
+      this.unspread(job);
+      job.finish();
+    } catch (e) {
+      this.unspread(job);
+      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
+    }
+    const w = this.waiting;
+    while (this.spreading === null && w.length > 0) {
+      const item = w.shift()!;
+      this.push(item);
+      if (item instanceof Collection && item.lease !== null) item.lease.held--;
+    }
+  };
+
+  private unspread(job: Spread): void {
+    this.spreading = null;
+    if (job.lease !== null) job.lease.held--;
+  }
+
+  /**
+   * Finishes now what the node spread across turns, pushing its results (before a snapshot, so a
+   * checkpoint never falls inside an item, and at the end); the items that waited follow.
+   */
+  complete(): void {
+    if (this.spreading === null) return;
+    this.completing = true;
+    try {
+      this.resume();
+    } finally {
+      this.completing = false;
+    }
+  }
+
   /** Handles one item; calls `emit` for results. Throws RowError to fail the item. */
   protected abstract process(item: Item): void;
 
@@ -120,12 +231,6 @@ export abstract class Operator implements Consumer {
   restore(_s: unknown): void {}
 
   /**
-   * Finishes now what the node spread across turns (OpEnv.turnMs), pushing its results: before a
-   * snapshot, so a checkpoint never falls inside an item. A no-op for the nodes that never wait.
-   */
-  complete(): void {}
-
-  /**
    * The rule's topology is ending: release what the node holds on the clock (a window's timers).
    * A no-op for the nodes that hold nothing.
    */
@@ -133,6 +238,7 @@ export abstract class Operator implements Consumer {
 
   /** End of input: flush anything held (windows) and pass the end on. */
   end(): void {
+    this.complete();
     const n = this.next as Partial<Operator>;
     n.end?.call(n);
   }

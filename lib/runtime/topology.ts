@@ -362,7 +362,10 @@ export class Topology {
 
   /** End of input: operators holding state (windows) flush, then sinks end. */
   end(): void {
-    for (const op of this.operators) op.close();
+    for (const op of this.operators) {
+      op.complete();
+      op.close();
+    }
     for (const s of this.sinks) s.end();
   }
 

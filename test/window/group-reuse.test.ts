@@ -154,6 +154,11 @@ describe("a window projected across turns (OpEnv.turnMs)", () => {
       // groups are reopened), some are not (the next starts from fresh groups).
       const interleaved = await runTurns(window, input, 700, 3, { step: 1, turnMs: 0 });
       expect(interleaved.printed).toEqual(once.printed);
+      // The buffered evaluator: its GROUP BY (AggregateOp) is spread across turns too.
+      let groupingWaited = -1;
+      const buffered = run(window, "buffered", input, { step: 1, turnMs: 0, before: (s) => (groupingWaited = s.rows.length) });
+      expect(groupingWaited).toBe(0);
+      expect(buffered.printed).toEqual(once.printed);
     }
   });
 

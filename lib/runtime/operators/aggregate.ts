@@ -6,7 +6,7 @@ import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, type EvalCtx, type Row } from "../../expr/row.ts";
 import { fmtV } from "../../value/values.ts";
 import { Collection, type Item } from "../../core/item.ts";
-import { Operator, type OpEnv } from "../../core/operator.ts";
+import { Operator, stepRows, type OpEnv } from "../../core/operator.ts";
 
 export class AggregateOp extends Operator {
   private readonly dims: Evaluator[];
@@ -25,20 +25,34 @@ export class AggregateOp extends Operator {
       if (inc.passed > 0) this.emit(item);
       return;
     }
-    this.ctx.window = item.window;
-    this.metrics.messagesProcessed += item.rows.length;
-    if (item.rows.length === 0) return;
+    const rows = item.rows;
+    this.metrics.messagesProcessed += rows.length;
+    if (rows.length === 0) return;
     const groups = new Map<string, Row[]>();
-    for (const r of item.rows) {
-      let key = "";
-      for (const d of this.dims) key += fmtV(d(r, this.ctx)) + ",";
-      const g = groups.get(key);
-      if (g) g.push(r);
-      else groups.set(key, [r]);
-    }
-    const out = new Collection(item.rows, item.window);
-    const ts = item.window ? item.window.trigger : 0;
-    out.groups = [...groups.values()].map((rows) => new GroupRow(rows, ts));
-    this.emit(out);
+    const dims = this.dims;
+    const ctx = this.ctx;
+    let done = 0;
+    // A big window is grouped across event-loop turns (Operator.spread).
+    this.spread({
+      lease: item.lease,
+      step: (until) => {
+        ctx.window = item.window;
+        done = stepRows(done, rows.length, until, (i) => {
+          const r = rows[i]!;
+          let key = "";
+          for (const d of dims) key += fmtV(d(r, ctx)) + ",";
+          const g = groups.get(key);
+          if (g) g.push(r);
+          else groups.set(key, [r]);
+        });
+        return done === rows.length;
+      },
+      finish: () => {
+        const out = item.derive(rows);
+        const ts = item.window ? item.window.trigger : 0;
+        out.groups = [...groups.values()].map((g) => new GroupRow(g, ts));
+        this.emit(out);
+      },
+    });
   }
 }

@@ -2,36 +2,21 @@
  * SELECT (`<n>_project`, sql §10.1): builds one output object per row (or per group in an
  * aggregate query) and emits one Emission per input item. LIMIT truncates collections.
  *
- * A large collection is projected under a budget: where the rule may yield (OpEnv.turnMs), after
- * that time the rest waits for a later event-loop turn, and items pushed meanwhile queue behind it.
- * The emission is still one, made when the last row is projected, and a failing row still fails
- * the whole collection; only the time is spread (a window of 10,000 groups stalled the loop for
- * 36–39 ms under load, issue 11). The rows are kept across turns under the collection's lease;
- * rows that cannot be lent (UNLENDABLE) are projected in one pass.
+ * A large collection is projected across event-loop turns (Operator.spread): the emission is still
+ * one, made when the last row is projected, and a failing row still fails the whole collection;
+ * only the time is spread (a window of 10,000 groups stalled the loop for 36–39 ms under load,
+ * issue 11).
  */
-import { failureText, RowError } from "../../errors.ts";
+import { RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { compareUtf8, isObj, type Obj, type Value } from "../../value/values.ts";
-import { Collection, Emission, UNLENDABLE, type Item, type Lease } from "../../core/item.ts";
-import { Operator, type OpEnv } from "../../core/operator.ts";
+import { Collection, Emission, type Item } from "../../core/item.ts";
+import { Operator, stepRows, type OpEnv } from "../../core/operator.ts";
 import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
 
 /** No value for this output key (omitted null, invisible field). */
 const ABSENT = Symbol("absent");
 
-/** Rows projected between two looks at the clock. */
-const SLICE_ROWS = 64;
-
-/** A collection being projected across turns. */
-interface Job {
-  readonly rows: Row[];
-  readonly out: Obj[];
-  readonly window: Collection["window"];
-  readonly meta: Obj | null;
-  readonly lease: Lease | null;
-  /** Rows projected so far. */
-  done: number;
-}
 
 export class ProjectOp extends Operator {
   private readonly spec: ProjectSpec;
@@ -45,12 +30,6 @@ export class ProjectOp extends Operator {
   private readonly scratch: (Value | typeof ABSENT)[];
   /** Builds the sorted row from `scratch` when no value is absent (see `assembler`); null: the loop does. */
   private readonly assemble: Assemble | null;
-  /** The collection being projected across turns, if any. */
-  private job: Job | null = null;
-  /** Items pushed while a job is pending, in order. */
-  private readonly waiting: Item[] = [];
-  /** Off while `complete` runs the rest to the end. */
-  private budgeted = true;
 
   constructor(name: string, env: OpEnv, spec: ProjectSpec) {
     super(name, env, "run Select error: ");
@@ -72,109 +51,32 @@ export class ProjectOp extends Operator {
       return;
     }
     if (!(item instanceof Collection)) return;
-    this.ctx.window = item.window;
+    this.metrics.messagesProcessed += item.rows.length;
+    if (spec.limit === 0) return;
+    const rows = this.rowsOf(item);
+    const out: Obj[] = new Array(rows.length);
+    const meta = rows.length ? rows[0]!.metadata(undefined) : null;
+    const window = item.window;
+    let done = 0;
+    this.spread({
+      lease: item.lease,
+      step: (until) => {
+        this.ctx.window = window;
+        done = stepRows(done, rows.length, until, (i) => (out[i] = this.projectRow(rows[i]!)));
+        return done === rows.length;
+      },
+      finish: () => this.emit(new Emission(out, meta)),
+    });
+  }
+
+  /** The rows a collection projects: its groups in an aggregate query, else its rows; LIMIT applied. */
+  private rowsOf(item: Collection): Row[] {
+    const spec = this.spec;
     let rows: Row[];
     if (spec.aggregate) rows = item.groups ?? [new GroupRow(item.rows, item.window ? item.window.trigger : 0)];
     // Groups that survived HAVING in a non-aggregate query are projected row by row (sql §11.1).
     else rows = item.groups ? item.groups.flatMap((g) => g.rows) : item.rows;
-    this.metrics.messagesProcessed += item.rows.length;
-    if (spec.limit !== undefined && spec.limit >= 0) {
-      if (spec.limit === 0) return;
-      rows = rows.slice(0, spec.limit);
-    }
-    const job: Job = { rows, out: new Array(rows.length), window: item.window, meta: rows.length ? rows[0]!.metadata(undefined) : null, lease: item.lease, done: 0 };
-    if (this.project(job)) {
-      this.emit(new Emission(job.out, job.meta));
-      return;
-    }
-    this.job = job;
-    if (job.lease !== null) job.lease.held++;
-    setImmediate(this.resume);
-  }
-
-  /** Items wait behind a collection being projected across turns, holding their leases meanwhile. */
-  override push(item: Item): void {
-    if (this.job === null) {
-      super.push(item);
-      return;
-    }
-    if (item instanceof Collection && item.lease !== null) item.lease.held++;
-    this.waiting.push(item);
-  }
-
-  /** Projects the job's next rows; true when all are done, false when its turn's budget ran out. */
-  private project(job: Job): boolean {
-    const { rows, out } = job;
-    const n = rows.length;
-    let i = job.done;
-    const turnMs = this.env.turnMs;
-    if (!this.budgeted || turnMs === undefined || job.lease === UNLENDABLE || n - i <= SLICE_ROWS) {
-      for (; i < n; i++) out[i] = this.projectRow(rows[i]!);
-      job.done = n;
-      return true;
-    }
-    const until = performance.now() + turnMs;
-    while (i < n) {
-      const stop = Math.min(n, i + SLICE_ROWS);
-      for (; i < stop; i++) out[i] = this.projectRow(rows[i]!);
-      job.done = i;
-      if (i < n && performance.now() >= until) return false;
-    }
-    return true;
-  }
-
-  /** A later turn: the job's next rows, then, once it is emitted (or failed), the items that waited. */
-  private readonly resume = (): void => {
-    const job = this.job;
-    if (job === null) return; // `complete` finished it
-    this.ctx.window = job.window;
-    try {
-      if (!this.project(job)) {
-        setImmediate(this.resume);
-        return;
-      }
-      this.finish(job);
-      this.emit(new Emission(job.out, job.meta));
-    } catch (e) {
-      this.finish(job);
-      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
-    }
-    this.release();
-  };
-
-  private finish(job: Job): void {
-    this.job = null;
-    if (job.lease !== null) job.lease.held--;
-  }
-
-  /** Pushes the items that waited, until one of them becomes a job in turn (which holds the lease itself). */
-  private release(): void {
-    const w = this.waiting;
-    while (this.job === null && w.length > 0) {
-      const item = w.shift()!;
-      super.push(item);
-      if (item instanceof Collection && item.lease !== null) item.lease.held--;
-    }
-  }
-
-  /** Runs a pending job and every waiting item to the end now (before a snapshot, at the end). */
-  override complete(): void {
-    if (this.job === null) return;
-    this.budgeted = false;
-    try {
-      this.resume();
-    } finally {
-      this.budgeted = true;
-    }
-  }
-
-  override end(): void {
-    this.complete();
-    super.end();
-  }
-
-  override close(): void {
-    this.complete();
+    return spec.limit !== undefined && spec.limit > 0 ? rows.slice(0, spec.limit) : rows;
   }
 
   private projectRow(row: Row): Obj {
