@@ -51,6 +51,8 @@ interface RunOptions {
   select?: string;
   /** The GROUP BY keys before the window (default `k`; empty: the window alone). */
   keys?: string;
+  /** A HAVING clause after the GROUP BY. */
+  having?: string;
   /** Sees the sink before the end completes what waits. */
   before?: (s: KeepingSink) => void;
 }
@@ -58,7 +60,7 @@ interface RunOptions {
 /** The rule's topology on a virtual clock, its sink, and how to feed it one row. */
 function rule(window: string, evaluator: "auto" | "buffered", o: RunOptions) {
   const keys = o.keys ?? "k";
-  const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\n${o.select ?? SELECT} GROUP BY ${keys ? keys + ", " : ""}${window}`;
+  const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\n${o.select ?? SELECT} GROUP BY ${keys ? keys + ", " : ""}${window}${o.having ? " HAVING " + o.having : ""}`;
   const functions = createCatalog();
   const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
@@ -170,6 +172,17 @@ describe("a window projected across turns (OpEnv.turnMs)", () => {
     const once = run("TUMBLINGWINDOW(ss, 1)", "auto", input, { step: 1, select });
     expect(once.printed.filter((p) => p.startsWith("error: "))).toHaveLength(1);
     expect(turned.printed).toEqual(once.printed);
+  });
+
+  test("HAVING over a window's groups is filtered across turns too; a group failing it fails the window, as in one pass", () => {
+    const input = manyKeys(5, 5000, 300);
+    for (const having of ["count(*) > 3", "10 / (count(*) - 3) > 1"]) {
+      const o = { step: 1, select: "SELECT k, count(*) AS n FROM s", having };
+      const turned = run("TUMBLINGWINDOW(ss, 1)", "auto", input, { ...o, turnMs: 0 });
+      const once = run("TUMBLINGWINDOW(ss, 1)", "auto", input, o);
+      expect(once.printed.length).toBeGreaterThan(4);
+      expect(turned.printed).toEqual(once.printed);
+    }
   });
 
   test("rows an upstream node writes into on a later push (row_number() over overlapping windows) are projected in one pass", () => {
