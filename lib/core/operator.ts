@@ -162,7 +162,8 @@ export abstract class Operator implements Consumer {
     const job = this.spreading;
     if (job === null) return; // `complete` finished it
     try {
-      if (!job.step(this.completing ? Infinity : performance.now() + this.env.turnMs!)) {
+      const turnMs = this.env.turnMs; // undefined once the rule is traced
+      if (!job.step(this.completing || turnMs === undefined ? Infinity : performance.now() + turnMs)) {
         setImmediate(this.resume);
         return;
       }
