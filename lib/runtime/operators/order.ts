@@ -52,7 +52,7 @@ export function sortRows<R extends Row>(rows: R[], keys: readonly SortKey[], ctx
       if (typeof x === "boolean") continue;
       const asc = keys[k]!.ascending;
       if (plain[k]) {
-        // One type on both sides: what `compare` does, without its dispatch (10,000 float keys: 4.7 → 3.0 ms).
+        // One type on both sides: what `compare` does, without its dispatch (bench/order-sort.ts: half the time).
         if ((x as number) < (y as number)) return asc ? -1 : 1;
         if ((y as number) < (x as number)) return asc ? 1 : -1;
         continue;
