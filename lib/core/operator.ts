@@ -5,7 +5,7 @@
  * boundary: anything an item makes a node throw (a RowError, an engine bug, a stack overflow on
  * a deep value) fails that item only, with a message, and the rule goes on.
  *
- * A node may spread one item's work across event-loop turns (`spread`, under OpEnv.turnMs): items
+ * A node may spread one item's work across event-loop turns (`spreadRows`, under OpEnv.turnMs): items
  * pushed meanwhile wait behind it, so order is what one pass gives, and `complete` runs the rest
  * at once (before a snapshot, at the end).
  */
@@ -27,36 +27,39 @@ export interface OpEnv {
   readonly turnMs?: number;
 }
 
-/**
- * One item's work spread across turns: `step` advances it until `until` (a performance.now()
- * time; Infinity: to the end) and tells whether it is done; `finish` then pushes its results. The
- * rows it reads stay valid under `lease`, held while it waits (UNLENDABLE: done in one pass).
- */
-export interface Spread {
-  readonly lease: Lease | null;
-  step(until: number): boolean;
-  finish(): void;
-}
-
-/** Rows a step handles between two looks at the clock. */
+/** Rows handled between two looks at the clock. */
 const SPREAD_ROWS = 64;
 
 /**
- * `each(i)` for i from `from` up to `n`, stopping past `until` at the end of a run of
- * SPREAD_ROWS; returns where it stopped (`n`: done).
+ * One item's rows handled across turns (`spreadRows`); they stay valid under `lease`, held while
+ * the item waits (UNLENDABLE: done in one pass).
  */
-export function stepRows(from: number, n: number, until: number, each: (i: number) => void): number {
-  let i = from;
-  if (until === Infinity || n - i <= SPREAD_ROWS) {
-    for (; i < n; i++) each(i);
-    return n;
+class RowJob {
+  /** Rows handled so far. */
+  done = 0;
+  constructor(
+    readonly lease: Lease | null,
+    private readonly n: number,
+    private readonly each: (i: number) => void,
+    readonly finish: () => void,
+  ) {}
+
+  /** Handles rows until `until` (a performance.now() time; Infinity: to the end), checked every SPREAD_ROWS; true once all are. */
+  step(until: number): boolean {
+    const { n, each } = this;
+    let i = this.done;
+    if (until === Infinity || n - i <= SPREAD_ROWS) {
+      for (; i < n; i++) each(i);
+    } else {
+      while (i < n) {
+        const stop = Math.min(n, i + SPREAD_ROWS);
+        for (; i < stop; i++) each(i);
+        if (performance.now() >= until) break;
+      }
+    }
+    this.done = i;
+    return i === n;
   }
-  while (i < n) {
-    const stop = Math.min(n, i + SPREAD_ROWS);
-    for (; i < stop; i++) each(i);
-    if (performance.now() >= until) break;
-  }
-  return i;
 }
 
 export abstract class Operator implements Consumer {
@@ -69,7 +72,7 @@ export abstract class Operator implements Consumer {
   private timing = false;
   private downstream = 0;
   /** The item being spread across turns, if any. */
-  private spreading: Spread | null = null;
+  private spreading: RowJob | null = null;
   /** Items pushed while one is spread, in order. */
   private readonly waiting: Item[] = [];
   /** `complete` is running: spreads go to the end at once. */
@@ -135,11 +138,14 @@ export abstract class Operator implements Consumer {
   }
 
   /**
-   * Runs `job` for this turn's budget, or to the end where the rule does not yield (no
-   * OpEnv.turnMs), while completing, or when its rows cannot be lent; what is left continues in
-   * later turns. Called from `process`: a step's throw fails the item there.
+   * Handles rows 0…n−1 of one item with `each`, then `finish`es it: within this turn's budget, or
+   * to the end where the rule does not yield (no OpEnv.turnMs), while completing, or when the rows
+   * cannot be lent; what is left continues in later turns (the node's own state, such as its
+   * EvalCtx, stays as `process` set it: no other item enters meanwhile). Called from `process`: a
+   * throw from `each` fails the item.
    */
-  protected spread(job: Spread): void {
+  protected spreadRows(lease: Lease | null, n: number, each: (i: number) => void, finish: () => void): void {
+    const job = new RowJob(lease, n, each, finish);
     const turnMs = this.env.turnMs;
     const whole = turnMs === undefined || this.completing || job.lease === UNLENDABLE;
     if (job.step(whole ? Infinity : performance.now() + turnMs)) {
@@ -181,7 +187,7 @@ export abstract class Operator implements Consumer {
     }
   };
 
-  private unspread(job: Spread): void {
+  private unspread(job: RowJob): void {
     this.spreading = null;
     if (job.lease !== null) job.lease.held--;
   }

@@ -6,7 +6,7 @@ import type { Evaluator } from "../../expr/compile.ts";
 import { GroupRow, type EvalCtx, type Row } from "../../expr/row.ts";
 import { fmtV } from "../../value/values.ts";
 import { Collection, type Item } from "../../core/item.ts";
-import { Operator, stepRows, type OpEnv } from "../../core/operator.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 
 export class AggregateOp extends Operator {
   private readonly dims: Evaluator[];
@@ -31,28 +31,25 @@ export class AggregateOp extends Operator {
     const groups = new Map<string, Row[]>();
     const dims = this.dims;
     const ctx = this.ctx;
-    let done = 0;
-    // A big window is grouped across event-loop turns (Operator.spread).
-    this.spread({
-      lease: item.lease,
-      step: (until) => {
-        ctx.window = item.window;
-        done = stepRows(done, rows.length, until, (i) => {
-          const r = rows[i]!;
-          let key = "";
-          for (const d of dims) key += fmtV(d(r, ctx)) + ",";
-          const g = groups.get(key);
-          if (g) g.push(r);
-          else groups.set(key, [r]);
-        });
-        return done === rows.length;
+    ctx.window = item.window;
+    // A big window is grouped across event-loop turns.
+    this.spreadRows(
+      item.lease,
+      rows.length,
+      (i) => {
+        const r = rows[i]!;
+        let key = "";
+        for (const d of dims) key += fmtV(d(r, ctx)) + ",";
+        const g = groups.get(key);
+        if (g) g.push(r);
+        else groups.set(key, [r]);
       },
-      finish: () => {
+      () => {
         const out = item.derive(rows);
         const ts = item.window ? item.window.trigger : 0;
         out.groups = [...groups.values()].map((g) => new GroupRow(g, ts));
         this.emit(out);
       },
-    });
+    );
   }
 }

@@ -4,7 +4,7 @@ import type { HitState } from "../../expr/hits.ts";
 import { GroupRow, Tuple, type EvalCtx } from "../../expr/row.ts";
 import type { Value } from "../../value/values.ts";
 import { Collection, type Item } from "../../core/item.ts";
-import { Operator, stepRows, type OpEnv } from "../../core/operator.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 import { nonBool } from "../../expr/truthy.ts";
 
 /** HAVING accepts only booleans: null is an error too (sql §9.4). */
@@ -40,25 +40,21 @@ export class HavingOp extends Operator {
     const groups = item.groups ?? [new GroupRow(item.rows, trigger)];
     const kept: GroupRow[] = [];
     const cond = this.cond;
-    let done = 0;
-    // A window of many groups is filtered across event-loop turns (Operator.spread).
-    this.spread({
-      lease: item.lease,
-      step: (until) => {
-        ctx.window = item.window;
-        done = stepRows(done, groups.length, until, (i) => {
-          const g = groups[i]!;
-          if (passes(cond(g, ctx))) kept.push(g);
-        });
-        return done === groups.length;
+    ctx.window = item.window;
+    // A window of many groups is filtered across event-loop turns.
+    this.spreadRows(
+      item.lease,
+      groups.length,
+      (i) => {
+        if (passes(cond(groups[i]!, ctx))) kept.push(groups[i]!);
       },
-      finish: () => {
+      () => {
         if (kept.length === 0) return;
         const out = item.derive(item.rows);
         out.groups = kept;
         if (this.hits) this.hits.pass(1, trigger, () => this.emit(out));
         else this.emit(out);
       },
-    });
+    );
   }
 }

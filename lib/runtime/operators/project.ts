@@ -2,7 +2,7 @@
  * SELECT (`<n>_project`, sql §10.1): builds one output object per row (or per group in an
  * aggregate query) and emits one Emission per input item. LIMIT truncates collections.
  *
- * A large collection is projected across event-loop turns (Operator.spread): the emission is still
+ * A large collection is projected across event-loop turns (Operator.spreadRows): the emission is still
  * one, made when the last row is projected, and a failing row still fails the whole collection;
  * only the time is spread (a window of 10,000 groups stalled the loop for 36–39 ms under load,
  * issue 11).
@@ -11,7 +11,7 @@ import { RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { compareUtf8, isObj, type Obj, type Value } from "../../value/values.ts";
 import { Collection, Emission, type Item } from "../../core/item.ts";
-import { Operator, stepRows, type OpEnv } from "../../core/operator.ts";
+import { Operator, type OpEnv } from "../../core/operator.ts";
 import type { ProjectField, ProjectSpec } from "../../plan/specs.ts";
 
 /** No value for this output key (omitted null, invisible field). */
@@ -56,17 +56,13 @@ export class ProjectOp extends Operator {
     const rows = this.rowsOf(item);
     const out: Obj[] = new Array(rows.length);
     const meta = rows.length ? rows[0]!.metadata(undefined) : null;
-    const window = item.window;
-    let done = 0;
-    this.spread({
-      lease: item.lease,
-      step: (until) => {
-        this.ctx.window = window;
-        done = stepRows(done, rows.length, until, (i) => (out[i] = this.projectRow(rows[i]!)));
-        return done === rows.length;
-      },
-      finish: () => this.emit(new Emission(out, meta)),
-    });
+    this.ctx.window = item.window;
+    this.spreadRows(
+      item.lease,
+      rows.length,
+      (i) => (out[i] = this.projectRow(rows[i]!)),
+      () => this.emit(new Emission(out, meta)),
+    );
   }
 
   /** The rows a collection projects: its groups in an aggregate query, else its rows; LIMIT applied. */
