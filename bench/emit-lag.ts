@@ -5,7 +5,8 @@
  * 10,000). The rows are published between firings; a 1 ms probe timer records how late it fires
  * while each window is emitted. Reports the longest stall per firing and the rows written.
  * `--whole` drops `sendSingle`: the sink writes each window as one JSON array (one line);
- * `--template` also renders that array through a dataTemplate (a top-level range).
+ * `--template` also renders that array through a dataTemplate (a top-level range); without
+ * `--whole`, each row through a row template.
  *
  *   node_modules/.bin/bun bench/emit-lag.ts [--devices 10000] [--windows 4] [--whole [--template]] [--root DIR]
  * `--root` runs another checkout's lib/ (e.g. the base build's sources) in this same process
@@ -35,7 +36,9 @@ const hub = new SourceHub(env);
 const sql = `CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/in")`;
 const defs = new Map([["m", streamDef(parseStatement(sql, functions), sql)]]);
 const out = join(dir, "out.ndjson");
-const TEMPLATE = `[{{range $i, $r := .}}{{if $i}},{{end}}{"device":"{{$r.device}}","n":{{$r.n}},"max":{{$r.max_temp}}}{{end}}]`;
+const TEMPLATE = a.whole
+  ? `[{{range $i, $r := .}}{{if $i}},{{end}}{"device":"{{$r.device}}","n":{{$r.n}},"max":{{$r.max_temp}}}{{end}}]`
+  : `{"device":"{{.device}}","n":{{.n}},"max":{{.max_temp}}}`;
 const rule = Rule.create(
   {
     id: "emit",
@@ -100,7 +103,7 @@ const rows = a.whole ? lines.reduce((n, l) => n + (JSON.parse(l) as unknown[]).l
 rmSync(dir, { recursive: true, force: true });
 const med = (xs: number[]) => xs.slice().sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 console.log(
-  `${ROOT}${a.whole ? (a.template ? " (whole windows, dataTemplate)" : " (whole windows)") : ""}: ${devices} groups per window, ${windows} windows: longest gap per firing ${stalls.join(", ")} ms (median ${med(stalls)}); ` +
+  `${ROOT}${a.whole ? (a.template ? " (whole windows, dataTemplate)" : " (whole windows)") : a.template ? " (row template)" : ""}: ${devices} groups per window, ${windows} windows: longest gap per firing ${stalls.join(", ")} ms (median ${med(stalls)}); ` +
     `CPU in the busiest gap ${cpuStalls.join(", ")} ms (median ${med(cpuStalls)}); ${rows} rows written`,
 );
 process.exit(0);

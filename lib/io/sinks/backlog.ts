@@ -8,8 +8,11 @@
  * its payload is built row by row across slices (json-slices.ts, delimited-slices.ts); so is a big
  * JSON batch and a whole window's dataTemplate (stepped templates).
  *
- * A big result sent singly with a plain transform (Transformer.plainSingle) is not even
- * transformed in one go: its rows wait here and become outputs slice by slice (`offerRows`).
+ * A big result sent singly is not even transformed in one go: its rows wait here (`offerRows`).
+ * With a plain transform (Transformer.plainSingle) each becomes its output as it is encoded; a
+ * transform that can fail on a row (a dataTemplate, field selection, templated properties) first
+ * renders them all, slice by slice, so that a failing row still drops the whole result as one
+ * pass does, and the outputs are encoded after.
  *
  * The pipeline (pipeline.ts) `offer`s what it would encode at once; the backlog takes it when it
  * must wait and hands each output (or built payload) back through its `BacklogHost`, in order.
@@ -34,11 +37,22 @@ class PendingBatch {
   constructor(readonly list: Output[]) {}
 }
 
-/** The rows of one result sent singly, transformed as they are encoded (`offerRows`). */
+/** The rows of one result sent singly (`offerRows`). */
 class PendingRows {
-  /** Rows already handed on. */
+  /** Rows transformed so far. */
   next = 0;
-  constructor(readonly rows: readonly Obj[]) {}
+  /** The rendered outputs of a transform that can fail (null: plain); `sent` of them are encoded. */
+  readonly outs: Output[] | null;
+  sent = 0;
+  /** What the entry counts for in `length`: the rows, then the outputs, still to hand on. */
+  counted: number;
+  constructor(
+    readonly rows: readonly Obj[],
+    rendered: boolean,
+  ) {
+    this.outs = rendered ? [] : null;
+    this.counted = rows.length;
+  }
 }
 
 type Backlogged = Output | PendingBatch | PendingRows;
@@ -47,8 +61,12 @@ type Backlogged = Output | PendingBatch | PendingRows;
 export interface BacklogHost {
   /** Encodes and enqueues `o` as a push would have, under the pipeline's error boundary. */
   encode(o: Output, now: number, traceparent: string | null): void;
-  /** Transforms (counted) and encodes one row of a result offered with `offerRows`. */
+  /** Transforms (counted) and encodes one row of a result offered with `offerRows`, plain transform. */
   encodeRow(row: Obj, now: number, traceparent: string | null): void;
+  /** Appends the outputs of one row of a result offered with `offerRows` (throws as the transform does). */
+  renderRow(row: Obj, outs: Output[]): void;
+  /** All rows of such a result are rendered: the outputs are counted out of the transform. */
+  rendered(outs: readonly Output[]): void;
   /** Enqueues the payload built across slices for the whole-array output `o`. */
   enqueueOutput(o: Output, payload: Payload, now: number, traceparent: string | null): void;
   /** Enqueues the payload built across slices for a batch writer's flush. */
@@ -63,7 +81,7 @@ export class Backlog {
   /** The `traceparent` of each entry's push (same index): the item made later carries it. */
   private traces: (string | null)[] = [];
   private pos = 0;
-  /** Rows of the PendingRows entries still to hand on, beyond the one each entry counts for. */
+  /** What the PendingRows entries count for (`counted`) beyond the one each entry is. */
   private extraRows = 0;
   private timer: ReturnType<typeof setImmediate> | undefined;
   /** Whole-array outputs are built in slices (a bytes sink with json or delimited format). */
@@ -110,8 +128,8 @@ export class Backlog {
    * Takes the rows of one result sent singly (more than SLICE, plain transform). The first slice
    * runs in the next turn: this one has spent its time making the result (a window's firing).
    */
-  offerRows(rows: readonly Obj[], traceparent: string | null): void {
-    this.list.push(new PendingRows(rows));
+  offerRows(rows: readonly Obj[], traceparent: string | null, rendered: boolean): void {
+    this.list.push(new PendingRows(rows, rendered));
     this.traces.push(traceparent);
     this.extraRows += rows.length - 1;
     if (this.timer === undefined) this.timer = setImmediate(this.slice);
@@ -206,22 +224,51 @@ export class Backlog {
     this.extraRows = 0;
   }
 
-  /** Hands on the rows of `p`, at most SLICE of them and until `until` (checked every 32); true once all are. */
+  /**
+   * Hands on the rows of `p`, at most SLICE of them and until `until` (checked every 32); true once
+   * all are. A rendering transform renders every row first and then encodes the outputs; a row it
+   * fails on drops the result, counted on the transform node as one pass counts it.
+   */
   private encodeRows(p: PendingRows, until: number, now: number, tp: string | null): boolean {
     const rows = p.rows;
-    const from = p.next;
-    const stop = until === Infinity ? rows.length : Math.min(rows.length, from + SLICE);
-    let k = from;
+    const budget = until === Infinity ? Infinity : SLICE;
+    let handled = 0;
     try {
-      while (k < stop) {
-        this.host.encodeRow(rows[k++]!, now, tp);
-        if ((k & 31) === 0 && performance.now() >= until) break;
+      const outs = p.outs;
+      if (outs === null) {
+        while (p.next < rows.length && handled < budget) {
+          this.host.encodeRow(rows[p.next++]!, now, tp);
+          if ((++handled & 31) === 0 && performance.now() >= until) return this.recount(p, rows.length - p.next);
+        }
+        return this.recount(p, rows.length - p.next);
       }
-    } finally {
-      p.next = k;
-      this.extraRows -= k - from - (k === rows.length ? 1 : 0);
+      if (p.next < rows.length) {
+        while (p.next < rows.length && handled < budget) {
+          this.host.renderRow(rows[p.next++]!, outs);
+          if ((++handled & 31) === 0 && performance.now() >= until) return false;
+        }
+        if (p.next < rows.length) return false;
+        this.host.rendered(outs);
+        this.recount(p, outs.length);
+      }
+      while (p.sent < outs.length && handled < budget) {
+        this.host.encode(outs[p.sent++]!, now, tp);
+        if ((++handled & 31) === 0 && performance.now() >= until) break;
+      }
+      return this.recount(p, outs.length - p.sent);
+    } catch (e) {
+      // Only rendering throws (encode has the host's own boundary): the result is dropped.
+      this.transformNode.exception(e instanceof RowError ? e.message : failureText(e), now);
+      return this.recount(p, 0);
     }
-    return k === rows.length;
+  }
+
+  /** `p` now counts for `left` (still to hand on); true, and counted as the entry alone, once none is left. */
+  private recount(p: PendingRows, left: number): boolean {
+    const counted = left > 0 ? left : 1;
+    this.extraRows += counted - p.counted;
+    p.counted = counted;
+    return left === 0;
   }
 
   /**

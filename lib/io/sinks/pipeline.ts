@@ -147,6 +147,12 @@ export class SinkPipeline implements SinkNode {
           this.transformNode.messagesProcessed++;
           this.encodeGuarded(o, now, tp);
         },
+        renderRow: (row, outs) => this.transformer.rowOutputs(row, outs),
+        rendered: (outs) => {
+          const t = this.transformNode;
+          t.recordsOut += outs.length;
+          for (const o of outs) t.messagesProcessed += o.rows;
+        },
         enqueueOutput: (o, payload, now, tp) => this.enqueueOutput(o, payload, now, false, tp),
         enqueueBatch: (list, payload, now) => this.enqueueBatch(list, payload, now),
         drained: () => this.checkRoom(),
@@ -221,9 +227,9 @@ export class SinkPipeline implements SinkNode {
     const t = this.transformNode;
     t.recordsIn++;
     t.lastInvocation = now;
-    // A big result sent singly with a plain transform: its rows become outputs in the backlog's slices.
-    if (b === null && item instanceof Emission && item.row === null && this.transformer.plainSingle && item.rows.length > SLICE) {
-      this.backlog.offerRows(item.rows, this.traceparent);
+    // A big result sent singly: its rows become outputs in the backlog's slices.
+    if (b === null && item instanceof Emission && item.row === null && this.c.sendSingle && item.rows.length > SLICE) {
+      this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle);
       return;
     }
     const outs = this.outs;

@@ -119,14 +119,16 @@ export class Transformer {
     else return;
     const c = this.c;
     if (c.sendSingle && Array.isArray(data)) {
-      for (const r of data) {
-        if (c.omitIfEmpty && isEmpty(r)) continue;
-        this.one(r, 1, out);
-      }
+      for (const r of data) this.rowOutputs(r as Obj, out);
       return;
     }
     if (c.omitIfEmpty && isEmpty(data)) return;
     this.one(data, rows, out);
+  }
+
+  /** Appends the outputs of one row of a result sent singly; throws RowError (a template, a selection). */
+  rowOutputs(row: Obj, out: Output[]): void {
+    if (!(this.c.omitIfEmpty && isEmpty(row))) this.one(row, 1, out);
   }
 
   /** The output of one row of a result sent singly under `plainSingle`; null when omitted as empty. */

@@ -315,6 +315,51 @@ test("a dataTemplate failing past the first slice drops that window, counted on 
   await p.close(1000);
 });
 
+const ROW_TMPL = `{"i":{{.i}},"s":{{json .s}}}`;
+
+test("a big result sent singly through a row dataTemplate is rendered across slices, then encoded: as one pass, in order", async () => {
+  const { p, conn } = pipeline({ dataTemplate: ROW_TMPL });
+  const a = mixed(0, SLICE * 4 + 3);
+  p.push(new Emission(a, null));
+  p.push(new Emission(mixed(900, 2), null));
+  // Nothing is rendered in the push; the whole result waits and counts against room.
+  expect(conn.got.length).toBe(0);
+  expect(p.queued).toBe(a.length + 2);
+  let ranBetween = false;
+  setImmediate(() => (ranBetween = conn.got.length === 0));
+  await until(() => conn.got.length === a.length + 2);
+  expect(ranBetween).toBe(true);
+  const render = compileTemplate(ROW_TMPL);
+  expect(conn.got).toEqual([...a, ...mixed(900, 2)].map((r) => render(r)));
+  const t = p.metrics.find((m) => m.name.endsWith("_transform"))!;
+  expect([t.recordsIn, t.recordsOut, t.messagesProcessed, t.exceptions]).toEqual([2, a.length + 2, a.length + 2, 0]);
+  await p.close(1000);
+});
+
+test("a row the dataTemplate fails on past the first slice drops the whole result, counted once, as one pass does", async () => {
+  const { p, conn } = pipeline({ dataTemplate: "{{.nest.a}}" });
+  const room0 = p.room();
+  const bad: Obj[] = Array.from({ length: SLICE * 3 }, (_, i): Obj => ({ nest: i === SLICE * 2 ? "flat" : { a: "x" } }));
+  p.push(new Emission(bad, null));
+  p.push(new Emission([{ nest: { a: "y" } }], null));
+  await until(() => conn.got.length === 1);
+  expect(conn.got).toEqual(["y"]);
+  const t = p.metrics.find((m) => m.name.endsWith("_transform"))!;
+  expect([t.recordsIn, t.recordsOut, t.exceptions]).toEqual([2, 1, 1]);
+  const message = t.lastException;
+  expect(message).toStartWith("fail to encode data map[nest:flat] with dataTemplate for error template: ");
+  expect(p.room()).toBe(room0);
+  expect(p.queued).toBe(0);
+  // A small result failing the same way (one pass, in the transform) reads the same.
+  p.push(new Emission([{ nest: "flat" }, { nest: "flat" }], null));
+  expect(t.lastException).toBe(message);
+  expect([t.recordsIn, t.recordsOut, t.exceptions]).toEqual([3, 1, 2]);
+  // end() renders and encodes a waiting result at once.
+  p.push(new Emission(bad.slice(0, SLICE * 2), null));
+  await p.close(1000);
+  expect(conn.got.length).toBe(1 + SLICE * 2);
+});
+
 test("the dataTemplate is not rendered per item as a dynamic property; other templated properties are", async () => {
   const { p, conn } = whole({ dataTemplate: "{{range .}}{{.i}}{{end}}", path: "/out/{{len .}}" });
   p.push(new Emission(mixed(0, 3), null));
