@@ -4,15 +4,12 @@
  * send or a connector not yet open, results queue and the worker sends them, in order.
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Emission } from "../../../lib/core/item.ts";
 import { IoError } from "../../../lib/errors.ts";
-import { parseSinkCommon } from "../../../lib/io/sinks/common.ts";
 import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts";
 import { SLICE } from "../../../lib/io/sinks/backlog.ts";
-import { SinkPipeline } from "../../../lib/io/sinks/pipeline.ts";
+import type { SinkPipeline } from "../../../lib/io/sinks/pipeline.ts";
+import { openPipeline } from "../../helpers/sink.ts";
 
 class Direct implements SinkConnector {
   readonly bytes = true;
@@ -32,18 +29,7 @@ class Direct implements SinkConnector {
 
 function pipeline(props: Record<string, unknown> = {}) {
   const conn = new Direct();
-  const p = new SinkPipeline({
-    ruleId: "r",
-    type: "direct",
-    index: 0,
-    props,
-    common: parseSinkCommon({ sendSingle: true, ...props }),
-    connector: conn,
-    dataDir: mkdtempSync(join(tmpdir(), "floe-direct-")),
-    log: () => {},
-  });
-  p.open();
-  return { p, conn };
+  return { p: openPipeline("direct", conn, props), conn };
 }
 
 const row = (i: number) => new Emission([{ i }], null);

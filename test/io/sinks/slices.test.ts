@@ -6,15 +6,13 @@
  * is one JSON array: its payload is built row by row across slices, byte-identical to one pass.
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Emission } from "../../../lib/core/item.ts";
 import { IoError, RowError } from "../../../lib/errors.ts";
 import { parseSinkCommon } from "../../../lib/io/sinks/common.ts";
 import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts";
 import { SLICE, SLICE_ROWS } from "../../../lib/io/sinks/backlog.ts";
-import { SinkPipeline } from "../../../lib/io/sinks/pipeline.ts";
+import type { SinkPipeline } from "../../../lib/io/sinks/pipeline.ts";
+import { openPipeline } from "../../helpers/sink.ts";
 import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { compileTemplate } from "../../../lib/io/templates/index.ts";
 import { createEncoder } from "../../../lib/io/formats/encode.ts";
@@ -41,18 +39,7 @@ class Collect implements SinkConnector {
 }
 
 function pipeline(props: Record<string, unknown> = {}, conn = new Collect()) {
-  const p = new SinkPipeline({
-    ruleId: "r",
-    type: "collect",
-    index: 0,
-    props,
-    common: parseSinkCommon({ sendSingle: true, ...props }),
-    connector: conn,
-    dataDir: mkdtempSync(join(tmpdir(), "floe-slices-")),
-    log: () => {},
-  });
-  p.open();
-  return { p, conn };
+  return { p: openPipeline("collect", conn, props), conn };
 }
 
 const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ i: from + i }));

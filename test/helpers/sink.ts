@@ -1,0 +1,23 @@
+/** A sink pipeline of rule `r` around a test connector, as the runtime builds one. */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseSinkCommon } from "../../lib/io/sinks/common.ts";
+import type { SinkConnector } from "../../lib/io/sinks/connector.ts";
+import { SinkPipeline } from "../../lib/io/sinks/pipeline.ts";
+
+/** The opened pipeline of sink `type` over `conn`; `sendSingle` unless `props` says otherwise. */
+export function openPipeline(type: string, conn: SinkConnector, props: Record<string, unknown> = {}): SinkPipeline {
+  const p = new SinkPipeline({
+    ruleId: "r",
+    type,
+    index: 0,
+    props,
+    common: parseSinkCommon({ sendSingle: true, ...props }),
+    connector: conn,
+    dataDir: mkdtempSync(join(tmpdir(), `floe-${type}-`)),
+    log: () => {},
+  });
+  p.open();
+  return p;
+}
