@@ -3,7 +3,7 @@ BUN    := node_modules/.bin/bun
 PEGGY  := node_modules/.bin/peggy
 PARSER_RULES := Statement,SelectStatement,CreateStatement
 
-.PHONY: deps install uninstall dist man run run-mqtt test build check parser ui bench bench-quick clean
+.PHONY: deps provision install uninstall dist man run run-mqtt test build check parser ui bench bench-quick clean
 
 # npm install (Bun comes from the npm registry into node_modules/.bin/bun).
 deps: node_modules/.installed
@@ -23,8 +23,13 @@ run-mqtt: deps
 
 # The whole suite: unit tests, the conformance vectors, golden cases, the compiled binary. Tests
 # that spawn processes (CLI verbs, daemons, brokers) get 20 s rather than 5 s on a loaded machine.
-test: deps build
+# It first installs the Debian packages its tests run (chromium, prometheus for promtool,
+# nats-server, mosquitto, redis-server) when one is missing (test/provision.sh, as root).
+test: deps provision build
 	$(BUN) test --timeout 20000
+
+provision:
+	@sh test/provision.sh
 
 # Compiled executables (bun build --compile): linux x64 and arm64.
 build: dist/floe dist/floe-linux-arm64

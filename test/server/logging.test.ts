@@ -8,19 +8,26 @@ import { startFloe, tempHome } from "./daemon.ts";
 test("start-up logs the directories and the listening addresses on stderr", async () => {
   const dir = tempHome();
   const d = await startFloe(dir);
-  await waitFor(() => d.stderr().includes("CLI (kuiper-style) listening"), "the start-up lines");
-  const err = d.stderr();
-  expect(err).toContain(`level=info msg="etc directory: ${join(dir, "etc")}"`);
-  expect(err).toContain(`level=info msg="data directory: ${join(dir, "data")}"`);
-  expect(err).toContain(`level=info msg="REST API listening on http://127.0.0.1:${d.restPort}"`);
-  expect(await d.stop()).toBe(0);
+  try {
+    await waitFor(() => d.stderr().includes("CLI (kuiper-style) listening"), "the start-up lines");
+    const err = d.stderr();
+    expect(err).toContain(`level=info msg="etc directory: ${join(dir, "etc")}"`);
+    expect(err).toContain(`level=info msg="data directory: ${join(dir, "data")}"`);
+    expect(err).toContain(`level=info msg="REST API listening on http://127.0.0.1:${d.restPort}"`);
+    expect(await d.stop()).toBe(0);
+  } finally {
+    await d.stop();
+  }
 }, 30_000);
 
 test("basic.fileLog writes log/stream.log (a link to the timestamped file), not stderr; --log-level and --log-format apply", async () => {
   const dir = tempHome();
   const d = await startFloe(dir, { KUIPER__BASIC__FILELOG: "true" }, ["--log", join(dir, "log"), "--log-level", "warn", "--log-format", "json"]);
-  await d.call("POST", "/streams", { sql: 'CREATE STREAM m () WITH (DATASOURCE="m", TYPE="memory")' });
-  expect(await d.stop()).toBe(0);
+  try {
+    await d.call("POST", "/streams", { sql: 'CREATE STREAM m () WITH (DATASOURCE="m", TYPE="memory")' });
+  } finally {
+    expect(await d.stop()).toBe(0);
+  }
   const link = join(dir, "log", "stream.log");
   expect(existsSync(link)).toBe(true);
   expect(readlinkSync(link)).toMatch(/^stream\.log\.\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d$/);
