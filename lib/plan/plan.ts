@@ -11,7 +11,8 @@ import type { Call, Expr, SelectStatement } from "../sql/ast.ts";
 import type { BoundField } from "../sql/render.ts";
 import { clauseExprs, some, walk } from "../sql/walk.ts";
 import { AGG_HIT_FUNCS, HitState, ROW_HIT_FUNCS, type Hits } from "../expr/hits.ts";
-import { analyze, type Analysis } from "./analyze.ts";
+import { analyze, type Analysis, type SourceRef } from "./analyze.ts";
+import { pushDownWhere } from "./push-down.ts";
 import { callCtx } from "../expr/compile-call.ts";
 import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectSpec, RulePlan, SortKey, SourcePlan } from "./specs.ts";
 import { isLookupTable, retainSize, type StreamDef } from "./streams.ts";
@@ -106,43 +107,27 @@ class Planner {
   build(): RulePlan {
     const a = this.a;
     const s = a.stmt;
-    const sources = this.planSources();
-    const ops: OpSpec[] = [];
-    const single = sources.length === 1;
-    const where = this.where;
-    const joins = s.joins.filter((_, i) => !a.lookups.some((l) => l.index === i));
     const w = a.window;
-    const analyticStops = a.analytic.length > 0;
-    // Predicate push-down (sql §13.2): a single stream's WHERE runs right after the source unless
-    // an analytic node, a count/sliding window or event time keeps it after them.
     const eventTime = !!this.opts.isEventTime;
     // eKuiper's inc_agg_window filters the aggregated rows: WHERE stays after it (windows §9).
-    const pushBelowWindow = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !eventTime && !this.ekuiperInc;
+    const windowPasses = !!w && (w.type === "tumbling" || w.type === "hopping" || w.type === "session") && !eventTime && !this.ekuiperInc;
     const whereHasAgg = a.whereAggregates.length > 0;
-    let whereDone = !where;
+    const pushed = pushDownWhere(a, this.where, whereHasAgg, { windowPasses, stopped: a.analytic.length > 0 || eventTime });
+    // Operators are numbered children first (sql §13.3): each stream with its helpers and pushed
+    // filter, the nodes above the streams, then the scan tables the join aligner takes beside them.
+    const sources = a.sources.filter((x) => x.def.kind === "stream").map((x) => this.planSource(x, pushed.sources.get(x.name)));
+    const ops: OpSpec[] = [];
     // Event time: a watermark operator follows the sources and stops the push-down (sql §13.2).
     if (eventTime) ops.push(this.watermarkOp());
-    if (where && single && !analyticStops && !whereHasAgg && !eventTime && (!w || pushBelowWindow)) {
-      sources[0]!.helpers.push(this.filterOp(where));
-      whereDone = true;
-    }
     if (a.analytic.length) ops.push(this.analyticOp());
-    if (!whereDone && where && !whereHasAgg && w && pushBelowWindow) {
-      ops.push(this.filterOp(where));
-      whereDone = true;
-    }
-    if (w) ops.push(...this.windowOps());
+    if (w) ops.push(...this.windowOps(pushed.windowFilter, pushed.windowFilter !== w.filter));
+    const tables = a.sources.filter((x) => x.def.kind === "table" && !isLookupTable(x.def));
+    for (const t of tables) sources.push(this.planSource(t, undefined));
+    const joins = s.joins.filter((_, i) => !a.lookups.some((l) => l.index === i));
     if (joins.length) {
-      const tables = a.sources.filter((x) => x.def.kind === "table" && !isLookupTable(x.def));
       if (tables.length)
         ops.push({ kind: "join_aligner", name: this.name("join_aligner"), tables: tables.map((t) => ({ name: t.name, retain: retainSize(t.def) })) });
-      // An INNER join absorbs WHERE into its ON condition (sql §12.3).
-      let absorbed: Expr | undefined;
-      if (!whereDone && where && !whereHasAgg && joins.length === 1 && joins[0]!.type === "INNER") {
-        absorbed = where;
-        whereDone = true;
-      }
-      ops.push({ kind: "join", name: this.name("join"), joins: this.joinSpecs(joins, absorbed) });
+      ops.push({ kind: "join", name: this.name("join"), joins: this.joinSpecs(joins, pushed.on) });
     }
     a.lookups.forEach((l, i) => {
       // The lookup node is named after its table; its index is consumed (sql §13.3).
@@ -161,7 +146,7 @@ class Planner {
       const calls = a.whereAggregates.map((c) => ({ slot: this.cachedCalls.get(c)!, eval: this.compileAggregate(c) }));
       ops.push({ kind: "agg_func", name: this.name("agg_func"), calls, slots: this.cachedCalls.size });
     }
-    if (!whereDone && where) ops.push(this.filterOp(where));
+    if (pushed.filter) ops.push(this.filterOp(pushed.filter));
     if (a.dimensions.length && w?.type !== "state" && !this.ekuiperInc)
       ops.push({ kind: "aggregate", name: this.name("aggregate"), dims: a.dimensions.map((d) => this.compile(d)) });
     if (s.having) ops.push({ kind: "having", name: this.name("having"), cond: this.compile(s.having, true), hits: this.hits.agg });
@@ -173,43 +158,45 @@ class Planner {
     return { sources, ops, slots: this.cachedCalls.size };
   }
 
-  private planSources(): (SourcePlan & { helpers: OpSpec[] })[] {
-    const tables = this.a.sources.filter((s) => s.def.kind === "table" && !isLookupTable(s.def));
-    const ordered = [...this.a.sources.filter((s) => s.def.kind === "stream"), ...tables];
-    return ordered.map((src) => {
-      this.idx++;
-      const helpers: OpSpec[] = [];
-      const def = src.def;
-      if (this.opts.decoder?.(def)) {
-        // A shared stream's decoder belongs to the stream's sub-topology: `op_<stream>_decoder` (rest-api §6.3).
-        const name = this.name("decoder");
-        helpers.push({ kind: "decoder", name: def.options.SHARED ? `${def.name}_decoder` : name });
-      }
-      const strict = def.fields && def.options.STRICT_VALIDATION ? def.fields : null;
-      const eventTime = this.opts.isEventTime && def.kind === "stream";
-      if (eventTime && !def.options.TIMESTAMP)
-        throw new PlanError("preprocessor is set to be event time but stream option TIMESTAMP not found");
-      if (strict || eventTime) {
-        helpers.push({
-          kind: "preprocessor",
-          name: this.name("preprocessor"),
-          spec: {
-            strict,
-            timestampField: eventTime ? def.options.TIMESTAMP : undefined,
-            timestampFormat: def.options.TIMESTAMP_FORMAT,
-            zone: this.opts.zone,
-          },
-        });
-      }
-      return { def, name: def.name, helpers, columns: this.usedColumns(def, false), valueColumns: this.usedColumns(def, true) };
-    });
+  /** A source node (it consumes an index), its helper operators and the filter pushed onto it. */
+  private planSource(src: SourceRef, filter: Expr | undefined): SourcePlan & { helpers: OpSpec[] } {
+    this.idx++;
+    const helpers: OpSpec[] = [];
+    const def = src.def;
+    if (this.opts.decoder?.(def)) {
+      // A shared stream's decoder belongs to the stream's sub-topology: `op_<stream>_decoder` (rest-api §6.3).
+      const name = this.name("decoder");
+      helpers.push({ kind: "decoder", name: def.options.SHARED ? `${def.name}_decoder` : name });
+    }
+    const columns = this.usedColumns(def, false);
+    // eKuiper validates the columns the rule reads (names match declared fields case-insensitively, sql §6.3).
+    const read = columns.read && new Set([...columns.read].map((c) => c.toLowerCase()));
+    const strict = def.fields && def.options.STRICT_VALIDATION ? def.fields.filter((f) => !read || read.has(f.name.toLowerCase())) : null;
+    const eventTime = this.opts.isEventTime && def.kind === "stream";
+    if (eventTime && !def.options.TIMESTAMP)
+      throw new PlanError("preprocessor is set to be event time but stream option TIMESTAMP not found");
+    if (strict || eventTime) {
+      helpers.push({
+        kind: "preprocessor",
+        name: this.name("preprocessor"),
+        spec: {
+          strict,
+          timestampField: eventTime ? def.options.TIMESTAMP : undefined,
+          timestampFormat: def.options.TIMESTAMP_FORMAT,
+          zone: this.opts.zone,
+        },
+      });
+    }
+    if (filter) helpers.push(this.filterOp(filter));
+    return { def, name: def.name, helpers, columns: columns.keep, valueColumns: this.usedColumns(def, true).keep };
   }
 
   /**
-   * The columns of `def` any expression reads; null when a wildcard (or deduplicate's hidden `*`)
-   * needs them all. With `values`, the `*` of `count(*)` needs none (it counts rows).
+   * The columns of `def` any expression reads (`read`, with the event-time field) and those its
+   * decoding keeps (`keep`: every declared one too); null when a wildcard (or deduplicate's hidden
+   * `*`) needs them all. With `values`, the `*` of `count(*)` needs none (it counts rows).
    */
-  private usedColumns(def: StreamDef, values: boolean): ReadonlySet<string> | null {
+  private usedColumns(def: StreamDef, values: boolean): { read: ReadonlySet<string> | null; keep: ReadonlySet<string> | null } {
     const s = this.a.stmt;
     const cols = new Set<string>();
     let all = false;
@@ -232,10 +219,11 @@ class Planner {
         }
       });
     }
-    if (all) return null;
-    for (const f of def.fields ?? []) cols.add(f.name);
+    if (all) return { read: null, keep: null };
     if (def.options.TIMESTAMP) cols.add(def.options.TIMESTAMP);
-    return cols;
+    const read = new Set(cols);
+    for (const f of def.fields ?? []) cols.add(f.name);
+    return { read, keep: cols };
   }
 
   private filterOp(where: Expr): OpSpec {
@@ -261,13 +249,14 @@ class Planner {
     return { kind: "watermark", name: this.name("watermark"), streams, lateTolerance: this.opts.lateTolerance ?? 1000, markers: !!this.a.window };
   }
 
-  private windowOps(): OpSpec[] {
+  /** The window, after its pre-filter `filter` (`whereHits`: it holds conjuncts of WHERE). */
+  private windowOps(filter: Expr | undefined, whereHits: boolean): OpSpec[] {
     const w = this.a.window!;
     const eventTime = !!this.opts.isEventTime;
     if (eventTime && w.type === "count" && !this.ekuiperInc) throw new PlanError("unsupported window type 5");
     const n = ++this.idx;
     const out: OpSpec[] = [];
-    if (w.filter) out.push({ kind: "windowFilter", name: `${n}_windowFilter`, cond: this.compile(w.filter) });
+    if (filter) out.push({ kind: "windowFilter", name: `${n}_windowFilter`, cond: this.compile(filter), hits: whereHits ? this.hits.row : undefined });
     // last_hit_* in a window condition read the state its trigger advances (functions §2).
     const conds = [w.trigger, w.begin, w.emit].filter((e): e is Expr => !!e);
     const hits = conds.some((e) => hasCall(e, ROW_HIT_FUNCS)) ? new HitState() : undefined;
@@ -315,23 +304,23 @@ class Planner {
     };
   }
 
-  /** Left/right sides (sql §12.2): the first join's sides come from the streams its ON names. */
-  private joinSpecs(joins: SelectStatement["joins"], where: Expr | undefined): JoinSpec[] {
+  /**
+   * Left/right sides (sql §12.2): the first join's sides come from the streams its ON names. `on`
+   * is the first join's condition after the push-down.
+   */
+  private joinSpecs(joins: SelectStatement["joins"], on: Expr | undefined): JoinSpec[] {
     const s = this.a.stmt;
     return joins.map((j, i) => {
-      let left = s.from.name;
-      const right = j.source.name;
-      if (i === 0 && j.type !== "CROSS" && j.on) {
+      const cond = i === 0 ? on : j.on;
+      if (i === 0 && j.type !== "CROSS" && j.on && cond) {
         const named: string[] = [];
         walk(j.on, (n) => {
           const b = n.kind === "field" ? (n as BoundField).bound : undefined;
           if (b && !named.includes(b)) named.push(b);
         });
-        if (named.length === 2) return { type: j.type, left: named[0]!, right: named[1]!, on: this.compile(merge(j.on, where)) };
+        if (named.length === 2) return { type: j.type, left: named[0]!, right: named[1]!, on: this.compile(cond) };
       }
-      if (i > 0) left = "";
-      const on = j.on ?? where;
-      return { type: j.type, left, right, on: on ? this.compile(merge(j.on, where)) : undefined };
+      return { type: j.type, left: i > 0 ? "" : s.from.name, right: j.source.name, on: cond ? this.compile(cond) : undefined };
     });
   }
 
@@ -388,12 +377,6 @@ function splitLookupWhere(a: Analysis): [Expr | undefined, (Expr | undefined)[]]
   // Reading no lookup table, these give the same rows after the first lookup as before it.
   filters[0] = andAll([...pending, ...conjuncts(filters[0])]);
   return [where, filters];
-}
-
-function merge(on: Expr | undefined, where: Expr | undefined): Expr {
-  if (!on) return where!;
-  if (!where) return on;
-  return { kind: "binary", op: "AND", left: on, right: where };
 }
 
 /** True if `e` calls one of `names`, directly or through an alias. */

@@ -121,12 +121,13 @@ export class JoinAlignerOp extends Operator {
     for (const [name, t] of this.tables) t.rows = batch[name] ?? [];
   }
 
-  /** The input a table source feeds: rows are retained, never emitted. */
+  /** The input a table source feeds: rows are retained, never emitted, and counted in (as eKuiper counts them). */
   tableInput(name: string): Consumer {
     return {
       push: (item: Item) => {
         const t = this.tables.get(name);
         if (!t || !(item instanceof Tuple)) return;
+        this.metrics.recordsIn++;
         t.rows.push(item);
         if (t.rows.length > t.retain) t.rows.splice(0, t.rows.length - t.retain);
       },
