@@ -2,7 +2,7 @@
 import { RowError } from "../errors.ts";
 import { fmtV, isObj, typeValue, type Obj, type Value } from "../value/values.ts";
 import { runFold, type Fold } from "./agg-fold.ts";
-import { arity, BOOL, register, validateArgs, type Accumulator } from "./registry.ts";
+import { arity, expectArgs, expectType, isBooleanish, register, type Accumulator, type Validator } from "./registry.ts";
 
 /** Sets a member without tripping over the `__proto__` accessor. */
 export function setMember(o: Obj, k: string, v: Value): void {
@@ -127,6 +127,12 @@ function deduplicate(args: Value[]): Value {
   return rows[n - 1]!;
 }
 
+/** last_value's and deduplicate's flag is a boolean literal or comparison: a column is refused, as by eKuiper. */
+const validateFlagged: Validator = (args) => {
+  if (args.length !== 2) return expectArgs(2, args.length);
+  return isBooleanish(args[1]!) ? undefined : expectType("bool", 2);
+};
+
 register(
   {
     name: "collect",
@@ -151,7 +157,7 @@ register(
   {
     name: "last_value",
     kind: "aggregate",
-    validate: validateArgs(2, [undefined, BOOL]),
+    validate: validateFlagged,
     policy: "N",
     incremental: true,
     exec: (args) => {
@@ -166,7 +172,7 @@ register(
   {
     name: "deduplicate",
     kind: "aggregate",
-    validate: validateArgs(2, [undefined, BOOL]),
+    validate: validateFlagged,
     policy: "N",
     exec: deduplicate,
   },

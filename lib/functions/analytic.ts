@@ -54,7 +54,8 @@ function lagStep(args: Value[], valid: boolean, state: unknown): Value {
         size = toIntStrict(args[1]!);
       } catch (e) {
         const m = e instanceof RowError ? e.message : String(e);
-        throw new RowError(`error converting second arg ${fmtV(args[1])} to int: ${m}`);
+        // eKuiper's message prints the first argument, not the offset it failed to convert.
+        throw new RowError(`error converting second arg ${fmtV(args[0])} to int: ${m}`);
       }
     }
     const dft = args.length >= 3 ? args[2]! : null;

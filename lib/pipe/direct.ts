@@ -310,7 +310,8 @@ class PipeRun {
     const now = replay ? this.clock.now() : this.stamp.ms;
     const meta = e.meta !== undefined && isObj(e.meta) ? e.meta : null;
     if (!Array.isArray(rows)) topo.ingest(def.name, new Tuple(rows, meta, now, def.name));
-    else for (const r of rows) topo.ingest(def.name, new Tuple(r, meta, now, def.name));
+    // An array is one record carrying several rows (pipe-mode.md §Input): the source counts it once.
+    else for (let i = 0; i < rows.length; i++) topo.ingest(def.name, new Tuple(rows[i]!, meta, now, def.name), 1, i === 0);
     return true;
   }
 

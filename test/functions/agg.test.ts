@@ -123,6 +123,10 @@ const validators: VCase[] = [
   ["last_value", [bool(true)], "Expect 2 arguments but found 1."],
   ["last_value", [str("foo"), bool(true)], undefined],
   ["last_value", [col("a"), int(1)], "Expect bool type for parameter 2"],
+  // eKuiper takes only a boolean literal or comparison as the flag: a column is a plan error.
+  ["last_value", [col("a"), col("b")], "Expect bool type for parameter 2"],
+  ["deduplicate", [col("a"), col("b")], "Expect bool type for parameter 2"],
+  ["last_value", [col("a"), bool(false)], undefined],
   ["last_hit_count", [col("a")], "Expect 0 arguments but found 1."],
   ["last_agg_hit_time", [], undefined],
 ];

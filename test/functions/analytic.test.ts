@@ -31,7 +31,7 @@ const cases: Case[] = [
   ["lag keeping nulls", "lag", [[["b1", 1n, null, false]], [[null, 1n, null, false]], [["b3", 1n, null, false]]], [null, "b1", null]],
   ["lag over invalid rows does not advance", "lag", [[["foo"]], [["bar"], false], [["bar"]], [["foo"], false], [["foo"]]], [null, "foo", "foo", "bar", "bar"]],
   ["lag offset 0 is always null", "lag", [[["x", 0n]], [["y", 0n]]], [null, null]],
-  ["lag offset must be an int", "lag", [[["x", "a"]]], [{ err: "error converting second arg a to int: cannot convert string(a) to int" }]],
+  ["lag offset must be an int", "lag", [[["x", "a"]]], [{ err: "error converting second arg x to int: cannot convert string(a) to int" }]],
   ["lag integral float offset", "lag", [[["x", 1.0]], [["y", 1.0]]], [null, "x"]],
   ["lag fourth arg must be bool", "lag", [[["x", 1n, null, 1n]]], [{ err: "The fourth arg is not a bool but got 1" }]],
 
