@@ -44,6 +44,53 @@ describe("node names follow eKuiper's index arithmetic", () => {
   });
 });
 
+describe("eKuiper's push-down and children-first numbering", () => {
+  test.each([
+    // A processing-time window's FILTER goes down to its input as a filter (windows §10.2).
+    ["SELECT color FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1) FILTER (WHERE size > 2)", ["source_demo", "2_filter", "3_window", "4_project"]],
+    ["SELECT color FROM demo WHERE ts > 0 GROUP BY TUMBLINGWINDOW(ss, 1) FILTER (WHERE size > 2)", ["source_demo", "2_filter", "3_window", "4_project"]],
+    // An analytic node stops it: what cannot pass becomes the window's pre-filter.
+    ["SELECT lag(size) AS l FROM demo WHERE size > 2 GROUP BY TUMBLINGWINDOW(ss, 1)", ["source_demo", "2_analytic", "3_windowFilter", "3_window", "4_project"]],
+    // Each stream takes the conjuncts reading only its columns; the join keeps the others.
+    [
+      "SELECT * FROM demo INNER JOIN demo1 ON demo.ts = demo1.ts WHERE demo.size > 1 AND demo1.hum > 2 GROUP BY TUMBLINGWINDOW(ss, 1)",
+      ["source_demo", "2_filter", "source_demo1", "4_filter", "5_window", "6_join", "7_project"],
+    ],
+    [
+      "SELECT * FROM demo LEFT JOIN demo1 ON demo.ts = demo1.ts WHERE demo.size > demo1.hum GROUP BY TUMBLINGWINDOW(ss, 1)",
+      ["source_demo", "source_demo1", "3_window", "4_join", "5_filter", "6_project"],
+    ],
+    // A scan table is the join aligner's child beside the window: numbered after it (sources are
+    // listed first here). Nothing passes the aligner into the window, so the window keeps its
+    // FILTER and a table condition stays in the join.
+    [
+      "SELECT name FROM demo INNER JOIN table1 ON demo.size = table1.size WHERE table1.size > 1 GROUP BY TUMBLINGWINDOW(ss, 1) FILTER (WHERE color = \"red\")",
+      ["source_demo", "source_table1", "4_preprocessor", "2_windowFilter", "2_window", "5_join_aligner", "6_join", "7_project"],
+    ],
+    // Without a window the aligner pushes into its stream children; the table takes nothing.
+    [
+      "SELECT name FROM demo INNER JOIN table1 ON demo.size = table1.size WHERE demo.color = \"red\" AND table1.id > 1",
+      ["source_demo", "2_filter", "source_table1", "4_preprocessor", "5_join_aligner", "6_join", "7_project"],
+    ],
+  ])("%s", (sql, want) => {
+    expect(nodes(sql as string)).toEqual(want as string[]);
+  });
+});
+
+describe("STRICT_VALIDATION checks the columns the rule reads", () => {
+  const strict = (select: string): string[] | null => {
+    const file = parseRuleFile(STREAMS + select, functions);
+    const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
+    const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC });
+    const pre = plan.sources.find((x) => x.name === "table1")!.helpers.find((h) => h.kind === "preprocessor");
+    return pre?.kind === "preprocessor" ? (pre.spec.strict?.map((f) => f.name) ?? null) : null;
+  };
+  test("only the used declared columns are validated; a wildcard validates all", () => {
+    expect(strict("SELECT demo.color FROM demo INNER JOIN table1 ON demo.size = table1.SIZE")).toEqual(["size"]);
+    expect(strict("SELECT * FROM demo INNER JOIN table1 ON demo.size = table1.size")).toEqual(["name", "size", "id"]);
+  });
+});
+
 describe("plan-time errors", () => {
   test.each([
     ["SELECT * FROM nope", "fail to get stream nope, please check if stream is created"],
