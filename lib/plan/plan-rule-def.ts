@@ -25,6 +25,8 @@ export interface PlanContext {
   readonly ignoreCase?: boolean;
   /** Streams whose source yields bytes get a decoder node (set by the rule run). */
   readonly decoder?: PlanOptions["decoder"];
+  /** Push sources with an `interval` get a rate-limit node (set by the rule run). */
+  readonly rateLimit?: PlanOptions["rateLimit"];
 }
 
 export function planRuleDef(def: RuleDefToPlan, streams: ReadonlyMap<string, StreamDef>, ctx: PlanContext): PlannedRule {
@@ -36,5 +38,6 @@ export function planRuleDef(def: RuleDefToPlan, streams: ReadonlyMap<string, Str
     ignoreCase: ctx.ignoreCase,
     ...planOptions(def.options),
     ...(ctx.decoder ? { decoder: ctx.decoder } : {}),
+    ...(ctx.rateLimit ? { rateLimit: ctx.rateLimit } : {}),
   });
 }

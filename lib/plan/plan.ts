@@ -35,6 +35,8 @@ export interface PlanOptions {
   readonly ignoreCase?: boolean;
   /** Streams whose source yields bytes get a `<i>_decoder` node (rest-api.md §6.3); set by the runtime. */
   readonly decoder?: (def: StreamDef) => boolean;
+  /** A push source's `interval` in ms, a `<i>_ratelimit` node (rules-and-sinks.md §8.1); set by the runtime. */
+  readonly rateLimit?: (def: StreamDef) => number | undefined;
   /** Event time: `lateTolerance` in ms (default 1000, windows §6.2). */
   readonly lateTolerance?: number;
   /** `planOptimizeStrategy.enableIncrementalWindow`: eKuiper's `inc_agg_window` (windows §9). */
@@ -163,6 +165,11 @@ class Planner {
     this.idx++;
     const helpers: OpSpec[] = [];
     const def = src.def;
+    const interval = this.opts.rateLimit?.(def);
+    if (interval !== undefined) {
+      const name = this.name("ratelimit");
+      helpers.push({ kind: "ratelimit", name: def.options.SHARED ? `${def.name}_ratelimit` : name, interval });
+    }
     if (this.opts.decoder?.(def)) {
       // A shared stream's decoder belongs to the stream's sub-topology: `op_<stream>_decoder` (rest-api §6.3).
       const name = this.name("decoder");

@@ -93,6 +93,7 @@ export interface LookupSpec {
 export type OpSpec =
   | { kind: "preprocessor"; name: string; spec: PreprocessorSpec }
   | { kind: "decoder"; name: string }
+  | { kind: "ratelimit"; name: string; interval: number }
   | { kind: "analytic"; name: string; sites: AnalyticSite[]; slots: number }
   | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator; hits?: HitState }
   | { kind: "watermark"; name: string; streams: string[]; lateTolerance: number; markers: boolean }

@@ -71,6 +71,8 @@ export interface RunSpec {
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */
   readonly errors?: ErrorReport;
+  /** The `interval` rate limit (ms) of push sources, by stream (rules-and-sinks.md §8.1). */
+  readonly rateLimits?: ReadonlyMap<string, number>;
 }
 
 class Inlet {
@@ -318,7 +320,7 @@ export class RuleRun {
     this.graph = graph;
     this.plan = graph
       ? { sources: graph.sources, ops: [], slots: 0 }
-      : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder }).plan;
+      : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
     this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
     for (const p of this.pipelines) p.clock = now;

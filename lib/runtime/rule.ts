@@ -45,9 +45,9 @@ import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { checkSinkFormat } from "../io/sinks/payload.ts";
 import { mergeProps } from "../io/props.ts";
-import { selectorError } from "../io/sources/index.ts";
+import { rateLimitOf, resolveSourceProps, selectorError, sourceType } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
-import type { StreamDef } from "../plan/streams.ts";
+import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import { analyze } from "../plan/analyze.ts";
 import { parseSelect } from "../sql/parse.ts";
 import type { SelectStatement } from "../sql/ast.ts";
@@ -134,9 +134,11 @@ export class Rule {
    * tables, attaches the sources. Rejects with the planning or start error, the run then closed.
    */
   async start(onExit?: (exit: RunExit) => void): Promise<RunHandle> {
+    const rateLimits = this.graph ? undefined : await this.rateLimits();
     const run = new RuleRun(
       {
         id: this.id,
+        rateLimits,
         select: this.select,
         graph: this.graph,
         streams: this.streams,
@@ -153,6 +155,26 @@ export class Rule {
     const handle = new RunHandle(this.id, run, onExit);
     await handle.opened;
     return handle;
+  }
+
+  /** The rate limit (`interval`, rules-and-sinks.md §8.1) of each push source the rule reads, by stream. */
+  private async rateLimits(): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const src of [this.select.from, ...this.select.joins.map((j) => j.source)]) {
+      const def = this.streams.get(src.name);
+      if (!def || isLookupTable(def) || this.host.connectors?.has(def.name)) continue;
+      const type = sourceType(def, this.host.defaultType);
+      let props: Record<string, unknown>;
+      try {
+        props = await resolveSourceProps(def, type, this.env);
+      } catch {
+        // Attaching the source reports it, after the sinks' own errors.
+        continue;
+      }
+      const ms = rateLimitOf(type, props);
+      if (ms !== undefined) out.set(def.name, ms);
+    }
+    return out;
   }
 
   private pipeline(a: Action): SinkPipeline {

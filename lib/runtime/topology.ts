@@ -20,6 +20,7 @@ import { JoinAlignerOp, JoinOp, type ScanTableContent } from "./operators/join.t
 import { LookupOp } from "./operators/lookup.ts";
 import { OrderOp } from "./operators/order.ts";
 import { DecoderOp } from "./operators/decoder.ts";
+import { RateLimitOp } from "./operators/rate-limit.ts";
 import { PreprocessorOp } from "./operators/preprocessor.ts";
 import { ProjectOp } from "./operators/project.ts";
 import { ProjectSetOp } from "./operators/project-set.ts";
@@ -43,6 +44,8 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
       return new PickOp(spec.name, env, spec.spec);
     case "decoder":
       return new DecoderOp(spec.name, env);
+    case "ratelimit":
+      return new RateLimitOp(spec.name, env, spec.interval);
     case "preprocessor":
       return new PreprocessorOp(spec.name, env, spec.spec);
     case "analytic":
@@ -362,6 +365,7 @@ export class Topology {
 
   /** End of input: operators holding state (windows) flush, then sinks end. */
   end(): void {
+    for (const s of this.sources.values()) for (const h of s.helpers) h.close();
     for (const op of this.operators) {
       op.complete();
       op.close();

@@ -29,6 +29,21 @@ export function isByteSource(type: string): boolean {
   return !TUPLE_SOURCES.has(type);
 }
 
+/** Sources that pull every `interval`; on the others (push sources) `interval` is a rate limit (rules-and-sinks.md §8.1). */
+const PULL_SOURCES = new Set(["httppull", "simulator", "sql", "file"]);
+
+/**
+ * The rate limit of a push source from its resolved props: the `interval` in ms, or undefined
+ * when none is set (0 or less) or the source pulls.
+ */
+export function rateLimitOf(type: string, props: Record<string, unknown>): number | undefined {
+  if (PULL_SOURCES.has(type)) return undefined;
+  const ms = new PropReader(props).duration("interval", 0);
+  if (!(ms > 0)) return undefined;
+  if (ms < 1) throw new EngineError("interval should be larger than 1ms", ErrCode.general);
+  return ms;
+}
+
 export interface SourcePropEnv {
   readonly etcDir: string | undefined;
   readonly vars: Readonly<Record<string, string | undefined>>;
