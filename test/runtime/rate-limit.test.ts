@@ -41,3 +41,8 @@ test("a source without interval has no rate-limit node; a sub-millisecond one is
   }
   await expect(runtime("500us").rule({ id: "fast", sql: "SELECT n FROM m", actions: [{ nop: {} }] }, defs).start()).rejects.toThrow("interval should be larger than 1ms");
 });
+
+test("a frame merger (eKuiper plugins) is refused with a clear error", async () => {
+  const t = testRuntime({ confKey: (kind, _type, key) => (kind === "sources" && key === "slow" ? { interval: "1s", merger: "signal" } : undefined) });
+  await expect(t.rule({ id: "merge", sql: "SELECT n FROM m", actions: [{ nop: {} }] }, defs).start()).rejects.toThrow("the rate limit's merger and mergeField are not supported by floe");
+});

@@ -38,9 +38,12 @@ const PULL_SOURCES = new Set(["httppull", "simulator", "sql", "file"]);
  */
 export function rateLimitOf(type: string, props: Record<string, unknown>): number | undefined {
   if (PULL_SOURCES.has(type)) return undefined;
-  const ms = new PropReader(props).duration("interval", 0);
+  const r = new PropReader(props);
+  const ms = r.duration("interval", 0);
   if (!(ms > 0)) return undefined;
   if (ms < 1) throw new EngineError("interval should be larger than 1ms", ErrCode.general);
+  // eKuiper's frame mergers are plugins floe does not have: refused rather than silently not merging.
+  if (r.str("merger") || r.str("mergeField")) throw new EngineError("the rate limit's merger and mergeField are not supported by floe", ErrCode.general);
   return ms;
 }
 
