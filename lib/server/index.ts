@@ -16,7 +16,7 @@ import { nativePluginRoutes, portablePluginRoutes, prebuildRoutes, serviceRoutes
 import { schemaRoutes } from "./schemas.ts";
 import { traceRoutes } from "./trace.ts";
 import { errorBody, fromError } from "./respond.ts";
-import { BodyTooLarge, bodyLimit, declaredTooLarge, limitedRequest, readBody } from "./request-body.ts";
+import { BodyTooLarge, bodyLimit, boundedRequest, declaredTooLarge, readBody } from "./request-body.ts";
 import { Router, type Ctx, type Match, type RouteDef } from "./router.ts";
 import { ruleRoutes } from "./rules.ts";
 import { rulesetRoutes } from "./ruleset.ts";
@@ -116,21 +116,21 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
     if (basic.enableRestAuditLog) engine.log(`visit ${req.method} ${url.pathname}${url.search}`);
     const limit = bodyLimit(path, basic.maxBodySize);
     if (declaredTooLarge(req, limit)) return tooLarge(limit);
-    const request = limitedRequest(req, limit);
-    let body: Promise<string> | undefined;
-    const ctx: Ctx = {
-      method: req.method,
-      path,
-      params: m.params,
-      query: url.searchParams,
-      headers: req.headers,
-      request,
-      text: () => (body ??= readBody(request, limit)),
-      dispatch: handle,
-    };
     // A caller's trace context: the request is a server span of its trace (rest-api.md §1.5).
     const span = engine.traces.requestSpan(url.pathname, req.headers.get("traceparent"));
     try {
+      const request = await boundedRequest(req, limit);
+      let body: Promise<string> | undefined;
+      const ctx: Ctx = {
+        method: req.method,
+        path,
+        params: m.params,
+        query: url.searchParams,
+        headers: req.headers,
+        request,
+        text: () => (body ??= readBody(request, limit)),
+        dispatch: handle,
+      };
       // In a group: see what other members wrote before this call, and reply once what it wrote is stored in the group.
       const group = engine.cluster?.definitions;
       if (!group) return await m.handler(ctx, engine);

@@ -1,7 +1,7 @@
 /**
  * The one reader of REST request bodies: bounded in bytes whichever way the body arrives
- * (Content-Length, chunked, as text or as a multipart form), decoded as strict UTF-8 and, for
- * JSON, refused past the nesting limit before any handler walks it.
+ * (with a Content-Length or chunked, read as text or as a multipart form), decoded as strict
+ * UTF-8 and, for JSON, refused past the nesting limit before any handler walks it.
  */
 import { EngineError, ErrCode } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
@@ -31,29 +31,17 @@ export function declaredTooLarge(req: Request, max: number): boolean {
 }
 
 /**
- * The request as handlers see it: a body sent without a length (chunked) is counted as it is
- * read, so a multipart form parsed by `formData()` stops at the limit too.
+ * The request as handlers see it: a body sent without a length (chunked) is read here, up to the
+ * limit, so every handler, `formData()` included, gets a body of known size or none at all.
  */
-export function limitedRequest(req: Request, max: number): Request {
+export async function boundedRequest(req: Request, max: number): Promise<Request> {
   if (!req.body || req.headers.has("Content-Length")) return req;
-  let total = 0;
-  const counted = req.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(c, ctl) {
-        total += c.byteLength;
-        if (total > max) ctl.error(new BodyTooLarge());
-        else ctl.enqueue(c);
-      },
-    }),
-  );
-  return new Request(req.url, { method: req.method, headers: req.headers, body: counted, signal: req.signal, duplex: "half" } as RequestInit);
+  const body = await readBytes(req, max);
+  return new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal });
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** The whole body as text: at most `max` bytes, strict UTF-8, JSON no deeper than the limit. */
-export async function readBody(req: Request, max: number): Promise<string> {
-  if (!req.body) return "";
+async function readBytes(req: Request, max: number): Promise<Uint8Array> {
+  if (!req.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const c of req.body as unknown as AsyncIterable<Uint8Array>) {
@@ -61,9 +49,17 @@ export async function readBody(req: Request, max: number): Promise<string> {
     if (total > max) throw new BodyTooLarge();
     chunks.push(c);
   }
+  return Buffer.concat(chunks);
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The whole body as text: at most `max` bytes, strict UTF-8, JSON no deeper than the limit. */
+export async function readBody(req: Request, max: number): Promise<string> {
+  const bytes = await readBytes(req, max);
   let text: string;
   try {
-    text = utf8.decode(Buffer.concat(chunks));
+    text = utf8.decode(bytes);
   } catch {
     // Go would replace the bad bytes silently: a secret or a payload would change unseen.
     throw new HttpError("request body is not valid UTF-8", ErrCode.undefined, 400);
