@@ -45,13 +45,14 @@ const ASSETS: Record<string, { body: () => string | Blob; type: string }> = {
 
 /**
  * Sent with every `/ui` response: no page of another site may frame the console (a click on a
- * framed Stop or Delete would be the user's), nothing is content-sniffed, and the page loads
- * scripts, styles and connections from its own origin only (the stylesheet is a `<style>` the
- * script adds).
+ * framed Stop or Delete would be the user's), nothing is content-sniffed, and the page runs
+ * scripts from its own origin only (the stylesheet is a `<style>` the script adds). Connections
+ * may go to any http(s) address: a trial run's events come from the data server, another port
+ * of the host, which CSP cannot name before it listens (nor at all for an IPv6 address).
  */
 const PAGE_HEADERS: Record<string, string> = {
   "X-Frame-Options": "DENY",
-  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "Content-Security-Policy": "default-src 'self'; connect-src 'self' http: https:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "X-Content-Type-Options": "nosniff",
 };
 
