@@ -17,7 +17,7 @@ const bare = new Map<string, number>();
 
 const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
-async function send(method: string, path: string, body: BodyInit | undefined, headers: Record<string, string> = {}): Promise<number | string> {
+async function send(method: string, path: string, body: NonNullable<RequestInit["body"]> | undefined, headers: Record<string, string> = {}): Promise<number | string> {
   try {
     const res = await fetch(d.base + path, { method, body, headers, signal: AbortSignal.timeout(10_000) });
     await res.arrayBuffer();
@@ -66,7 +66,7 @@ function multipartStream(size: number): ReadableStream<Uint8Array> {
 
 interface Hostile {
   readonly name: string;
-  readonly body: () => BodyInit;
+  readonly body: () => NonNullable<RequestInit["body"]>;
   readonly headers: Record<string, string>;
   /** The only acceptable answer, when the body must be refused whatever the route. */
   readonly status?: number;
