@@ -73,8 +73,7 @@ export class OriginPolicy {
   /** Throws a confKey error naming an allow-list entry that is not an origin. */
   constructor(private readonly o: OriginPolicyOptions) {
     this.anyHost = o.allowedHosts.includes("*");
-    const names = [...o.allowedHosts, ...o.bindHosts, hostname()].map((h) => h.toLowerCase().replace(/\.$/, ""));
-    this.hosts = new Set(names.map((h) => (h.startsWith("[") ? h.slice(1, -1) : h)));
+    this.hosts = new Set([...o.allowedHosts, ...o.bindHosts, hostname()].map((h) => h.toLowerCase().replace(/\.$/, "")));
     this.anyOrigin = o.allowedOrigins.includes("*");
     this.origins = new Set(
       o.allowedOrigins
@@ -96,18 +95,18 @@ export class OriginPolicy {
     const host = req.headers.get("Host") ?? new URL(req.url).host;
     const name = hostName(host);
     if (name === undefined || !this.hostAllowed(name))
-      return refusal(`request refused: host ${goQuote(host)} is not allowed (add it to basic.allowedHosts; loopback names, IP addresses and the listen address are)`);
+      return refusal(`request refused: host ${goQuote(host)} is not an allowed host (basic.allowedHosts)`);
     const origin = req.headers.get("Origin");
     if (origin === null) {
       const site = req.headers.get("Sec-Fetch-Site");
       if (open || (site !== "cross-site" && site !== "same-site")) return ADMITTED;
       if (this.anyOrigin) return ANY;
-      return refusal(`request refused: a ${site} request without an Origin may not call this route (basic.allowedOrigins lists the origins that may)`);
+      return refusal(`request refused: a ${site} request without an Origin is not allowed (basic.allowedOrigins)`);
     }
     if (open || this.anyOrigin) return ANY;
     const normal = originOf(origin);
     if (normal !== undefined && (normal === originOf(`${this.o.scheme}://${host}`) || this.origins.has(normal))) return { allowOrigin: normal };
-    return refusal(`request refused: origin ${goQuote(origin)} may not call this route (basic.allowedOrigins lists the origins that may)`);
+    return refusal(`request refused: origin ${goQuote(origin)} is not an allowed origin (basic.allowedOrigins)`);
   }
 
   private hostAllowed(name: string): boolean {
