@@ -116,7 +116,6 @@ describe("finding 2: a web page drove the API", () => {
     expect(await direct.text()).toMatch(REFUSAL);
     expect(JSON.parse((await d.call("GET", "/streams")).text)).not.toContain("pwn");
     expect((await d.call("GET", "/rules/pwn")).status).toBe(404);
-    await d.call("POST", "/streams", undefined); // one more round trip: a created rule would have opened its file by now
     expect(existsSync(out)).toBe(false);
   });
 
