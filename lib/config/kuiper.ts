@@ -76,6 +76,14 @@ export interface BasicSettings {
   readonly udfLimits: { readonly timeoutMs: number; readonly memoryBytes: number };
   /** floe: the web console at `/ui` on the REST port (`basic.console`, default true). */
   readonly console: boolean;
+  /**
+   * floe: the request-origin policy (io/origin-policy.ts). `basic.allowedOrigins`: origins whose
+   * pages may call the API and the websocket endpoints (`*`: any, eKuiper's behaviour);
+   * `basic.allowedHosts`: host names accepted in `Host` besides loopback, IP addresses and the
+   * listen addresses (`*`: any). A YAML list or a comma-separated string; default none.
+   */
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHosts: readonly string[];
 }
 
 /**
@@ -190,6 +198,8 @@ export function fromDoc(doc: Doc): KuiperConfig {
         memoryBytes: positive(int(b("udfmemorylimit"), 32 * 1024 * 1024), 32 * 1024 * 1024),
       },
       console: bool(b("console"), true),
+      allowedOrigins: list(b("allowedorigins")),
+      allowedHosts: list(b("allowedhosts")),
     },
     rule,
     sink,
@@ -209,9 +219,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
 
 function clusterSettings(doc: Doc): ClusterSettings {
   const c = (k: string) => pick(doc, "cluster", k);
-  const raw = c("nats");
-  const list = Array.isArray(raw) ? raw.map((x) => str(x, "")) : str(raw, "").split(",");
-  const nats = list.map((u) => u.trim()).filter((u) => u !== "");
+  const nats = list(c("nats"));
   const group = str(c("group"), "") || "default";
   // A group names a JetStream KV bucket (floe_<group>) and NATS subjects: one token of letters, digits, - and _.
   if (!/^[A-Za-z0-9_-]+$/.test(group)) throw new EngineError(`invalid cluster.group ${JSON.stringify(group)}: use letters, digits, - and _`, ErrCode.confKey);
@@ -233,6 +241,12 @@ function bool(v: unknown, dflt: boolean): boolean {
   if (typeof v === "string") return v === "true" || v === "TRUE" || v === "True" || v === "1" || v === "t";
   if (typeof v === "number") return v !== 0;
   return dflt;
+}
+
+/** A YAML list, or a comma-separated string (`KUIPER__BASIC__ALLOWEDORIGINS=https://a,https://b`). */
+function list(v: unknown): string[] {
+  const items = Array.isArray(v) ? v.map((x) => str(x, "")) : str(v, "").split(",");
+  return items.map((x) => x.trim()).filter((x) => x !== "");
 }
 
 function positive(v: number, dflt: number): number {

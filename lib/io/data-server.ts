@@ -6,6 +6,7 @@
  */
 import type { Server, ServerWebSocket } from "bun";
 import { EngineError, ErrCode } from "../errors.ts";
+import { OriginPolicy, type OriginSettings } from "./origin-policy.ts";
 
 export interface DataServerOptions {
   readonly hostname: string;
@@ -18,6 +19,8 @@ export interface DataServerOptions {
     withOrigin(req: Request, res: Response): Response;
   };
   readonly maxRequestBodySize?: number;
+  /** `basic.allowedOrigins`/`allowedHosts`: who may open a websocket endpoint (none listed: same origin and non-browser clients). */
+  readonly origins?: OriginSettings;
 }
 
 export type DataHandler = (req: Request) => Response | Promise<Response>;
@@ -118,8 +121,12 @@ export class DataServer {
   private readonly routes = new Map<string, Map<string, DataHandler>>();
   private readonly ws = new Map<string, WsHub>();
   private readonly sse = new Map<string, SseHub>();
+  private readonly policy: OriginPolicy;
 
-  constructor(readonly opts: DataServerOptions) {}
+  constructor(readonly opts: DataServerOptions) {
+    const { allowedOrigins = [], allowedHosts = [] } = opts.origins ?? {};
+    this.policy = new OriginPolicy({ allowedOrigins, allowedHosts, scheme: opts.tls ? "https" : "http", bindHosts: [opts.hostname] });
+  }
 
   /** The port listened on (the configured one while not listening). */
   get port(): number {
@@ -216,7 +223,10 @@ export class DataServer {
     const path = decodePath(new URL(req.url).pathname);
     const hub = this.ws.get(path);
     if (hub && req.headers.get("upgrade")?.toLowerCase() === "websocket") {
-      // Any origin is accepted (eKuiper's upgrader CheckOrigin returns true).
+      // eKuiper's upgrader accepts any origin; a browser does not apply its same-origin rule to
+      // websockets, so any page the user opens could read a sink's rows or write into a source.
+      const admission = this.policy.admit(req, false);
+      if (admission.refused) return admission.refused;
       if (server.upgrade(req, { data: { hub } })) return undefined;
       return new Response("Bad Request\n", { status: 400, headers: TEXT });
     }

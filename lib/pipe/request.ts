@@ -7,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { SchemaRegistry } from "../io/formats/schema-registry.ts";
 import { readSchemaDir } from "../store/schemas.ts";
 import type { EmitMode } from "../io/sinks/stdout.ts";
+import type { DataServerOptions } from "../io/data-server.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { Zone } from "../value/time.ts";
 
@@ -34,8 +35,8 @@ export interface PipeRequest {
   readonly graph?: unknown;
   /** etc directory for connector confKeys (`mqtt_source.yaml`). */
   readonly etcDir?: string;
-  /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081). */
-  readonly dataServer?: { readonly hostname: string; readonly port: number };
+  /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081), and who may open its websockets. */
+  readonly dataServer?: Pick<DataServerOptions, "hostname" | "port" | "origins">;
   /** Ends a live run like SIGINT. */
   readonly signal?: AbortSignal;
   /** Standard output. */

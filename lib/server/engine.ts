@@ -29,7 +29,7 @@ import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import { ConfKeys } from "./confkeys.ts";
-import { preflight, withOrigin } from "./cors.ts";
+import { anyOriginCors } from "./cors.ts";
 import type { MockSpec } from "../io/sources/simulator.ts";
 import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
@@ -126,7 +126,7 @@ export class Engine {
     for (const s of this.schemaStore.load()) this.schemas.set(s);
     catalog.check = (c) => checkFormat(this.schemas, c.options.FORMAT, c.options.SCHEMAID);
     const src = config.source;
-    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: { preflight, withOrigin }, maxRequestBodySize: config.basic.maxBodySize });
+    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: anyOriginCors, origins: config.basic, maxRequestBodySize: config.basic.maxBodySize });
     this.connections.resolve = (id) => {
       for (const [full, props] of confKeys.entries()) {
         const [kind, typ, ...rest] = full.split(".");

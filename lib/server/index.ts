@@ -1,10 +1,10 @@
 /**
  * The REST server: the route table in eKuiper's registration order (rest-api.md §2), compiled once,
- * and the request pipeline around it (CORS, JWT, body limit, audit log).
+ * and the request pipeline around it (origin policy and CORS, JWT, body limit, audit log).
  */
 import { join } from "node:path";
-import { EngineError, ErrCode } from "../errors.ts";
-import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
+import { ErrCode } from "../errors.ts";
+import { OriginPolicy } from "../io/origin-policy.ts";
 import { checkToken } from "./auth.ts";
 import { preflight, withOrigin } from "./cors.ts";
 import { connectionRoutes } from "./connections.ts";
@@ -16,7 +16,8 @@ import { nativePluginRoutes, portablePluginRoutes, prebuildRoutes, serviceRoutes
 import { schemaRoutes } from "./schemas.ts";
 import { traceRoutes } from "./trace.ts";
 import { errorBody, fromError } from "./respond.ts";
-import { Router, type Ctx, type RouteDef } from "./router.ts";
+import { BodyTooLarge, bodyLimit, boundedRequest, declaredTooLarge, readBody } from "./request-body.ts";
+import { Router, type Ctx, type Match, type RouteDef } from "./router.ts";
 import { ruleRoutes } from "./rules.ts";
 import { rulesetRoutes } from "./ruleset.ts";
 import { ruletestRoutes } from "./ruletest.ts";
@@ -61,58 +62,28 @@ export function routeTable(withMetrics: boolean): RouteDef<Engine>[] {
   ];
 }
 
-class BodyTooLarge extends Error {}
-
-async function readLimited(req: Request, max: number): Promise<string> {
-  const len = Number(req.headers.get("Content-Length") ?? "");
-  if (Number.isFinite(len) && len > max) throw new BodyTooLarge();
-  if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const c of req.body as unknown as AsyncIterable<Uint8Array>) {
-    total += c.byteLength;
-    if (total > max) throw new BodyTooLarge();
-    chunks.push(c);
-  }
-  return checkDepth(new TextDecoder().decode(Buffer.concat(chunks)));
-}
-
-/**
- * A JSON body nesting deeper than the payload limit is refused before any handler walks it:
- * every definition is stored so that it can be read back (encoders and masks recurse).
- */
-function checkDepth(text: string): string {
-  const c = /^\s*([[{])/.exec(text.length > 64 ? text.slice(0, 64) : text);
-  if (c && textTooDeep(text)) throw new EngineError(DEFINITION_TOO_DEEP, ErrCode.undefined);
-  return text;
-}
-
-/**
- * Definitions (rules, streams, tables, confKeys, connections, UDFs) are small: their bodies are
- * refused past 256 KiB before being read, so an 8 MB rule costs no decoding at all, and one at
- * the limit holds the loop for tens of ms at most (bench/limits.ts). Uploads, imports and
- * batches keep `basic.maxBodySize` (README "Errors, limits and the safe start").
- */
-export const MAX_DEFINITION_BODY = 256 * 1024;
-const DEFINITION_ROUTE = /^\/(?:v2\/)?(?:rules|streams|tables|metadata|udf|connections)(?:\/|$)/;
-
 export interface HandlerOptions {
   /** The CLI listener (eKuiper's RPC port): no JWT, like eKuiper's RPC server. */
   readonly noAuth?: boolean;
 }
 
-/** Builds the request handler once; the returned closure runs the prebuilt table. */
+const unauthorized = (text: string) => new Response(text + "\n", { status: 401, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" } });
+
+/**
+ * Builds the request handler once; the returned closure runs the prebuilt table. Every request
+ * passes the origin policy first, decided by the route it asks for (a preflight: the route of
+ * its `Access-Control-Request-Method`), so a route is guarded unless marked open.
+ */
 export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: Request) => Promise<Response> {
   const basic = engine.config.basic;
   const router = new Router<Engine>(routeTable(basic.prometheus && basic.prometheusPort === basic.restPort));
   const auth = basic.authentication && !opts.noAuth;
   const mgmt = engine.paths.etc ? join(engine.paths.etc, "mgmt") : "/etc/kuiper/mgmt";
-  const max = basic.maxBodySize;
+  const policy = new OriginPolicy({ allowedOrigins: basic.allowedOrigins, allowedHosts: basic.allowedHosts, scheme: basic.restTls && !opts.noAuth ? "https" : "http", bindHosts: [basic.restIp, basic.ip] });
   // The web console (console/index.ts, imported on its first request) on the REST listener only.
   const consoleOn = basic.console && !opts.noAuth;
+  let ui: { routes: Router<Engine>; withPageHeaders: (res: Response) => Response } | undefined;
   const handle = async (req: Request): Promise<Response> => {
-    const pre = preflight(req);
-    if (pre) return pre;
     const url = new URL(req.url);
     let path: string;
     try {
@@ -120,50 +91,62 @@ export function createHandler(engine: Engine, opts: HandlerOptions = {}): (req: 
     } catch {
       return errorBody(ErrCode.undefined, `invalid URL escape in ${url.pathname}`);
     }
-    if (consoleOn && (path === "/ui" || path.startsWith("/ui/"))) {
-      const ui = await import("./console/index.ts");
-      if (auth && !ui.isConsoleAsset(path)) {
-        const bad = checkToken(req.headers.get("Authorization"), mgmt);
-        if (bad !== undefined) return withOrigin(req, new Response(bad + "\n", { status: 401, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" } }));
-      }
-      return withOrigin(req, ui.consoleResponse(engine, path, req));
+    const page = consoleOn && (path === "/ui" || path.startsWith("/ui/"));
+    if (page && !ui) {
+      const c = await import("./console/index.ts");
+      ui = { routes: new Router<Engine>(c.consoleRoutes), withPageHeaders: c.withPageHeaders };
     }
-    const m = router.match(req.method, path);
-    if (m.kind !== "route") return withOrigin(req, await router.dispatch({ method: req.method, path, query: url.searchParams, headers: req.headers, request: req, text: async () => "", dispatch: handle }, engine));
-    if (auth && path !== "/" && path !== "/ping") {
+    const table = page ? ui!.routes : router;
+    const isPreflight = req.method === "OPTIONS";
+    const m = table.match(isPreflight ? (req.headers.get("Access-Control-Request-Method") ?? "") : req.method, path);
+    const open = m.kind === "route" && m.open;
+    const admission = policy.admit(req, open);
+    if (admission.refused) return admission.refused;
+    const allow = admission.allowOrigin;
+    if (isPreflight) return preflight(req, allow)!;
+    const res = await route(req, url, path, table, m, open);
+    return withOrigin(req, page ? ui!.withPageHeaders(res) : res, allow);
+  };
+  const route = async (req: Request, url: URL, path: string, table: Router<Engine>, m: Match<Engine>, open: boolean): Promise<Response> => {
+    if (m.kind !== "route") return table.dispatch({ method: req.method, path, query: url.searchParams, headers: req.headers, request: req, text: async () => "", dispatch: handle }, engine);
+    if (auth && !open) {
       const bad = checkToken(req.headers.get("Authorization"), mgmt);
-      if (bad !== undefined) return withOrigin(req, new Response(bad + "\n", { status: 401, headers: { "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff" } }));
+      if (bad !== undefined) return unauthorized(bad);
     }
     if (basic.enableRestAuditLog) engine.log(`visit ${req.method} ${url.pathname}${url.search}`);
-    const limit = DEFINITION_ROUTE.test(path) ? Math.min(max, MAX_DEFINITION_BODY) : max;
-    let body: Promise<string> | undefined;
-    const ctx: Ctx = {
-      method: req.method,
-      path,
-      params: m.params,
-      query: url.searchParams,
-      headers: req.headers,
-      request: req,
-      text: () => (body ??= readLimited(req, limit)),
-      dispatch: handle,
-    };
+    const limit = bodyLimit(path, basic.maxBodySize);
+    if (declaredTooLarge(req, limit)) return tooLarge(limit);
     // A caller's trace context: the request is a server span of its trace (rest-api.md §1.5).
     const span = engine.traces.requestSpan(url.pathname, req.headers.get("traceparent"));
     try {
+      const request = await boundedRequest(req, limit);
+      let body: Promise<string> | undefined;
+      const ctx: Ctx = {
+        method: req.method,
+        path,
+        params: m.params,
+        query: url.searchParams,
+        headers: req.headers,
+        request,
+        text: () => (body ??= readBody(request, limit)),
+        dispatch: handle,
+      };
       // In a group: see what other members wrote before this call, and reply once what it wrote is stored in the group.
       const group = engine.cluster?.definitions;
-      if (!group) return withOrigin(req, await m.handler(ctx, engine));
+      if (!group) return await m.handler(ctx, engine);
       await group.caughtUp();
       const res = await m.handler(ctx, engine);
       await group.flush();
-      return withOrigin(req, res);
+      return res;
     } catch (e) {
-      if (e instanceof BodyTooLarge) return withOrigin(req, errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413));
+      if (e instanceof BodyTooLarge) return tooLarge(limit);
       engine.log(`${req.method} ${path}: ${(e as Error).stack ?? e}`);
-      return withOrigin(req, fromError(e));
+      return fromError(e);
     } finally {
       if (span) engine.traces.endRequestSpan(span);
     }
   };
   return handle;
 }
+
+const tooLarge = (limit: number) => errorBody(ErrCode.undefined, `http: request body too large (limit ${limit} bytes)`, 413);

@@ -25,6 +25,12 @@ export interface RouteDef<E> {
   readonly method: string;
   readonly path: string;
   readonly handler: Handler<E>;
+  /**
+   * Serves nothing sensitive (`/ping`, the console's page): no token needed, and a page of any
+   * origin may read it. Every other route, a new one included, needs the token and refuses pages
+   * of foreign origins (io/origin-policy.ts).
+   */
+  readonly open?: boolean;
 }
 
 interface Compiled<E> {
@@ -33,11 +39,12 @@ interface Compiled<E> {
   readonly segs: (string | null)[];
   readonly names: string[];
   readonly handler: Handler<E>;
+  readonly open: boolean;
   readonly order: number;
 }
 
 export type Match<E> =
-  | { kind: "route"; handler: Handler<E>; params: Record<string, string> }
+  | { kind: "route"; handler: Handler<E>; params: Record<string, string>; open: boolean }
   | { kind: "method" }
   | { kind: "none" };
 
@@ -58,7 +65,7 @@ export class Router<E> {
         return p;
       });
       const list = this.bySegments.get(segs.length) ?? [];
-      list.push({ method: r.method, segs, names, handler: r.handler, order });
+      list.push({ method: r.method, segs, names, handler: r.handler, open: r.open === true, order });
       this.bySegments.set(segs.length, list);
     });
   }
@@ -81,7 +88,7 @@ export class Router<E> {
       const params: Record<string, string> = {};
       let k = 0;
       for (let i = 0; i < r.segs.length; i++) if (r.segs[i] === null) params[r.names[k++]!] = parts[i]!;
-      return { kind: "route", handler: r.handler, params };
+      return { kind: "route", handler: r.handler, params, open: r.open };
     }
     return pathMatched ? { kind: "method" } : { kind: "none" };
   }

@@ -44,11 +44,11 @@ function stop(e: Engine): Response {
 }
 
 export const systemRoutes: RouteDef<Engine>[] = [
-  { method: "GET", path: "/", handler: (_c, e) => info(e) },
-  { method: "POST", path: "/", handler: (_c, e) => info(e) },
+  { method: "GET", path: "/", handler: (_c, e) => info(e), open: true },
+  { method: "POST", path: "/", handler: (_c, e) => info(e), open: true },
   { method: "GET", path: "/stop", handler: (_c, e) => stop(e) },
   { method: "POST", path: "/stop", handler: (_c, e) => stop(e) },
-  { method: "GET", path: "/ping", handler: () => empty() },
+  { method: "GET", path: "/ping", handler: () => empty(), open: true },
 ];
 
 export const configRoutes: RouteDef<Engine>[] = [

@@ -49,6 +49,18 @@ test("UDF sandbox limits: basic.udfTimeout (duration) and basic.udfMemoryLimit (
   expect(bad.basic.udfLimits).toEqual({ timeoutMs: 100, memoryBytes: 33554432 });
 });
 
+test("origin policy: basic.allowedOrigins / allowedHosts as a YAML list or a comma-separated env value, default none", async () => {
+  const none = (await loadKuiperConfig(undefined, {})).basic;
+  expect([none.allowedOrigins, none.allowedHosts]).toEqual([[], []]);
+  const etc = mkdtempSync(join(tmpdir(), "floe-etc-"));
+  writeFileSync(join(etc, "kuiper.yaml"), "basic:\n  allowedOrigins:\n    - https://dash.example\n    - http://10.0.0.5:3000\n  allowedHosts: floe.lan\n");
+  const y = (await loadKuiperConfig(etc, {})).basic;
+  expect([y.allowedOrigins, y.allowedHosts]).toEqual([["https://dash.example", "http://10.0.0.5:3000"], ["floe.lan"]]);
+  const e = (await loadKuiperConfig(etc, { KUIPER__BASIC__ALLOWEDORIGINS: "https://a.example, https://b.example", KUIPER__BASIC__ALLOWEDHOSTS: "[x.lan,y.lan]" })).basic;
+  expect([e.allowedOrigins, e.allowedHosts]).toEqual([["https://a.example", "https://b.example"], ["x.lan", "y.lan"]]);
+  expect((await loadKuiperConfig(undefined, { KUIPER__BASIC__ALLOWEDORIGINS: "*" })).basic.allowedOrigins).toEqual(["*"]);
+});
+
 test("source yaml: shipped defaults without etc (MQTT v5: floe's default), confKeys lower-cased, env adds keys", async () => {
   const y = await loadSourceYaml(undefined, "mqtt", { MQTT_SOURCE__NEWCONF__QOS: "0", MQTT_SOURCE__DEFAULT__SERVER: "tcp://b:1883" });
   expect(y!.default).toEqual({ qos: 1, server: "tcp://b:1883", protocolVersion: "5", insecureSkipVerify: false });

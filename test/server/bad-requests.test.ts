@@ -80,15 +80,21 @@ test("the stored rule text comes back byte for byte, then re-marshalled after st
   expect((await d.call("GET", "/rules/rule321")).text).toBe('{"actions":[{"nop":{}}],"id":"rule321","sql":"select * from alert","triggered":false}');
 });
 
-test("CORS: preflights are answered for any path, simple requests get Allow-Origin", async () => {
-  const pre = await fetch(d.base + "/anything", { method: "OPTIONS", headers: { Origin: "http://x", "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "content-type" } });
+test("CORS: an admitted origin's preflight gets eKuiper's checks; a foreign origin is refused (test/hostile/origin.test.ts)", async () => {
+  const own = d.base;
+  const pre = await fetch(d.base + "/anything", { method: "OPTIONS", headers: { Origin: own, "Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "content-type" } });
   expect(pre.status).toBe(200);
+  expect(pre.headers.get("Access-Control-Allow-Origin")).toBe(own);
   expect(pre.headers.get("Access-Control-Allow-Headers")).toBe("Content-Type");
   expect(pre.headers.get("Access-Control-Allow-Methods")).toBe("PUT");
-  const bad = await fetch(d.base + "/rules", { method: "OPTIONS", headers: { Origin: "http://x", "Access-Control-Request-Method": "PATCH" } });
+  const bad = await fetch(d.base + "/rules", { method: "OPTIONS", headers: { Origin: own, "Access-Control-Request-Method": "PATCH" } });
   expect(bad.status).toBe(405);
-  const get = await fetch(d.base + "/streams", { headers: { Origin: "http://x" } });
-  expect(get.headers.get("Access-Control-Allow-Origin")).toBe("*");
+  const get = await fetch(d.base + "/streams", { headers: { Origin: own } });
+  expect([get.status, get.headers.get("Access-Control-Allow-Origin")]).toEqual([200, own]);
+  const foreign = await fetch(d.base + "/streams", { headers: { Origin: "http://x" } });
+  expect([foreign.status, foreign.headers.get("Access-Control-Allow-Origin")]).toEqual([403, null]);
+  const ping = await fetch(d.base + "/ping", { headers: { Origin: "http://x" } });
+  expect([ping.status, ping.headers.get("Access-Control-Allow-Origin")]).toEqual([200, "*"]);
 });
 
 test("after all of the above the daemon still serves", async () => {

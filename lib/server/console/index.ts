@@ -5,6 +5,7 @@
  * and a daemon nobody browses never evaluate it.
  */
 import type { Engine } from "../engine.ts";
+import type { RouteDef } from "../router.ts";
 import { Sampler, type Sample } from "./sampler.ts";
 // Built from ui/ by `make ui` (its stylesheet inside); embedded by `bun build --compile` as a file.
 import appJs from "./assets/app.js" with { type: "file" };
@@ -42,6 +43,36 @@ const ASSETS: Record<string, { body: () => string | Blob; type: string }> = {
   "/ui/app.js": { body: () => Bun.file(appJs), type: "text/javascript; charset=utf-8" },
 };
 
+/**
+ * Sent with every `/ui` response: no page of another site may frame the console (a click on a
+ * framed Stop or Delete would be the user's), nothing is content-sniffed, and the page runs
+ * scripts from its own origin only (the stylesheet is a `<style>` the script adds). Connections
+ * may go to any http(s) address: a trial run's events come from the data server, another port
+ * of the host, which CSP cannot name before it listens (nor at all for an IPv6 address).
+ */
+const PAGE_HEADERS: Record<string, string> = {
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "default-src 'self'; connect-src 'self' http: https:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "X-Content-Type-Options": "nosniff",
+};
+
+/** Adds the console's framing and content-type headers to one of its responses. */
+export function withPageHeaders(res: Response): Response {
+  for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
+  return res;
+}
+
+/**
+ * The console's routes: the page and its script are open (they must load to ask for a token,
+ * and hold nothing of the engine's); the event stream needs the token and the same origin.
+ */
+export const consoleRoutes: RouteDef<Engine>[] = [
+  ...Object.entries(ASSETS).flatMap(([path, a]) =>
+    ["GET", "HEAD"].map((method) => ({ method, path, open: true, handler: () => new Response(a.body(), { headers: { "Content-Type": a.type, "Cache-Control": "no-cache" } }) })),
+  ),
+  { method: "GET", path: "/ui/events", handler: (ctx, e) => events(e, ctx.request) },
+];
+
 const samplers = new WeakMap<Engine, Sampler>();
 const enc = new TextEncoder();
 
@@ -53,22 +84,6 @@ export function consoleSampler(engine: Engine): Sampler {
     engine.onClose(() => s!.close());
   }
   return s;
-}
-
-/** True for the paths the console serves without a token (the page must load to ask for one). */
-export function isConsoleAsset(path: string): boolean {
-  return path in ASSETS;
-}
-
-/** Serves one `/ui` path; the caller has checked the token for everything but the assets. */
-export function consoleResponse(engine: Engine, path: string, req: Request): Response {
-  const a = ASSETS[path];
-  if (a) {
-    if (req.method !== "GET" && req.method !== "HEAD") return new Response("405 method not allowed\n", { status: 405 });
-    return new Response(a.body(), { headers: { "Content-Type": a.type, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" } });
-  }
-  if (path === "/ui/events" && req.method === "GET") return events(engine, req);
-  return new Response("404 page not found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
 }
 
 /**
