@@ -129,7 +129,9 @@ export class MqttConnection {
       if (this.closed) return;
       client.options.reconnectPeriod = this.backoff;
       this.backoff = Math.min(this.backoff * 2, 10_000);
-      this.status.disconnected(this.lastError || "connection closed");
+      // MQTT.js reconnects: the loss is recorded once and the state is connecting (0) again, as
+      // eKuiper's client shows it while retrying; a failed attempt changes nothing (it is logged).
+      if (this.status.status === 1) this.status.disconnected(this.lastError || "connection closed", true);
     });
     client.on("reconnect", () => this.status.connecting());
     client.on("error", (e) => {
