@@ -5,9 +5,11 @@
  * (value/go-net-error.ts). The others cannot be pinged and answer eKuiper's
  * `<source|sink|lookup source> <type> doesn't support ping connection`.
  */
+import { SQL } from "bun";
 import { ErrCode, errorText } from "../errors.ts";
 import type { MqttConnection } from "../io/mqtt/client.ts";
 import { parseMqttConf } from "../io/mqtt/conf.ts";
+import type { DbUrl } from "../io/sql-db.ts";
 import { goNetErrorText } from "../value/go-net-error.ts";
 import { isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
@@ -48,13 +50,12 @@ const pingMqtt: Ping = async (props) => {
 const pingSql: Ping = async (props) => {
   // The SQL client loads with the first sql connector or check, not with the daemon (issue 11, memory).
   const { dbUrlProp, parseDbUrl } = await import("../io/sql-db.ts");
-  let url;
+  let url: DbUrl;
   try {
     url = parseDbUrl(dbUrlProp(props));
   } catch (e) {
     return errorBody(ErrCode.undefined, errorText(e));
   }
-  const { SQL } = await import("bun");
   const db = new SQL(url.options);
   const target = url.dialect === "sqlite" ? undefined : new URL(String(url.options.url));
   try {
