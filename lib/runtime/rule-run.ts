@@ -510,6 +510,10 @@ export class RuleRun {
           policy: o.overflow,
           wake: inlet.wake,
           node,
+          share: (shared, counting) => {
+            inlet.node = shared;
+            this.topo.shareSource(src.name, shared, counting);
+          },
           onEof: () => this.sourceEof(),
           onFail: (e) => this.fatal(e),
           ref: `${this.spec.id}_${src.name}_0`,

@@ -5,7 +5,7 @@
  * its last rule detaches.
  */
 import { errorText } from "../errors.ts";
-import type { NodeMetrics } from "../core/metrics.ts";
+import { NodeMetrics } from "../core/metrics.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
 import { ConnectionReporter } from "../io/sinks/connector.ts";
@@ -23,6 +23,11 @@ export interface AttachOptions {
   readonly wake: () => void;
   /** The rule's source node (connection metrics, exceptions). */
   readonly node: NodeMetrics;
+  /**
+   * A shared stream: the node every rule reading it reports instead of its own, and whether this
+   * rule's input is what the node counts. Called at attach, and again when the counting rule leaves.
+   */
+  readonly share?: (node: NodeMetrics, counting: boolean) => void;
   readonly onEof: () => void;
   /** The source failed for good (`SourceContext.fail`): the rule stops by error. */
   readonly onFail?: (e: unknown) => void;
@@ -52,7 +57,10 @@ export interface Attachment {
 class OpenSource {
   readonly bus = new Bus<SourceMessage>();
   readonly status = new ConnectionReporter();
-  readonly nodes = new Set<NodeMetrics>();
+  /** The source node: the rule's own, or a shared stream's own node (AttachOptions.share). */
+  node!: NodeMetrics;
+  /** A shared stream's rules in attach order; the first one's input is what `node` counts. */
+  readonly sharers: ((node: NodeMetrics, counting: boolean) => void)[] = [];
   readonly eofs = new Set<() => void>();
   readonly fails = new Set<(e: unknown) => void>();
   refs = 0;
@@ -60,6 +68,15 @@ class OpenSource {
   metaReaders = 0;
   connector: SourceConnector | undefined;
   ended = false;
+}
+
+/**
+ * A shared stream's source node name: eKuiper names a shared source on a named connection
+ * `<connection>/<confKey>` (metric keys `source_conn1/ttt_0_…`), others by the stream.
+ */
+function sharedNodeName(def: StreamDef, props: Record<string, unknown>): string {
+  const sel = new PropReader(props).str("connectionSelector");
+  return sel ? `${sel}/${def.options.CONF_KEY ?? "default"}` : def.name;
 }
 
 export class SourceHub {
@@ -88,20 +105,26 @@ export class SourceHub {
         props = c.props;
       }
       fresh = true;
+      src.node = isShared ? new NodeMetrics("source", sharedNodeName(def, props)) : o.node;
+      src.status.attach(src.node);
       if (isShared) this.shared.set(key, src);
     }
     const s = src;
+    const node = s.node;
     // Counted before subscribing: every message this rule's subscription sees carries metadata.
     const readsMeta = o.meta !== false;
     if (readsMeta) s.metaReaders++;
     const sub = s.bus.subscribe(o.capacity, o.policy, o.wake);
-    sub.onDrop = (n) => o.node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
+    sub.onDrop = (n) => node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
     s.refs++;
-    s.nodes.add(o.node);
     s.eofs.add(o.onEof);
     const onFail = o.onFail;
     if (onFail) s.fails.add(onFail);
-    s.status.attach(o.node);
+    const share = isShared ? o.share : undefined;
+    if (share) {
+      s.sharers.push(share);
+      share(node, s.sharers.length === 1);
+    }
     const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber"), schemas: this.env.schemas }) : null;
     if (fresh && !isShared && o.offset !== undefined) s.connector!.rewind?.(o.offset);
     if (fresh) {
@@ -109,18 +132,16 @@ export class SourceHub {
         bus: s.bus,
         status: s.status,
         ref: o.ref,
-        exception: (m) => {
-          for (const n of s.nodes) n.exception(m, Date.now());
-        },
+        exception: (m) => node.exception(m, Date.now()),
         duplicates: (n) => {
-          for (const x of s.nodes) x.duplicates += n;
+          node.duplicates += n;
         },
         eof: () => {
           s.ended = true;
           for (const f of s.eofs) f();
         },
         fail: (e) => {
-          for (const n of s.nodes) n.exception(errorText(e), Date.now());
+          node.exception(errorText(e), Date.now());
           for (const f of s.fails) f(e);
         },
         log: (l) => this.env.log(l),
@@ -131,7 +152,7 @@ export class SourceHub {
       try {
         await s.connector!.open(ctx);
       } catch (e) {
-        o.node.exception(errorText(e), Date.now());
+        node.exception(errorText(e), Date.now());
         throw e;
       }
     } else if (s.ended) o.onEof();
@@ -143,10 +164,14 @@ export class SourceHub {
       release: async () => {
         sub.close();
         if (readsMeta) s.metaReaders--;
-        s.status.detach(o.node);
-        s.nodes.delete(o.node);
         s.eofs.delete(o.onEof);
         if (onFail) s.fails.delete(onFail);
+        if (share) {
+          const i = s.sharers.indexOf(share);
+          s.sharers.splice(i, 1);
+          // The counting rule left: the next one's input keeps the shared node counting.
+          if (i === 0 && s.sharers.length) s.sharers[0]!(node, true);
+        }
         if (--s.refs > 0) return;
         if (isShared) this.shared.delete(key);
         await s.connector?.close();

@@ -81,7 +81,10 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
 }
 
 interface SourceNode {
-  readonly metrics: NodeMetrics;
+  /** The rule's source node, or a shared stream's node that every rule reading it reports (shareSource). */
+  metrics: NodeMetrics;
+  /** Whether this rule's input counts into `metrics` (a shared node counts through one rule). */
+  counts: boolean;
   /** Swapped for a traced one while the rule is traced (`trace`). */
   head: Consumer;
   readonly helpers: Operator[];
@@ -142,7 +145,7 @@ export class Topology {
       for (let i = 0; i < helpers.length; i++) helpers[i]!.next = helpers[i + 1] ?? target;
       const metrics = new NodeMetrics("source", src.name);
       metrics.connectionStatus = 1;
-      this.sources.set(src.name, { metrics, head: helpers[0] ?? target, helpers });
+      this.sources.set(src.name, { metrics, counts: true, head: helpers[0] ?? target, helpers });
     }
   }
 
@@ -202,8 +205,8 @@ export class Topology {
       // Two graph sources may read one stream: the later node joins the same inlet.
       const prev = this.sources.get(src.name);
       const head = helpers[0] ?? target;
-      if (prev) this.sources.set(src.name, { metrics, head: new FanOutAll([prev.head, head]), helpers: [...prev.helpers, ...helpers] });
-      else this.sources.set(src.name, { metrics, head, helpers });
+      if (prev) this.sources.set(src.name, { metrics, counts: true, head: new FanOutAll([prev.head, head]), helpers: [...prev.helpers, ...helpers] });
+      else this.sources.set(src.name, { metrics, counts: true, head, helpers });
       if (!sources.includes(chain[0]!)) sources.push(chain[0]!);
     }
     const out: Record<string, string[]> = {};
@@ -260,13 +263,15 @@ export class Topology {
   ingest(stream: string, t: Tuple, rows = 1, counted = true): void {
     const src = this.sources.get(stream);
     if (!src) return;
-    const m = src.metrics;
-    if (counted) {
-      m.recordsIn++;
-      m.recordsOut++;
+    if (src.counts) {
+      const m = src.metrics;
+      if (counted) {
+        m.recordsIn++;
+        m.recordsOut++;
+      }
+      m.messagesProcessed += rows;
+      m.lastInvocation = this.env.now();
     }
-    m.messagesProcessed += rows;
-    m.lastInvocation = this.env.now();
     src.head.push(t);
   }
 
@@ -274,11 +279,11 @@ export class Topology {
   sourceError(stream: string, message: string): void {
     const src = this.sources.get(stream);
     if (!src) return;
-    src.metrics.recordsIn++;
+    if (src.counts) src.metrics.recordsIn++;
     // A byte source's decode failure belongs to its decoder node (the source did emit the message).
     const dec = src.helpers.find((h) => h instanceof DecoderOp);
     if (dec) {
-      src.metrics.recordsOut++;
+      if (src.counts) src.metrics.recordsOut++;
       dec.metrics.recordsIn++;
       dec.metrics.exception(message, this.env.now());
     } else src.metrics.exception(message, this.env.now());
@@ -287,6 +292,20 @@ export class Topology {
   /** The source node of `stream` (connection metrics live there). */
   sourceMetrics(stream: string): NodeMetrics | undefined {
     return this.sources.get(stream)?.metrics;
+  }
+
+  /**
+   * A shared stream's source node stands for this rule's (eKuiper shows the shared node, which
+   * counts while any rule holds the stream); `counting`: this rule's input is what it counts.
+   * The losses counted for this rule at its start carry over.
+   */
+  shareSource(stream: string, node: NodeMetrics, counting: boolean): void {
+    const src = this.sources.get(stream);
+    if (!src) return;
+    const own = src.metrics;
+    if (own !== node && own.recordsLost >= 0) node.recordsLost = Math.max(0, node.recordsLost) + own.recordsLost;
+    src.metrics = node;
+    src.counts = counting;
   }
 
   /** The `<i>_decoder` node of `stream` (byte sources), if any. */

@@ -4,15 +4,14 @@
  * tests. Connector metadata is generated from the shipped confKey defaults and the sink list.
  */
 import { SHIPPED_SOURCES } from "../config/index.ts";
-import { ErrCode, errorText } from "../errors.ts";
-import type { MqttConnection } from "../io/mqtt/client.ts";
-import { parseMqttConf } from "../io/mqtt/conf.ts";
+import { ErrCode } from "../errors.ts";
 import { FUNCTION_DOCS, FUNCTION_GROUP_PAGES, type FunctionDoc } from "../functions/docs.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { idError } from "../store/ids.ts";
 import { isObject, readJson } from "./body.ts";
 import { maskSecrets, type ConfKind } from "./confkeys.ts";
 import { CONNECTION_TYPES } from "./connections.ts";
+import { connectivityRoutes } from "./connectivity.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, GoMap, json, jsonSniffed } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
@@ -201,52 +200,15 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
         if (!b.ok || !isObject(b.value)) return metaError(ctx, "typeConversion", `${type}.${b.ok ? "json: cannot unmarshal into map[string]interface {}" : b.error}`);
         if (kind === "sources" && !sourceMeta(type)) return errorBody(ErrCode.confKey, `source ${type} not found`);
         if (kind === "sinks" && !sinkMeta(type)) return errorBody(ErrCode.confKey, `sink ${type} not found`);
-        if (kind !== "connections" && type === "mqtt" && (typeof b.value.server !== "string" || b.value.server === "")) return errorBody(ErrCode.undefined, "missing server property");
+        // A confKey selecting a named connection takes the server from that connection.
+        const selects = typeof b.value.connectionSelector === "string" && b.value.connectionSelector !== "";
+        if (kind !== "connections" && type === "mqtt" && !selects && (typeof b.value.server !== "string" || b.value.server === "")) return errorBody(ErrCode.undefined, "missing server property");
         e.confKeys.put(kind, type, key, b.value);
         if (kind === "connections") e.connections.open(key, type, e.confKeys.stored("connections", type)[key] ?? b.value);
         return empty();
       },
     },
   ];
-}
-
-/** Connects an MQTT client with `props` once (5 s); the client's error text, or undefined. */
-async function probe(props: Record<string, unknown>): Promise<string | undefined> {
-  let err = "";
-  let conn: MqttConnection;
-  // The MQTT client loads with the first MQTT connector, not with the daemon (issue 11, memory).
-  const { MqttConnection: Connection } = await import("../io/mqtt/client.ts");
-  try {
-    conn = new Connection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: (l) => (err ||= l.replace(/^mqtt \S+: /, "")) });
-  } catch (e) {
-    return errorText(e);
-  }
-  const ok = await Promise.race([conn.ready.then(() => true), Bun.sleep(5000).then(() => false), new Promise<boolean>((r) => conn.client.once("error", () => r(false)))]);
-  await conn.close();
-  return ok ? undefined : err || "timeout";
-}
-
-function connectivity(kind: "sources" | "sinks" | "lookups"): RouteDef<Engine> {
-  return {
-    method: "POST",
-    path: `/metadata/${kind}/connection/{name}`,
-    handler: async (ctx) => {
-      const type = ctx.params.name!;
-      const known = kind === "sinks" ? !!sinkMeta(type) : kind === "lookups" ? LOOKUP_SOURCES.has(type) : !!sourceMeta(type);
-      if (!known) return errorBody(ErrCode.confKey, `${kind === "sinks" ? "sink" : kind === "lookups" ? "lookup source" : "source"} ${type} not found`);
-      const b = await readJson(ctx);
-      const props = b.ok && isObject(b.value) ? b.value : {};
-      if (type === "mqtt") {
-        const server = props.server;
-        if (typeof server !== "string" || server === "") return errorBody(ErrCode.undefined, "missing server property");
-        const pv = props.protocolVersion;
-        if (pv !== undefined && !["3.1", "3.1.1", "4", "5"].includes(String(pv))) return errorBody(ErrCode.undefined, `unsupported protocol version ${String(pv)}`);
-        const err = await probe(props);
-        if (err) return errorBody(ErrCode.io, `found error when connecting for ${server}: ${err}`);
-      }
-      return empty();
-    },
-  };
 }
 
 export const metadataRoutes: RouteDef<Engine>[] = [
@@ -297,7 +259,5 @@ export const metadataRoutes: RouteDef<Engine>[] = [
       return jsonSniffed({ sinks: part("sinks"), sources: part("sources") });
     },
   },
-  connectivity("sources"),
-  connectivity("sinks"),
-  connectivity("lookups"),
+  ...connectivityRoutes((kind, type) => (kind === "sinks" ? !!sinkMeta(type) : kind === "lookups" ? LOOKUP_SOURCES.has(type) : !!sourceMeta(type))),
 ];

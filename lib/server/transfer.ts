@@ -8,7 +8,6 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
-import { sourceType } from "../io/sources/index.ts";
 import { clauseExprs, walk } from "../sql/walk.ts";
 import { ruleSources } from "../store/rule-def.ts";
 import { jsonUnmarshalError } from "../store/rule-def.ts";
@@ -131,8 +130,9 @@ export function exportConfig(e: Engine, ruleIds?: string[]): ConfigDoc {
         const d = e.catalog.get(s);
         if (!d || e.catalog.isTemp(s)) continue;
         (d.kind === "stream" ? c.streams : c.tables)[s] = d.statement;
-        // Only a confKey the stream names is a dependency (eKuiper's partial export leaves `default` out).
-        if (d.options.CONF_KEY) srcKeys.add(`${sourceType(d)}.${d.options.CONF_KEY.toLowerCase()}`);
+        // Only a confKey the stream names is a dependency (eKuiper's partial export leaves `default`
+        // out), looked up under the stream's literal TYPE: a stream without one (mqtt by default) adds none.
+        if (d.options.CONF_KEY && d.options.TYPE) srcKeys.add(`${d.options.TYPE}.${d.options.CONF_KEY.toLowerCase()}`);
       }
       const sel = def.select;
       if (sel) for (const x of [...sel.fields.map((f) => f.expr), ...clauseExprs(sel)]) walk(x, (n) => n.kind === "call" && calls.add(n.name.toLowerCase()));

@@ -119,3 +119,22 @@ test("a drain runs for a few ms at most: a big backlog is taken over several eve
   expect(between).toBeLessThan(20_000);
   await run.stop();
 });
+
+test("a shared stream's source node is one node: it counts each message once and keeps counting while any rule holds it", async () => {
+  const t = testRuntime();
+  const shared = streams(`CREATE STREAM sh () WITH (TYPE="memory", DATASOURCE="shared/in", SHARED="true")`);
+  const a = await t.rule({ id: "a", sql: "SELECT * FROM sh", actions: [{ nop: {} }] }, shared).start();
+  const b = await t.rule({ id: "b", sql: "SELECT * FROM sh", actions: [{ nop: {} }] }, shared).start();
+  const seen = (r: typeof a) => metric(r, "op_2_project_0_records_in_total");
+  for (let i = 0; i < 3; i++) await t.env.pubsub.publish("shared/in", { n: i });
+  await waitFor(() => seen(a) === 3 && seen(b) === 3, "both rules got three");
+  expect([metric(a, "source_sh_0_records_in_total"), metric(b, "source_sh_0_records_in_total")]).toEqual([3, 3]);
+  // The rule it counted through stops; the node goes on counting, and a rule joining later sees it all.
+  await a.stop();
+  await t.env.pubsub.publish("shared/in", { n: 3 });
+  await waitFor(() => seen(b) === 4, "b got the fourth");
+  const c = await t.rule({ id: "c", sql: "SELECT * FROM sh", actions: [{ nop: {} }] }, shared).start();
+  expect([metric(b, "source_sh_0_records_in_total"), metric(c, "source_sh_0_records_in_total"), metric(c, "source_sh_0_connection_status")]).toEqual([4, 4, 1]);
+  await b.stop();
+  await c.stop();
+});

@@ -107,9 +107,10 @@ const CALLS: Record<string, Call> = {
   "GET /metadata/connections/yaml/{name}": { path: "/metadata/connections/yaml/mqtt" },
   "DELETE /metadata/connections/{name}/confKeys/{confKey}": { path: "/metadata/connections/mqtt/confKeys/gone" },
   "PUT /metadata/connections/{name}/confKeys/{confKey}": { path: "/metadata/connections/mqtt/confKeys/k3", body: { server: "tcp://127.0.0.1:1883" } },
-  "POST /metadata/sources/connection/{name}": { path: "/metadata/sources/file", body: {} },
-  "POST /metadata/sinks/connection/{name}": { path: "/metadata/sinks/connection/log", body: {} },
-  "POST /metadata/lookups/connection/{name}": { path: "/metadata/lookups/connection/memory", body: {} },
+  // A check pings: SQLite answers without a server (the others refuse to be pinged).
+  "POST /metadata/sources/connection/{name}": { path: "/metadata/sources/connection/sql", body: { dburl: "sqlite::memory:" } },
+  "POST /metadata/sinks/connection/{name}": { path: "/metadata/sinks/connection/sql", body: { dburl: "sqlite::memory:" } },
+  "POST /metadata/lookups/connection/{name}": { path: "/metadata/lookups/connection/sql", body: { dburl: "sqlite::memory:" } },
   "GET /schemas/{type}": { path: "/schemas/protobuf" },
   "POST /schemas/{type}": { path: "/schemas/protobuf", body: { name: "s1", content: PROTO } },
   "PUT /schemas/{type}/{name}/upload": {
@@ -121,7 +122,6 @@ const CALLS: Record<string, Call> = {
   "DELETE /schemas/{type}/{name}": { path: "/schemas/protobuf/s2" },
   "GET /schemas/{type}/{name}": { path: "/schemas/protobuf/s1" },
 };
-CALLS["POST /metadata/sources/connection/{name}"] = { path: "/metadata/sources/connection/file", body: {} };
 
 /** Routes of features floe does not have: they answer an eKuiper-shaped 4xx (README "REST API"). */
 const UNSUPPORTED: Record<string, number> = {

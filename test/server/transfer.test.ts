@@ -82,6 +82,13 @@ test("a partial export holds only what the rules need: their streams, the confKe
   expect(Object.keys(two.streams!)).toEqual(["s2"]);
   expect(JSON.parse(two.sourceConfig!.mqtt!)).toEqual({ c1: { server: "tcp://127.0.0.1:1883" } });
   expect(Object.keys(two.scripts!)).toEqual(["twice"]);
+  // eKuiper looks the confKey up under the stream's literal TYPE: without one (mqtt by default) there is none.
+  await a.call("POST", "/streams", { sql: 'CREATE STREAM s3 (v bigint) WITH (DATASOURCE="s3", CONF_KEY="c1")' });
+  await a.call("POST", "/rules", { id: "x3", sql: "SELECT v FROM s3", actions: [{ nop: {} }], triggered: false });
+  const three = await doc(["x3"]);
+  expect([Object.keys(three.streams!), three.sourceConfig]).toEqual([["s3"], {}]);
+  await a.call("DELETE", "/rules/x3");
+  await a.call("DELETE", "/streams/s3");
   for (const id of ["x2"]) await a.call("DELETE", `/rules/${id}`);
   await a.call("DELETE", "/streams/s2");
   await a.call("DELETE", "/udf/javascript/unused");

@@ -10,6 +10,7 @@
  */
 import { connect, MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
 import type { Obj } from "../../value/values.ts";
+import { goNetErrorText } from "../../value/go-net-error.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
 import type { MqttConf } from "./conf.ts";
 import { Publish } from "./frames.ts";
@@ -32,6 +33,27 @@ function userProps(packet: IPublishPacket): Obj | null {
   return out;
 }
 
+/** paho.mqtt.golang's texts for the MQTT 3.1/3.1.1 CONNACK refusals (MQTT.js's `code` is the return code). */
+const CONNACK: Record<number, string> = {
+  1: "unacceptable protocol version",
+  2: "identifier rejected",
+  3: "server Unavailable",
+  4: "bad user name or password",
+  5: "not Authorized",
+};
+
+/**
+ * A client error as eKuiper's MQTT client (paho) words it: a socket failure in Go's shape, prefixed
+ * `network Error : ` while dialing; a v3 CONNACK refusal by its paho text; else the client's text.
+ */
+export function mqttErrorText(e: Error, conf: MqttConf, dialing: boolean): string {
+  const net = goNetErrorText(e, conf);
+  if (net) return dialing ? `network Error : ${net}` : net;
+  const rc = (e as { code?: unknown }).code;
+  if (conf.protocolVersion !== 5 && typeof rc === "number" && CONNACK[rc]) return CONNACK[rc];
+  return e.message;
+}
+
 export interface MqttConnectionInit {
   readonly conf: MqttConf;
   /** Source connections: where publishes go. */
@@ -50,7 +72,8 @@ export class MqttConnection {
   /** Redelivered publishes (DUP flag) admitted. */
   duplicates = 0;
   private backoff = 100;
-  private lastError = "";
+  /** The last client error, as eKuiper words it (mqttErrorText). */
+  lastError = "";
   private closed = false;
 
   constructor(init: MqttConnectionInit) {
@@ -96,6 +119,7 @@ export class MqttConnection {
     this.ready = new Promise((r) => (first = r));
     client.on("connect", () => {
       this.backoff = 100;
+      this.lastError = "";
       client.options.reconnectPeriod = 100;
       this.status.connected();
       first();
@@ -105,12 +129,14 @@ export class MqttConnection {
       if (this.closed) return;
       client.options.reconnectPeriod = this.backoff;
       this.backoff = Math.min(this.backoff * 2, 10_000);
-      this.status.disconnected(this.lastError || "connection closed");
+      // MQTT.js reconnects: the loss is recorded once and the state is connecting (0) again, as
+      // eKuiper's client shows it while retrying; a failed attempt changes nothing (it is logged).
+      if (this.status.status === 1) this.status.disconnected(this.lastError || "connection closed", true);
     });
     client.on("reconnect", () => this.status.connecting());
     client.on("error", (e) => {
-      this.lastError = e.message;
-      init.log(`mqtt ${conf.url}: ${e.message}`);
+      this.lastError = mqttErrorText(e, conf, !client.connected);
+      init.log(`mqtt ${conf.url}: ${this.lastError}`);
     });
     this.status.connecting();
     client.connect();

@@ -112,9 +112,15 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const r1 = await t.rule({ id: "r1", sql: "SELECT n FROM a", actions: [{ memory: { topic: "nr/out" } }, { mqtt: { connectionSelector: "conn1", topic: "nr/echo" } }] }, defs).start();
       await waitFor(() => metric(r1, "source_a_0_connection_status") === 1 && metric(r1, "sink_mqtt_1_0_connection_status") === 1, "connected");
       await broker.stop();
-      await waitFor(() => metric(r1, "source_a_0_connection_status") === -1 && metric(r1, "sink_mqtt_1_0_connection_status") === -1, "both nodes see the loss");
+      const lostAt = (r: string) => metric(r1, `${r}_connection_last_disconnected_time`) as number;
+      await waitFor(() => lostAt("source_a_0") > 0 && lostAt("sink_mqtt_1_0") > 0, "both nodes see the loss");
       expect(metric(r1, "source_a_0_exceptions_total")).toBe(1);
-      expect(t.env.connections.state("conn1").status).toBe("disconnected");
+      // Failed reconnection attempts leave the state at connecting (0), as eKuiper shows it, not −1.
+      await waitFor(() => (metric(r1, "source_a_0_connection_last_try_time") as number) > lostAt("source_a_0"), "a reconnection attempt");
+      await waitFor(() => t.env.connections.state("conn1").err !== undefined, "the attempt's error");
+      expect([metric(r1, "source_a_0_connection_status"), metric(r1, "sink_mqtt_1_0_connection_status")]).toEqual([0, 0]);
+      expect(t.env.connections.state("conn1")).toEqual({ status: "connecting", err: `network Error : dial tcp 127.0.0.1:${broker.port}: connect: connection refused` });
+      expect(metric(r1, "source_a_0_connection_last_disconnected_message")).not.toBe("");
       await broker.restart();
       await waitFor(() => metric(r1, "source_a_0_connection_status") === 1 && metric(r1, "sink_mqtt_1_0_connection_status") === 1, "both reconnected", 15_000);
       const p2 = await connectAsync({ host: "127.0.0.1", port: broker.port, protocol: "mqtt" });

@@ -197,7 +197,8 @@ function resendDestinationSuite(): void {
     await publish(t, 0, 2);
     await waitFor(() => got.length === 2, "two live messages");
     await broker.stop();
-    await waitFor(() => metric(rule, "sink_mqtt_0_0_connection_status") === -1, "the main instance sees the broker go");
+    // The client retries: connecting (0) again, with the loss recorded.
+    await waitFor(() => metric(rule, "sink_mqtt_0_0_connection_status") === 0 && (metric(rule, "sink_mqtt_0_0_connection_last_disconnected_time") as number) > 0, "the main instance sees the broker go");
     await publish(t, 2, 5);
     await waitFor(() => metric(rule, "op_mqtt_0_cache_0_records_in_total") === 3, "three cached");
     expect(metric(rule, "sink_mqtt_0_0_last_exception")).toBe("mqtt client is not connected");
