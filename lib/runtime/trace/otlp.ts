@@ -3,9 +3,12 @@
  * `application/json`), used when a remote collector is enabled (`openTelemetry.enableRemoteCollector`
  * with `remoteEndpoint`, or `POST /tracer`). Spans are batched: one request in flight, a bounded
  * queue (new spans are dropped and counted when it is full), sent every second or once a batch is
- * full. A failing collector costs a log line a minute, never the rule.
+ * full. A failing collector costs a log line a minute, never the rule. Requests go through the
+ * owner's outbound client: a collector on a loopback/private address (from `POST /tracer` or
+ * kuiper.yaml alike) is refused unless `basic.enablePrivateNet`, each request and redirect checked.
  */
-import { errorText } from "../../errors.ts";
+import { EngineError, errorText } from "../../errors.ts";
+import { checkUrl, guardedFetch, type NetGuard } from "../../io/outbound/guard.ts";
 import { unixNano, type Span } from "./span.ts";
 
 const QUEUE = 4096;
@@ -58,6 +61,21 @@ export function otlpBody(serviceName: string, spans: readonly Span[]): string {
   });
 }
 
+/**
+ * Why the guard refuses the collector `url` (the refusal's text), or undefined when it does not:
+ * a loopback/private address or an invalid URL. A name that does not resolve now is not refused
+ * (the exporter retries, and each request is checked again).
+ */
+export async function checkCollector(url: string, guard: NetGuard): Promise<string | undefined> {
+  try {
+    await checkUrl(url, guard);
+    return undefined;
+  } catch (e) {
+    if (e instanceof EngineError || e instanceof TypeError) return errorText(e);
+    return undefined;
+  }
+}
+
 export class OtlpExporter {
   readonly url: string;
   private queue: Span[] = [];
@@ -72,9 +90,15 @@ export class OtlpExporter {
   constructor(
     endpoint: string,
     readonly serviceName: string,
+    private readonly guard: NetGuard,
     private readonly log: (line: string) => void,
   ) {
     this.url = tracesUrl(endpoint);
+    // A refused collector is said at once, not only at the first export.
+    checkCollector(this.url, guard).then(
+      (refused) => refused && log(`trace export to ${this.url} refused: ${refused}`),
+      () => undefined,
+    );
   }
 
   add(span: Span): void {
@@ -112,12 +136,8 @@ export class OtlpExporter {
 
   private async send(batch: Span[]): Promise<void> {
     try {
-      const res = await fetch(this.url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: otlpBody(this.serviceName, batch),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
+      const init = { method: "POST", headers: { "Content-Type": "application/json" }, body: otlpBody(this.serviceName, batch), signal: AbortSignal.timeout(TIMEOUT_MS) };
+      const res = await guardedFetch(this.url, init, this.guard);
       await res.arrayBuffer();
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       this.sent += batch.length;
