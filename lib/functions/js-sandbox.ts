@@ -30,8 +30,9 @@ export interface SandboxLimits {
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryBytes: 32 * 1024 * 1024 };
 
 /**
- * QuickJS's own stack guard (its C stack in linear memory): ~1,500 JS frames; JSON 20,000 deep is
- * its "stack overflow", not an overflow of the host's stack (what is left is a fault of the instance: `failure`).
+ * QuickJS's own stack guard (its C stack in linear memory): ~1,500 JS frames. What recurses in C
+ * (the parser of a deeply nested `eval`, JSON.parse) can overflow the host's stack first: a fault
+ * of the instance (`failure`).
  */
 const MAX_STACK_BYTES = 256 * 1024;
 /** Wall time of an entry before the CPU clock is consulted at all (short calls never read it). */

@@ -5,7 +5,7 @@
  * without it a server endpoint on the data server.
  */
 import { EngineError, errorText, IoError } from "../errors.ts";
-import { checkUrl, type NetGuard } from "./outbound/guard.ts";
+import { refusalOf, type NetGuard } from "./outbound/guard.ts";
 import { openWebSocket } from "./outbound/websocket.ts";
 import type { ConnectionReporter } from "./sinks/connector.ts";
 import { PropReader, type Props } from "./props.ts";
@@ -52,9 +52,13 @@ export class WsClient {
     private readonly guard: NetGuard,
   ) {}
 
-  /** Checks the address (`ip <ip> is in internal network` when refused), then connects in the background. */
+  /**
+   * Refuses a loopback/private address (`ip <ip> is in internal network`) or an invalid one, then
+   * connects in the background (a name that does not resolve yet is retried there).
+   */
   async start(): Promise<void> {
-    await checkUrl(this.url, this.guard);
+    const refused = await refusalOf(this.url, this.guard);
+    if (refused) throw refused;
     void this.connect();
   }
 

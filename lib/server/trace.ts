@@ -5,7 +5,8 @@
  * changes nothing). Starting and stopping a rule's tracing is a rule route (rules.ts, §5).
  */
 import { ErrCode } from "../errors.ts";
-import { checkCollector, tracesUrl } from "../runtime/trace/otlp.ts";
+import { refusalOf } from "../io/outbound/guard.ts";
+import { tracesUrl } from "../runtime/trace/otlp.ts";
 import { isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, json, sentence } from "./respond.ts";
@@ -52,9 +53,9 @@ export const traceRoutes: R[] = [
       const ot = e.config.openTelemetry;
       const start = str("action") === "start";
       const collector = str("collector_url") || ot.remoteEndpoint;
-      const refused = start ? await checkCollector(tracesUrl(collector), e.outbound) : undefined;
-      if (refused) return errorBody(ErrCode.undefined, `collector_url ${collector}: ${refused}`);
-      e.traces.setRemote(start, collector, str("service_name") || ot.serviceName, ot.remoteEndpoint);
+      const refused = start ? await refusalOf(tracesUrl(collector), e.outbound) : undefined;
+      if (refused) return errorBody(ErrCode.undefined, `collector_url ${collector}: ${refused.message}`);
+      e.traces.setRemote(start, collector, str("service_name") || ot.serviceName);
       return sentence("success");
     },
   },

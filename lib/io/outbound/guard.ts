@@ -132,6 +132,20 @@ export async function checkUrl(url: string, guard: NetGuard): Promise<void> {
   await checkedHosts(hostOf(u), guard);
 }
 
+/**
+ * The refusal of `url` (`ip <ip> is in internal network`, an invalid URL or scheme), or undefined
+ * when the guard lets it through or its name does not resolve now (a transient failure: the
+ * connection is retried, and checked again, later).
+ */
+export async function refusalOf(url: string, guard: NetGuard): Promise<Error | undefined> {
+  try {
+    await checkUrl(url, guard);
+    return undefined;
+  } catch (e) {
+    return e instanceof EngineError || e instanceof TypeError ? e : undefined;
+  }
+}
+
 /** Connection-level failures after which the next resolved address is tried. */
 function unreachable(e: unknown): boolean {
   const code = String((e as { code?: unknown }).code ?? "");

@@ -54,16 +54,16 @@ export class TraceHub implements SpanSink {
   }
 
   /**
-   * `POST /tracer`: `start` (re)points remote collection at `collectorUrl` (the configured endpoint
-   * when empty) under `serviceName`; anything else stops it. The old exporter sends what it holds.
+   * `POST /tracer`: `start` (re)points remote collection at `collectorUrl` under `serviceName`;
+   * anything else stops it. The old exporter sends what it holds.
    */
-  setRemote(start: boolean, collectorUrl: string, serviceName: string, fallbackEndpoint: string): void {
+  setRemote(start: boolean, collectorUrl: string, serviceName: string): void {
     const old = this.exporter;
     this.exporter = undefined;
     if (old) void old.close();
     if (!start) return;
     if (serviceName) this.serviceName = serviceName;
-    this.exporter = new OtlpExporter(collectorUrl || fallbackEndpoint, this.serviceName, this.outbound, this.log);
+    this.exporter = new OtlpExporter(collectorUrl, this.serviceName, this.outbound, this.log);
   }
 
   /** Shutdown: what the exporter holds is sent, waiting at most a second for the collector. */

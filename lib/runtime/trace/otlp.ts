@@ -7,8 +7,8 @@
  * owner's outbound client: a collector on a loopback/private address (from `POST /tracer` or
  * kuiper.yaml alike) is refused unless `basic.enablePrivateNet`, each request and redirect checked.
  */
-import { EngineError, errorText } from "../../errors.ts";
-import { checkUrl, guardedFetch, type NetGuard } from "../../io/outbound/guard.ts";
+import { errorText } from "../../errors.ts";
+import { guardedFetch, refusalOf, type NetGuard } from "../../io/outbound/guard.ts";
 import { unixNano, type Span } from "./span.ts";
 
 const QUEUE = 4096;
@@ -61,21 +61,6 @@ export function otlpBody(serviceName: string, spans: readonly Span[]): string {
   });
 }
 
-/**
- * Why the guard refuses the collector `url` (the refusal's text), or undefined when it does not:
- * a loopback/private address or an invalid URL. A name that does not resolve now is not refused
- * (the exporter retries, and each request is checked again).
- */
-export async function checkCollector(url: string, guard: NetGuard): Promise<string | undefined> {
-  try {
-    await checkUrl(url, guard);
-    return undefined;
-  } catch (e) {
-    if (e instanceof EngineError || e instanceof TypeError) return errorText(e);
-    return undefined;
-  }
-}
-
 export class OtlpExporter {
   readonly url: string;
   private queue: Span[] = [];
@@ -95,10 +80,7 @@ export class OtlpExporter {
   ) {
     this.url = tracesUrl(endpoint);
     // A refused collector is said at once, not only at the first export.
-    checkCollector(this.url, guard).then(
-      (refused) => refused && log(`trace export to ${this.url} refused: ${refused}`),
-      () => undefined,
-    );
+    void refusalOf(this.url, guard).then((refused) => refused && log(`trace export to ${this.url} refused: ${refused.message}`));
   }
 
   add(span: Span): void {
