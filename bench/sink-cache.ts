@@ -20,6 +20,7 @@ import { SinkPipeline } from "../lib/io/sinks/pipeline.ts";
 import { MemoryPubSub } from "../lib/io/memory-pubsub.ts";
 import { Emission } from "../lib/core/item.ts";
 import { freePort } from "../test/helpers/mosquitto.ts";
+import { createNetGuard } from "../lib/io/outbound/guard.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) => {
@@ -44,7 +45,7 @@ async function once(kind: Case, deadPort: number): Promise<[number, number]> {
     index: 0,
     props,
     common: parseSinkCommon(props),
-    connector: createSinkConnector(type, props, { pubsub: new MemoryPubSub() }),
+    connector: createSinkConnector(type, props, { pubsub: new MemoryPubSub(), outbound: createNetGuard() }),
     dataDir: dir,
     log: () => {},
   });

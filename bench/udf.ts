@@ -8,7 +8,7 @@ import { createCatalog } from "../lib/functions/index.ts";
 import { UTC } from "../lib/value/time.ts";
 import type { Value } from "../lib/value/values.ts";
 import { invoke } from "../lib/functions/invoke.ts";
-import { loadSandbox, Sandbox } from "../lib/functions/js-sandbox.ts";
+import { createSandbox, loadSandbox } from "../lib/functions/js-sandbox.ts";
 import { registerScript } from "../lib/functions/js-udf.ts";
 import type { CallCtx } from "../lib/functions/registry.ts";
 
@@ -33,9 +33,9 @@ await loadSandbox();
 await registerScript(functions, { id: "f", description: "", script: "function f(a, b) { return a * b + 1; }", isAgg: false });
 const fd = functions.lookup("f")!;
 const ctx: CallCtx = { name: "f", env: { now: () => 0, zone: UTC, ruleId: "bench", ruleStart: 0 }, state: undefined };
-const box = new Sandbox("f", "function f(a, b) { return a * b + 1; }");
-const strBox = new Sandbox("s", "function s(x) { return x.toUpperCase(); }");
-const objBox = new Sandbox("o", "function o(r) { return r.a * r.b + 1; }");
+const box = await createSandbox("f", "function f(a, b) { return a * b + 1; }");
+const strBox = await createSandbox("s", "function s(x) { return x.toUpperCase(); }");
+const objBox = await createSandbox("o", "function o(r) { return r.a * r.b + 1; }");
 
 // The closure a native floe function would be: floe values in, a floe value out.
 const closure = (args: Value[]): Value => {

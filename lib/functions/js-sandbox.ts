@@ -6,17 +6,19 @@
  * Arguments cross as plain values (numbers, strings, booleans, null; arrays and objects as JSON
  * text parsed inside the sandbox), results come back as values or JSON text, so no object of
  * either realm is shared. Every entry into the sandbox (script load, a call, its pending jobs, the
- * conversion of its result) runs under a CPU time limit checked by QuickJS's interrupt handler;
- * the WebAssembly module is loaded on first use (`loadSandbox`), never at start-up. The clocks and
- * the read of the .wasm file are this file's own: a time limit cannot be given as a value.
+ * conversion of its result) runs under a CPU time limit checked by QuickJS's interrupt handler.
+ * Each UDF also has a WebAssembly instance of its own (quickjs-module.ts), loaded on first use
+ * (`loadSandbox`), never at start-up: a fault that breaks an instance breaks one UDF, which moves
+ * to a spare instance. The clocks are this file's own: a time limit cannot be given as a value.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { DateTime, Duration, type Value } from "../value/values.ts";
 import { prelude } from "./js-sandbox-prelude.ts";
 import { ArgEncoder, fail, isPlain, numberValue, reviveNumber, SandboxError } from "./js-sandbox-values.ts";
-import { FAST_ARGS, heap32, pollCounter, pollSoon, type Internals } from "./quickjs-internals.ts";
+import { FAST_ARGS, HeapView, pollCounter, pollSoon, type Internals } from "./quickjs-internals.ts";
+import { loadSandbox, newInstance, takeSpare } from "./quickjs-module.ts";
 
-export { SandboxError };
+export { loadSandbox, SandboxError };
 
 export interface SandboxLimits {
   /** CPU time of one entry into the sandbox (a script load, a call), in milliseconds. */
@@ -28,8 +30,9 @@ export interface SandboxLimits {
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { timeoutMs: 100, memoryBytes: 32 * 1024 * 1024 };
 
 /**
- * QuickJS's own stack guard (its C stack in linear memory): ~1,500 JS frames; JSON 20,000 deep is
- * its "stack overflow", not an overflow of the host's stack (what is left is handled by `poison`).
+ * QuickJS's own stack guard (its C stack in linear memory): ~1,500 JS frames. What recurses in C
+ * (the parser of a deeply nested `eval`, JSON.parse) can overflow the host's stack first: a fault
+ * of the instance (`failure`).
  */
 const MAX_STACK_BYTES = 256 * 1024;
 /** Wall time of an entry before the CPU clock is consulted at all (short calls never read it). */
@@ -48,55 +51,24 @@ function threadCpuMs(): number {
 /** Pending jobs run in slices of this many between two deadline checks. */
 const JOB_SLICE = 256;
 
-let wasm: QuickJSWASMModule | undefined;
-/** Bumped when the module is replaced: a sandbox of an older generation rebuilds in the new one. */
-let generation = 0;
-let loading: Promise<QuickJSWASMModule> | undefined;
-
-/**
- * Loads the QuickJS WebAssembly module once (a few hundred ms); later calls resolve at once. The
- * wasmfile variant: `bun build --compile` embeds its .wasm as a file (+0.7 MiB to dist/floe, where
- * the singlefile variant's base64 copy inside JS costs +2.0 MiB).
- */
-export function loadSandbox(): Promise<void> {
-  loading ??= (async () => {
-    const [core, variant, file] = await Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-wasmfile-release-sync"), import("./quickjs-wasm.ts")]);
-    const wasmBinary = await Bun.file(file.default).arrayBuffer();
-    wasm = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant.default, { wasmBinary }));
-    return wasm;
-  })();
-  loading.catch(() => (loading = undefined));
-  return loading.then(() => undefined);
+/** The message of a fault: what broke the instance. */
+function faultText(e: unknown): string {
+  return e instanceof RangeError ? "stack overflow" : `sandbox fault: ${e instanceof Error ? e.message : String(e)}`;
 }
-
-/**
- * A fault inside the WebAssembly — the host's stack overflowing under QuickJS's own check (deeply
- * nested source in `eval`), a trap — unwinds past QuickJS and leaves the module's C stack pointer
- * behind, shared by every sandbox. The module is dropped and a fresh instance loaded; every
- * sandbox rebuilds in it at its next call (until it is there, calls are errors).
- */
-function poison(e: unknown): SandboxError {
-  generation++;
-  wasm = undefined;
-  loading = undefined;
-  loadSandbox().catch(() => undefined);
-  const msg = e instanceof RangeError ? "stack overflow" : `sandbox fault: ${e instanceof Error ? e.message : String(e)}`;
-  return new SandboxError(msg, true);
-}
-
-/** A SandboxError as is (a breach marks the sandbox for a rebuild); anything else poisons the module. */
-function sandboxFailure(e: unknown): SandboxError {
-  return e instanceof SandboxError ? e : poison(e);
-}
-
-
-
 
 function mib(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
-/** One UDF in its own QuickJS runtime. `call` is synchronous; a breach recreates the runtime. */
+/** A sandbox for the function `name` of `script` in an instance of its own (`SandboxError` when the script fails to load). */
+export async function createSandbox(name: string, script: string, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<Sandbox> {
+  return new Sandbox(name, script, limits, await newInstance());
+}
+
+/**
+ * One UDF in its own QuickJS runtime in its own WebAssembly instance. `call` is synchronous; a
+ * breach of a limit recreates the runtime; a fault of the instance moves the UDF to a fresh one.
+ */
 export class Sandbox {
   private rt!: QuickJSRuntime;
   private ctx!: QuickJSContext;
@@ -110,6 +82,8 @@ export class Sandbox {
   private wrap!: QuickJSHandle;
   private take!: QuickJSHandle;
   private inner!: Internals;
+  /** The instance's heap as int32s (a new view only after its memory grew). */
+  private heap!: HeapView;
   /** wasm heap: FAST_ARGS argument pointers for the fast path. */
   private argv = 0;
   private readonly ptrs: number[] = [];
@@ -122,23 +96,29 @@ export class Sandbox {
   private interrupted = false;
   /** Set after a breach: the runtime is rebuilt before the next call. */
   private stale = false;
-  /** The module generation this sandbox lives in. */
-  private gen = -1;
+  /** The instance the runtime is built in; undefined after a fault until a fresh one is there. */
+  private mod: QuickJSWASMModule | undefined;
+  /** Whether the runtime's handles live in a working instance (false after a fault: nothing to free). */
+  private live = false;
+  private disposed = false;
+  /** Faults of this sandbox's instance so far (each moved it to a fresh instance). */
+  faults = 0;
   private readonly args: QuickJSHandle[] = [];
   private readonly enc = new ArgEncoder();
 
-  /** Loads `script` and finds the function `name` in it; throws a SandboxError when either fails. */
+  /** Loads `script` into `mod` and finds the function `name` in it; throws a SandboxError when either fails. */
   constructor(
     readonly name: string,
     readonly script: string,
-    readonly limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+    readonly limits: SandboxLimits,
+    mod: QuickJSWASMModule,
   ) {
-    if (!wasm) throw new Error("the JavaScript sandbox is not loaded (await loadSandbox())");
-    this.build(wasm);
+    this.mod = mod;
+    this.build(mod);
   }
 
   private build(mod: QuickJSWASMModule): void {
-    this.gen = generation;
+    this.live = true;
     const rt = mod.newRuntime();
     rt.setMemoryLimit(this.limits.memoryBytes);
     rt.setMaxStackSize(MAX_STACK_BYTES);
@@ -147,11 +127,13 @@ export class Sandbox {
     this.ctx = ctx;
     const counter = pollCounter(mod);
     const inner = ctx as unknown as Internals;
+    const heap = new HeapView(inner);
+    this.heap = heap;
     const at = counter === undefined ? -1 : inner.ctx.value + counter;
     // A new context starts at the default count: the first poll comes soon too.
-    if (at >= 0) pollSoon(inner, at);
+    if (at >= 0) pollSoon(heap, at);
     rt.setInterruptHandler(() => {
-      if (at >= 0) pollSoon(inner, at);
+      if (at >= 0) pollSoon(heap, at);
       if (!this.overBudget()) return false;
       this.interrupted = true;
       return true;
@@ -180,16 +162,37 @@ export class Sandbox {
       this.inner = inner;
       this.argv = inner.module._malloc(4 * FAST_ARGS);
     } catch (e) {
-      const err = sandboxFailure(e);
-      if (this.gen === generation) {
+      const err = this.failure(e);
+      if (this.live) {
         for (const h of owned) if (h.alive) h.dispose();
-        this.dispose();
+        this.free();
       }
       throw err;
     } finally {
       this.deadline = Infinity;
-      if (this.gen === generation) for (const h of owned) if (h.alive) h.dispose();
+      if (this.live) for (const h of owned) if (h.alive) h.dispose();
     }
+  }
+
+  /**
+   * A SandboxError as is (a breach marks the runtime for a rebuild). Anything else is a fault
+   * inside the WebAssembly — the host's stack overflowing under QuickJS's own check (deeply nested
+   * source in `eval`), a trap — which unwinds past QuickJS and leaves this instance's C stack and
+   * state behind: the instance is dropped, and the runtime is rebuilt in the spare one at the next
+   * call (until a spare is there, calls of this UDF are errors).
+   */
+  private failure(e: unknown): SandboxError {
+    if (e instanceof SandboxError) return e;
+    this.faults++;
+    this.live = false;
+    this.mod = takeSpare();
+    if (!this.mod) {
+      newInstance().then(
+        (m) => (this.disposed || this.mod ? undefined : (this.mod = m)),
+        () => undefined,
+      );
+    }
+    return new SandboxError(faultText(e), true);
   }
 
   private enter(): void {
@@ -324,7 +327,7 @@ export class Sandbox {
 
   /** Calls the function with `args`; throws a SandboxError on a thrown error or a breach. */
   call(args: readonly (Value | undefined)[]): Value {
-    if (this.stale || this.gen !== generation) this.rebuild();
+    if (this.stale || !this.live) this.rebuild();
     if (args.length <= FAST_ARGS && isPlain(args)) return this.fastCall(args);
     const handles = this.args;
     handles.length = 0;
@@ -337,12 +340,12 @@ export class Sandbox {
       this.runJobs();
       return v;
     } catch (e) {
-      const err = sandboxFailure(e);
+      const err = this.failure(e);
       if (err.breach) this.stale = true;
       throw err;
     } finally {
       this.deadline = Infinity;
-      if (this.gen === generation) {
+      if (this.live) {
         result?.dispose();
         for (let i = 0; i < handles.length; i++) handles[i]!.dispose();
       }
@@ -367,7 +370,7 @@ export class Sandbox {
         ptrs[i] = typeof v === "number" ? ffi.QTS_NewFloat64(c, v) : typeof v === "bigint" ? ffi.QTS_NewFloat64(c, Number(v)) : 0;
       }
       // Written after every allocation: one may have grown (and so replaced) the heap.
-      const heap = heap32(this.inner);
+      const heap = this.heap.get();
       const base = this.argv >> 2;
       for (let i = 0; i < n; i++) {
         const v = args[i];
@@ -394,12 +397,12 @@ export class Sandbox {
       this.runJobs();
       return v;
     } catch (e) {
-      const err = sandboxFailure(e);
+      const err = this.failure(e);
       if (err.breach) this.stale = true;
       throw err;
     } finally {
       this.deadline = Infinity;
-      const live = this.gen === generation;
+      const live = this.live;
       for (let i = 0; i < n; i++) {
         if (ptrs[i] && live) ffi.QTS_FreeValuePointer(c, ptrs[i]!);
         ptrs[i] = 0;
@@ -418,23 +421,31 @@ export class Sandbox {
     }
   }
 
-  /** After a breach: a fresh runtime with the script loaded again (its globals start over). */
+  /** After a breach or a fault: a fresh runtime with the script loaded again (its globals start over). */
   private rebuild(): void {
-    this.dispose();
-    if (!wasm) fail("the JavaScript sandbox is restarting after a fault", true);
+    this.free();
+    if (!this.mod) fail("the JavaScript sandbox is restarting after a fault", true);
     this.stale = false;
     try {
-      this.build(wasm);
+      this.build(this.mod);
     } catch (e) {
       this.stale = true;
       throw e;
     }
   }
 
-  /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
+  /** Frees the runtime and lets the instance go. */
   dispose(): void {
-    // A sandbox of a dropped module has nothing left to free there.
-    if (this.gen !== generation) return;
+    this.free();
+    this.disposed = true;
+    this.mod = undefined;
+  }
+
+  /** Frees the runtime (every handle first: QuickJS asserts that nothing is left). */
+  private free(): void {
+    // A runtime of a faulted instance has nothing left to free there.
+    if (!this.live) return;
+    this.live = false;
     for (const h of [this.fn, this.argIn, this.resOut, this.errText, this.lengthKey, this.wrap, this.take, ...this.wrappers]) if (h?.alive) h.dispose();
     this.wrappers.length = 0;
     if (this.argv) this.inner.module._free(this.argv);

@@ -1,6 +1,6 @@
 /**
  * JavaScript UDFs (rest-api.md §14.5): each script is loaded once into its own QuickJS sandbox
- * (js-sandbox.ts: WebAssembly, no host objects, a time and a memory limit) and the function named
+ * (js-sandbox.ts: a WebAssembly instance of its own, no host objects, a time and a memory limit) and the function named
  * by the id is called per row with the SQL arguments as plain values. A call stays synchronous,
  * which the push chain of operators needs. A thrown error, a result eKuiper refuses (NaN, ±Inf)
  * or a breach of a limit is a row error, `call func <id> error: …` once the call site prefixed it.
@@ -8,7 +8,7 @@
 import { RowError } from "../errors.ts";
 import type { Value } from "../value/values.ts";
 import type { FuncDef, FunctionRegistry } from "./registry.ts";
-import { DEFAULT_SANDBOX_LIMITS, loadSandbox, Sandbox, SandboxError, type SandboxLimits } from "./js-sandbox.ts";
+import { createSandbox, DEFAULT_SANDBOX_LIMITS, loadSandbox, type Sandbox, SandboxError, type SandboxLimits } from "./js-sandbox.ts";
 
 export { DEFAULT_SANDBOX_LIMITS, loadSandbox, type SandboxLimits };
 
@@ -25,8 +25,7 @@ const retired = new FinalizationRegistry<Sandbox>((s) => s.dispose());
 
 /** Loads the script into a new sandbox; throws an Error with the script's error text (syntax, missing function, a limit). */
 export async function compileScript(def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<Sandbox> {
-  await loadSandbox();
-  return new Sandbox(def.id, def.script, limits);
+  return createSandbox(def.id, def.script, limits);
 }
 
 /** Registers the UDF in `catalog` as a SQL function of plugin kind `javascript` (replacing an older version). */

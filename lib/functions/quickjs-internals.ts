@@ -35,17 +35,22 @@ export interface Internals {
 /** Calls whose arguments are all numbers, booleans or nulls, up to this many, take the FFI fast path. */
 export const FAST_ARGS = 8;
 
-let heapView: Int32Array | undefined;
+/** One instance's heap as int32s (each sandbox has its own instance; a new view only after its memory grew). */
+export class HeapView {
+  private view: Int32Array;
+  constructor(private readonly inner: Internals) {
+    this.view = new Int32Array(inner.module.HEAPU8.buffer);
+  }
 
-/** The module's heap as int32s (one memory for every sandbox; a new view only after it grew). */
-export function heap32(inner: Internals): Int32Array {
-  const buf = inner.module.HEAPU8.buffer;
-  if (heapView?.buffer !== buf) heapView = new Int32Array(buf);
-  return heapView;
+  get(): Int32Array {
+    const buf = this.inner.module.HEAPU8.buffer;
+    if (this.view.buffer !== buf) this.view = new Int32Array(buf);
+    return this.view;
+  }
 }
 
-export function pollSoon(inner: Internals, at: number): void {
-  heap32(inner)[at >> 2] = POLL_TICKS;
+export function pollSoon(heap: HeapView, at: number): void {
+  heap.get()[at >> 2] = POLL_TICKS;
 }
 
 /** The offset of `interrupt_counter` in a JSContext, or undefined when it could not be established. */
@@ -59,12 +64,13 @@ function calibrate(mod: QuickJSWASMModule): number | null {
   const ctx = rt.newContext();
   const inner = ctx as unknown as Internals;
   const base = inner.ctx.value;
+  const heap = new HeapView(inner);
   let candidates: Set<number> | undefined;
   let polls = 0;
   let boost = -1;
   rt.setInterruptHandler(() => {
     polls++;
-    const h = heap32(inner);
+    const h = heap.get();
     if (boost >= 0) {
       h[(base + boost) >> 2] = POLL_TICKS;
       return false;

@@ -1,7 +1,7 @@
 /**
  * The HTTP client shared by the httppull source and the httppull lookup (rules-and-sinks.md §11.3):
  * property parsing with eKuiper's error texts, templates over states / OAuth tokens / lookup keys
- * in url, body and headers, requests through the private-network guard (net-guard.ts), OAuth access
+ * in url, body and headers, requests through the private-network guard (outbound/guard.ts), OAuth access
  * and refresh, response decompression and decoding (`responseType` code or body).
  */
 import { readFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import { EngineError, errorText } from "../errors.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import { DECOMPRESSIONS, decompressBytes } from "./decompress.ts";
 import { decodeTupleJson } from "./formats/json-tuple.ts";
-import { checkUrl, guardedFetch, type NetGuard } from "./net-guard.ts";
+import { checkUrl, guardedFetch, type NetGuard } from "./outbound/guard.ts";
 import { PropReader, type Props } from "./props.ts";
 import { compileTemplate, isTemplate, type CompiledTemplate } from "./templates/index.ts";
 

@@ -5,10 +5,11 @@
  * identifiers that are used bare when plain (like eKuiper) and quoted otherwise, and the
  * placeholder syntax of the dialect. Values always travel as parameters, never in the SQL text.
  */
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import { EngineError, IoError } from "../errors.ts";
 import { DateTime, UTC } from "../value/time.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
+import { openSql } from "./outbound/brokers.ts";
 import { PropReader, type Props } from "./props.ts";
 
 export type SqlDialect = "postgres" | "mysql" | "sqlite";
@@ -147,7 +148,7 @@ export class SqlDb {
 
   private connection(): SQL {
     if (this.closed) throw new IoError(`${this.what}: connection closed`);
-    if (!this.client) this.client = new SQL(this.url.options);
+    if (!this.client) this.client = openSql(this.url.options);
     return this.client;
   }
 

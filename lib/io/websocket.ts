@@ -1,9 +1,12 @@
 /**
  * WebSocket connection props shared by the websocket source and sink (rules-and-sinks.md §11.6)
  * and the client mode's connection: with `addr` a client of `<scheme>://<addr><path>` (sending
- * `requestHeader`), reconnecting with backoff; without it a server endpoint on the data server.
+ * `requestHeader`) through the outbound client's private-network guard, reconnecting with backoff;
+ * without it a server endpoint on the data server.
  */
-import { EngineError, IoError } from "../errors.ts";
+import { EngineError, errorText, IoError } from "../errors.ts";
+import { refusalOf, type NetGuard } from "./outbound/guard.ts";
+import { openWebSocket } from "./outbound/websocket.ts";
 import type { ConnectionReporter } from "./sinks/connector.ts";
 import { PropReader, type Props } from "./props.ts";
 
@@ -29,7 +32,10 @@ export function parseWsConf(props: Props, pathKeys: readonly string[]): WsConf {
 
 const MAX_BACKOFF_MS = 10_000;
 
-/** A client connection that reports its state and reconnects until closed. */
+/**
+ * A client connection that reports its state and reconnects until closed. Every connection is
+ * checked by the guard; `start` refuses a loopback/private `addr` before anything is sent.
+ */
 export class WsClient {
   private ws: WebSocket | undefined;
   private closed = false;
@@ -43,8 +49,17 @@ export class WsClient {
     private readonly conf: WsConf,
     private readonly status: ConnectionReporter,
     private readonly onFrame: ((frame: string | Uint8Array) => void) | null,
-  ) {
-    this.connect();
+    private readonly guard: NetGuard,
+  ) {}
+
+  /**
+   * Refuses a loopback/private address (`ip <ip> is in internal network`) or an invalid one, then
+   * connects in the background (a name that does not resolve yet is retried there).
+   */
+  async start(): Promise<void> {
+    const refused = await refusalOf(this.url, this.guard);
+    if (refused) throw refused;
+    void this.connect();
   }
 
   get url(): string {
@@ -60,10 +75,21 @@ export class WsClient {
     return this.ws?.bufferedAmount ?? 0;
   }
 
-  private connect(): void {
+  private async connect(): Promise<void> {
     if (this.closed) return;
     this.status.connecting();
-    const ws = new WebSocket(this.url, { headers: this.conf.headers });
+    let ws: WebSocket;
+    try {
+      ws = await openWebSocket(this.url, { headers: this.conf.headers }, this.guard);
+    } catch (e) {
+      // Refused (the name resolves to a private address now) or unresolvable: retried like a drop.
+      this.retry(errorText(e));
+      return;
+    }
+    if (this.closed) {
+      ws.close(1000);
+      return;
+    }
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     let failure = "";
@@ -84,10 +110,14 @@ export class WsClient {
       if (this.ws !== ws) return;
       this.ws = undefined;
       if (this.closed) return;
-      this.status.disconnected(failure || `websocket closed: ${ev.code}${ev.reason ? " " + ev.reason : ""}`);
-      this.timer = setTimeout(() => this.connect(), this.backoff);
-      this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+      this.retry(failure || `websocket closed: ${ev.code}${ev.reason ? " " + ev.reason : ""}`);
     };
+  }
+
+  private retry(reason: string): void {
+    this.status.disconnected(reason);
+    this.timer = setTimeout(() => void this.connect(), this.backoff);
+    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
   }
 
   /** Sends one frame; an IO error while not connected (retried by the sink's cache). */

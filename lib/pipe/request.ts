@@ -5,6 +5,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { SchemaRegistry } from "../io/formats/schema-registry.ts";
+import { createNetGuard } from "../io/outbound/guard.ts";
 import { readSchemaDir } from "../store/schemas.ts";
 import type { EmitMode } from "../io/sinks/stdout.ts";
 import type { DataServerOptions } from "../io/data-server.ts";
@@ -92,7 +93,7 @@ export function pipeEnv(req: PipeRequest) {
     ignoreCase: req.ignoreCase,
     // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
     baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
-    enablePrivateNet: req.enablePrivateNet ?? false,
+    outbound: createNetGuard({ allowPrivate: req.enablePrivateNet }),
     log: (l: string) => req.warn(l + "\n"),
   };
 }

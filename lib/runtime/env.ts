@@ -9,7 +9,7 @@ import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
 import { MemoryPubSub } from "../io/memory-pubsub.ts";
 import type { ReaderKind } from "../io/mqtt/client.ts";
-import type { Resolver } from "../io/net-guard.ts";
+import { createNetGuard, type NetGuard } from "../io/outbound/guard.ts";
 import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
 import type { SpanSink } from "./trace/span.ts";
 import { SchemaRegistry } from "../io/formats/schema-registry.ts";
@@ -31,10 +31,11 @@ export interface RuntimeEnv {
   readonly cacheDefaults: CacheConf;
   /** base64 `basic.aesKey`. */
   readonly aesKey: string | undefined;
-  /** `basic.enablePrivateNet`: httppull, lookups and the REST sink may reach loopback/private addresses (default false). */
-  readonly enablePrivateNet: boolean;
-  /** Host name resolution for the private-network guard (tests inject one; default getaddrinfo). */
-  readonly resolveHost?: Resolver;
+  /**
+   * The owner's outbound client: httppull, lookups, the REST sink and websocket clients reach
+   * loopback/private addresses only with `basic.enablePrivateNet` (default: guarded, getaddrinfo).
+   */
+  readonly outbound: NetGuard;
   /** MQTT source read path (bench/tests); default lean. */
   readonly mqttReader: ReaderKind | undefined;
   /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
@@ -70,8 +71,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     ruleDefaults: p.ruleDefaults ?? {},
     cacheDefaults: p.cacheDefaults ?? SHIPPED_CACHE_DEFAULTS,
     aesKey: p.aesKey,
-    enablePrivateNet: p.enablePrivateNet ?? false,
-    resolveHost: p.resolveHost,
+    outbound: p.outbound ?? createNetGuard(),
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),

@@ -11,6 +11,7 @@ import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../io/connections.ts";
 import { DataServer } from "../io/data-server.ts";
+import { createNetGuard, type NetGuard } from "../io/outbound/guard.ts";
 import type { Zone } from "../value/time.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { CpuMeter, Trials } from "./rest-state.ts";
@@ -96,6 +97,11 @@ export class Engine {
   readonly partitionRuns = new Map<string, { owned(): number[] }>();
   /** httppush/websocket/SSE endpoints and trial-run SSE on `source.httpServerIp:httpServerPort`. */
   readonly dataServer: DataServer;
+  /**
+   * The daemon's outbound client (`basic.enablePrivateNet`): every connection to a user-supplied
+   * address — rules' connectors, the OTLP exporter, `file` URLs of uploads and imports — goes through it.
+   */
+  readonly outbound: NetGuard;
   /** Rule tracing's local store and OTLP export (rest-api.md §15). */
   readonly traces: TraceHub;
   /** The registered protobuf schemas (`/schemas/protobuf`), read by rules' decoders and encoders. */
@@ -119,7 +125,8 @@ export class Engine {
     /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
     readonly cluster: ClusterNode | undefined,
   ) {
-    this.traces = new TraceHub(config.openTelemetry, log);
+    this.outbound = createNetGuard({ allowPrivate: config.basic.enablePrivateNet });
+    this.traces = new TraceHub(config.openTelemetry, this.outbound, log);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
     // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.

@@ -2,23 +2,24 @@
  * `file` references in import, upload and schema requests (rest-api.md §11.3): `file:///abs`, a
  * plain path, or an http(s) URL. Local files outside `<data>/uploads` need
  * `basic.allowExternalFileAccess`; URLs are fetched through the private-network guard
- * (net-guard.ts): loopback/private addresses, also behind a redirect, need `basic.enablePrivateNet`.
+ * (io/outbound/guard.ts): loopback/private addresses, also behind a redirect, need `basic.enablePrivateNet`.
  */
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { EngineError, ErrCode } from "../errors.ts";
-import { createNetGuard, guardedFetch } from "../io/net-guard.ts";
+import { guardedFetch, type NetGuard } from "../io/outbound/guard.ts";
 
 /** What a file reference needs from the engine (structural: the Engine is one, without an import cycle). */
 export interface FileRefHost {
-  readonly config: { readonly basic: { readonly enablePrivateNet: boolean; readonly allowExternalFileAccess: boolean } };
+  readonly config: { readonly basic: { readonly allowExternalFileAccess: boolean } };
+  /** The outbound client URLs are fetched through (`basic.enablePrivateNet`). */
+  readonly outbound: NetGuard;
   readonly uploadsDir: string;
 }
 
 export async function readFileRef(e: FileRefHost, ref: string): Promise<string> {
   if (/^https?:\/\//i.test(ref)) {
-    const guard = createNetGuard({ allowPrivate: e.config.basic.enablePrivateNet });
-    const res = await guardedFetch(ref, { signal: AbortSignal.timeout(300_000) }, guard);
+    const res = await guardedFetch(ref, { signal: AbortSignal.timeout(300_000) }, e.outbound);
     if (!res.ok) throw new EngineError(`fail to download file ${ref}: ${res.status} ${res.statusText}`, ErrCode.undefined);
     return await res.text();
   }

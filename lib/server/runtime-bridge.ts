@@ -60,7 +60,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     cacheDefaults: parseSinkCommon(engine.config.sink, undefined).cache,
     aesKey: typeof engine.config.doc.basic === "object" ? ((engine.config.doc.basic as Record<string, unknown>).aeskey as string | undefined) : undefined,
     sinkGraceMs: basic.gracefulShutdownTimeoutMs,
-    enablePrivateNet: basic.enablePrivateNet,
+    outbound: engine.outbound,
     confKey: (kind, type, key) => engine.confKeys.get(kind, type, key),
     connections: engine.connections,
     dataServer: engine.dataServer,

@@ -1,9 +1,12 @@
 /**
  * Tracing routes (rest-api.md §15): the trace ids of a rule and one trace's span tree from the
- * local store, and `POST /tracer`, which switches OTLP export to a collector on or off. Starting
- * and stopping a rule's tracing is a rule route (rules.ts, §5).
+ * local store, and `POST /tracer`, which switches OTLP export to a collector on or off (a collector
+ * the outbound client refuses — loopback/private without `basic.enablePrivateNet` — is a 400 and
+ * changes nothing). Starting and stopping a rule's tracing is a rule route (rules.ts, §5).
  */
 import { ErrCode } from "../errors.ts";
+import { refusalOf } from "../io/outbound/guard.ts";
+import { tracesUrl } from "../runtime/trace/otlp.ts";
 import { isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, json, sentence } from "./respond.ts";
@@ -48,7 +51,11 @@ export const traceRoutes: R[] = [
       const v = isObject(b.value) ? b.value : {};
       const str = (k: string) => (typeof v[k] === "string" ? (v[k] as string) : "");
       const ot = e.config.openTelemetry;
-      e.traces.setRemote(str("action") === "start", str("collector_url"), str("service_name") || ot.serviceName, ot.remoteEndpoint);
+      const start = str("action") === "start";
+      const collector = str("collector_url") || ot.remoteEndpoint;
+      const refused = start ? await refusalOf(tracesUrl(collector), e.outbound) : undefined;
+      if (refused) return errorBody(ErrCode.undefined, `collector_url ${collector}: ${refused.message}`);
+      e.traces.setRemote(start, collector, str("service_name") || ot.serviceName);
       return sentence("success");
     },
   },

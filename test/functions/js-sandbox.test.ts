@@ -5,12 +5,13 @@
  */
 import { beforeAll, expect, test } from "bun:test";
 import { createCatalog } from "../../lib/functions/index.ts";
-import { loadSandbox, Sandbox, type SandboxLimits } from "../../lib/functions/js-sandbox.ts";
+import { createSandbox, loadSandbox, type Sandbox, type SandboxLimits } from "../../lib/functions/js-sandbox.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
 import { invoke } from "../../lib/functions/invoke.ts";
 import type { CallCtx } from "../../lib/functions/registry.ts";
 import { DateTime, Duration, UTC } from "../../lib/value/time.ts";
 import type { Value } from "../../lib/value/values.ts";
+import { waitFor } from "../helpers/runtime.ts";
 
 const functions = createCatalog();
 
@@ -20,8 +21,8 @@ beforeAll(async () => {
   await loadSandbox();
 });
 
-function box(name: string, script: string, limits = LIMITS): Sandbox {
-  return new Sandbox(name, script, limits);
+function box(name: string, script: string, limits = LIMITS): Promise<Sandbox> {
+  return createSandbox(name, script, limits);
 }
 
 /** Calls `fn` and returns the error text it throws (fails when it does not throw). */
@@ -35,25 +36,30 @@ function errorOf(fn: () => unknown): string {
 }
 
 /** The error text of a failing script load, and how long the load took. */
-function loadError(name: string, script: string): { msg: string; ms: number } {
+async function loadError(name: string, script: string): Promise<{ msg: string; ms: number }> {
   const t = performance.now();
-  const msg = errorOf(() => box(name, script));
+  const msg = await box(name, script).then(
+    () => {
+      throw new Error("expected an error");
+    },
+    (e: unknown) => (e instanceof Error ? e.message : String(e)),
+  );
   return { msg, ms: performance.now() - t };
 }
 
 const HOST_NAMES = ["process", "Bun", "require", "module", "exports", "fetch", "XMLHttpRequest", "WebSocket", "setTimeout", "setInterval", "queueMicrotask", "console", "std", "os", "Deno", "navigator", "Buffer", "global", "__dirname"];
 
-test("the sandbox's globals are the ECMAScript built-ins only", () => {
-  const b = box("names", "function names() { return Object.getOwnPropertyNames(globalThis).concat(Object.getOwnPropertyNames(this)); }");
+test("the sandbox's globals are the ECMAScript built-ins only", async () => {
+  const b = await box("names", "function names() { return Object.getOwnPropertyNames(globalThis).concat(Object.getOwnPropertyNames(this)); }");
   const names = b.call([]) as string[];
   expect(names).toContain("JSON");
   for (const n of HOST_NAMES) expect(names).not.toContain(n);
-  const t = box("kinds", `function kinds() { return [${HOST_NAMES.map((n) => `typeof ${n}`).join(",")}]; }`);
+  const t = await box("kinds", `function kinds() { return [${HOST_NAMES.map((n) => `typeof ${n}`).join(",")}]; }`);
   expect(t.call([])).toEqual(HOST_NAMES.map(() => "undefined"));
 });
 
-test("an argument's constructor leads to the sandbox's Function, not the engine's", () => {
-  const b = box(
+test("an argument's constructor leads to the sandbox's Function, not the engine's", async () => {
+  const b = await box(
     "esc",
     `function esc(o, a, s, n) {
       return [
@@ -71,7 +77,7 @@ test("an argument's constructor leads to the sandbox's Function, not the engine'
 });
 
 test("Function, eval, import() and require reach nothing", async () => {
-  const b = box(
+  const b = await box(
     "fns",
     `var loaded = "pending";
     import("node:fs").then(function (m) { loaded = typeof m.readFileSync; }, function (e) { loaded = "rejected: " + e.message; });
@@ -82,12 +88,12 @@ test("Function, eval, import() and require reach nothing", async () => {
   const r = b.call([]) as string[];
   expect(r.slice(0, 3)).toEqual(["undefined", "undefined", "undefined"]);
   expect(r[3]).toStartWith("rejected: ");
-  const req = box("req", "function req() { return require('node:child_process'); }");
+  const req = await box("req", "function req() { return require('node:child_process'); }");
   expect(errorOf(() => req.call([]))).toContain("require");
 });
 
-test("prototype pollution stays inside the sandbox: the engine's objects and the arguments are untouched", () => {
-  const b = box(
+test("prototype pollution stays inside the sandbox: the engine's objects and the arguments are untouched", async () => {
+  const b = await box(
     "pol",
     `function pol(o, a) {
       Object.prototype.polluted = "yes";
@@ -113,8 +119,8 @@ test("prototype pollution stays inside the sandbox: the engine's objects and the
   expect(arr.push(1)).toBe(1);
 });
 
-test("a __proto__ key crosses as a plain key both ways", () => {
-  const b = box("echo", "function echo(v) { return v; }");
+test("a __proto__ key crosses as a plain key both ways", async () => {
+  const b = await box("echo", "function echo(v) { return v; }");
   const arg = JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}') as Value;
   const r = b.call([arg]) as Record<string, unknown>;
   expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
@@ -122,8 +128,8 @@ test("a __proto__ key crosses as a plain key both ways", () => {
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
 });
 
-test("values cross with floe's int/float split", () => {
-  const echo = box("echo", "function echo(v) { return v; }");
+test("values cross with floe's int/float split", async () => {
+  const echo = await box("echo", "function echo(v) { return v; }");
   expect(echo.call([2n])).toBe(2n);
   expect(echo.call([2.5])).toBe(2.5);
   expect(echo.call([2.0])).toBe(2n);
@@ -137,17 +143,17 @@ test("values cross with floe's int/float split", () => {
   expect(echo.call([new Uint8Array([1, 2, 255])])).toEqual([1n, 2n, 255n]);
   expect(echo.call([new DateTime(1700000000123, 0, UTC)])).toBe(1700000000123n);
   expect(echo.call([new Duration(1500000000n)])).toBe(1500000000n);
-  const kinds = box("kinds", "function kinds(a, b, o) { return [typeof a, Number.isNaN(b), o.x === Infinity, o.y === -Infinity, Number.isNaN(o.z)]; }");
+  const kinds = await box("kinds", "function kinds(a, b, o) { return [typeof a, Number.isNaN(b), o.x === Infinity, o.y === -Infinity, Number.isNaN(o.z)]; }");
   expect(kinds.call([1n, NaN, { x: Infinity, y: -Infinity, z: NaN }])).toEqual(["number", true, true, true, true]);
-  const misc = box("misc", "function misc(k) { switch (k) { case 0: return undefined; case 1: return 12345678901234567890n; case 2: return [undefined, 1]; case 3: return {a: undefined}; } }");
+  const misc = await box("misc", "function misc(k) { switch (k) { case 0: return undefined; case 1: return 12345678901234567890n; case 2: return [undefined, 1]; case 3: return {a: undefined}; } }");
   expect(misc.call([0n])).toBe(null);
   expect(misc.call([1n])).toBe(BigInt.asIntN(64, 12345678901234567890n));
   expect(misc.call([2n])).toEqual([null, 1n]);
   expect(misc.call([3n])).toEqual({ a: null });
 });
 
-test("results eKuiper refuses are errors: NaN, ±Inf (also nested), functions, cycles", () => {
-  const b = box(
+test("results eKuiper refuses are errors: NaN, ±Inf (also nested), functions, cycles", async () => {
+  const b = await box(
     "bad",
     `function bad(k) {
       switch (k) {
@@ -168,8 +174,8 @@ test("results eKuiper refuses are errors: NaN, ±Inf (also nested), functions, c
   expect(errorOf(() => b.call([5n]))).toContain("circular");
 });
 
-test("an infinite loop is stopped at the time limit, even when it catches; the UDF stays usable", () => {
-  const b = box("spin", "var calls = 0; function spin(x) { calls++; if (x === 1) while (true) {} if (x === 2) while (true) { try { while (true) {} } catch (e) {} } return calls; }");
+test("an infinite loop is stopped at the time limit, even when it catches; the UDF stays usable", async () => {
+  const b = await box("spin", "var calls = 0; function spin(x) { calls++; if (x === 1) while (true) {} if (x === 2) while (true) { try { while (true) {} } catch (e) {} } return calls; }");
   expect(b.call([0n])).toBe(1n);
   for (const x of [1n, 2n]) {
     const t = performance.now();
@@ -181,30 +187,30 @@ test("an infinite loop is stopped at the time limit, even when it catches; the U
   expect(b.call([0n])).toBe(2n);
 });
 
-test("a getter or a promise loop in the result is under the same limit", () => {
-  const g = box("g", "function g() { return { get x() { while (true) {} } }; }");
+test("a getter or a promise loop in the result is under the same limit", async () => {
+  const g = await box("g", "function g() { return { get x() { while (true) {} } }; }");
   expect(errorOf(() => g.call([]))).toBe("time limit of 50ms exceeded");
-  const p = box("p", "function p() { Promise.resolve().then(function l() { Promise.resolve().then(l); }); return 1; }");
+  const p = await box("p", "function p() { Promise.resolve().then(function l() { Promise.resolve().then(l); }); return 1; }");
   expect(errorOf(() => p.call([]))).toBe("time limit of 50ms exceeded");
 });
 
-test("script load runs under the limits: top-level loops and microtask loops fail the load", () => {
+test("script load runs under the limits: top-level loops and microtask loops fail the load", async () => {
   for (const script of [
     "while (true) {} function f() {}",
     "Promise.resolve().then(function l() { Promise.resolve().then(l); }); function f() { return 1; }",
     "(async function () { for (;;) await null; })(); function f() { return 1; }",
     'var a = []; for (;;) a.push("y".repeat(1 << 20) + a.length); function f() {}',
   ]) {
-    const { msg, ms } = loadError("f", script);
+    const { msg, ms } = await loadError("f", script);
     expect(msg).toMatch(/^(time limit of 50ms exceeded|memory limit of 32 MiB exceeded)$/);
     expect(ms).toBeLessThan(2000);
   }
-  expect(loadError("f", "function f( {").msg).toBe("invalid property name");
-  expect(loadError("f", "function g() {}").msg).toBe("function f is not defined in the script");
+  expect((await loadError("f", "function f( {")).msg).toBe("invalid property name");
+  expect((await loadError("f", "function g() {}")).msg).toBe("function f is not defined in the script");
 });
 
-test("a 1 GB allocation fails at the memory limit and the UDF stays usable", () => {
-  const b = box(
+test("a 1 GB allocation fails at the memory limit and the UDF stays usable", async () => {
+  const b = await box(
     "big",
     `function big(k) {
       if (k === 0) return new ArrayBuffer(1024 * 1024 * 1024).byteLength;
@@ -220,26 +226,26 @@ test("a 1 GB allocation fails at the memory limit and the UDF stays usable", () 
   expect(b.call([9n])).toBe("fine");
 });
 
-test("the memory limit is per UDF and configurable", () => {
+test("the memory limit is per UDF and configurable", async () => {
   const script = "function alloc(n) { return new Uint8Array(n * 1024 * 1024).length; }";
   // A time limit that a 48 MiB fill cannot reach: this test is about memory.
-  const small = box("alloc", script, { timeoutMs: 5000, memoryBytes: 32 * 1024 * 1024 });
-  const large = box("alloc", script, { timeoutMs: 5000, memoryBytes: 96 * 1024 * 1024 });
+  const small = await box("alloc", script, { timeoutMs: 5000, memoryBytes: 32 * 1024 * 1024 });
+  const large = await box("alloc", script, { timeoutMs: 5000, memoryBytes: 96 * 1024 * 1024 });
   expect(errorOf(() => small.call([48n]))).toBe("memory limit of 32 MiB exceeded");
   expect(large.call([48n])).toBe(48n * 1024n * 1024n);
   small.dispose();
   large.dispose();
 });
 
-test("deep recursion is a stack error, not a crash", () => {
-  const b = box("rec", "function rec(n) { return n === 0 ? 0 : 1 + rec(n - 1); }");
+test("deep recursion is a stack error, not a crash", async () => {
+  const b = await box("rec", "function rec(n) { return n === 0 ? 0 : 1 + rec(n - 1); }");
   expect(b.call([100n])).toBe(100n);
   expect(errorOf(() => b.call([10_000_000n]))).toMatch(/stack overflow|time limit/);
   expect(b.call([3n])).toBe(3n);
 });
 
-test("array methods over a length no dense array can have are refused, not run for minutes in C", () => {
-  const b = box(
+test("array methods over a length no dense array can have are refused, not run for minutes in C", async () => {
+  const b = await box(
     "sparse",
     `function sparse(k) {
       if (k === 0) return Array(1e9).indexOf(1);
@@ -256,44 +262,69 @@ test("array methods over a length no dense array can have are refused, not run f
   expect(b.call([3n])).toBe(3n);
 });
 
-test("a sandbox disposes cleanly after every kind of call, and others keep working", () => {
-  const b = box("mix", "function mix(k, o) { if (k === 1) while (true) {} if (k === 2) throw new Error('x'); if (k === 3) return new ArrayBuffer(1 << 30); return [k, o, 'é']; }");
+test("a sandbox disposes cleanly after every kind of call, and others keep working", async () => {
+  const b = await box("mix", "function mix(k, o) { if (k === 1) while (true) {} if (k === 2) throw new Error('x'); if (k === 3) return new ArrayBuffer(1 << 30); return [k, o, 'é']; }");
   expect(b.call([0n, { a: [1.5] }])).toEqual([0n, { a: [1.5] }, "é"]);
   expect(errorOf(() => b.call([1n, null]))).toBe("time limit of 50ms exceeded");
   expect(errorOf(() => b.call([2n, "s"]))).toBe("x");
   expect(errorOf(() => b.call([3n, true]))).toBe("memory limit of 32 MiB exceeded");
   expect(b.call([0n, "\u0000z"])).toEqual([0n, "\u0000z", "é"]);
   b.dispose();
-  expect(box("after", "function after(x) { return x * 2; }").call([21n])).toBe(42n);
+  expect((await box("after", "function after(x) { return x * 2; }")).call([21n])).toBe(42n);
 });
 
-test("a loop of long calls into C built-ins is stopped near the limit (QuickJS's poll interval is shortened)", () => {
-  const b = box("scan", 'var s = "x".repeat(8 * 1024 * 1024); function scan() { var n = 0; for (;;) n += s.indexOf("zz") + s.lastIndexOf("y"); }');
+test("a loop of long calls into C built-ins is stopped near the limit (QuickJS's poll interval is shortened)", async () => {
+  const b = await box("scan", 'var s = "x".repeat(8 * 1024 * 1024); function scan() { var n = 0; for (;;) n += s.indexOf("zz") + s.lastIndexOf("y"); }');
   const t = performance.now();
   expect(errorOf(() => b.call([]))).toBe("time limit of 50ms exceeded");
   expect(performance.now() - t).toBeLessThan(1500);
 });
 
-test("source nested past the host's stack: the module is replaced, every sandbox rebuilds and works", async () => {
-  const other = box("other", "var calls = 0; function other(x) { calls++; return x + calls; }");
+test("source nested past the host's stack faults that UDF's instance only: it answers its next call at once, other UDFs keep their state", async () => {
+  const other = await box("other", "var calls = 0; function other(x) { calls++; return x + calls; }");
   expect(other.call([10n])).toBe(11n);
-  const deep = box("deep", 'function deep(n) { return eval("(".repeat(n) + "1" + ")".repeat(n)); }');
+  const deep = await box("deep", 'var calls = 0; function deep(n) { calls++; return n < 0 ? calls : eval("(".repeat(n) + "1" + ")".repeat(n)); }');
   expect(deep.call([10n])).toBe(1n);
-  const msg = errorOf(() => deep.call([5000n]));
-  expect(msg).toMatch(/^(stack overflow|the JavaScript sandbox is restarting after a fault)$/);
-  await loadSandbox();
-  // Both rebuild in the fresh module: globals start over, results are right.
+  expect(deep.call([-1n])).toBe(2n);
+  expect(errorOf(() => deep.call([300_000n]))).toBe("stack overflow");
+  expect(deep.faults).toBe(1);
+  // No wait: the spare instance takes over at the next call, where the faulting UDF's globals start over.
+  expect(deep.call([-1n])).toBe(1n);
   expect(deep.call([10n])).toBe(1n);
-  expect(other.call([10n])).toBe(11n);
-  // A JSON 20,000 deep is QuickJS's own stack error, the module stays.
-  const json = box("json", 'function json(n) { return JSON.parse("[".repeat(n) + "]".repeat(n)).length; }');
+  // The other UDF never noticed: its instance and its globals are untouched.
+  expect(other.call([10n])).toBe(12n);
+  // Deep recursion in JS is QuickJS's own stack error: no fault, the instance stays.
+  const rec = await box("rec", "function rec(n) { return n === 0 ? 0 : 1 + rec(n - 1); }");
+  expect(errorOf(() => rec.call([1_000_000n]))).toBe("stack overflow");
+  expect(rec.faults).toBe(0);
+  // JSON 20,000 deep recurses in C and may overflow the host's stack first: a fault, recovered the same way.
+  const json = await box("json", 'function json(n) { return JSON.parse("[".repeat(n) + "]".repeat(n)).length; }');
   expect(errorOf(() => json.call([20000n]))).toBe("stack overflow");
   expect(json.call([100n])).toBe(1n);
-  expect(other.call([1n])).toBe(3n);
+  expect(other.call([1n])).toBe(4n);
 });
 
-test("the fast path keeps the call's shape: arguments.length, this, and a script that rewrote Function and the prototypes", () => {
-  const b = box(
+test("faults faster than a spare is made: the faulting UDF's calls fail until its fresh instance is there, the others' never do", async () => {
+  const other = await box("other", "function other(x) { return x + 1; }");
+  const deep = await box("deep", 'function deep(n) { return eval("(".repeat(n) + "1" + ")".repeat(n)); }');
+  const errors = new Set<string>();
+  for (let i = 0; i < 5; i++) {
+    errors.add(errorOf(() => deep.call([300_000n])));
+    expect(other.call([BigInt(i)])).toBe(BigInt(i + 1));
+  }
+  expect(deep.faults).toBeGreaterThanOrEqual(1);
+  expect([...errors].every((e) => e === "stack overflow" || e === "the JavaScript sandbox is restarting after a fault")).toBe(true);
+  await waitFor(() => {
+    try {
+      return deep.call([10n]) === 1n;
+    } catch {
+      return false;
+    }
+  }, "the faulting UDF answers again");
+});
+
+test("the fast path keeps the call's shape: arguments.length, this, and a script that rewrote Function and the prototypes", async () => {
+  const b = await box(
     "shape",
     `Function.prototype.apply = Function.prototype.call = function () { return "hijacked"; };
     Array.prototype.push = Array.prototype.join = function () { return "hijacked"; };

@@ -9,6 +9,7 @@ import { Rule, type RuleDefinition, type RunHandle } from "../../lib/runtime/rul
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
+import { createNetGuard } from "../../lib/io/outbound/guard.ts";
 
 const functions = createCatalog();
 
@@ -28,10 +29,10 @@ export interface TestRuntime {
   rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
 }
 
-/** A runtime for tests; `enablePrivateNet` defaults to true here, since test servers listen on loopback. */
+/** A runtime for tests; private addresses are allowed here (`basic.enablePrivateNet`), since test servers listen on loopback. */
 export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
   const logs: string[] = [];
-  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, enablePrivateNet: true, ...p });
+  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, outbound: createNetGuard({ allowPrivate: true }), ...p });
   const hub = new SourceHub(env);
   return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
 }

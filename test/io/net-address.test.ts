@@ -1,6 +1,6 @@
-/** IP addresses as bytes (lib/io/net-address.ts): every spelling, Go's classification, Go's printing. */
+/** IP addresses as bytes (lib/io/outbound/address.ts): every spelling, Go's classification, Go's printing. */
 import { expect, test } from "bun:test";
-import { formatIp, isPrivateIp, parseIp } from "../../lib/io/net-address.ts";
+import { formatIp, isPrivateIp, parseIp } from "../../lib/io/outbound/address.ts";
 
 test.each([
   ["127.0.0.1", true, "127.0.0.1"],

@@ -1,5 +1,5 @@
 /**
- * The private-network guard (lib/io/net-guard.ts): every spelling of a private address is refused
+ * The private-network guard (lib/io/outbound/guard.ts): every spelling of a private address is refused
  * with `ip <ip> is in internal network`, a name is resolved once and the connection goes to the
  * address that was checked, and every redirect hop is checked again.
  *
@@ -12,8 +12,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { formatIp, parseIp } from "../../lib/io/net-address.ts";
-import { checkUrl, createNetGuard, guardedFetch, type FetchFn, type Resolver } from "../../lib/io/net-guard.ts";
+import { formatIp, parseIp } from "../../lib/io/outbound/address.ts";
+import { checkUrl, createNetGuard, guardedFetch, type FetchFn, type Resolver } from "../../lib/io/outbound/guard.ts";
 
 /** A self-signed test-only certificate for `guard.test` (EC P-256, valid to 2126; `openssl req -x509`). */
 const TLS_DIR = join(import.meta.dir, "..", "..", "fixtures", "tls");

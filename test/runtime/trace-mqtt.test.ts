@@ -8,6 +8,7 @@ import { connectAsync, type MqttClient } from "mqtt";
 import { TraceHub } from "../../lib/runtime/trace/hub.ts";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
+import { createNetGuard } from "../../lib/io/outbound/guard.ts";
 
 let broker: Mosquitto;
 beforeAll(async () => {
@@ -22,7 +23,7 @@ async function client(): Promise<MqttClient> {
 }
 
 test("a v5 traceparent continues into the rule's trace and out through its v5 publishes", async () => {
-  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: true }, () => {});
+  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: true }, createNetGuard(), () => {});
   const t = testRuntime({ traces: hub, vars: { MQTT_SOURCE__TR__SERVER: broker.url, MQTT_SOURCE__TR__PROTOCOLVERSION: "5" } });
   const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="tr/in", CONF_KEY="tr")`);
   const def = t.rule({ id: "mq", sql: "SELECT a FROM s", actions: [{ mqtt: { server: broker.url, protocolVersion: "5", topic: "tr/out", sendSingle: true, properties: { k: "v" } } }] }, defs);

@@ -11,6 +11,7 @@ import type { TraceNode } from "../../lib/runtime/trace/store.ts";
 import { findSpan } from "../helpers/trace.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
+import { createNetGuard } from "../../lib/io/outbound/guard.ts";
 
 const defs = streams(
   `CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="in")`,
@@ -18,7 +19,7 @@ const defs = streams(
 );
 
 function hub(capacity = 100): TraceHub {
-  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: true }, () => {});
+  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: true }, createNetGuard(), () => {});
 }
 
 const open: RunHandle[] = [];

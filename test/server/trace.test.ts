@@ -69,7 +69,8 @@ beforeAll(async () => {
     "",
   ].join("\n");
   const port = freePort();
-  d = await startFloe(tempHome({ "kuiper.yaml": yaml }), { KUIPER__SOURCE__HTTPSERVERPORT: String(port) });
+  // The collector listens on loopback: the outbound guard lets the exporter reach it only with enablePrivateNet.
+  d = await startFloe(tempHome({ "kuiper.yaml": yaml }), { KUIPER__SOURCE__HTTPSERVERPORT: String(port), KUIPER__BASIC__ENABLEPRIVATENET: "true" });
   expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM hp () WITH (TYPE="httppush", DATASOURCE="/hp", FORMAT="json")' })).status).toBe(201);
   expect((await d.call("POST", "/rules", { id: "r1", sql: "SELECT v, v * 10 AS w FROM hp WHERE v > 0", actions: [{ nop: {} }] })).status).toBe(201);
   expect((await d.call("POST", "/rules", { id: "idle", name: "", sql: "SELECT v FROM hp", actions: [{ nop: {} }], triggered: false })).status).toBe(201);

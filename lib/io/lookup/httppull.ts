@@ -5,7 +5,6 @@
  */
 import type { Obj, Value } from "../../value/values.ts";
 import { HttpClient, parseHttpConf } from "../http.ts";
-import { createNetGuard } from "../net-guard.ts";
 import type { Props } from "../props.ts";
 import type { HttpPullEnv } from "../sources/httppull.ts";
 import type { LookupSource } from "./lookup.ts";
@@ -15,7 +14,7 @@ export class HttpPullLookup implements LookupSource {
 
   constructor(props: Props, env: HttpPullEnv) {
     // Lookups are one request per key: incremental skipping and pull intervals do not apply.
-    this.client = new HttpClient({ ...parseHttpConf(props, env.baseDir), incremental: false }, createNetGuard({ allowPrivate: env.enablePrivateNet, resolve: env.resolveHost }));
+    this.client = new HttpClient({ ...parseHttpConf(props, env.baseDir), incremental: false }, env.outbound);
   }
 
   open(): Promise<void> {

@@ -10,7 +10,7 @@ import type { ConnectionRegistry } from "../connections.ts";
 import type { MemoryPubSub } from "../memory-pubsub.ts";
 import { resolveSourceProps, sourceType, type SourcePropEnv } from "../sources/index.ts";
 import { CachedLookup, lookupCacheConf } from "./cache.ts";
-import type { Resolver } from "../net-guard.ts";
+import type { NetGuard } from "../outbound/guard.ts";
 import type { LookupSource } from "./lookup.ts";
 
 export type { LookupSource } from "./lookup.ts";
@@ -19,37 +19,43 @@ export interface LookupEnv {
   readonly pubsub: MemoryPubSub;
   readonly connections: ConnectionRegistry;
   readonly baseDir: string;
-  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
-  readonly enablePrivateNet?: boolean;
-  /** Host name resolution for the private-network guard (default getaddrinfo). */
-  readonly resolveHost?: Resolver;
+  /** The owner's outbound client (`basic.enablePrivateNet`) for httppull. */
+  readonly outbound: NetGuard;
 }
 
-/** A lookup source of `type`; each type's module (and its client library) loads with its first table (issue 11). */
+type LookupFactory = (props: Record<string, unknown>, env: LookupEnv) => LookupSource;
+
+/** Lookup sources by type; each type's module (and its client library) loads with its first table (issue 11). */
+const LOOKUPS: Readonly<Record<string, LookupFactory>> = {
+  memory: (props, env) => {
+    const { MemoryLookup } = require("./memory.ts") as typeof import("./memory.ts");
+    return new MemoryLookup(props, env.pubsub);
+  },
+  simulator: (props) => {
+    const { SimulatorLookup } = require("./simulator.ts") as typeof import("./simulator.ts");
+    return new SimulatorLookup(props);
+  },
+  redis: (props) => {
+    const { RedisLookup } = require("./redis.ts") as typeof import("./redis.ts");
+    return new RedisLookup(props);
+  },
+  httppull: (props, env) => {
+    const { HttpPullLookup } = require("./httppull.ts") as typeof import("./httppull.ts");
+    return new HttpPullLookup(props, env);
+  },
+  sql: (props) => {
+    const { SqlLookup } = require("./sql.ts") as typeof import("./sql.ts");
+    return new SqlLookup(props);
+  },
+};
+
+/** Every lookup source type. */
+export const LOOKUP_TYPES: readonly string[] = Object.keys(LOOKUPS);
+
+/** A lookup source of `type`; `lookup source type <type> is not supported` for any other. */
 export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {
-  switch (type) {
-    case "memory": {
-      const { MemoryLookup } = require("./memory.ts") as typeof import("./memory.ts");
-      return new MemoryLookup(props, env.pubsub);
-    }
-    case "simulator": {
-      const { SimulatorLookup } = require("./simulator.ts") as typeof import("./simulator.ts");
-      return new SimulatorLookup(props);
-    }
-    case "redis": {
-      const { RedisLookup } = require("./redis.ts") as typeof import("./redis.ts");
-      return new RedisLookup(props);
-    }
-    case "httppull": {
-      const { HttpPullLookup } = require("./httppull.ts") as typeof import("./httppull.ts");
-      return new HttpPullLookup(props, env);
-    }
-    case "sql": {
-      const { SqlLookup } = require("./sql.ts") as typeof import("./sql.ts");
-      return new SqlLookup(props);
-    }
-  }
-  throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
+  if (!Object.hasOwn(LOOKUPS, type)) throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
+  return LOOKUPS[type]!(props, env);
 }
 
 /** A ready lookup source for table `def` (a table without TYPE is a file table, sql §3.4). */

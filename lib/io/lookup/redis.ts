@@ -4,7 +4,8 @@
  * value a JSON object (one row); list → LRANGE 0 -1, each element a JSON object. A missing key
  * yields no row.
  */
-import { RedisClient } from "bun";
+import type { RedisClient } from "bun";
+import { openRedis } from "../outbound/brokers.ts";
 import { EngineError, IoError } from "../../errors.ts";
 import { isObj, toStrConv, type Obj, type Value } from "../../value/values.ts";
 import { decodeTupleJson } from "../formats/json-tuple.ts";
@@ -32,7 +33,7 @@ export class RedisLookup implements LookupSource {
   }
 
   async open(): Promise<void> {
-    const client = new RedisClient(this.url, { autoReconnect: true, enableOfflineQueue: true });
+    const client = openRedis(this.url, { autoReconnect: true, enableOfflineQueue: true });
     this.client = client;
     try {
       await client.connect();

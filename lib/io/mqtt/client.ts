@@ -8,7 +8,8 @@
  * handler. Reader "mqttjs" keeps MQTT.js on the whole path (ws/wss always do); behaviour is the
  * same either way.
  */
-import { connect, MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
+import { MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
+import { connectMqtt } from "../outbound/mqtt.ts";
 import type { Obj } from "../../value/values.ts";
 import { goNetErrorText } from "../../value/go-net-error.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
@@ -93,8 +94,8 @@ export class MqttConnection {
     if (lean) {
       this.client = new MqttClient(() => new LeanStream(conf, handler, this), options);
     } else {
-      // connect() builds the transport from the options; manualConnect lets us hook first.
-      this.client = connect(options);
+      // MQTT.js builds the transport from the options; manualConnect lets us hook first.
+      this.client = connectMqtt(options);
     }
     const client = this.client;
     if (handler) {

@@ -10,6 +10,7 @@
 import { constants } from "node:crypto";
 import { Duplex } from "node:stream";
 import type { Socket, SocketHandler, TLSOptions } from "bun";
+import { openSocket } from "../outbound/brokers.ts";
 import type { MqttConf } from "./conf.ts";
 import { FrameReader, Publish, pubacks } from "./frames.ts";
 
@@ -117,7 +118,7 @@ export class LeanStream extends Duplex {
     this.reader = new FrameReader(conf.protocolVersion === 5);
     const opts = { hostname: conf.host, port: conf.port, data: this, socket: HANDLERS };
     // Failures arrive through `connectError`; the promise's rejection is the same failure.
-    Bun.connect(conf.tls ? { ...opts, tls: tlsOptions(conf) } : opts).catch(() => undefined);
+    openSocket(conf.tls ? { ...opts, tls: tlsOptions(conf) } : opts).catch(() => undefined);
   }
 
   /** Called by the socket's `open` handler. */

@@ -6,9 +6,10 @@
  * NatsLink shared by every node selecting it (lib/io/connections.ts); otherwise each source
  * and sink has its own.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { errorText } from "../../errors.ts";
+import { connectNats } from "../outbound/nats.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
 import type { NatsConf } from "./conf.ts";
 
@@ -45,7 +46,7 @@ export class NatsLink {
     let wait = 100;
     for (;;) {
       try {
-        const nc = await connect(this.conf.options);
+        const nc = await connectNats(this.conf.options);
         if (this.closed) {
           await nc.close();
           throw new Error("nats connection closed");

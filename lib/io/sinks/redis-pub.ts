@@ -2,7 +2,8 @@
  * The redisPub sink (rules-and-sinks.md §11.9): publishes each payload to `channel` (a template
  * allowed) on the Redis server at `address` (`db`, `username`, `password`) with Bun's RESP client.
  */
-import { RedisClient } from "bun";
+import type { RedisClient } from "bun";
+import { openRedis } from "../outbound/brokers.ts";
 import { EngineError, IoError } from "../../errors.ts";
 import { PropReader, type Props } from "../props.ts";
 import { redisUrl } from "../sources/redis-sub.ts";
@@ -27,7 +28,7 @@ export class RedisPubSink implements SinkConnector {
   }
 
   async open(ctx: SinkContext): Promise<void> {
-    const client = new RedisClient(this.url, { autoReconnect: true, enableOfflineQueue: false });
+    const client = openRedis(this.url, { autoReconnect: true, enableOfflineQueue: false });
     client.onconnect = () => ctx.status.connected();
     client.onclose = (e?: Error) => {
       if (!this.closed) ctx.status.disconnected(e?.message ?? "connection closed");

@@ -3,7 +3,8 @@
  * under `key` or the value of `field` (keyType single), or one key per field (multiple); SET
  * (with `expiration`) or LPUSH; `rowkindField` delete → DEL / LPOP. A tuple sink.
  */
-import { RedisClient } from "bun";
+import type { RedisClient } from "bun";
+import { openRedis } from "../outbound/brokers.ts";
 import { EngineError, IoError } from "../../errors.ts";
 import { fmtV, isObj, toStrConv, type Obj } from "../../value/values.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
@@ -62,7 +63,7 @@ export class RedisSink implements SinkConnector {
   async open(ctx: SinkContext): Promise<void> {
     const c = this.c;
     const auth = c.password ? `${encodeURIComponent(c.username)}:${encodeURIComponent(c.password)}@` : "";
-    const client = new RedisClient(`redis://${auth}${c.addr}/${c.db}`, { autoReconnect: true, enableOfflineQueue: false });
+    const client = openRedis(`redis://${auth}${c.addr}/${c.db}`, { autoReconnect: true, enableOfflineQueue: false });
     client.onconnect = () => ctx.status.connected();
     client.onclose = (e?: Error) => ctx.status.disconnected(e?.message ?? "connection closed");
     this.client = client;

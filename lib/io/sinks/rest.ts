@@ -7,7 +7,7 @@
  */
 import { EngineError, IoError } from "../../errors.ts";
 import { BODY_TYPES } from "../http.ts";
-import { guardedFetch, type NetGuard } from "../net-guard.ts";
+import { guardedFetch, type NetGuard } from "../outbound/guard.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 

@@ -6,6 +6,7 @@
  */
 import { EngineError } from "../../errors.ts";
 import type { DataServer, WsHub } from "../data-server.ts";
+import type { NetGuard } from "../outbound/guard.ts";
 import type { Props } from "../props.ts";
 import { parseWsConf, WsClient, type WsConf } from "../websocket.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
@@ -22,13 +23,15 @@ export class WebSocketSink implements SinkConnector {
   constructor(
     props: Props,
     private readonly server: DataServer | undefined,
+    private readonly outbound: NetGuard,
   ) {
     this.conf = parseWsConf(props, ["path", "datasource"]);
   }
 
-  open(ctx: SinkContext): Promise<void> | void {
+  async open(ctx: SinkContext): Promise<void> {
     if (this.conf.addr) {
-      this.client = new WsClient(this.conf, ctx.status, null);
+      this.client = new WsClient(this.conf, ctx.status, null, this.outbound);
+      await this.client.start();
       return this.client.ready;
     }
     if (!this.server) throw new EngineError("websocket sink: no data server");

@@ -8,16 +8,15 @@
 import { EngineError, errorText } from "../../errors.ts";
 import type { Obj } from "../../value/values.ts";
 import { HttpClient, parseHttpConf } from "../http.ts";
-import { createNetGuard, type Resolver } from "../net-guard.ts";
+import type { NetGuard } from "../outbound/guard.ts";
 import type { Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";
 
 export interface HttpPullEnv {
   readonly baseDir: string;
-  readonly enablePrivateNet?: boolean;
-  /** Host name resolution for the guard (tests inject one; default getaddrinfo). */
-  readonly resolveHost?: Resolver;
+  /** The owner's outbound client (`basic.enablePrivateNet`). */
+  readonly outbound: NetGuard;
 }
 
 export class HttpPullSource implements SourceConnector {
@@ -30,7 +29,7 @@ export class HttpPullSource implements SourceConnector {
   private closed = false;
 
   constructor(props: Props, env: HttpPullEnv) {
-    this.client = new HttpClient(parseHttpConf(props, env.baseDir), createNetGuard({ allowPrivate: env.enablePrivateNet, resolve: env.resolveHost }));
+    this.client = new HttpClient(parseHttpConf(props, env.baseDir), env.outbound);
     this.states = { ...this.client.conf.states };
     this.previous = this.states;
   }

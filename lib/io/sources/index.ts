@@ -11,7 +11,7 @@ import type { MemoryPubSub } from "../memory-pubsub.ts";
 import type { ReaderKind } from "../mqtt/client.ts";
 import { mergeProps, PropReader } from "../props.ts";
 import type { DataServer } from "../data-server.ts";
-import type { Resolver } from "../net-guard.ts";
+import type { NetGuard } from "../outbound/guard.ts";
 import type { SourceConnector } from "./source.ts";
 
 /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
@@ -122,61 +122,67 @@ export interface SourceConnectorEnv {
   readonly connections: ConnectionRegistry;
   readonly baseDir: string;
   readonly mqttReader: ReaderKind | undefined;
-  /** `basic.enablePrivateNet`: httppull may reach loopback/private addresses. */
-  readonly enablePrivateNet?: boolean;
-  /** Host name resolution for the private-network guard (default getaddrinfo). */
-  readonly resolveHost?: Resolver;
+  /** The owner's outbound client (`basic.enablePrivateNet`) for httppull and websocket clients. */
+  readonly outbound: NetGuard;
   /** httppush and websocket server endpoints. */
   readonly dataServer: DataServer;
 }
 
+type SourceFactory = (props: Record<string, unknown>, env: SourceConnectorEnv) => SourceConnector;
+
 /**
- * A connector of `type`. Each connector's module (and the client library behind it: mqtt, redis,
+ * The connectors by type. Each connector's module (and the client library behind it: mqtt, redis,
  * sql drivers) loads with the first stream of its type, so that pipe mode and an idle daemon do
  * not carry the ones they never use (issue 11, start-up and memory).
  */
+const SOURCES: Readonly<Record<string, SourceFactory>> = {
+  mqtt: (props, env) => {
+    const { MqttSource } = require("./mqtt.ts") as typeof import("./mqtt.ts");
+    return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
+  },
+  nats: (props, env) => {
+    const { NatsSource } = require("./nats.ts") as typeof import("./nats.ts");
+    return new NatsSource(props, { base: env.baseDir, connections: env.connections });
+  },
+  memory: (props, env) => {
+    const { MemorySource } = require("./memory.ts") as typeof import("./memory.ts");
+    return new MemorySource(props, env.pubsub);
+  },
+  file: (props, env) => {
+    const { FileSource } = require("./file.ts") as typeof import("./file.ts");
+    return new FileSource(props, env);
+  },
+  simulator: (props) => {
+    const { SimulatorSource } = require("./simulator.ts") as typeof import("./simulator.ts");
+    return new SimulatorSource(props);
+  },
+  httppull: (props, env) => {
+    const { HttpPullSource } = require("./httppull.ts") as typeof import("./httppull.ts");
+    return new HttpPullSource(props, env);
+  },
+  httppush: (props, env) => {
+    const { HttpPushSource } = require("./httppush.ts") as typeof import("./httppush.ts");
+    return new HttpPushSource(props, env.dataServer);
+  },
+  websocket: (props, env) => {
+    const { WebSocketSource } = require("./websocket.ts") as typeof import("./websocket.ts");
+    return new WebSocketSource(props, env.dataServer, env.outbound);
+  },
+  redissub: (props) => {
+    const { RedisSubSource } = require("./redis-sub.ts") as typeof import("./redis-sub.ts");
+    return new RedisSubSource(props);
+  },
+  sql: (props) => {
+    const { SqlSource } = require("./sql.ts") as typeof import("./sql.ts");
+    return new SqlSource(props);
+  },
+};
+
+/** Every source connector type (stream TYPEs, lowercased). */
+export const SOURCE_TYPES: readonly string[] = Object.keys(SOURCES);
+
+/** A connector of `type`; `source <type> is not defined` for any other. */
 export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
-  switch (type) {
-    case "mqtt": {
-      const { MqttSource } = require("./mqtt.ts") as typeof import("./mqtt.ts");
-      return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
-    }
-    case "nats": {
-      const { NatsSource } = require("./nats.ts") as typeof import("./nats.ts");
-      return new NatsSource(props, { base: env.baseDir, connections: env.connections });
-    }
-    case "memory": {
-      const { MemorySource } = require("./memory.ts") as typeof import("./memory.ts");
-      return new MemorySource(props, env.pubsub);
-    }
-    case "file": {
-      const { FileSource } = require("./file.ts") as typeof import("./file.ts");
-      return new FileSource(props, env);
-    }
-    case "simulator": {
-      const { SimulatorSource } = require("./simulator.ts") as typeof import("./simulator.ts");
-      return new SimulatorSource(props);
-    }
-    case "httppull": {
-      const { HttpPullSource } = require("./httppull.ts") as typeof import("./httppull.ts");
-      return new HttpPullSource(props, env);
-    }
-    case "httppush": {
-      const { HttpPushSource } = require("./httppush.ts") as typeof import("./httppush.ts");
-      return new HttpPushSource(props, env.dataServer);
-    }
-    case "websocket": {
-      const { WebSocketSource } = require("./websocket.ts") as typeof import("./websocket.ts");
-      return new WebSocketSource(props, env.dataServer);
-    }
-    case "redissub": {
-      const { RedisSubSource } = require("./redis-sub.ts") as typeof import("./redis-sub.ts");
-      return new RedisSubSource(props);
-    }
-    case "sql": {
-      const { SqlSource } = require("./sql.ts") as typeof import("./sql.ts");
-      return new SqlSource(props);
-    }
-  }
-  throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
+  if (!Object.hasOwn(SOURCES, type)) throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
+  return SOURCES[type]!(props, env);
 }

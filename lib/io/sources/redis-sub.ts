@@ -4,7 +4,8 @@
  * payload for the decoder. Pub/sub cannot be paused: messages wait in a `bufferLength` queue while
  * the bus refuses, and one arriving at a full queue is dropped and counted.
  */
-import { RedisClient } from "bun";
+import type { RedisClient } from "bun";
+import { openRedis } from "../outbound/brokers.ts";
 import { EngineError } from "../../errors.ts";
 import { PropReader, type Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";
@@ -54,7 +55,7 @@ export class RedisSubSource implements SourceConnector {
    */
   private async connect(ctx: SourceContext, listener: (message: string, channel: string) => void, backoff: number): Promise<void> {
     while (!this.closed) {
-      const client = new RedisClient(this.url, { autoReconnect: false, enableOfflineQueue: false });
+      const client = openRedis(this.url, { autoReconnect: false, enableOfflineQueue: false });
       this.client = client;
       try {
         await client.connect();

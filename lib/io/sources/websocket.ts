@@ -6,6 +6,7 @@
  * and a frame arriving at a full queue is dropped and counted.
  */
 import type { DataServer, WsHub } from "../data-server.ts";
+import type { NetGuard } from "../outbound/guard.ts";
 import { PropReader, type Props } from "../props.ts";
 import { parseWsConf, WsClient, type WsConf } from "../websocket.ts";
 import { SourceMessage } from "./message.ts";
@@ -24,20 +25,22 @@ export class WebSocketSource implements SourceConnector {
   constructor(
     props: Props,
     private readonly server: DataServer,
+    private readonly outbound: NetGuard,
   ) {
     this.conf = parseWsConf(props, ["datasource"]);
     const n = new PropReader(props).int("bufferLength", DEFAULT_PUSH_BUFFER);
     this.bufferLength = n >= 1 ? n : DEFAULT_PUSH_BUFFER;
   }
 
-  open(ctx: SourceContext): void {
+  async open(ctx: SourceContext): Promise<void> {
     const queue = (this.queue = new PushQueue(ctx.bus, this.bufferLength));
     const path = this.conf.path;
     const listener = (f: string | Uint8Array): void => {
       if (!queue.offer(new SourceMessage(typeof f === "string" ? enc.encode(f) : f, null, null))) ctx.exception(`websocket source ${path} drop message: buffer full`);
     };
     if (this.conf.addr) {
-      this.client = new WsClient(this.conf, ctx.status, listener);
+      this.client = new WsClient(this.conf, ctx.status, listener, this.outbound);
+      await this.client.start();
       return;
     }
     const hub = this.server.acquireWs(path);

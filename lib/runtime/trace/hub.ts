@@ -4,6 +4,7 @@
  * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
+import type { NetGuard } from "../../io/outbound/guard.ts";
 import { parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";
 import { epochMs, Span, type SpanSink } from "./span.ts";
@@ -17,11 +18,13 @@ export class TraceHub implements SpanSink {
 
   constructor(
     settings: OpenTelemetrySettings,
+    /** The owner's outbound client: the exporter's requests go through it. */
+    private readonly outbound: NetGuard,
     private readonly log: (line: string) => void,
   ) {
     this.serviceName = settings.serviceName;
     this.store = settings.enableLocalStorage ? new LocalTraceStore(settings.localTraceCapacity) : undefined;
-    if (settings.enableRemoteCollector) this.exporter = new OtlpExporter(settings.remoteEndpoint, settings.serviceName, log);
+    if (settings.enableRemoteCollector) this.exporter = new OtlpExporter(settings.remoteEndpoint, settings.serviceName, outbound, log);
   }
 
   record(span: Span): void {
@@ -51,16 +54,16 @@ export class TraceHub implements SpanSink {
   }
 
   /**
-   * `POST /tracer`: `start` (re)points remote collection at `collectorUrl` (the configured endpoint
-   * when empty) under `serviceName`; anything else stops it. The old exporter sends what it holds.
+   * `POST /tracer`: `start` (re)points remote collection at `collectorUrl` under `serviceName`;
+   * anything else stops it. The old exporter sends what it holds.
    */
-  setRemote(start: boolean, collectorUrl: string, serviceName: string, fallbackEndpoint: string): void {
+  setRemote(start: boolean, collectorUrl: string, serviceName: string): void {
     const old = this.exporter;
     this.exporter = undefined;
     if (old) void old.close();
     if (!start) return;
     if (serviceName) this.serviceName = serviceName;
-    this.exporter = new OtlpExporter(collectorUrl || fallbackEndpoint, this.serviceName, this.log);
+    this.exporter = new OtlpExporter(collectorUrl, this.serviceName, this.outbound, this.log);
   }
 
   /** Shutdown: what the exporter holds is sent, waiting at most a second for the collector. */

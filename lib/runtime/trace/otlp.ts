@@ -3,9 +3,12 @@
  * `application/json`), used when a remote collector is enabled (`openTelemetry.enableRemoteCollector`
  * with `remoteEndpoint`, or `POST /tracer`). Spans are batched: one request in flight, a bounded
  * queue (new spans are dropped and counted when it is full), sent every second or once a batch is
- * full. A failing collector costs a log line a minute, never the rule.
+ * full. A failing collector costs a log line a minute, never the rule. Requests go through the
+ * owner's outbound client: a collector on a loopback/private address (from `POST /tracer` or
+ * kuiper.yaml alike) is refused unless `basic.enablePrivateNet`, each request and redirect checked.
  */
 import { errorText } from "../../errors.ts";
+import { guardedFetch, refusalOf, type NetGuard } from "../../io/outbound/guard.ts";
 import { unixNano, type Span } from "./span.ts";
 
 const QUEUE = 4096;
@@ -72,9 +75,12 @@ export class OtlpExporter {
   constructor(
     endpoint: string,
     readonly serviceName: string,
+    private readonly guard: NetGuard,
     private readonly log: (line: string) => void,
   ) {
     this.url = tracesUrl(endpoint);
+    // A refused collector is said at once, not only at the first export.
+    void refusalOf(this.url, guard).then((refused) => refused && log(`trace export to ${this.url} refused: ${refused.message}`));
   }
 
   add(span: Span): void {
@@ -112,12 +118,8 @@ export class OtlpExporter {
 
   private async send(batch: Span[]): Promise<void> {
     try {
-      const res = await fetch(this.url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: otlpBody(this.serviceName, batch),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
+      const init = { method: "POST", headers: { "Content-Type": "application/json" }, body: otlpBody(this.serviceName, batch), signal: AbortSignal.timeout(TIMEOUT_MS) };
+      const res = await guardedFetch(this.url, init, this.guard);
       await res.arrayBuffer();
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       this.sent += batch.length;

@@ -6,6 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
 import { createRuntimeEnv } from "../../../lib/runtime/env.ts";
+import { createNetGuard } from "../../../lib/io/outbound/guard.ts";
 
 const bodies: string[] = [];
 const server = Bun.serve({
@@ -23,7 +24,7 @@ afterAll(() => server.stop(true));
 const base = `http://127.0.0.1:${server.port}`;
 
 test("each lookup sends the request with the key values as template fields in url and body", async () => {
-  const env = createRuntimeEnv({ enablePrivateNet: true });
+  const env = createRuntimeEnv({ outbound: createNetGuard({ allowPrivate: true }) });
   const src = createLookupSource(
     "httppull",
     { url: base, datasource: "/devices/{{.id}}?region={{.region}}", method: "post", body: '{"id":{{.id}}}', headers: { Accept: "application/json" } },
@@ -42,7 +43,7 @@ test("a loopback target is refused at open without basic.enablePrivateNet", asyn
 });
 
 test("a lookup key rendered into the host is checked per lookup: loopback in any spelling is refused", async () => {
-  const env = createRuntimeEnv({ resolveHost: async (h) => (h === "api.example" ? ["127.0.0.1"] : []) });
+  const env = createRuntimeEnv({ outbound: createNetGuard({ resolve: async (h) => (h === "api.example" ? ["127.0.0.1"] : []) }) });
   const src = createLookupSource("httppull", { url: `http://{{.host}}:${server.port}/devices/1` }, env);
   await src.open();
   const before = bodies.length;

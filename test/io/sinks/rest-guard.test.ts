@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import type { Obj } from "../../../lib/value/values.ts";
-import { systemResolve, type Resolver } from "../../../lib/io/net-guard.ts";
+import { createNetGuard, systemResolve, type Resolver } from "../../../lib/io/outbound/guard.ts";
 import { HttpCollector } from "../../helpers/http.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
 
@@ -40,7 +40,7 @@ test.each([
   ["http://api.example:PORT/", "127.0.0.1"],
 ])("by default the REST sink refuses %s: ip %s is in internal network, nothing is sent", async (url, ip) => {
   const http = await collector();
-  const t = testRuntime({ enablePrivateNet: false, resolveHost: toLoopback });
+  const t = testRuntime({ outbound: createNetGuard({ resolve: toLoopback }) });
   const target = url.replace("PORT", String(http.port));
   const rule = await t.rule({ id: "g", sql: "SELECT n FROM s", actions: [{ rest: { url: target, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [{ n: 1 }, { n: 2 }]);
@@ -53,7 +53,7 @@ test.each([
 
 test("a url template rendered per row is checked per request", async () => {
   const http = await collector();
-  const t = testRuntime({ enablePrivateNet: false, resolveHost: toLoopback });
+  const t = testRuntime({ outbound: createNetGuard({ resolve: toLoopback }) });
   const rule = await t.rule({ id: "tpl", sql: "SELECT n, h FROM s", actions: [{ rest: { url: `http://{{.h}}:${http.port}/`, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [
     { n: 1, h: "[::ffff:7f00:1]" },
@@ -68,7 +68,7 @@ test("a url template rendered per row is checked per request", async () => {
 
 test("with basic.enablePrivateNet the same targets receive the rows", async () => {
   const http = await collector();
-  const t = testRuntime({ enablePrivateNet: true });
+  const t = testRuntime({ outbound: createNetGuard({ allowPrivate: true }) });
   const rule = await t.rule({ id: "ok", sql: "SELECT n FROM s", actions: [{ rest: { url: `http://[::ffff:127.0.0.1]:${http.port}/`, method: "post", sendSingle: true } }] }, defs).start();
   await publish(t, [{ n: 1 }, { n: 2 }]);
   await waitFor(() => http.raw.length === 2, "two rows");

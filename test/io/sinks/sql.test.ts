@@ -13,6 +13,7 @@ import { createSinkConnector } from "../../../lib/io/sinks/index.ts";
 import { MemoryPubSub } from "../../../lib/io/memory-pubsub.ts";
 import type { RunHandle } from "../../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
+import { createNetGuard } from "../../../lib/io/outbound/guard.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "floe-sql-sink-"));
 const rules: RunHandle[] = [];
@@ -142,7 +143,7 @@ test("with resendInterval the sink retries while the database is unreachable; al
 });
 
 test("sink property errors", () => {
-  const mk = (p: Record<string, unknown>) => () => createSinkConnector("sql", p, { pubsub: new MemoryPubSub() });
+  const mk = (p: Record<string, unknown>) => () => createSinkConnector("sql", p, { pubsub: new MemoryPubSub(), outbound: createNetGuard() });
   expect(mk({ table: "t" })).toThrow("dburl should be set");
   expect(mk({ dburl: "mssql://h/db", table: "t" })).toThrow("unknown database scheme mssql in dburl, supported: postgres, mysql, mariadb, sqlite");
   expect(mk({ dburl: "sqlite::memory:" })).toThrow("property table is required");

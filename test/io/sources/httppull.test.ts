@@ -13,6 +13,7 @@ import type { Obj } from "../../../lib/value/values.ts";
 import { HttpPullSource } from "../../../lib/io/sources/httppull.ts";
 import { floeRun, openOn, rowsOf, text } from "../../helpers/source.ts";
 import { waitFor } from "../../helpers/runtime.ts";
+import { createNetGuard } from "../../../lib/io/outbound/guard.ts";
 
 interface Seen {
   method: string;
@@ -36,7 +37,7 @@ const server = Bun.serve({
 afterAll(() => server.stop(true));
 
 const base = `http://127.0.0.1:${server.port}`;
-const env = { baseDir: process.cwd(), enablePrivateNet: true };
+const env = { baseDir: process.cwd(), outbound: createNetGuard({ allowPrivate: true }) };
 
 function reset(r: typeof routes): void {
   seen.length = 0;
@@ -73,7 +74,7 @@ test("without basic.enablePrivateNet a loopback target is refused: `ip <ip> is i
   expect(code).toBe(1);
   expect(seen.length).toBe(0);
   // In-process too, and for a host name resolving to loopback.
-  await expect(openOn(new HttpPullSource({ url: `http://localhost:${server.port}` }, { baseDir: "." }))).rejects.toThrow(/^ip (127\.0\.0\.1|::1) is in internal network$/);
+  await expect(openOn(new HttpPullSource({ url: `http://localhost:${server.port}` }, { baseDir: ".", outbound: createNetGuard() }))).rejects.toThrow(/^ip (127\.0\.0\.1|::1) is in internal network$/);
 }, 20_000);
 
 test.each([
@@ -89,14 +90,14 @@ test.each([
   reset({});
   // A public-looking name that resolves to loopback (an injected resolver, not real DNS).
   const resolveHost = async (h: string) => (h === "api.example" ? ["127.0.0.1"] : []);
-  const src = new HttpPullSource({ url: url.replace("PORT", String(server.port)) }, { baseDir: ".", resolveHost });
+  const src = new HttpPullSource({ url: url.replace("PORT", String(server.port)) }, { baseDir: ".", outbound: createNetGuard({ resolve: resolveHost }) });
   await expect(openOn(src)).rejects.toThrow(new Error(`ip ${ip} is in internal network`));
   expect(seen.length).toBe(0);
 });
 
 test("a url whose host is a state template is checked at each pull, not only at open", async () => {
   reset({ "/x": () => json({ a: 1 }) });
-  const src = new HttpPullSource({ url: `http://{{.host}}:${server.port}/x`, states: { host: "2130706433" }, interval: 0 }, { baseDir: "." });
+  const src = new HttpPullSource({ url: `http://{{.host}}:${server.port}/x`, states: { host: "2130706433" }, interval: 0 }, { baseDir: ".", outbound: createNetGuard() });
   const p = await openOn(src);
   await waitFor(() => p.exceptions.length > 0, "the refusal");
   await src.close();

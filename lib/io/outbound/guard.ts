@@ -1,26 +1,38 @@
 /**
- * The private-network guard on outbound HTTP(S) connections to user-supplied URLs (httppull source
- * and lookup, REST sink, `file` URLs of uploads and imports). Unless `basic.enablePrivateNet`, a
- * request resolves its host once, refuses it when any resolved address is loopback, private,
+ * The private-network guard of every HTTP-class connection floe opens to a user-supplied address:
+ * HTTP(S) requests (httppull source and lookup, REST sink, `file` URLs of uploads and imports, the
+ * OTLP trace exporter) and websocket clients (websocket.ts). Unless `basic.enablePrivateNet`, a
+ * connection resolves its host once, refuses it when any resolved address is loopback, private,
  * link-local, unspecified or shared (`ip <ip> is in internal network`), then connects to exactly the
  * address it checked — the Host header and the TLS name (SNI, certificate) stay the URL's — and
  * follows redirects itself so that every hop is checked the same way.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { EngineError } from "../errors.ts";
-import { formatIp, isPrivateIp, parseIp } from "./net-address.ts";
+import { EngineError } from "../../errors.ts";
+import { formatIp, isPrivateIp, parseIp } from "./address.ts";
 
 /** Host name → its addresses, in the order to try them. */
 export type Resolver = (host: string) => Promise<readonly string[]>;
 
-/** What opens the connection (Bun's fetch; tests observe the pinned request through it). */
+/** What sends a request (Bun's fetch; tests observe and route the pinned request through it). */
 export type FetchFn = (url: string, init: BunFetchRequestInit) => Promise<Response>;
+
+/** What opens a websocket (Bun's WebSocket; tests route it like FetchFn). */
+export type WebSocketFn = (url: string, init: Bun.WebSocketOptions) => WebSocket;
+
+/** How the guard reaches the network; every part defaults to the real one. */
+export interface Transport {
+  readonly resolve?: Resolver;
+  readonly fetch?: FetchFn;
+  readonly webSocket?: WebSocketFn;
+}
 
 export interface NetGuard {
   /** `basic.enablePrivateNet`: nothing is checked, fetch resolves and follows redirects itself. */
   readonly allowPrivate: boolean;
   readonly resolve: Resolver;
   readonly fetch: FetchFn;
+  readonly webSocket: WebSocketFn;
   /** Host → its checked addresses, for `RESOLVE_TTL_MS` (connections still go only to these). */
   readonly _checked: Map<string, Checked>;
 }
@@ -45,8 +57,15 @@ export const systemResolve: Resolver = async (host) => {
   return all.sort((x, y) => x.family - y.family).map((a) => a.address);
 };
 
-export function createNetGuard(o: { allowPrivate?: boolean; resolve?: Resolver; fetch?: FetchFn } = {}): NetGuard {
-  return { allowPrivate: o.allowPrivate === true, resolve: o.resolve ?? systemResolve, fetch: o.fetch ?? ((url, init) => fetch(url, init)), _checked: new Map() };
+/** The guard of one owner (a daemon, a pipe run); `allowPrivate` is `basic.enablePrivateNet`. */
+export function createNetGuard(o: Transport & { allowPrivate?: boolean } = {}): NetGuard {
+  return {
+    allowPrivate: o.allowPrivate === true,
+    resolve: o.resolve ?? systemResolve,
+    fetch: o.fetch ?? ((url, init) => fetch(url, init)),
+    webSocket: o.webSocket ?? ((url, init) => new WebSocket(url, init)),
+    _checked: new Map(),
+  };
 }
 
 /** The refusal, byte-identical to the old check and to eKuiper. */
@@ -54,17 +73,18 @@ function internal(b: Uint8Array): EngineError {
   return new EngineError(`ip ${formatIp(b)} is in internal network`);
 }
 
-function hostOf(u: URL): string {
+/** The URL's host name, IPv6 without brackets. */
+export function hostOf(u: URL): string {
   const h = u.hostname;
   return h.startsWith("[") ? h.slice(1, -1) : h;
 }
 
 /**
- * The addresses of the URL's host, each checked: resolved once (an IP literal is its own
- * address; undefined then). Throws `ip <ip> is in internal network` when any of them is refused.
+ * The addresses of `host` (a URL's host name, IPv6 without brackets), each checked: resolved once
+ * (an IP literal is its own address; undefined then). Throws `ip <ip> is in internal network` when
+ * any of them is refused.
  */
-async function checkedHosts(u: URL, guard: NetGuard): Promise<readonly string[] | undefined> {
-  const host = hostOf(u);
+export async function checkedHosts(host: string, guard: NetGuard): Promise<readonly string[] | undefined> {
   const lit = parseIp(host);
   if (lit) {
     if (!guard.allowPrivate && isPrivateIp(lit)) throw internal(lit);
@@ -88,17 +108,42 @@ async function checkedHosts(u: URL, guard: NetGuard): Promise<readonly string[] 
   return hosts;
 }
 
-/** Parses an http(s) URL; Go's client error for any other scheme. */
-function httpUrl(url: string | URL, base?: URL): URL {
+/** Parses a URL of one of `schemes`; Go's client error for any other scheme. */
+export function schemeUrl(url: string | URL, schemes: readonly string[], base?: URL): URL {
   const u = new URL(url, base);
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new EngineError(`unsupported protocol scheme "${u.protocol.slice(0, -1)}"`);
+  if (!schemes.includes(u.protocol)) throw new EngineError(`unsupported protocol scheme "${u.protocol.slice(0, -1)}"`);
   return u;
 }
 
-/** Refuses the URL now (at connect time of a source) when its host is refused; nothing is sent. */
+const HTTP = ["http:", "https:"];
+
+/** Parses an http(s) URL; Go's client error for any other scheme. */
+function httpUrl(url: string | URL, base?: URL): URL {
+  return schemeUrl(url, HTTP, base);
+}
+
+/**
+ * Refuses an http(s) or ws(s) URL now (when a connector opens, a collector is set) when its host is
+ * refused; nothing is sent.
+ */
 export async function checkUrl(url: string, guard: NetGuard): Promise<void> {
+  const u = schemeUrl(url, [...HTTP, "ws:", "wss:"]);
   if (guard.allowPrivate) return;
-  await checkedHosts(httpUrl(url), guard);
+  await checkedHosts(hostOf(u), guard);
+}
+
+/**
+ * The refusal of `url` (`ip <ip> is in internal network`, an invalid URL or scheme), or undefined
+ * when the guard lets it through or its name does not resolve now (a transient failure: the
+ * connection is retried, and checked again, later).
+ */
+export async function refusalOf(url: string, guard: NetGuard): Promise<Error | undefined> {
+  try {
+    await checkUrl(url, guard);
+    return undefined;
+  } catch (e) {
+    return e instanceof EngineError || e instanceof TypeError ? e : undefined;
+  }
 }
 
 /** Connection-level failures after which the next resolved address is tried. */
@@ -109,7 +154,7 @@ function unreachable(e: unknown): boolean {
 
 /** One request (no redirect following) to exactly the checked addresses of `u`'s host. */
 async function pinnedFetch(u: URL, init: BunFetchRequestInit, guard: NetGuard): Promise<Response> {
-  const hosts = await checkedHosts(u, guard);
+  const hosts = await checkedHosts(hostOf(u), guard);
   if (!hosts) return guard.fetch(u.href, init);
   const headers = new Headers(init.headers);
   // The URL's host, unless the headers name one (then sent as configured, as without the guard).

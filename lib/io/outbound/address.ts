@@ -1,5 +1,5 @@
 /**
- * IP addresses as bytes for the private-network guard (net-guard.ts): every textual spelling of an
+ * IP addresses as bytes for the private-network guard (guard.ts): every textual spelling of an
  * address parses to the same 16 bytes, classified as Go's net.IP tests do (plus a few more ranges)
  * and printed as Go prints it.
  */
