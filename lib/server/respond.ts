@@ -5,6 +5,8 @@
 import { EngineError, ErrCode, errorText, RowError, TooLargeError } from "../errors.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import { goQuote, type Value } from "../value/values.ts";
+import { idError } from "../store/ids.ts";
+import type { Handler } from "./router.ts";
 
 export { goQuote };
 
@@ -57,6 +59,17 @@ export function jsonSniffed(v: unknown, status = 200): Response {
 
 export function rawJson(text: string, status = 200, sniffed = false): Response {
   return new Response(text, { status, headers: { "Content-Type": sniffed ? TEXT : "application/json" } });
+}
+
+/** The 400 (code 1000) for a path id that fails validation (rest-api.md §1.8), `prefix: ` first when given. */
+export function idRefusal(id: string, prefix = ""): Response | undefined {
+  const e = idError(id);
+  return e ? errorBody(ErrCode.undefined, prefix ? `${prefix}: ${e}` : e) : undefined;
+}
+
+/** `h` behind validation of the path id `param` (rest-api.md §1.8): eKuiper 2.x checks it before anything else. */
+export function idChecked<E>(param: string, h: Handler<E>): Handler<E> {
+  return (ctx, env) => idRefusal(ctx.params[param]!) ?? h(ctx, env);
 }
 
 export function empty(status = 200): Response {
