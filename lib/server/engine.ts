@@ -119,7 +119,7 @@ export class Engine {
     /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
     readonly cluster: ClusterNode | undefined,
   ) {
-    this.traces = new TraceHub(config.openTelemetry, log);
+    this.traces = new TraceHub(config.openTelemetry, log, paths.data);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
     // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.
