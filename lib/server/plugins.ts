@@ -6,8 +6,8 @@
 import { ErrCode } from "../errors.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
-import { errorBody, idChecked, json, sentence } from "./respond.ts";
-import type { RouteDef } from "./router.ts";
+import { errorBody, json, sentence } from "./respond.ts";
+import { idChecked, type RouteDef } from "./router.ts";
 
 type R = RouteDef<Engine>;
 const NATIVE = "native plugins are not supported by floe";

@@ -6,7 +6,6 @@ import { EngineError, ErrCode, errorText, RowError, TooLargeError } from "../err
 import { encodeGoJson } from "../value/json-encode.ts";
 import { goQuote, type Value } from "../value/values.ts";
 import { idError } from "../store/ids.ts";
-import type { Handler } from "./router.ts";
 
 export { goQuote };
 
@@ -65,11 +64,6 @@ export function rawJson(text: string, status = 200, sniffed = false): Response {
 export function idRefusal(id: string, prefix = ""): Response | undefined {
   const e = idError(id);
   return e ? errorBody(ErrCode.undefined, prefix ? `${prefix}: ${e}` : e) : undefined;
-}
-
-/** `h` behind validation of the path id `param` (rest-api.md §1.8): eKuiper 2.x checks it before anything else. */
-export function idChecked<E>(param: string, h: Handler<E>): Handler<E> {
-  return (ctx, env) => idRefusal(ctx.params[param]!) ?? h(ctx, env);
 }
 
 export function empty(status = 200): Response {

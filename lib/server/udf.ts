@@ -4,8 +4,8 @@ import type { ScriptDef } from "../functions/js-udf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
-import { errorBody, idChecked, json, sentence } from "./respond.ts";
-import type { Ctx, RouteDef } from "./router.ts";
+import { errorBody, json, sentence } from "./respond.ts";
+import { idChecked, type Ctx, type RouteDef } from "./router.ts";
 
 async function scriptBody(ctx: Ctx, prefix: string): Promise<ScriptDef | Response> {
   const b = await readJson(ctx);

@@ -4,8 +4,8 @@
  * bounds — the most recent `localTraceCapacity` traces, MAX_SPANS_PER_TRACE spans each — and it
  * keeps them across restarts. Spans are not written on the message path: `add` only queues them
  * (at most PENDING_MAX, the rest dropped and counted) and a timer writes them in transactions of
- * CHUNK spans for at most TURN_MS a turn of the event loop (a span costs about 25 µs). A query
- * waits, without blocking, until the spans queued before it are written.
+ * CHUNK spans for at most TURN_MS a turn of the event loop. A query waits, without blocking,
+ * until the spans queued before it are written.
  */
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
