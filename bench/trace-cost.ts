@@ -37,7 +37,7 @@ interface Lib {
     create(def: Obj, streams: Map<string, unknown>, env: unknown, hub: unknown): BenchRule;
   };
   streams: Map<string, unknown>;
-  TraceHub?: new (settings: Obj, log: (l: string) => void) => unknown;
+  TraceHub?: new (settings: Obj, log: (l: string) => void, dataDir: string) => unknown;
 }
 interface BenchRule {
   /** A run handle from checkouts where the runtime returns one (issue 15), else nothing. */
@@ -83,7 +83,7 @@ interface Cpu {
 
 /** One round: a fresh rule, N messages in, every result out; the CPU spent. */
 async function round(lib: Lib, mode: Mode): Promise<Cpu> {
-  const traces = lib.TraceHub ? new lib.TraceHub({ serviceName: "bench", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 2048, enableLocalStorage: true }, () => {}) : undefined;
+  const traces = lib.TraceHub ? new lib.TraceHub({ serviceName: "bench", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 2048, enableLocalStorage: false }, () => {}, "") : undefined;
   const env = lib.createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-trace-bench-")), log: () => {}, ...(traces ? { traces } : {}) });
   const hub = new lib.SourceHub(env);
   const rule = lib.Rule.create({ id: "w1", sql: W1, actions: [{ nop: {} }] }, lib.streams, env, hub);

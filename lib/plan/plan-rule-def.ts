@@ -41,3 +41,17 @@ export function planRuleDef(def: RuleDefToPlan, streams: ReadonlyMap<string, Str
     ...(ctx.rateLimit ? { rateLimit: ctx.rateLimit } : {}),
   });
 }
+
+/**
+ * The columns a rule reads from `stream` as the planner prunes them: undefined when the rule does
+ * not read it, null when it needs every column (a wildcard). Plans the rule (throws its error).
+ */
+export function streamColumns(def: RuleDefToPlan, stream: string, streams: ReadonlyMap<string, StreamDef>, ctx: PlanContext): ReadonlySet<string> | null | undefined {
+  let cols: Set<string> | null | undefined;
+  for (const s of planRuleDef(def, streams, ctx).plan.sources) {
+    if (s.name !== stream || cols === null) continue;
+    if (s.columns === null) cols = null;
+    else cols = new Set([...(cols ?? []), ...s.columns]);
+  }
+  return cols;
+}

@@ -44,6 +44,8 @@ export interface RuleOptions {
   readonly incrementalWindow: boolean;
   /** floe's `windowEvaluator` option: "buffered" turns off incremental evaluation (plan-window.ts). */
   readonly windowEvaluator: "buffered" | "auto";
+  /** `experiment.useSliceTuple`: eKuiper's slice rows (indexed fields in schemas; graph rules refuse it). */
+  readonly useSliceTuple: boolean;
   /** Capacity of each of the rule's bus subscriptions (floe default 4,096; `bufferLength` when set). */
   readonly subscriberCapacity: number;
   /** What a full subscription does: back-pressure (default) or eKuiper's drop-oldest (opt-in). */
@@ -192,6 +194,7 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
   if (errs.length) throw fail(`Rule ${id} has invalid options: ${errs.join("\n")}.`);
 
   const strategy = field(o, "planOptimizeStrategy");
+  const experiment = field(o, "experiment");
   const explicitBuffer = isObject(given) && field(given, "bufferLength") !== undefined;
   return {
     isEventTime,
@@ -212,6 +215,7 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
     disableBufferFullDiscard,
     incrementalWindow: isObject(strategy) && field(strategy, "enableIncrementalWindow") === true,
     windowEvaluator: field(o, "windowEvaluator") === "buffered" ? "buffered" : "auto",
+    useSliceTuple: isObject(experiment) && field(experiment, "useSliceTuple") === true,
     subscriberCapacity: explicitBuffer && bufferLength > 0 ? bufferLength : DEFAULT_SUBSCRIBER_CAPACITY,
     // floe pushes back by default; eKuiper's drop-oldest only when the rule asks for it explicitly.
     overflow: field(o, "disableBufferFullDiscard") === false ? "drop-oldest" : "block",

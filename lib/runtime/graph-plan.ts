@@ -2,7 +2,6 @@
  * Plans a graph rule in the runtime's environment (graph-rules.md §2): source types and sink
  * provisioning are checked against the connector registries, as eKuiper does at create.
  */
-import type { Value } from "../value/values.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
 import { parseSinkCommon } from "../io/sinks/common.ts";
 import { checkSinkFormat } from "../io/sinks/payload.ts";
@@ -21,14 +20,6 @@ const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull",
 /** The SELECT a graph rule carries where the runtime wants one (it is never planned). */
 export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createCatalog());
 
-function sliceTuple(raw: Readonly<Record<string, unknown>>): boolean {
-  for (const [k, v] of Object.entries(raw)) {
-    if (k.toLowerCase() !== "experiment" || v === null || typeof v !== "object") continue;
-    for (const [k2, v2] of Object.entries(v as Record<string, Value>)) if (k2.toLowerCase() === "useslicetuple" && v2 === true) return true;
-  }
-  return false;
-}
-
 export function planRuleGraph(
   id: string,
   json: unknown,
@@ -46,7 +37,7 @@ export function planRuleGraph(
     { env: { now, zone: env.zone, ruleId: id, ruleStart: startedAt }, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, ...planOptions(o), decoder },
     {
       temp,
-      useSliceTuple: sliceTuple(o.raw),
+      useSliceTuple: o.useSliceTuple,
       sourceTypeExists: (t) => SOURCE_TYPES.has(t),
       checkSink: (t, p) => {
         if (createSinkConnector(t, p, env).bytes) checkSinkFormat(parseSinkCommon(p, env.cacheDefaults), env.schemas);

@@ -126,7 +126,7 @@ export class Engine {
     readonly cluster: ClusterNode | undefined,
   ) {
     this.outbound = createNetGuard({ allowPrivate: config.basic.enablePrivateNet });
-    this.traces = new TraceHub(config.openTelemetry, this.outbound, log);
+    this.traces = new TraceHub(config.openTelemetry, this.outbound, log, paths.data);
     this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
     // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.

@@ -7,7 +7,7 @@ import { ErrCode } from "../errors.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, json, sentence } from "./respond.ts";
-import type { RouteDef } from "./router.ts";
+import { idChecked, type RouteDef } from "./router.ts";
 
 type R = RouteDef<Engine>;
 const NATIVE = "native plugins are not supported by floe";
@@ -29,9 +29,9 @@ function nativeRoutes(type: "sources" | "sinks" | "functions"): R[] {
         return unsupported(`${type} plugins create command error: ${NATIVE}`);
       },
     },
-    { method: "DELETE", path: `/plugins/${type}/{name}`, handler: (ctx) => unsupported(`delete ${type} plugin ${ctx.params.name} error: not found`) },
-    { method: "GET", path: `/plugins/${type}/{name}`, handler: (ctx) => notFound(`describe ${type} plugin ${ctx.params.name} error: not found`) },
-    { method: "PUT", path: `/plugins/${type}/{name}`, handler: (ctx) => unsupported(`${type} plugins update command error: ${NATIVE} (${ctx.params.name})`) },
+    { method: "DELETE", path: `/plugins/${type}/{name}`, handler: idChecked("name", (ctx) => unsupported(`delete ${type} plugin ${ctx.params.name} error: not found`)) },
+    { method: "GET", path: `/plugins/${type}/{name}`, handler: idChecked("name", (ctx) => notFound(`describe ${type} plugin ${ctx.params.name} error: not found`)) },
+    { method: "PUT", path: `/plugins/${type}/{name}`, handler: idChecked("name", (ctx) => unsupported(`${type} plugins update command error: ${NATIVE} (${ctx.params.name})`)) },
   ];
   if (type === "functions")
     routes.push({ method: "POST", path: "/plugins/functions/{name}/register", handler: (ctx) => notFound(`register functions plugin ${ctx.params.name} error: not found`) });
@@ -56,7 +56,7 @@ export const nativePluginRoutes: R[] = [
   {
     method: "GET",
     path: "/plugins/udfs/{name}",
-    handler: (ctx, e) => (e.scripts.has(ctx.params.name!) ? json({ name: ctx.params.name, plugin: "javascript" }) : notFound(`describe function ${ctx.params.name} error: not found`)),
+    handler: idChecked("name", (ctx, e) => (e.scripts.has(ctx.params.name!) ? json({ name: ctx.params.name, plugin: "javascript" }) : notFound(`describe function ${ctx.params.name} error: not found`))),
   },
 ];
 
@@ -71,9 +71,9 @@ export const portablePluginRoutes: R[] = [
       return unsupported(`portable plugin create command error: ${PORTABLE}`);
     },
   },
-  { method: "GET", path: "/plugins/portables/{name}", handler: (ctx) => notFound(`describe portable plugin ${ctx.params.name} error: not found`) },
-  { method: "DELETE", path: "/plugins/portables/{name}", handler: (ctx) => unsupported(`delete portable plugin ${ctx.params.name} error: not found`) },
-  { method: "PUT", path: "/plugins/portables/{name}", handler: () => unsupported(`portable plugin update command error: ${PORTABLE}`) },
+  { method: "GET", path: "/plugins/portables/{name}", handler: idChecked("name", (ctx) => notFound(`describe portable plugin ${ctx.params.name} error: not found`)) },
+  { method: "DELETE", path: "/plugins/portables/{name}", handler: idChecked("name", (ctx) => unsupported(`delete portable plugin ${ctx.params.name} error: not found`)) },
+  { method: "PUT", path: "/plugins/portables/{name}", handler: idChecked("name", () => unsupported(`portable plugin update command error: ${PORTABLE}`)) },
   { method: "GET", path: "/plugins/portables/{name}/status", handler: (ctx) => notFound(`portable plugin ${ctx.params.name} not found: not found`) },
 ];
 
@@ -90,8 +90,8 @@ export const serviceRoutes: R[] = [
   },
   { method: "GET", path: "/services/functions", handler: () => json([]) },
   { method: "GET", path: "/services/functions/{name}", handler: (ctx) => notFound(`describe function ${ctx.params.name} error: not found`) },
-  { method: "DELETE", path: "/services/{name}", handler: (ctx) => unsupported(`delete service ${ctx.params.name} error: not found`) },
-  { method: "GET", path: "/services/{name}", handler: (ctx) => notFound(`describe service ${ctx.params.name} error: not found`) },
-  { method: "PUT", path: "/services/{name}", handler: () => unsupported(`service update command error: ${SERVICES}`) },
+  { method: "DELETE", path: "/services/{name}", handler: idChecked("name", (ctx) => unsupported(`delete service ${ctx.params.name} error: not found`)) },
+  { method: "GET", path: "/services/{name}", handler: idChecked("name", (ctx) => notFound(`describe service ${ctx.params.name} error: not found`)) },
+  { method: "PUT", path: "/services/{name}", handler: idChecked("name", () => unsupported(`service update command error: ${SERVICES}`)) },
 ];
 

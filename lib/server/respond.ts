@@ -5,6 +5,7 @@
 import { EngineError, ErrCode, errorText, RowError, TooLargeError } from "../errors.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import { goQuote, type Value } from "../value/values.ts";
+import { idError } from "../store/ids.ts";
 
 export { goQuote };
 
@@ -57,6 +58,12 @@ export function jsonSniffed(v: unknown, status = 200): Response {
 
 export function rawJson(text: string, status = 200, sniffed = false): Response {
   return new Response(text, { status, headers: { "Content-Type": sniffed ? TEXT : "application/json" } });
+}
+
+/** The 400 (code 1000) for a path id that fails validation (rest-api.md §1.8), `prefix: ` first when given. */
+export function idRefusal(id: string, prefix = ""): Response | undefined {
+  const e = idError(id);
+  return e ? errorBody(ErrCode.undefined, prefix ? `${prefix}: ${e}` : e) : undefined;
 }
 
 export function empty(status = 200): Response {

@@ -4,7 +4,7 @@
  * Registration order decides; a path match with the wrong method is remembered for a 405; no
  * match at all is `404 page not found`.
  */
-import { PAGE_NOT_FOUND } from "./respond.ts";
+import { idRefusal, PAGE_NOT_FOUND } from "./respond.ts";
 
 export interface Ctx {
   readonly method: string;
@@ -100,4 +100,9 @@ export class Router<E> {
     if (m.kind === "method") return new Response(null, { status: 405 });
     return m.handler({ ...ctx, params: m.params }, env);
   }
+}
+
+/** `h` behind validation of the path id `param` (rest-api.md §1.8): eKuiper 2.x checks it before anything else. */
+export function idChecked<E>(param: string, h: Handler<E>): Handler<E> {
+  return (ctx, env) => idRefusal(ctx.params[param]!) ?? h(ctx, env);
 }

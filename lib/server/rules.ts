@@ -2,9 +2,7 @@
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
-import { idError } from "../store/ids.ts";
 import { graphTopoSources, ruleSources } from "../store/rule-def.ts";
-import type { FieldType } from "../sql/ast.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import { maskSecrets } from "./confkeys.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
@@ -13,7 +11,7 @@ import { groupRuleStatus } from "./cluster.ts";
 import type { Engine } from "./engine.ts";
 import { statusText } from "./rule-manager.ts";
 import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
-import { empty, errorBody, fromError, GoMap, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
+import { empty, errorBody, fromError, GoMap, idRefusal, json, jsonSniffed, rawJson, sentence } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
 
 type R = RouteDef<Engine>;
@@ -26,11 +24,6 @@ function maskedRuleText(text: string): string {
   const v = JSON.parse(text) as unknown;
   const masked = maskSecrets(v);
   return JSON.stringify(masked) === JSON.stringify(v) ? text : encodeGoJson(masked as Value);
-}
-
-function idCheck(id: string, prefix: string): Response | undefined {
-  const e = idError(id);
-  return e ? errorBody(ErrCode.undefined, prefix ? `${prefix}: ${e}` : e) : undefined;
 }
 
 async function tagsBody(ctx: Ctx): Promise<string[] | Response> {
@@ -88,32 +81,20 @@ function explain(e: Engine, id: string): string {
   return lines.join("\n");
 }
 
-function typeName(t: FieldType): string {
-  return typeof t === "string" ? t : "array" in t ? "array" : "struct";
-}
-
-/** Output schema of a rule: its select fields, typed when they are declared stream columns. */
+/**
+ * Output schema of a rule: its visible select fields (a wildcard: the declared columns of its
+ * streams) in order, each `{"hasIndex":true,"index":n}`. eKuiper gives no type, even for a
+ * declared column.
+ */
 function outputSchema(e: Engine, id: string): Record<string, unknown> {
-  const lc = e.rules.get(id)!;
-  const sel = lc.def.select;
+  const def = e.rules.get(id)!.def;
   const out: Record<string, unknown> = {};
-  if (!sel) return out;
   let i = 0;
-  for (const f of sel.fields) {
+  const add = (name: string) => (out[name] = { hasIndex: true, index: i++ });
+  for (const f of def.select?.fields ?? []) {
     if (f.invisible) continue;
-    if (f.expr.kind === "wildcard") {
-      for (const s of ruleSources(lc.def)) for (const df of e.catalog.get(s)?.fields ?? []) out[df.name] = { type: typeName(df.type), index: i++ };
-      continue;
-    }
-    let type = "";
-    if (f.expr.kind === "field") {
-      const name = f.expr.name;
-      for (const s of ruleSources(lc.def)) {
-        const df = e.catalog.get(s)?.fields?.find((x) => x.name === name);
-        if (df) type = typeName(df.type);
-      }
-    }
-    out[f.name] = type ? { type, index: i++ } : { index: i++ };
+    if (f.expr.kind !== "wildcard") add(f.name);
+    else for (const s of ruleSources(def)) if (f.expr.stream === undefined || f.expr.stream === s) for (const df of e.catalog.get(s)?.fields ?? []) add(df.name);
   }
   return out;
 }
@@ -157,7 +138,7 @@ export const ruleRoutes: R[] = [
     path: "/rules/{name}",
     handler: async (ctx, e) => {
       const id = ctx.params.name!;
-      const bad = idCheck(id, "Delete rule error");
+      const bad = idRefusal(id, "Delete rule error");
       if (bad) return bad;
       try {
         await e.rules.delete(id);
@@ -174,7 +155,7 @@ export const ruleRoutes: R[] = [
     path: "/rules/{name}",
     handler: (ctx, e) => {
       const id = ctx.params.name!;
-      const bad = idCheck(id, "Describe rule error");
+      const bad = idRefusal(id, "Describe rule error");
       if (bad) return bad;
       try {
         return rawJson(maskedRuleText(e.rules.describe(id)));
@@ -188,7 +169,7 @@ export const ruleRoutes: R[] = [
     path: "/rules/{name}",
     handler: async (ctx, e) => {
       const id = ctx.params.name!;
-      const bad = idCheck(id, "Update rule error");
+      const bad = idRefusal(id, "Update rule error");
       if (bad) return bad;
       const text = await ctx.text();
       try {
@@ -423,7 +404,10 @@ export const ruleRoutes: R[] = [
       if (!tables) return errorBody(ErrCode.undefined, `scan table error: join node is not found for ${id}`);
       // A table that has delivered no row yet has no tuples to show (eKuiper keys them by arrival).
       if (tables.some((t) => t.content.length === 0)) return errorBody(ErrCode.undefined, "scan table error: unable to find tuples for the given scan table");
-      return rawJson("[" + tables.map((t) => `{"emitter":${encodeGoJson(t.emitter)},"content":${encodeGoJson(t.content)}}`).join(",") + "]");
+      // One entry per retained row, as eKuiper lists its tuples.
+      const rows: string[] = [];
+      for (const t of tables) for (const row of t.content) rows.push(`{"emitter":${encodeGoJson(t.emitter)},"content":${encodeGoJson(row)}}`);
+      return rawJson("[" + rows.join(",") + "]");
     },
   },
   { method: "POST", path: "/rules/bulkstart", handler: (ctx, e) => bulk(ctx, e, false) },

@@ -1,11 +1,13 @@
 /** `/streams` and `/tables` (rest-api.md §4): one set of handlers, the type word from the route. */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { sourceType } from "../io/sources/index.ts";
+import { streamColumns } from "../plan/plan-rule-def.ts";
+import type { StreamDef } from "../plan/streams.ts";
 import { describeJson, schemaJson } from "../store/describe.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
-import { errorBody, fromError, htmlEscape, json, sentence } from "./respond.ts";
+import { errorBody, fromError, GoMap, htmlEscape, json, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
 
 type Kind = "stream" | "table";
@@ -17,6 +19,34 @@ async function sqlBody(ctx: Parameters<RouteDef<Engine>["handler"]>[0]): Promise
   if (!isObject(b.value)) return errorBody(ErrCode.undefined, `Invalid body: Error decoding the statement descriptor: json: cannot unmarshal ${Array.isArray(b.value) ? "array" : typeof b.value} into Go value of type struct { Sql string "json:\\"sql\\"" }`);
   const s = field(b.value, "sql");
   return { sql: typeof s === "string" ? s : "" };
+}
+
+/**
+ * The schema of a shared schemaless stream, as eKuiper's shared layer merges it: the union of the
+ * columns its registered rules read (a rule adds its fields when created, they go when it is
+ * deleted), each `null`, or `{"hasIndex":true,"index":n}` (n in name order) once a rule uses
+ * `experiment.useSliceTuple`. `null` when no rule reads it, or one reads every column (`*`).
+ */
+function sharedSchema(e: Engine, d: StreamDef): unknown {
+  const names = new Set<string>();
+  let sliced = false;
+  for (const id of e.rules.referencing(d.name)) {
+    const def = e.rules.get(id)!.def;
+    if (!def.select) continue;
+    let cols;
+    try {
+      cols = streamColumns({ id, select: def.select, options: def.options }, d.name, e.catalog.all(), { functions: e.functions, zone: e.zone });
+    } catch {
+      continue; // a rule that no longer plans (a stream it reads was dropped) reads nothing
+    }
+    if (cols === null) return null;
+    for (const c of cols ?? []) names.add(c);
+    sliced ||= def.options.useSliceTuple;
+  }
+  if (names.size === 0) return null;
+  const out: Record<string, unknown> = {};
+  [...names].sort().forEach((n, index) => (out[n] = sliced ? { hasIndex: true, index } : null));
+  return new GoMap(out);
 }
 
 function routesFor(kind: Kind): RouteDef<Engine>[] {
@@ -107,6 +137,7 @@ function routesFor(kind: Kind): RouteDef<Engine>[] {
           const d = e.catalog.describe(name, kind, "Describe");
           // A schemaless protobuf stream's schema is its message's (rest-api.md §4).
           const proto = d.fields === null && (d.options.FORMAT ?? "").toLowerCase() === "protobuf";
+          if (d.fields === null && !proto && d.options.SHARED) return json(sharedSchema(e, d));
           return json(schemaJson(proto ? e.schemas.fields(d.options.SCHEMAID ?? "") : d.fields));
         } catch (err) {
           return fromError(err instanceof EngineError ? err : new EngineError(errorText(err), ErrCode.streamTable), `get schema of ${kind} error`);

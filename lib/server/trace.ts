@@ -14,17 +14,12 @@ import type { RouteDef } from "./router.ts";
 
 type R = RouteDef<Engine>;
 
-/** The tracer's answer when `openTelemetry.enableLocalStorage` is off (400, code 1000). */
-export const LOCAL_STORAGE_DISABLED = "local trace storage is not enabled (openTelemetry.enableLocalStorage)";
-
 export const traceRoutes: R[] = [
   {
     method: "GET",
     path: "/trace/{id}",
-    handler: (ctx, e) => {
-      const store = e.traces.store;
-      if (!store) return errorBody(ErrCode.undefined, LOCAL_STORAGE_DISABLED);
-      const tree = store.tree(ctx.params.id!);
+    handler: async (ctx, e) => {
+      const tree = await e.traces.store.tree(ctx.params.id!);
       if (!tree) return new Response("Not Found\n", { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" } });
       return json(tree);
     },
@@ -32,14 +27,12 @@ export const traceRoutes: R[] = [
   {
     method: "GET",
     path: "/trace/rule/{ruleID}",
-    handler: (ctx, e) => {
-      const store = e.traces.store;
-      if (!store) return errorBody(ErrCode.undefined, LOCAL_STORAGE_DISABLED);
+    handler: async (ctx, e) => {
       // `limit` ≤ 0 or unparsable: all (eKuiper reads it as 0).
       const raw = ctx.query.get("limit") ?? "";
       const limit = /^\s*[+-]?\d+\s*$/.test(raw) ? Number(raw) : 0;
       // eKuiper's handler panics on a rule without traces; floe answers the empty list (§15).
-      return json(store.traceIds(ctx.params.ruleID!, limit));
+      return json(await e.traces.store.traceIds(ctx.params.ruleID!, limit));
     },
   },
   {

@@ -5,7 +5,7 @@ import { idError } from "../store/ids.ts";
 import { field, isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
 import { errorBody, json, sentence } from "./respond.ts";
-import type { Ctx, RouteDef } from "./router.ts";
+import { idChecked, type Ctx, type RouteDef } from "./router.ts";
 
 async function scriptBody(ctx: Ctx, prefix: string): Promise<ScriptDef | Response> {
   const b = await readJson(ctx);
@@ -41,26 +41,26 @@ export const udfRoutes: RouteDef<Engine>[] = [
   {
     method: "GET",
     path: "/udf/javascript/{id}",
-    handler: (ctx, e) => {
+    handler: idChecked("id", (ctx, e) => {
       const s = e.scripts.get(ctx.params.id!);
       if (!s) return errorBody(ErrCode.notFound, `describe javascript function ${ctx.params.id} error: not found`);
       return json({ id: s.id, description: s.description, script: s.script, isAgg: s.isAgg });
-    },
+    }),
   },
   {
     method: "DELETE",
     path: "/udf/javascript/{id}",
-    handler: (ctx, e) => {
+    handler: idChecked("id", (ctx, e) => {
       const id = ctx.params.id!;
       if (!e.scripts.has(id)) return errorBody(ErrCode.undefined, `delete javascript function ${id} error: not found`);
       e.removeScript(id);
       return sentence(`javascript function ${id} is deleted`);
-    },
+    }),
   },
   {
     method: "PUT",
     path: "/udf/javascript/{id}",
-    handler: async (ctx, e) => {
+    handler: idChecked("id", async (ctx, e) => {
       const prefix = "javascript function update command error";
       const s = await scriptBody(ctx, prefix);
       if (s instanceof Response) return s;
@@ -72,6 +72,6 @@ export const udfRoutes: RouteDef<Engine>[] = [
         return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`);
       }
       return sentence(`javascript function ${s.id} is updated`);
-    },
+    }),
   },
 ];

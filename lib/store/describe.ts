@@ -95,25 +95,27 @@ export function describeJson(def: StreamDef): unknown {
   };
 }
 
-/** JSON schema of a typed stream for `/streams/{name}/schema` (rest-api.md §4). */
-export function schemaJson(fields: StreamField[] | null): unknown {
-  if (fields === null) return null;
+/**
+ * JSON schema of a typed stream for `/streams/{name}/schema` (rest-api.md §4): a Go map, so keys
+ * in byte order. [quirk] eKuiper reports `index` 0 for every declared field, nested ones included.
+ */
+export function schemaJson(fields: readonly StreamField[] | null): unknown {
+  return fields === null ? null : schemaMap(fields);
+}
+
+function schemaMap(fields: readonly StreamField[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  fields.forEach((f, i) => (out[f.name] = fieldSchema(f.type, f.defaultText, i)));
+  for (const f of [...fields].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) out[f.name] = fieldSchema(f.type, f.defaultText);
   return out;
 }
 
-function fieldSchema(t: FieldType, dflt: string | undefined, index: number): Record<string, unknown> {
+function fieldSchema(t: FieldType, dflt: string | undefined): Record<string, unknown> {
   const o: Record<string, unknown> = { type: typeof t === "string" ? t : "array" in t ? "array" : "struct" };
   if (dflt !== undefined) o.default = dflt;
   if (typeof t !== "string") {
-    if ("array" in t) o.items = fieldSchema(t.array, undefined, 0);
-    else {
-      const props: Record<string, unknown> = {};
-      t.struct.forEach((f, i) => (props[f.name] = fieldSchema(f.type, undefined, i)));
-      o.properties = props;
-    }
+    if ("array" in t) o.items = fieldSchema(t.array, undefined);
+    else o.properties = schemaMap(t.struct);
   }
-  o.index = index;
+  o.index = 0;
   return o;
 }

@@ -49,3 +49,9 @@ test("floe's derived settings: bus capacity, drop-oldest opt-in, sendNil, durati
   });
   expect([o.subscriberCapacity, o.overflow, o.sendNilField, o.durationMs, o.incrementalWindow, o.windowEvaluator]).toEqual([10, "drop-oldest", true, 90_000, true, "buffered"]);
 });
+
+test("experiment.useSliceTuple is read with Go's case-insensitive keys; off unless true", () => {
+  expect(parseRuleOptions("r", { Experiment: { usesliceTuple: true } }).useSliceTuple).toBe(true);
+  expect(parseRuleOptions("r", { experiment: { useSliceTuple: "true" } }).useSliceTuple).toBe(false);
+  expect(parseRuleOptions("r", null).useSliceTuple).toBe(false);
+});

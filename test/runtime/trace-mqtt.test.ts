@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connectAsync, type MqttClient } from "mqtt";
 import { TraceHub } from "../../lib/runtime/trace/hub.ts";
+import type { LocalTraceStore } from "../../lib/runtime/trace/store.ts";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 import { createNetGuard } from "../../lib/io/outbound/guard.ts";
@@ -23,7 +24,8 @@ async function client(): Promise<MqttClient> {
 }
 
 test("a v5 traceparent continues into the rule's trace and out through its v5 publishes", async () => {
-  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: true }, createNetGuard(), () => {});
+  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: false }, createNetGuard(), () => {}, "");
+  const store = hub.store as LocalTraceStore;
   const t = testRuntime({ traces: hub, vars: { MQTT_SOURCE__TR__SERVER: broker.url, MQTT_SOURCE__TR__PROTOCOLVERSION: "5" } });
   const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="tr/in", CONF_KEY="tr")`);
   const def = t.rule({ id: "mq", sql: "SELECT a FROM s", actions: [{ mqtt: { server: broker.url, protocolVersion: "5", topic: "tr/out", sendSingle: true, properties: { k: "v" } } }] }, defs);
@@ -45,8 +47,8 @@ test("a v5 traceparent continues into the rule's trace and out through its v5 pu
     const trace = "5".repeat(32);
     await pub.publishAsync("tr/in", JSON.stringify({ a: 1 }), { qos: 1, properties: { userProperties: { traceparent: `00-${trace}-${"6".repeat(16)}-01` } } });
     await waitFor(() => got.length === 2, "a traced result");
-    expect(hub.store!.traceIds("mq", 0)).toEqual([trace]);
-    const tree = hub.store!.tree(trace)!;
+    expect(store.traceIds("mq", 0)).toEqual([trace]);
+    const tree = store.tree(trace)!;
     expect(tree.parentSpanID).toBe("6".repeat(16));
     let sink = tree;
     while (sink.ChildSpan.length) sink = sink.ChildSpan[0]!;

@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { DataServer } from "../../lib/io/data-server.ts";
 import { TraceHub } from "../../lib/runtime/trace/hub.ts";
-import type { TraceNode } from "../../lib/runtime/trace/store.ts";
+import type { LocalTraceStore, TraceNode } from "../../lib/runtime/trace/store.ts";
 import { findSpan } from "../helpers/trace.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
@@ -18,9 +18,13 @@ const defs = streams(
   `CREATE STREAM hp () WITH (TYPE="httppush", DATASOURCE="/hp", FORMAT="json")`,
 );
 
+/** A hub keeping its traces in memory (enableLocalStorage off). */
 function hub(capacity = 100): TraceHub {
-  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: true }, createNetGuard(), () => {});
+  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: false }, createNetGuard(), () => {}, "");
 }
+
+/** Its store, read synchronously. */
+const mem = (h: TraceHub) => h.store as LocalTraceStore;
 
 const open: RunHandle[] = [];
 afterEach(async () => {
@@ -51,12 +55,12 @@ test("a traced message is one tree: source, each node with the data it saw, ever
   await t.env.pubsub.publish("in", { a: 2 });
   await t.env.pubsub.publish("in", { a: 0 });
   await waitFor(() => metric(rule, "op_2_filter_0_records_in_total") === 2, "both messages");
-  const ids = h.store!.traceIds("r1", 0);
+  const ids = mem(h).traceIds("r1", 0);
   expect(ids).toHaveLength(2);
   // Most recent first: the filtered-out message's trace ends at the filter.
-  const dropped = h.store!.tree(ids[0]!)!;
+  const dropped = mem(h).tree(ids[0]!)!;
   expect(shape(dropped)).toBe("source_m(op_2_filter)");
-  const kept = h.store!.tree(ids[1]!)!;
+  const kept = mem(h).tree(ids[1]!)!;
   expect(shape(kept)).toBe("source_m(op_2_filter(op_3_project(sink_nop_0, sink_log_1)))");
   expect(kept.parentSpanID).toBeUndefined();
   expect(kept.ruleID).toBe("r1");
@@ -67,8 +71,8 @@ test("a traced message is one tree: source, each node with the data it saw, ever
   expect(kept.traceID).toMatch(/^[0-9a-f]{32}$/);
   expect(kept.spanID).toMatch(/^[0-9a-f]{16}$/);
   expect(kept.startTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/);
-  expect(h.store!.traceIds("r1", 1)).toEqual([ids[0]!]);
-  expect(h.store!.traceIds("other", 0)).toEqual([]);
+  expect(mem(h).traceIds("r1", 1)).toEqual([ids[0]!]);
+  expect(mem(h).traceIds("other", 0)).toEqual([]);
 });
 
 test("stopping the trace restores the plain wiring: later messages leave no trace", async () => {
@@ -81,14 +85,14 @@ test("stopping the trace restores the plain wiring: later messages leave no trac
   rule.trace(undefined);
   await t.env.pubsub.publish("in", { a: 3 });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 3, "three");
-  const ids = h.store!.traceIds("r2", 0);
+  const ids = mem(h).traceIds("r2", 0);
   expect(ids).toHaveLength(1);
-  expect(h.store!.tree(ids[0]!)!.attribute!.data).toBe('{"a":2}');
+  expect(mem(h).tree(ids[0]!)!.attribute!.data).toBe('{"a":2}');
   // Started again: traced again, through fresh stand-ins.
   rule.trace("always");
   await t.env.pubsub.publish("in", { a: 4 });
-  await waitFor(() => h.store!.traceIds("r2", 0).length === 2, "a second trace");
-  expect(shape(h.store!.tree(h.store!.traceIds("r2", 0)[0]!)!)).toBe("source_m(op_2_project(sink_nop_0))");
+  await waitFor(() => mem(h).traceIds("r2", 0).length === 2, "a second trace");
+  expect(shape(mem(h).tree(mem(h).traceIds("r2", 0)[0]!)!)).toBe("source_m(op_2_project(sink_nop_0))");
 });
 
 test("head traces only messages that arrive with a traceparent, continuing the upstream trace; always traces all", async () => {
@@ -107,8 +111,8 @@ test("head traces only messages that arrive with a traceparent, continuing the u
   await post(2, `00-${upstreamTrace}-${upstreamSpan}-01`);
   await post(3, "00-not-a-valid-header-01");
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 3, "three");
-  expect(h.store!.traceIds("r3", 0)).toEqual([upstreamTrace]);
-  const tree = h.store!.tree(upstreamTrace)!;
+  expect(mem(h).traceIds("r3", 0)).toEqual([upstreamTrace]);
+  const tree = mem(h).tree(upstreamTrace)!;
   expect(tree.parentSpanID).toBe(upstreamSpan);
   expect(shape(tree)).toBe("source_hp(op_2_decoder(op_3_project(sink_nop_0)))");
   expect(tree.attribute).toEqual({ data: '{"v":2}' });
@@ -117,10 +121,10 @@ test("head traces only messages that arrive with a traceparent, continuing the u
   await post(4);
   await post(5, `00-${"a".repeat(32)}-${"b".repeat(16)}-00`);
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 5, "five");
-  const ids = h.store!.traceIds("r3", 0);
+  const ids = mem(h).traceIds("r3", 0);
   expect(ids).toHaveLength(3);
   expect(ids[0]).toBe("a".repeat(32));
-  expect(h.store!.tree(ids[1]!)!.parentSpanID).toBeUndefined();
+  expect(mem(h).tree(ids[1]!)!.parentSpanID).toBeUndefined();
 });
 
 test("a decode failure and a row failure show as the span's error", async () => {
@@ -131,8 +135,8 @@ test("a decode failure and a row failure show as the span's error", async () => 
   const url = `http://127.0.0.1:${t.env.dataServer.port}/hp`;
   await fetch(url, { method: "POST", body: "{not json" });
   await fetch(url, { method: "POST", body: JSON.stringify({ v: 0 }) });
-  await waitFor(() => h.store!.traceIds("r4", 0).length === 2, "two traces");
-  const [rowFail, decodeFail] = h.store!.traceIds("r4", 0).map((id) => h.store!.tree(id)!);
+  await waitFor(() => mem(h).traceIds("r4", 0).length === 2, "two traces");
+  const [rowFail, decodeFail] = mem(h).traceIds("r4", 0).map((id) => mem(h).tree(id)!);
   expect(shape(decodeFail!)).toBe("source_hp");
   expect(decodeFail!.attribute!.data).toBe("{not json");
   expect(decodeFail!.attribute!.error).toBe(metric(rule, "op_2_decoder_0_last_exception") as string);
@@ -149,9 +153,9 @@ test("a count window's emission continues the message that fills it and links th
   await t.env.pubsub.publish("in", { a: 1 });
   await t.env.pubsub.publish("in", { a: 2 });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 1, "one window");
-  const [second, first] = h.store!.traceIds("r5", 0);
-  expect(shape(h.store!.tree(first!)!)).toBe("source_m(op_2_window)");
-  const tree = h.store!.tree(second!)!;
+  const [second, first] = mem(h).traceIds("r5", 0);
+  expect(shape(mem(h).tree(first!)!)).toBe("source_m(op_2_window)");
+  const tree = mem(h).tree(second!)!;
   expect(shape(tree)).toBe("source_m(op_2_window(op_3_project(sink_nop_0)))");
   const project = findSpan(tree, "op_3_project")!;
   expect(project.links).toEqual([{ TraceID: first! }]);
@@ -166,8 +170,8 @@ test("only the node right after the window carries the links", async () => {
   await t.env.pubsub.publish("in", { a: 1 });
   await t.env.pubsub.publish("in", { a: 2 });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 1, "one window");
-  const [second, first] = h.store!.traceIds("r5b", 0);
-  const tree = h.store!.tree(second!)!;
+  const [second, first] = mem(h).traceIds("r5b", 0);
+  const tree = mem(h).tree(second!)!;
   expect(shape(tree)).toBe("source_m(op_2_window(op_3_order(op_4_project(sink_nop_0))))");
   expect(findSpan(tree, "op_3_order")!.links).toEqual([{ TraceID: first! }]);
   expect(findSpan(tree, "op_4_project")!.links).toBeUndefined();
@@ -184,7 +188,7 @@ test("a window closed by its timer starts a trace rooted at the window, linked t
   await t.env.pubsub.publish("in", { a: 1 });
   await t.env.pubsub.publish("in", { a: 2 });
   // The two rows may fall into one window or two (a boundary between them): count what was emitted.
-  const trees = () => h.store!.traceIds("r6", 0).map((id) => h.store!.tree(id)!);
+  const trees = () => mem(h).traceIds("r6", 0).map((id) => mem(h).tree(id)!);
   const emissions = () => trees().filter((x) => x.name === "op_2_window");
   const counted = () => emissions().reduce((n, e) => n + Number(JSON.parse(findSpan(e, "sink_nop_0")!.attribute!.data)[0].n), 0);
   await waitFor(() => counted() === 2, "both rows emitted", 5000);
@@ -210,10 +214,10 @@ test("the local store keeps the most recent localTraceCapacity traces", async ()
   rule.trace("always");
   for (let a = 0; a < 5; a++) await t.env.pubsub.publish("in", { a });
   await waitFor(() => metric(rule, "sink_nop_0_0_records_out_total") === 5, "five");
-  const ids = h.store!.traceIds("r7", 0);
+  const ids = mem(h).traceIds("r7", 0);
   expect(ids).toHaveLength(3);
-  expect(ids.map((id) => h.store!.tree(id)!.attribute!.data)).toEqual(['{"a":4}', '{"a":3}', '{"a":2}']);
-  expect(h.store!.size).toBe(3);
+  expect(ids.map((id) => mem(h).tree(id)!.attribute!.data)).toEqual(['{"a":4}', '{"a":3}', '{"a":2}']);
+  expect(mem(h).size).toBe(3);
 });
 
 test("a graph rule's traced message follows its edges (switch ports included)", async () => {
@@ -232,8 +236,8 @@ test("a graph rule's traced message follows its edges (switch ports included)", 
   rule.trace("always");
   await t.env.pubsub.publish("in", { a: 5 });
   await t.env.pubsub.publish("in", { a: 0 });
-  await waitFor(() => h.store!.traceIds("r8", 0).length === 2, "two traces");
-  const [low, high] = h.store!.traceIds("r8", 0).map((id) => shape(h.store!.tree(id)!));
+  await waitFor(() => mem(h).traceIds("r8", 0).length === 2, "two traces");
+  const [low, high] = mem(h).traceIds("r8", 0).map((id) => shape(mem(h).tree(id)!));
   expect(high).toBe("source_src(op_sw(sink_hi))");
   expect(low).toBe("source_src(op_sw(sink_lo))");
 });

@@ -5,6 +5,8 @@
  * as OTLP/HTTP JSON in a collector the test runs; `POST /tracer` switches the export.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { freePort } from "../helpers/data-server.ts";
 import { waitFor } from "../helpers/runtime.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
@@ -221,13 +223,29 @@ test("a restarted rule runs untraced", async () => {
   expect(await traceIds()).toEqual(before);
 });
 
-test("with local storage disabled (the default) the trace routes answer the tracer's error", async () => {
+test("with enableLocalStorage the traces are in <data>/trace.db and outlive a restart", async () => {
+  const before = await traceIds();
+  expect(before.length).toBeGreaterThan(0);
+  expect(existsSync(join(d.dir, "data", "trace.db"))).toBe(true);
+  await d.stop();
+  d = await startFloe(d.dir, { KUIPER__SOURCE__HTTPSERVERPORT: String(freePort()) });
+  expect(await traceIds()).toEqual(before);
+  const tree = JSON.parse((await d.call("GET", `/trace/${before[0]}`)).text) as Node;
+  expect(tree.traceID).toBe(before[0]!);
+});
+
+test("without enableLocalStorage (eKuiper's default) traces are kept in memory, no trace.db", async () => {
   const plain = await startFloe();
   try {
-    const r = await plain.call("GET", "/trace/rule/r1");
-    expect(r.status).toBe(400);
-    expect(JSON.parse(r.text)).toEqual({ error: 1000, message: "local trace storage is not enabled (openTelemetry.enableLocalStorage)" });
-    expect((await plain.call("GET", "/trace/abc")).status).toBe(400);
+    const sim = 'CREATE STREAM sim () WITH (TYPE="simulator", EXTRA="{\\"data\\":[{\\"v\\":1}],\\"interval\\":20,\\"loop\\":true}")';
+    expect((await plain.call("POST", "/streams", { sql: sim })).status).toBe(201);
+    expect((await plain.call("POST", "/rules", { id: "m1", sql: "SELECT v FROM sim", actions: [{ nop: {} }] })).status).toBe(201);
+    await waitFor(async () => (await plain.call("POST", "/rules/m1/trace/start", { strategy: "always" })).status === 200, "trace started");
+    let ids: string[] = [];
+    await waitFor(async () => (ids = JSON.parse((await plain.call("GET", "/trace/rule/m1")).text) as string[]).length >= 2, "traces in memory");
+    const tree = JSON.parse((await plain.call("GET", `/trace/${ids[0]}`)).text) as Node;
+    expect(tree).toMatchObject({ name: "source_sim", traceID: ids[0], ruleID: "m1", attribute: { data: '{"v":1}' } });
+    expect(existsSync(join(plain.dir, "data", "trace.db"))).toBe(false);
   } finally {
     await plain.stop();
   }

@@ -66,10 +66,15 @@ export function delimitedColumns(rows: readonly Value[]): string[] {
   return [];
 }
 
-function delimitedEncoder(p: EncoderProps): Encoder {
+/** The delimited encoder, and the columns it has fixed (undefined before the first row). */
+export interface DelimitedEncoder extends Encoder {
+  columns(): readonly string[] | undefined;
+}
+
+export function delimitedEncoder(p: EncoderProps): DelimitedEncoder {
   let cols: string[] | undefined = p.fields;
   const line = (row: Obj, c: string[]): string => delimitedLine(row, c, p.delimiter);
-  return (d) => {
+  const encode = (d: Value): string => {
     if (isObj(d)) {
       // [quirk] the column order is fixed by the first row for the life of the rule.
       cols ??= Object.keys(d).sort();
@@ -84,6 +89,25 @@ function delimitedEncoder(p: EncoderProps): Encoder {
     }
     throw new RowError(`unsupported type ${fmtV(d)}, must be a map`);
   };
+  return Object.assign(encode, { columns: () => cols });
+}
+
+/**
+ * A single row's line with the header record eKuiper's delimited converter puts before it for the
+ * csv file sink (`hasHeader`, rules-and-sinks.md §13.3): NUL, the header's length, NUL, the header.
+ * Only the file sink is given it, and it strips it (`splitHeaderRecord`).
+ */
+export function withHeaderRecord(header: string, line: string): string {
+  return `\0${header.length}\0${header}${line}`;
+}
+
+/** A payload's header record and line, or undefined when it carries none. */
+export function splitHeaderRecord(payload: string): { header: string; line: string } | undefined {
+  if (payload.charCodeAt(0) !== 0) return undefined;
+  const at = payload.indexOf("\0", 1);
+  if (at < 0) return undefined;
+  const end = at + 1 + Number(payload.slice(1, at));
+  return { header: payload.slice(at + 1, end), line: payload.slice(end) };
 }
 
 /** Go `url.QueryEscape`. */

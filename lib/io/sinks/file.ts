@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { createGzip, createZstdCompress, type Gzip } from "node:zlib";
 import { EngineError } from "../../errors.ts";
+import { splitHeaderRecord } from "../formats/encode.ts";
 import { PropReader, type Props } from "../props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
 
@@ -159,14 +160,16 @@ export class FileSink implements SinkConnector {
     }
   }
 
-  private openFile(path: string): OpenFile {
+  /** `header`: the header record of the row that opens it (a single row with `hasHeader`). */
+  private openFile(path: string, header: string | undefined): OpenFile {
     const c = this.c;
     const footer = c.fileType === "json" ? "]" : "";
     const f = new OpenFile(this.fileName(path), c.compression, footer, c.rollingSize > 0);
     if (c.fileType === "json") f.write("[");
     if (c.fileType === "csv") {
       // [quirk] a csv file without header starts with an empty line (every row is preceded by \n).
-      if (c.hasHeader && c.fields) f.write(c.fields.join(c.delimiter));
+      const h = header ?? (c.hasHeader && c.fields ? c.fields.join(c.delimiter) : "");
+      if (h) f.write(h);
       f.written = true;
     }
     this.files.set(path, f);
@@ -180,10 +183,12 @@ export class FileSink implements SinkConnector {
 
   send(item: SinkItem): void {
     const path = typeof item.props?.path === "string" ? item.props.path : this.c.path;
-    const f = this.files.get(path) ?? this.openFile(path);
     let payload = item.payload as string | Uint8Array;
-    if (this.c.fileType === "csv" && this.c.hasHeader && !this.c.fields && f.count === 0 && typeof payload === "string") {
-      // The delimited encoder gives a collection its header line; a single row has none, so take the keys from it here.
+    const rec = this.c.fileType === "csv" && typeof payload === "string" ? splitHeaderRecord(payload) : undefined;
+    if (rec) payload = rec.line;
+    const f = this.files.get(path) ?? this.openFile(path, rec?.header);
+    if (!rec && this.c.fileType === "csv" && this.c.hasHeader && !this.c.fields && f.count === 0 && typeof payload === "string") {
+      // A collection's first line is its header (the delimited encoder's); a single row brings a header record instead.
       const nl = payload.indexOf("\n");
       if (nl >= 0) {
         f.write(payload.slice(0, nl));

@@ -8,7 +8,7 @@ import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { isObj, type Obj, type Value } from "../../value/values.ts";
 import { parseGoJson } from "../../value/go-json.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
-import { createEncoder, type Encoder } from "../formats/encode.ts";
+import { createEncoder, delimitedEncoder, withHeaderRecord, type DelimitedEncoder, type Encoder } from "../formats/encode.ts";
 import { checkFormat, type SchemaRegistry } from "../formats/schema-registry.ts";
 import { encodeGoJson } from "../../value/json-encode.ts";
 import { bytesOf, compressor, encryptor, type Transform } from "./codec.ts";
@@ -63,6 +63,8 @@ export class PayloadEncoder {
   readonly compressNode: NodeMetrics | null;
   readonly encryptNode: NodeMetrics | null;
   private readonly encoder: Encoder | null;
+  /** A csv file with `hasHeader`: its single rows carry the header record (the file sink's header). */
+  private readonly headed: DelimitedEncoder | null;
   private readonly compress: Transform | null;
   private readonly encrypt: Transform | null;
 
@@ -83,7 +85,8 @@ export class PayloadEncoder {
     this.compressNode = this.compress ? op("compress") : null;
     this.encrypt = bytes && type !== "file" ? encryptor(c.encryption, aesKey, c.encProps) : null;
     this.encryptNode = this.encrypt ? op("encrypt") : null;
-    this.encoder = bytes ? createEncoder(c.format, c, schemas) : null;
+    this.headed = bytes && type === "file" && c.format === "delimited" && c.hasHeader ? delimitedEncoder(c) : null;
+    this.encoder = this.headed ?? (bytes ? createEncoder(c.format, c, schemas) : null);
   }
 
   /** The encode node's payload for one output of a bytes sink, or undefined (counted) when it fails. */
@@ -94,7 +97,12 @@ export class PayloadEncoder {
     const t0 = timed ? performance.now() : 0;
     let p: string | Uint8Array;
     try {
-      p = o.text ?? this.encoder!(o.data);
+      if (o.text !== null) p = o.text;
+      else {
+        p = this.encoder!(o.data);
+        const cols = this.headed && isObj(o.data) ? this.headed.columns() : undefined;
+        if (cols) p = withHeaderRecord(cols.join(this.c.delimiter), p as string);
+      }
     } catch (x) {
       if (!(x instanceof RowError)) throw x;
       e.exception(x.message, now);

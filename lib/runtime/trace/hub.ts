@@ -1,6 +1,7 @@
 /**
  * The process's trace collector (rest-api.md §15): every traced rule hands its finished spans
- * here; they go to the local store when `enableLocalStorage` is on and to the OTLP collector while
+ * here; they go to the local store — in memory, or in sqlite in the data dir when
+ * `enableLocalStorage` is on (eKuiper's meaning of the key) — and to the OTLP collector while
  * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
@@ -8,27 +9,38 @@ import type { NetGuard } from "../../io/outbound/guard.ts";
 import { parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";
 import { epochMs, Span, type SpanSink } from "./span.ts";
-import { LocalTraceStore } from "./store.ts";
+import { SqliteTraceStore } from "./sqlite-store.ts";
+import { LocalTraceStore, type TraceNode } from "./store.ts";
+
+/** What `GET /trace/**` asks the local store; both stores keep at most `localTraceCapacity` traces. */
+export interface TraceStore {
+  add(span: Span): void;
+  /** Trace ids of `ruleId`, most recent first; `limit` ≤ 0 means all. */
+  traceIds(ruleId: string, limit: number): string[] | Promise<string[]>;
+  tree(traceId: string): TraceNode | undefined | Promise<TraceNode | undefined>;
+  close?(): void;
+}
 
 export class TraceHub implements SpanSink {
-  /** Undefined when local storage is disabled. */
-  readonly store: LocalTraceStore | undefined;
+  readonly store: TraceStore;
   private exporter: OtlpExporter | undefined;
   private serviceName: string;
 
+  /** `dataDir` holds `trace.db` when `enableLocalStorage` is on. */
   constructor(
     settings: OpenTelemetrySettings,
     /** The owner's outbound client: the exporter's requests go through it. */
     private readonly outbound: NetGuard,
     private readonly log: (line: string) => void,
+    dataDir: string,
   ) {
     this.serviceName = settings.serviceName;
-    this.store = settings.enableLocalStorage ? new LocalTraceStore(settings.localTraceCapacity) : undefined;
+    this.store = settings.enableLocalStorage ? new SqliteTraceStore(dataDir, settings.localTraceCapacity) : new LocalTraceStore(settings.localTraceCapacity);
     if (settings.enableRemoteCollector) this.exporter = new OtlpExporter(settings.remoteEndpoint, settings.serviceName, outbound, log);
   }
 
   record(span: Span): void {
-    this.store?.add(span);
+    this.store.add(span);
     this.exporter?.add(span);
   }
 
@@ -66,8 +78,9 @@ export class TraceHub implements SpanSink {
     this.exporter = new OtlpExporter(collectorUrl, this.serviceName, this.outbound, this.log);
   }
 
-  /** Shutdown: what the exporter holds is sent, waiting at most a second for the collector. */
+  /** Shutdown: the store is closed; what the exporter holds is sent, waiting at most a second for the collector. */
   async close(): Promise<void> {
+    this.store.close?.();
     const e = this.exporter;
     this.exporter = undefined;
     if (!e) return;

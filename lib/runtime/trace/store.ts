@@ -1,7 +1,7 @@
 /**
- * The local trace store (`openTelemetry.enableLocalStorage`, config-and-cli.md §2.7): the most
- * recent `localTraceCapacity` traces in memory, oldest evicted first, each bounded in spans. It
- * answers `GET /trace/rule/{ruleID}` and `GET /trace/{id}` (rest-api.md §15).
+ * The in-memory trace store (`openTelemetry.enableLocalStorage` off, eKuiper's default; on:
+ * sqlite-store.ts): the most recent `localTraceCapacity` traces, oldest evicted first, each
+ * bounded in spans. It answers `GET /trace/rule/{ruleID}` and `GET /trace/{id}` (rest-api.md §15).
  */
 import { rfc3339Nano, type Span } from "./span.ts";
 
@@ -82,22 +82,28 @@ export class LocalTraceStore {
   /** The span tree of a trace from its root (the earliest span without a parent in the trace), or undefined. */
   tree(traceId: string): TraceNode | undefined {
     const t = this.traces.get(traceId);
-    if (!t) return undefined;
-    const nodes = new Map<string, TraceNode>();
-    for (const s of t.spans) nodes.set(s.spanId, toNode(s));
-    const spans = t.spans.slice().sort((a, b) => a.start - b.start);
-    let root: TraceNode | undefined;
-    for (const s of spans) {
-      const n = nodes.get(s.spanId)!;
-      const parent = s.parentSpanId ? nodes.get(s.parentSpanId) : undefined;
-      if (parent) parent.ChildSpan.push(n);
-      else root ??= n;
-    }
-    return root;
+    return t ? spanTree(t.spans) : undefined;
   }
 }
 
-function toNode(s: Span): TraceNode {
+/** What a span tree is built from: a Span, or a span read back from the sqlite store. */
+export type SpanRecord = Pick<Span, "name" | "traceId" | "spanId" | "parentSpanId" | "ruleId" | "start" | "end" | "attributes" | "links">;
+
+/** The tree of one trace's spans from its root (the earliest span without a parent among them), or undefined. */
+export function spanTree(spans: readonly SpanRecord[]): TraceNode | undefined {
+  const nodes = new Map<string, TraceNode>();
+  for (const s of spans) nodes.set(s.spanId, toNode(s));
+  let root: TraceNode | undefined;
+  for (const s of spans.slice().sort((a, b) => a.start - b.start)) {
+    const n = nodes.get(s.spanId)!;
+    const parent = s.parentSpanId ? nodes.get(s.parentSpanId) : undefined;
+    if (parent) parent.ChildSpan.push(n);
+    else root ??= n;
+  }
+  return root;
+}
+
+function toNode(s: SpanRecord): TraceNode {
   const n: TraceNode = { name: s.name, traceID: s.traceId, spanID: s.spanId } as TraceNode;
   if (s.parentSpanId) n.parentSpanID = s.parentSpanId;
   const keys = Object.keys(s.attributes);
