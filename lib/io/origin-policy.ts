@@ -13,11 +13,11 @@
  *   neither (curl, the kuiper verbs, eKuiper Manager's server-side proxy) is not a browser page and
  *   passes. `Origin: null` (sandboxed frames, `file:` pages) passes only an allow-list of `*`.
  */
-import { isIP } from "node:net";
 import { hostname } from "node:os";
 import type { BasicSettings } from "../config/kuiper.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { goQuote } from "../value/values.ts";
+import { parseIp } from "./outbound/address.ts";
 
 /** `basic.allowedOrigins` and `basic.allowedHosts`; `*` in either allows any. */
 export type OriginSettings = Pick<BasicSettings, "allowedOrigins" | "allowedHosts">;
@@ -110,6 +110,6 @@ export class OriginPolicy {
   }
 
   private hostAllowed(name: string): boolean {
-    return this.anyHost || isIP(name) !== 0 || name === "localhost" || name.endsWith(".localhost") || this.hosts.has(name);
+    return this.anyHost || parseIp(name) !== undefined || name === "localhost" || name.endsWith(".localhost") || this.hosts.has(name);
   }
 }

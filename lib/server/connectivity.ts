@@ -5,10 +5,10 @@
  * (value/go-net-error.ts). The others cannot be pinged and answer eKuiper's
  * `<source|sink|lookup source> <type> doesn't support ping connection`.
  */
-import { SQL } from "bun";
 import { ErrCode, errorText } from "../errors.ts";
 import type { MqttConnection } from "../io/mqtt/client.ts";
 import { parseMqttConf } from "../io/mqtt/conf.ts";
+import { openSql } from "../io/outbound/brokers.ts";
 import type { DbUrl } from "../io/sql-db.ts";
 import { goNetErrorText } from "../value/go-net-error.ts";
 import { isObject, readJson } from "./body.ts";
@@ -56,7 +56,7 @@ const pingSql: Ping = async (props) => {
   } catch (e) {
     return errorBody(ErrCode.undefined, errorText(e));
   }
-  const db = new SQL(url.options);
+  const db = openSql(url.options);
   const target = url.dialect === "sqlite" ? undefined : new URL(String(url.options.url));
   try {
     const answered = await Promise.race([db.unsafe("SELECT 1").then(() => true), Bun.sleep(PROBE_MS).then(() => false)]);
