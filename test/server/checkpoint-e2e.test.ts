@@ -24,6 +24,8 @@ function checkpointed(rule: string): { count: number; files: string } {
   if (!existsSync(path)) return { count: -1, files: "" };
   const db = new Database(path, { readonly: true });
   try {
+    // The daemon may hold the write lock (switching the new file to WAL, or writing a checkpoint).
+    db.run("PRAGMA busy_timeout = 5000");
     const row = db.query("SELECT state FROM checkpoint WHERE rule = ? ORDER BY id DESC LIMIT 1").get(rule) as { state: string } | null;
     if (!row) return { count: -1, files: "" };
     const s = decodeState(row.state) as { ops: Record<string, { count?: number }>; sources: Record<string, unknown> };
