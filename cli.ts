@@ -28,7 +28,7 @@ async function exitCode(argv: string[]): Promise<number> {
   const { KUIPER_VERBS } = await import("./lib/cli/kuiper/verbs.ts");
   for (const v of KUIPER_VERBS) subCommands[v] = async () => (await import("./lib/cli/kuiper.ts")).verbCommand(v) as Command;
   // Only help reads process.stdout: creating Bun's node-style stdout stream costs more CPU than the
-  // rest of `floe --version` (issue 11, start-up); pipe mode writes through Bun.stdout.
+  // rest of `floe --version` (start-up time); pipe mode writes through Bun.stdout.
   const s = () => style(useColor(process.stdout.isTTY === true));
   const summary = async (name: string) => ((((await subCommands[name]!()).meta ?? {}) as { description?: string }).description ?? "").split("\n")[0]!;
   const top = async (st = s()) =>

@@ -48,7 +48,7 @@ export function openInput(path: string | undefined): AsyncIterable<Uint8Array> {
 /**
  * The file in reads of READ_SIZE into one reused buffer: Bun.file().stream() hands a fresh
  * half-megabyte array per read, and that garbage (page faults, collections) cost about 5 % of
- * the CPU of a 1M-line replay (issue 11, W1).
+ * the CPU of a 1M-line replay (W1).
  */
 async function* readFile(path: string): AsyncIterable<Uint8Array> {
   const file = await open(path, "r");

@@ -5,7 +5,7 @@
  * The slots grow by doubling up to `capacity` instead of being allocated up front: a rule's bus
  * subscription (4,096) and sink queue (10,000 + headroom) would otherwise allocate ~120 KB per
  * start that an idle rule never touches, and in the daemon that churn (create/start/stop/delete)
- * is what kept the allocator's resident high-water mark climbing (issue 5).
+ * is what kept the allocator's resident high-water mark climbing.
  */
 const INITIAL = 16;
 

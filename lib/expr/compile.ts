@@ -123,7 +123,7 @@ function compileBinary(e: Binary, scope: Scope): Evaluator {
 }
 
 /**
- * Comparisons compiled by operand type (issue 11): two numbers (float64) compare natively — the
+ * Comparisons compiled by operand type: two numbers (float64) compare natively — the
  * same answer `compare` gives them, NaN and -0 included — and everything else (int64, mixed,
  * strings, times, errors) takes the generic path.
  */
@@ -191,7 +191,7 @@ const NUM_CMP: Record<CmpOp, (a: number, b: number) => boolean> = {
 };
 
 /**
- * Arithmetic compiled by operand type (issue 11): + - * on two numbers (float64) is native;
+ * Arithmetic compiled by operand type: + - * on two numbers (float64) is native;
  * / and % too unless the divisor is 0 (the generic path raises eKuiper's error); int64 (bigint)
  * and mixed operands take the generic path.
  */

@@ -56,7 +56,7 @@ export class ConnectionRegistry {
     let entry: Entry | undefined;
     if (typ === "nats") {
       try {
-        // The NATS client loads with the first NATS connection, not with the daemon (issue 11, memory).
+        // The NATS client loads with the first NATS connection, not with the daemon (memory).
         const { parseNatsConf } = require("./nats/conf.ts") as typeof import("./nats/conf.ts");
         const { NatsLink } = require("./nats/connection.ts") as typeof import("./nats/connection.ts");
         const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
@@ -72,7 +72,7 @@ export class ConnectionRegistry {
     if (typ === "mqtt") {
       try {
         const conf = parseMqttConf(props, { base: this.base, defaultClientId: `floe-conn-${id}` });
-        // The MQTT client loads with the first MQTT connection, not with the daemon (issue 11, memory).
+        // The MQTT client loads with the first MQTT connection, not with the daemon (memory).
         const { SharedMqtt } = require("./mqtt/shared.ts") as typeof import("./mqtt/shared.ts");
         mqtt = new SharedMqtt(
           conf,

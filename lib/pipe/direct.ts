@@ -59,7 +59,7 @@ function failure(req: PipeRequest, e: unknown): PipeResult {
 
 /**
  * The streaming runner with its connectors, sinks and the daemon's rule run: loaded only for a rule
- * that needs it, so that a rule over standard input starts without them (issue 11, start-up).
+ * that needs it, so that a rule over standard input starts without them (start-up time).
  */
 const runLive: typeof import("./live.ts").runLive = async (...a) => (await import("./live.ts")).runLive(...a);
 
@@ -76,7 +76,7 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     const names = [file.select.from.name, ...file.select.joins.map((j) => j.source.name)];
     const defs = streamDefs([...extra, ...file.creates], names);
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);
-    // Connector streams, or a .json rule's actions, run on the streaming runtime (issue 4).
+    // Connector streams, or a .json rule's actions, run on the streaming runtime.
     // Lookup tables are queried, not read: a stdin rule joining them stays on this runner.
     const live = (n: string) => defs.has(n) && !isStdin(defs.get(n)!) && !isLookupTable(defs.get(n)!);
     if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs, functions);
@@ -155,7 +155,7 @@ class PipeRun {
   async openLookups(): Promise<void> {
     const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
     if (!tables.length) return;
-    // Loaded here, not at the top: the lookup connectors reach the network clients (issue 11, start-up).
+    // Loaded here, not at the top: the lookup connectors reach the network clients (start-up time).
     const [{ createRuntimeEnv }, { openLookupTable }] = await Promise.all([import("../runtime/env.ts"), import("../io/lookup/index.ts")]);
     const env = createRuntimeEnv(pipeEnv(this.req));
     for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
@@ -212,7 +212,7 @@ class PipeRun {
   private keepSet: ReadonlySet<string> | null = null;
 
   /**
-   * Member-selective decoding (json-pick.ts, issue 11): only when the rule names its columns (no
+   * Member-selective decoding (json-pick.ts): only when the rule names its columns (no
    * `*`), matches them case-sensitively (ignoreCase folds names the scan could not know) and no
    * column is `__proto__` (a plain object's setter). Otherwise, and for any line the scan declines,
    * the full decoder.

@@ -119,7 +119,7 @@ export interface SourcePlan {
   readonly columns: ReadonlySet<string> | null;
   /**
    * Columns whose values the rule observes: `columns` less what only `count(*)` names (it counts
-   * rows and reads no value). Pipe mode converts just these to int64 (issue 11); undefined = `columns`.
+   * rows and reads no value). Pipe mode converts just these to int64; undefined = `columns`.
    */
   readonly valueColumns?: ReadonlySet<string> | null;
 }

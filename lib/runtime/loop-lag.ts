@@ -1,5 +1,5 @@
 /**
- * Event-loop lag, measured by one timer's drift (issue 10, the stall budget): a timer armed for
+ * Event-loop lag, measured by one timer's drift (the stall budget): a timer armed for
  * `PERIOD_MS` fires late by however long the loop was busy (a long batch, a collection, a
  * synchronous parse). Nothing is done per message. Each tick's lateness goes into a cumulative
  * histogram (Prometheus `floe_event_loop_lag_seconds`, diffable between two scrapes) and into a

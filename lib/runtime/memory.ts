@@ -10,7 +10,7 @@
  * *asynchronously*
  * (`Bun.gc(false)`): marking runs on JSC's collector thread and sweeping is incremental, so the
  * loop never waits for a whole collection. A synchronous full collection here stalled the loop for
- * 35–350 ms, long enough for a broker's queue of QoS 1 messages to overflow (issue 10). After a
+ * 35–350 ms, long enough for a broker's queue of QoS 1 messages to overflow. After a
  * request the governor waits `settleMs` and takes the lowest RSS read meanwhile as the new floor.
  * Synchronous collections (and `Bun.shrink`) run only when the process is idle: see `idleTicks`.
  */

@@ -45,7 +45,7 @@ const STEP = 256;
 /**
  * The time one drain may run before the rest of the subscription waits for a later event-loop
  * turn, with timers, sockets and the other rules served between: a drain taking everything
- * queued ran 15–46 ms once a backlog had built up (W4 at 50k msg/s, issue 11).
+ * queued ran 15–46 ms once a backlog had built up (W4 at 50k msg/s).
  */
 const DRAIN_MS = 4;
 /**

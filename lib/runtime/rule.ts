@@ -31,7 +31,7 @@
  * - A run ends by itself when every source reaches EOF (it closes flushing its windows, then
  *   `onExit({ kind: "eof" })`) or on a failure at run time (not a record error: those are counted
  *   on the node and the run goes on): it closes, then `onExit({ kind: "error", message })` with
- *   the failure's text (eKuiper leaves the message empty; floe never does, issue 10). A run the
+ *   the failure's text (eKuiper leaves the message empty; floe never does). A run the
  *   host stopped first reports nothing. `RunHandle.exit` keeps what was reported.
  * - `lost()` counts what the run lost: sink drops, evictions, unsent at stop, and what the previous
  *   run of the rule admitted (acknowledged) but left unsaved, from the acknowledgement ledger in

@@ -26,7 +26,7 @@ const PROBE_MS = 5000;
 /** Connects an MQTT client with `props` once (5 s); the client's error text (paho's words), or undefined. */
 async function probeMqtt(props: Record<string, unknown>): Promise<string | undefined> {
   let conn: MqttConnection;
-  // The MQTT client loads with the first MQTT connector, not with the daemon (issue 11, memory).
+  // The MQTT client loads with the first MQTT connector, not with the daemon (memory).
   const { MqttConnection: Connection } = await import("../io/mqtt/client.ts");
   try {
     conn = new Connection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: () => {} });
@@ -48,7 +48,7 @@ const pingMqtt: Ping = async (props) => {
 };
 
 const pingSql: Ping = async (props) => {
-  // The SQL client loads with the first sql connector or check, not with the daemon (issue 11, memory).
+  // The SQL client loads with the first sql connector or check, not with the daemon (memory).
   const { dbUrlProp, parseDbUrl } = await import("../io/sql-db.ts");
   let url: DbUrl;
   try {

@@ -138,9 +138,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
  * runs, then `Bun.shrink()` (JSC's shrinkFootprintWhenIdle: compiled code is dropped and the
  * allocator's free pages released). A collection alone frees the garbage of a burst (10,000 rule
  * create/delete cycles) but the pages stay resident, which on an edge device reads as a leak
- * (issue 5: +24 % RSS without the shrink). Both stop the world (and running rules re-JIT their
+ * (+24 % RSS without the shrink, bench/daemon-rss.ts). Both stop the world (and running rules re-JIT their
  * hot path afterwards), so they wait for the message path to be idle: a stall there lets a
- * broker's queue overflow (issue 10). Requests mark activity; the timer keeps nothing alive.
+ * broker's queue overflow. Requests mark activity; the timer keeps nothing alive.
  */
 const activity = { last: 0, dirty: false };
 setInterval(() => {

@@ -162,7 +162,7 @@ export class Engine {
     let cluster: ClusterNode | undefined;
     if (config.cluster.nats.length > 0) {
       try {
-        // The group layer and the NATS client load only in a group (issue 11: a single node carries neither).
+        // The group layer and the NATS client load only in a group (a single node carries neither).
         const { ClusterNode } = await import("../cluster/node.ts");
         cluster = await ClusterNode.connect(config.cluster, log);
         kv = await cluster.replicate(local);

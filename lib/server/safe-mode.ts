@@ -1,5 +1,5 @@
 /**
- * A safe start (issue 10): a rule or a UDF that hangs or crashes the daemon at start must not make
+ * A safe start: a rule or a UDF that hangs or crashes the daemon at start must not make
  * it unrecoverable. In safe mode the daemon serves REST but starts no rule and loads no UDF
  * script, so both can be inspected and deleted. It is entered with `floe serve --safe`, or by
  * itself after `after` starts in a row that did not stay up for `stableMs`: a marker file in the

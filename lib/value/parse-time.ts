@@ -8,7 +8,7 @@ import { compileLayout, type Layout } from "./layout.ts";
 import { parseLayout, type Parsed } from "./layout-parse.ts";
 import { zonedUnix, type Zone } from "./zones.ts";
 
-/** jinzhu/now's layouts, then eKuiper's JS ISO and plain ISO 8601 layouts (compiled at the first parse: issue 11, start-up). */
+/** jinzhu/now's layouts, then eKuiper's JS ISO and plain ISO 8601 layouts (compiled at the first parse, to keep start-up short). */
 const DEFAULT_LAYOUT_TEXTS: string[] = [
   "2006", "2006-1", "2006-1-2", "2006-1-2 15", "2006-1-2 15:4", "2006-1-2 15:4:5", "1-2",
   "15:4:5", "15:4", "15",

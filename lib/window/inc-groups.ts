@@ -1,5 +1,5 @@
 /**
- * The state of incremental windows (windows §9, issue 3): a window's groups as fixed-shape
+ * The state of incremental windows (windows §9): a window's groups as fixed-shape
  * accumulator sets. A row is evaluated once — WHERE (when it runs after the window), the GROUP BY
  * key, every aggregate's arguments — and folded into each open window it belongs to; the row
  * itself is never kept, only the first row of each group (its non-aggregated columns).
@@ -165,7 +165,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
  * group. The group of a key that comes back is reopened rather than built: with 10,000 keys a
  * window otherwise allocates some 60,000 objects that live exactly one window — they outlive the
  * young-generation collections, so only a full collection sweeps them (W4: 6.0 → 3.4 MB promoted
- * per young collection, issue 11).
+ * per young collection).
  * Reuse is safe because an emission is consumed before the next row is folded: synchronously by
  * the operators after the window (core/operator.ts), or, by a node that keeps the groups across
  * event-loop turns (ProjectOp), under this index's lease, while the next window starts from a
@@ -177,7 +177,7 @@ export class GroupIndex implements Lease {
   /**
    * Groups by key, a prototype-less object rather than a Map: a key is most often a substring of
    * the input line, which a Map copies out to hash while a property lookup finds the key's atom in
-   * place (bench/notes.md, issue 11).
+   * place (bench/notes.md).
    */
   readonly index: Record<string, AccGroupRow> = Object.create(null) as Record<string, AccGroupRow>;
   size = 0;

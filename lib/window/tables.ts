@@ -1,5 +1,5 @@
 /**
- * The incremental evaluator's holders (windows §9, issue 3): accumulator tables (inc-groups.ts),
+ * The incremental evaluator's holders (windows §9): accumulator tables (inc-groups.ts),
  * one per open window. Each row is evaluated once and folded into every open window it belongs
  * to, then dropped. Rows reach a processing-time window in timestamp order and after every timer
  * due before them (WindowOp), which is what makes "the rows with ts < T" of the buffered scan

@@ -12,7 +12,7 @@ import { Lru } from "./lru.ts";
 import { safeJsOf, UNANCHORED_MAX } from "./safe-js.ts";
 
 let re2jsModule: typeof import("re2js") | undefined;
-/** re2js, loaded at the first pattern: its Unicode tables cost start-up time a rule without regexes should not pay (issue 11). */
+/** re2js, loaded at the first pattern: its Unicode tables cost start-up time a rule without regexes should not pay. */
 function re2js(): typeof import("re2js") {
   return (re2jsModule ??= require("re2js") as typeof import("re2js"));
 }

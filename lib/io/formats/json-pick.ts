@@ -1,5 +1,5 @@
 /**
- * A member-selective JSON decoder for pipe-mode lines (issue 11): scans one JSON object and builds
+ * A member-selective JSON decoder for pipe-mode lines: scans one JSON object and builds
  * only the top-level members the rule reads (the planner's column set), validating and skipping
  * the others without building them. The values it builds are what `decodeTupleJson` gives for the
  * same members (pipe-mode.md: an integer literal is int64 — bigint, exact beyond 2^53, a float

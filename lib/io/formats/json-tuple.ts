@@ -6,7 +6,7 @@
  * Fast path: the native JSON.parse, then integral numbers become bigint — valid only when the
  * text holds no whole-valued float literal (`1.0`, `1e3`) and no integer beyond 2^53; a cheap
  * scan decides, and the exact parser below takes the rare remaining lines. The scan is needed
- * only when the conversion met an integral number in a column that is observed (issue 11): a
+ * only when the conversion met an integral number in a column that is observed: a
  * line whose kept values are all fractional, strings or booleans is what JSON.parse made of it.
  */
 import { RowError } from "../../errors.ts";

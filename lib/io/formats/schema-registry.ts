@@ -12,7 +12,7 @@ import type { ProtoType } from "./protobuf.ts";
 let protobufModule: typeof import("./protobuf.ts") | undefined;
 /**
  * The protobuf codec (protobufjs), loaded when a schema is first parsed: most rules, and a daemon
- * without schemas, never need it (issue 11, start-up and memory).
+ * without schemas, never need it (start-up time and memory).
  */
 function protobuf(): typeof import("./protobuf.ts") {
   return (protobufModule ??= require("./protobuf.ts") as typeof import("./protobuf.ts"));

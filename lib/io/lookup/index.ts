@@ -25,7 +25,7 @@ export interface LookupEnv {
 
 type LookupFactory = (props: Record<string, unknown>, env: LookupEnv) => LookupSource;
 
-/** Lookup sources by type; each type's module (and its client library) loads with its first table (issue 11). */
+/** Lookup sources by type; each type's module (and its client library) loads with its first table. */
 const LOOKUPS: Readonly<Record<string, LookupFactory>> = {
   memory: (props, env) => {
     const { MemoryLookup } = require("./memory.ts") as typeof import("./memory.ts");

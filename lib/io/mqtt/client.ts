@@ -160,7 +160,7 @@ export class MqttConnection {
     const client = this.client;
     // With manualConnect, MQTT.js clears its `disconnecting` flag once `end` has closed its stores;
     // a stream still connecting then closes afterwards and MQTT.js reconnects it — an orphan
-    // connection per rule stopped before its client connected (issue 5). No reconnects after close.
+    // connection per rule stopped before its client connected. No reconnects after close.
     client.options.reconnectPeriod = 0;
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {

@@ -84,7 +84,7 @@ export function parseMqttConf(props: Props, opts: { base?: string; defaultClient
     resubscribe: true,
     queueQoSZero: false,
     // MQTT.js would pre-build 65,536 two-byte Buffers for packet ids at its first write (mqtt-packet's
-    // number cache: ~3.4 MiB of heap in every process with a connection, issue 11); built per write instead.
+    // number cache: ~3.4 MiB of heap in every process with a connection); built per write instead.
     writeCache: false,
     username: r.str("username") || undefined,
     password: r.str("password") || undefined,

@@ -1,5 +1,5 @@
 /**
- * Results built across turns of the event loop (issue 11, the stall budget of issue 10). One
+ * Results built across turns of the event loop (the event loop's stall budget). One
  * result that fans out into many outputs (a window's 10,000 groups with `sendSingle`) is encoded
  * in slices with the event loop running between them: the outputs wait here, in order, and later
  * results queue behind them, so order is what it was without slicing; the pipeline counts what

@@ -1,5 +1,5 @@
 /**
- * A whole-array `delimited` payload built a slice at a time (issue 11), as json-slices.ts builds
+ * A whole-array `delimited` payload built a slice at a time, as json-slices.ts builds
  * a JSON one: the header (`hasHeader`) and one line per row that is a map, joined by newlines —
  * byte-identical to the delimited encoder's one pass over the collection (columns from the first
  * map row, sorted [quirk]).

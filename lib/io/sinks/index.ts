@@ -25,7 +25,7 @@ type SinkFactory = (props: Props, env: SinkEnv) => SinkConnector;
 /**
  * The connectors by action type, in the order `GET /metadata/sinks` lists them. Each connector's
  * module (and the client library behind it) loads with the first action of its type, so that
- * pipe mode and an idle daemon do not carry the ones they never use (issue 11, start-up and memory).
+ * pipe mode and an idle daemon do not carry the ones they never use (start-up time and memory).
  */
 const SINKS = {
   file: (props) => {

@@ -1,5 +1,5 @@
 /**
- * A whole-array JSON payload built a slice at a time (issue 11): the rows of a window that a sink
+ * A whole-array JSON payload built a slice at a time: the rows of a window that a sink
  * without `sendSingle` sends as one array, or the outputs a batch writer joins, are encoded in
  * chunks across turns of the event loop and joined at the end. Byte-identical to one pass
  * (`encodeGoJson(rows)`, `PayloadEncoder.batch`): Go encodes an array as its elements' encodings

@@ -65,7 +65,7 @@ export function selectorError(sel: string, type: string, env: Pick<SourcePropEnv
 /**
  * The yaml confKeys of each source type, read once per runtime env: like eKuiper, floe reads
  * `etc/` at startup, and re-reading (and cloning the shipped defaults) at every rule start was
- * churn the daemon's memory kept (issue 5).
+ * churn the daemon's memory kept.
  */
 const yamlMemo = new WeakMap<SourcePropEnv, Map<string, Promise<Record<string, unknown> | undefined>>>();
 
@@ -133,7 +133,7 @@ type SourceFactory = (props: Record<string, unknown>, env: SourceConnectorEnv) =
 /**
  * The connectors by type. Each connector's module (and the client library behind it: mqtt, redis,
  * sql drivers) loads with the first stream of its type, so that pipe mode and an idle daemon do
- * not carry the ones they never use (issue 11, start-up and memory).
+ * not carry the ones they never use (start-up time and memory).
  */
 const SOURCES: Readonly<Record<string, SourceFactory>> = {
   mqtt: (props, env) => {

@@ -137,7 +137,7 @@ export class Executor {
 
   /**
    * Starts a stepped run over `data`: the same output as `run`, produced by `step` a few
-   * iterations of the root's top-level ranges at a time (a sink's whole-window template, issue 11).
+   * iterations of the root's top-level ranges at a time (a sink's whole-window template).
    */
   begin(data: Value): void {
     this.out = "";

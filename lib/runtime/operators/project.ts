@@ -4,8 +4,7 @@
  *
  * A large collection is projected across event-loop turns (Operator.spreadRows): the emission is still
  * one, made when the last row is projected, and a failing row still fails the whole collection;
- * only the time is spread (a window of 10,000 groups stalled the loop for 36–39 ms under load,
- * issue 11).
+ * only the time is spread (a window of 10,000 groups stalled the loop for 36–39 ms under load).
  */
 import { RowError } from "../../errors.ts";
 import { GroupRow, Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
