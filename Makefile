@@ -48,7 +48,7 @@ $(UI_JS): $(UI_SRC)
 
 # Two builds: the first runs the common starts (packaging/bytecode-order.ts) to record the order in
 # which they use the bytecode; the second lays the bytecode out in that order, so a start touches
-# fewer pages of the executable (issue 11). The arm64 build reuses the x64 orders. Should the first
+# fewer pages of the executable (docs/performance.md, "Start-up"). The arm64 build reuses the x64 orders. Should the first
 # build not run here, the executable is built without an order.
 COMPILE := $(BUN) build --compile --minify --bytecode --format=esm --splitting
 ORDER   := dist/.bytecode-order
