@@ -25,6 +25,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 pkg=$stage/floe
 doc=$pkg/usr/share/doc/floe
+# Files written by redirection below get 0644, directories 0755.
 umask 022
 mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/etc/floe" "$pkg/usr/share/man/man1" \
   "$doc/examples" "$pkg/usr/share/bash-completion/completions" "$pkg/usr/share/zsh/vendor-completions" \
@@ -36,6 +37,7 @@ ln -s floe "$pkg/usr/bin/kuiper"
 # dynamic one (so /var/lib/floe and /var/log/floe keep one owner across restarts).
 sed -e 's|/usr/local/bin/floe|/usr/bin/floe|' \
     -e 's|^# floe as a service.*|# floe as a service (the Debian package: enabled and started by the administrator only).|' \
+    -e 's|^# Hardened: a dynamic user,|# Hardened: the floe system user,|' \
     -e 's|^DynamicUser=yes$|User=floe\nGroup=floe|' \
   "$root/packaging/floe.service" > "$pkg/lib/systemd/system/floe.service"
 install -m 0644 "$root/packaging/kuiper.yaml" "$pkg/etc/floe/kuiper.yaml"
@@ -48,8 +50,7 @@ install -m 0644 "$root/rules/demo.sql" "$root/fixtures/demo.jsonl" "$doc/example
 install -m 0644 "$here/copyright" "$doc/copyright"
 printf 'floe (%s) unstable; urgency=medium\n\n  * Built by make deb from the compiled executable.\n\n -- %s  %s\n' \
   "$version" "$maintainer" "$(LC_ALL=C date -u -R -d "@$epoch")" | gzip -9n > "$doc/changelog.gz"
-sed "s/@ARCH@/$arch/" "$here/lintian-overrides" > "$pkg/usr/share/lintian/overrides/floe"
-chmod 0644 "$pkg/lib/systemd/system/floe.service" "$pkg/usr/share/lintian/overrides/floe" "$pkg"/usr/share/*/*completion*/* "$pkg"/usr/share/fish/vendor_completions.d/*
+install -m 0644 "$here/lintian-overrides" "$pkg/usr/share/lintian/overrides/floe"
 
 install -m 0755 "$here/postinst" "$here/prerm" "$here/postrm" "$pkg/DEBIAN/"
 echo /etc/floe/kuiper.yaml > "$pkg/DEBIAN/conffiles"
@@ -76,7 +77,6 @@ Description: edge stream processing speaking eKuiper's SQL, rules and REST API
  package deletes both.
 CONTROL
 (cd "$pkg" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$pkg/DEBIAN/md5sums"
-chmod 0644 "$pkg/DEBIAN/control" "$pkg/DEBIAN/conffiles" "$pkg/DEBIAN/md5sums"
 
 mkdir -p "$out"
 deb=$out/floe_${version}_$arch.deb
