@@ -3,7 +3,7 @@ BUN    := node_modules/.bin/bun
 PEGGY  := node_modules/.bin/peggy
 PARSER_RULES := Statement,SelectStatement,CreateStatement
 
-.PHONY: deps provision install uninstall dist man run run-mqtt test build check parser ui bench bench-quick clean
+.PHONY: deps provision install uninstall dist deb man run run-mqtt test build check parser ui bench bench-quick clean
 
 # npm install (Bun comes from the npm registry into node_modules/.bin/bun).
 deps: node_modules/.installed
@@ -24,8 +24,8 @@ run-mqtt: deps
 # The whole suite: unit tests, the conformance vectors, golden cases, the compiled binary. Tests
 # that spawn processes (CLI verbs, daemons, brokers) get 20 s rather than 5 s on a loaded machine.
 # It first installs the Debian packages its tests run (chromium, prometheus for promtool,
-# nats-server, mosquitto, redis-server) when one is missing (test/provision.sh, as root).
-test: deps provision build
+# nats-server, mosquitto, redis-server, lintian) when one is missing (test/provision.sh, as root).
+test: deps provision build man
 	$(BUN) test --timeout 20000
 
 provision:
@@ -48,7 +48,7 @@ $(UI_JS): $(UI_SRC)
 
 # Two builds: the first runs the common starts (packaging/bytecode-order.ts) to record the order in
 # which they use the bytecode; the second lays the bytecode out in that order, so a start touches
-# fewer pages of the executable (issue 11). The arm64 build reuses the x64 orders. Should the first
+# fewer pages of the executable (docs/performance.md, "Start-up"). The arm64 build reuses the x64 orders. Should the first
 # build not run here, the executable is built without an order.
 COMPILE := $(BUN) build --compile --minify --bytecode --format=esm --splitting
 ORDER   := dist/.bytecode-order
@@ -138,6 +138,13 @@ dist: dist/floe dist/floe-linux-arm64 dist/floe.1
 	  tar -C dist -czf dist/$$name.tar.gz $$name; rm -rf dist/$$name; \
 	done
 	cd dist && sha256sum floe-$(VERSION)-linux-*.tar.gz > SHA256SUMS
+
+# Debian packages of the compiled executables: dist/floe_VERSION_{amd64,arm64}.deb, built with
+# dpkg-deb by packaging/deb/build.sh (the executable at /usr/bin/floe, the unit, man page,
+# completions, /etc/floe/kuiper.yaml as a conffile, a floe system user; enables and starts nothing).
+deb: dist/floe dist/floe-linux-arm64 dist/floe.1
+	sh packaging/deb/build.sh amd64 dist/floe dist/floe.1 dist
+	FLOE_HOST_BIN=dist/floe sh packaging/deb/build.sh arm64 dist/floe-linux-arm64 dist/floe.1 dist
 
 clean:
 	rm -rf dist

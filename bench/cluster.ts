@@ -1,5 +1,5 @@
 /**
- * Issue 14's scenario (README "Scaling out"), runnable by anyone: a NATS server with JetStream on
+ * The scenario of docs/group.md ("The scenario"), runnable by anyone: a NATS server with JetStream on
  * free ports; a fixed data set (D devices, M messages, event timestamps, device → partition fixed)
  * in the JetStream stream IN over the 12-partition subject `telemetry.<partition>.<device>`; floe
  * groups of `floe serve` members reading it with one run per partition (durable per partition) and

@@ -1,5 +1,5 @@
 /**
- * What the documented limits cost (issue 10, README "Errors, limits and the safe start"): how long the one-threaded daemon
+ * What the documented limits cost (docs/daemon.md, "Errors, limits and the safe start"): how long the one-threaded daemon
  * is busy with the largest definitions it accepts.
  *  1. The SQL parser at MAX_SQL_LENGTH (32 Ki characters) on three shapes: a wide projection,
  *     one long string literal, and parentheses nested until the parser's stack gives out.

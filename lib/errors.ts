@@ -40,7 +40,7 @@ export class ParseError extends EngineError {
 }
 
 /**
- * A definition or request body past one of floe's documented size limits (README "Errors, limits and the safe start"):
+ * A definition or request body past one of floe's documented size limits (docs/daemon.md, "Errors, limits and the safe start"):
  * the REST API answers 413 with the usual `{"error":1000,"message":…}` body.
  */
 export class TooLargeError extends EngineError {

@@ -11,6 +11,7 @@
 #   nats-server  nats-server    the nats connector and group tests (they start their own servers)
 #   mosquitto    mosquitto      the MQTT tests (they start their own brokers on free ports)
 #   redis-server redis-server   the redis connector tests (.ci/run starts the server)
+#   lintian      lintian        the Debian package's check (test/packaging/deb.test.ts)
 set -u
 
 missing=""
@@ -20,6 +21,7 @@ need promtool prometheus
 need nats-server nats-server
 need mosquitto mosquitto
 need redis-server redis-server
+need lintian lintian
 
 [ -z "$missing" ] && exit 0
 

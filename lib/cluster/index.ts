@@ -1,4 +1,4 @@
-/** A floe group over NATS JetStream (README "Scaling out"). */
+/** A floe group over NATS JetStream (docs/group.md). */
 export { assignPartitions, ownerOf } from "./assignment.ts";
 export { PartitionCheckpoints, type PartitionCheckpoint } from "./checkpoints.ts";
 export { DefinitionSync, type ApplyChange, type DefinitionChange } from "./definitions.ts";

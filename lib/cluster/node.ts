@@ -1,5 +1,5 @@
 /**
- * One instance's membership of a floe group (README "Scaling out"): the NATS connection, the
+ * One instance's membership of a floe group (docs/group.md): the NATS connection, the
  * group's definitions (definitions.ts), membership and partition ownership (membership.ts,
  * assignment.ts), per-partition checkpoints (checkpoints.ts) and requests to other members
  * (rpc.ts). The daemon's engine owns one when `cluster.nats` is set, none otherwise.

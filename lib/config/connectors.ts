@@ -20,7 +20,7 @@ export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
   },
   httppush: { default: { method: "POST" } },
   memory: {},
-  // floe's own (README "NATS"): core subjects, or JetStream with stream/durable.
+  // floe's own (docs/connectors.md, "NATS"): core subjects, or JetStream with stream/durable.
   nats: { default: { server: "nats://127.0.0.1:4222", deliverPolicy: "all", ackWait: "30s", ackPolicy: "explicit", pullBatch: 256 } },
   neuron: { default: { url: "tcp://127.0.0.1:7081" } },
   redis: { default: { addr: "127.0.0.1:6379", datatype: "string" } },
@@ -35,7 +35,7 @@ export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
  * for the connector (a user's file and env vars are honoured as written). MQTT v5: the broker then
  * honours the client's Receive Maximum instead of its own inflight window (mosquitto: 20), so a
  * subscriber that falls behind for a moment holds the burst in flight instead of overflowing the
- * broker's queue (`max_queued_messages`, 1000 by default) — README "MQTT and the broker's limits".
+ * broker's queue (`max_queued_messages`, 1000 by default) — docs/connectors.md, "MQTT and the broker's limits".
  * `GET /metadata` still reports eKuiper's shipped values.
  */
 const FLOE_DEFAULTS: Readonly<Record<string, Doc>> = {

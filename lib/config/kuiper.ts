@@ -19,7 +19,7 @@ export interface KuiperConfig {
   readonly sink: Readonly<Record<string, unknown>>;
   readonly source: { readonly httpServerIp: string; readonly httpServerPort: number };
   readonly store: { readonly sqliteName: string };
-  /** `cluster:` (README "Scaling out"): empty `nats` = a single node, exactly as without the section. */
+  /** `cluster:` (docs/group.md): empty `nats` = a single node, exactly as without the section. */
   readonly cluster: ClusterSettings;
   /** Rule tracing (config-and-cli.md §2.7). */
   readonly openTelemetry: OpenTelemetrySettings;

@@ -1,5 +1,5 @@
 /**
- * The REST view of a floe group (README "Scaling out"): `GET /cluster` (members, leader,
+ * The REST view of a floe group (docs/group.md): `GET /cluster` (members, leader,
  * partition ownership) and a rule's status across the group — aggregated by default, one
  * instance's with `?instance=<id>`, every instance's with `?instance=all` — gathered from the
  * members over NATS request/reply (cluster/rpc.ts). On a single node these answer an error

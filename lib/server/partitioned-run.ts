@@ -1,5 +1,5 @@
 /**
- * A rule over a partitioned stream in a floe group (README "Scaling out"): a stream whose
+ * A rule over a partitioned stream in a floe group (docs/group.md): a stream whose
  * DATASOURCE holds `{partition}` (e.g. `telemetry.{partition}.*`, `tele/{partition}/#`) is split
  * into the group's `cluster.partitions` partitions, and each member runs the rule once per
  * partition it owns — one topology per partition, reading only that partition's subject or topic,

@@ -11,7 +11,7 @@ import { HttpError } from "./respond.ts";
  * Definitions (rules, streams, tables, confKeys, connections, UDFs) are small: their bodies are
  * refused past 256 KiB before being read, so an 8 MB rule costs no decoding at all, and one at
  * the limit holds the loop for tens of ms at most (bench/limits.ts). Uploads, imports and
- * batches keep `basic.maxBodySize` (README "Errors, limits and the safe start").
+ * batches keep `basic.maxBodySize` (docs/daemon.md, "Errors, limits and the safe start").
  */
 const MAX_DEFINITION_BODY = 256 * 1024;
 const DEFINITION_ROUTE = /^\/(?:v2\/)?(?:rules|streams|tables|metadata|udf|connections)(?:\/|$)/;

@@ -368,7 +368,7 @@ export const ruleRoutes: R[] = [
     method: "GET",
     path: "/rules/tags/match",
     handler: async (ctx, e) => {
-      // Bun.serve drops the body of a GET request, so floe also takes `?tags=a,b` (README).
+      // Bun.serve drops the body of a GET request, so floe also takes `?tags=a,b` (docs/rest.md).
       const q = ctx.query.get("tags");
       const tags = q !== null ? q.split(",").filter((t) => t !== "") : await tagsBody(ctx);
       if (tags instanceof Response) return tags;

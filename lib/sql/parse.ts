@@ -63,7 +63,7 @@ function tokenAt(text: string, offset: number): string {
 /**
  * The longest SQL statement floe parses, in characters. The parser is synchronous (~0.5–1 µs
  * per character on wide projections) and the daemon has one thread: a statement at the limit
- * parses in tens of ms, an 8 MB one would stop every rule for seconds (bench/limits.ts, README
+ * parses in tens of ms, an 8 MB one would stop every rule for seconds (bench/limits.ts, docs/daemon.md,
  * "Errors, limits and the safe start").
  */
 export const MAX_SQL_LENGTH = 32 * 1024;

@@ -33,7 +33,7 @@ export interface RuleDef {
 
 const fail = (message: string) => new EngineError(message, ErrCode.undefined);
 
-/** The longest rule JSON floe stores, in characters: the REST body limit of definitions (README "Errors, limits and the safe start"). */
+/** The longest rule JSON floe stores, in characters: the REST body limit of definitions (docs/daemon.md, "Errors, limits and the safe start"). */
 export const MAX_RULE_LENGTH = 256 * 1024;
 
 /** Go `json.Unmarshal` error text for `text` (syntax), or undefined when it is valid JSON. */
@@ -77,7 +77,7 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
  * `keepBadSql` (boot recovery) leaves `select` undefined when the SQL does not parse.
  */
 export function parseRuleDef(text: string, functions: FunctionCatalog, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
-  // Refused before anything walks it, so that whatever is stored can be read back (README "Errors, limits and the safe start").
+  // Refused before anything walks it, so that whatever is stored can be read back (docs/daemon.md, "Errors, limits and the safe start").
   if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
   if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
   let o: unknown;

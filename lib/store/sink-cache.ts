@@ -98,7 +98,7 @@ export interface LedgerRow {
 }
 
 /**
- * A rule run's acknowledgement ledger (sink-cache durability, README): per stream, how many
+ * A rule run's acknowledgement ledger (sink-cache durability, docs/sinks.md): per stream, how many
  * messages were admitted and how many of them were durable, written in the same transaction as
  * the sink caches' pages. What a run admitted beyond what was durable is what a kill (or a stop)
  * lost; the next run reads it and counts it.

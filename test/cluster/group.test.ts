@@ -1,5 +1,5 @@
 /**
- * A floe group over a real NATS server with JetStream (README "Scaling out"): three `floe serve`
+ * A floe group over a real NATS server with JetStream (docs/group.md): three `floe serve`
  * instances with the same `cluster.group` share their definitions, list each other, aggregate a
  * rule's status, and take over the partitions of a member killed with SIGKILL within the bound.
  */

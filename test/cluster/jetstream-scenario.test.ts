@@ -1,5 +1,5 @@
 /**
- * Issue 14's scenario at a small size (README "Scaling out"): 20 devices, 3,000 messages over the
+ * The scenario of docs/group.md at a small size: 20 devices, 3,000 messages over the
  * 12-partition JetStream subject, 2 members, one killed with -9 mid-stream and restarted; the
  * deduplicated output of the JetStream sink equals a single `floe run --replay` of the same data.
  * The member comes back right after the take-over, while the partitions it gets back may have no

@@ -1,5 +1,5 @@
 /**
- * Partitioned execution in a floe group (README "Scaling out"): a stream whose DATASOURCE holds
+ * Partitioned execution in a floe group (docs/group.md): a stream whose DATASOURCE holds
  * `{partition}` is read by each member only for the partitions it owns, one run (and state) per
  * partition; after kill -9 of a member, the members that take its partitions over restore the
  * window state it checkpointed into the group and complete its windows.

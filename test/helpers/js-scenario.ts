@@ -1,5 +1,5 @@
 /**
- * Issue 14's JetStream scenario (README "Scaling out"), shared by `bench/cluster.ts` and
+ * The JetStream scenario of docs/group.md ("The scenario"), shared by `bench/cluster.ts` and
  * `test/cluster/jetstream-scenario.test.ts`: a fixed data set of D devices and M messages with
  * event timestamps is published into the JetStream stream IN over the 12-partition subject
  * `telemetry.<partition>.<device>` (device → partition fixed); a floe group of N members reads it

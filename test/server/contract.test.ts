@@ -1,8 +1,8 @@
 /**
  * The route contract: every operation of rest-routes.json is called on a running `floe serve`
  * and answers its documented success status and body kind — except the extension routes floe
- * does not support, which must answer an eKuiper-shaped 4xx (listed in UNSUPPORTED, and in the
- * README). Routes run in file order against fixtures created first; destructive ones act on
+ * does not support, which must answer an eKuiper-shaped 4xx (listed in UNSUPPORTED, and in
+ * docs/rest.md). Routes run in file order against fixtures created first; destructive ones act on
  * objects of their own, and `/stop` runs last.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -123,7 +123,7 @@ const CALLS: Record<string, Call> = {
   "GET /schemas/{type}/{name}": { path: "/schemas/protobuf/s1" },
 };
 
-/** Routes of features floe does not have: they answer an eKuiper-shaped 4xx (README "REST API"). */
+/** Routes of features floe does not have: they answer an eKuiper-shaped 4xx (docs/rest.md). */
 const UNSUPPORTED: Record<string, number> = {
   "POST /plugins/sources": 400,
   "DELETE /plugins/sources/{name}": 400,

@@ -1,5 +1,5 @@
 /**
- * NATS connection properties (README "NATS") → the official client's ConnectionOptions: a
+ * NATS connection properties (docs/connectors.md, "NATS") → the official client's ConnectionOptions: a
  * `server` list, token, user/password, a `.creds` file (JWT + nkey seed), TLS files or raw PEM.
  * The same property names as the MQTT connector where the concept is the same.
  */

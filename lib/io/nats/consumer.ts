@@ -19,7 +19,7 @@ import { AckPolicy, DeliverPolicy, type ConsumerConfig, type ConsumerInfo, type 
 import { EngineError } from "../../errors.ts";
 import type { NatsLink } from "./connection.ts";
 
-/** What to read and from where (README "NATS"). */
+/** What to read and from where (docs/connectors.md, "NATS"). */
 export interface ConsumerSpec {
   /** The stream; "" finds the stream whose subjects cover `subject`. */
   readonly stream: string;

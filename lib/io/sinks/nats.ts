@@ -1,5 +1,5 @@
 /**
- * The NATS sink (README "NATS"): publishes each payload to `subject` (a template allowed), with
+ * The NATS sink (docs/connectors.md, "NATS"): publishes each payload to `subject` (a template allowed), with
  * `headers` (a map, template values allowed). Core NATS by default; with `jetstream: true` (or a
  * `stream`, which the server then checks) it publishes to JetStream and waits for the stream's
  * acknowledgement, with a `Nats-Msg-Id` so that a retried or replayed publish is stored once

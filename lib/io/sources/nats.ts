@@ -1,5 +1,5 @@
 /**
- * The NATS source (README "NATS"): core subjects or a JetStream consumer.
+ * The NATS source (docs/connectors.md, "NATS"): core subjects or a JetStream consumer.
  *
  * Core: subscribes the stream's DATASOURCE subjects (comma separated, `*` and `>` wildcards),
  * in a `queue` group when given (the server then gives each message to one member). Core NATS has

@@ -1,5 +1,5 @@
 /**
- * The web console at `/ui` (README "Web console"): the page, its script and style embedded in the
+ * The web console at `/ui` (docs/rest.md, "Web console"): the page, its script and style embedded in the
  * executable as files (read on request, nothing parsed at start-up), and `/ui/events`, the SSE
  * stream of the one sampler. Loaded by a dynamic import on the first `/ui` request, so pipe mode
  * and a daemon nobody browses never evaluate it.
