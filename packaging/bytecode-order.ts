@@ -1,5 +1,5 @@
 /**
- * The bytecode order of the compiled executable (Makefile: dist/floe; issue 11, memory). Runs a
+ * The bytecode order of the compiled executable (Makefile: dist/floe; memory). Runs a
  * first build the ways it starts most — `floe run` over the demo, `--version`, `floe serve` up to
  * its first served request, `floe check` — with BUN_BYTECODE_ORDER_OUT set, one order file per run
  * in DIR. The second build (`bun build --bytecode-order=FILE …`, most important first) lays out the
