@@ -22,7 +22,12 @@ export function goExp(x: number): number {
   if (x - x !== 0) return x === -Infinity ? 0 : x; // NaN, ±Inf
   if (x > EXP_OVERFLOW) return Infinity;
   const k = cvtsd2sl(LOG2E * x);
-  let r = fma(-k, LN2U, x);
+  // The assembly builds its 2^k factor last; its range checks decide the result alone, so first.
+  const b = k + 1023;
+  if (b < -52) return 0;
+  if (b >= 0x7ff) return Infinity;
+  // k·LN2U is exact here (|k| < 1100, LN2U has 41 significant bits): its FMA is a plain subtraction.
+  let r = x - k * LN2U;
   r = fma(-k, LN2L, r);
   r *= 0.0625;
   let p = fma(E8, r, E7);
@@ -37,12 +42,8 @@ export function goExp(x: number): number {
   r *= r + 2;
   r *= r + 2;
   r = fma(r, r + 2, 1);
-  const b = k + 1023;
-  if (b <= 0) {
-    if (b < -52) return 0;
-    return r * pow2(b - 1) * 2.2250738585072014e-308; // two steps, as the assembly's denormal branch
-  }
-  if (b >= 0x7ff) return Infinity;
+  // A subnormal result in two steps, as the assembly's denormal branch.
+  if (b <= 0) return r * pow2(b - 1) * 2.2250738585072014e-308;
   return r * pow2(k);
 }
 

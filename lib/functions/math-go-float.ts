@@ -27,9 +27,12 @@ export function fromWords(hi: number, lo: number): number {
   return F64[0]!;
 }
 
+const POW2 = new Float64Array(2046);
+for (let e = -1022, p = 2.2250738585072014e-308; e <= 1023; e++, p *= 2) POW2[e + 1022] = p;
+
 /** The double 2^e for a normal exponent, -1022 <= e <= 1023 (Go builds these from bits). */
 export function pow2(e: number): number {
-  return fromWords((e + 1023) << 20, 0);
+  return POW2[e + 1022]!;
 }
 
 // 2^52 + 2^51: adding and subtracting it rounds a double below 2^51 to an integer, ties to even.
@@ -44,9 +47,9 @@ export function cvtsd2sl(x: number): number {
 const SPLIT = 134217729; // 2^27 + 1, Veltkamp's splitter
 
 /**
- * Correctly rounded a·b + c (IEEE fusedMultiplyAdd), emulated with error-free transformations and
- * rounding to odd (Boldo & Melquiond). Exact while |a|, |b| < 2^995 and a·b's rounding error is
- * not subnormal, which holds for every operand Go's Exp kernel feeds it.
+ * Correctly rounded a·b + c (IEEE fusedMultiplyAdd), emulated with error-free transformations.
+ * Exact while |a|, |b| < 2^995 and a·b's rounding error is not subnormal, which holds for every
+ * operand Go's Exp kernel feeds it.
  */
 export function fma(a: number, b: number, c: number): number {
   const p = a * b;
@@ -63,20 +66,16 @@ export function fma(a: number, b: number, c: number): number {
   const th = p + c;
   let v = th - p;
   const tl = p - (th - v) + (c - v);
-  // s = tl + e rounded to odd: a double-rounding-free stand-in for the exact tail.
-  let s = tl + e;
+  // s + err = tl + e exactly; a·b + c = th + s + err.
+  const s = tl + e;
   v = s - tl;
   const err = tl - (s - v) + (e - v);
-  if (err !== 0) s = roundToOdd(s, err);
-  return th + s;
-}
-
-/** s is the nearest double to s + err (err ≠ 0); move to the neighbour toward err when s is even. */
-function roundToOdd(s: number, err: number): number {
-  const hi = hiWord(s);
-  const lo = loWord();
-  if ((lo & 1) === 1) return s;
-  // Away from zero when err has s's sign, else toward zero.
-  if (err > 0 === s > 0) return fromWords(hi, lo + 1); // lo is even: no carry
-  return lo === 0 ? fromWords(hi - 1, 0xffffffff) : fromWords(hi, lo - 1);
+  const r = th + s;
+  // s exact, or th exact (its tail tl = 0 and s = e): r is the one rounding of the exact sum.
+  if (err === 0) return r;
+  // Otherwise th was rounded, so |s| <= ~2 ulp(th) and err is far below ulp(r): r is right unless
+  // th + s lies exactly halfway between two doubles, where err breaks the tie.
+  const d = s - (r - th); // th + s = r + d exactly
+  if (d === 0 || r + 2 * d - r !== 2 * d) return r;
+  return err > 0 === d > 0 ? r + 2 * d : r;
 }

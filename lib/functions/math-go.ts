@@ -4,9 +4,8 @@
  * and the overflow-safe rounding of `round(x, d)`.
  */
 import { goExp, goLog } from "./math-go-exp.ts";
+import { fromWords, hiWord, loWord, pow2 } from "./math-go-float.ts";
 import { fractionToFloat, goCos, goSin, mantissa, tableWords } from "./math-go-trig.ts";
-
-const buf = new DataView(new ArrayBuffer(8));
 
 /** Go `math.Frexp`: f = frac · 2^exp with |frac| in [0.5, 1). */
 export function frexp(f: number): [number, number] {
@@ -16,11 +15,9 @@ export function frexp(f: number): [number, number] {
     f *= 4503599627370496; // 2^52
     exp = -52;
   }
-  buf.setFloat64(0, f);
-  const hi = buf.getUint32(0);
+  const hi = hiWord(f);
   exp += ((hi >>> 20) & 0x7ff) - 1023 + 1;
-  buf.setUint32(0, (hi & 0x800fffff) | (1022 << 20));
-  return [buf.getFloat64(0), exp];
+  return [fromWords((hi & 0x800fffff) | (1022 << 20), loWord()), exp];
 }
 
 /** Go `math.Ldexp`: frac · 2^exp with Go's rounding of denormal results. */
@@ -32,8 +29,8 @@ export function ldexp(frac: number, exp: number): number {
   const m = f * 2; // in [1, 2)
   if (exp < -1075) return frac < 0 ? -0 : 0;
   if (exp > 1023) return frac < 0 ? -Infinity : Infinity;
-  if (exp < -1022) return m * Math.pow(2, exp + 53) * 1.1102230246251565e-16; // 2^-53
-  return m * Math.pow(2, exp);
+  if (exp < -1022) return m * pow2(exp + 53) * 1.1102230246251565e-16; // 2^-53
+  return m * pow2(exp);
 }
 
 function isOddInt(x: number): boolean {
