@@ -71,7 +71,7 @@ export function fma(a: number, b: number, c: number): number {
   v = s - tl;
   const err = tl - (s - v) + (e - v);
   const r = th + s;
-  // s exact, or th exact (its tail tl = 0 and s = e): r is the one rounding of the exact sum.
+  // s exact: r is the one rounding of the exact sum.
   if (err === 0) return r;
   // Otherwise th was rounded, so |s| <= ~2 ulp(th) and err is far below ulp(r): r is right unless
   // th + s lies exactly halfway between two doubles, where err breaks the tie.

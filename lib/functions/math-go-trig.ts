@@ -1,6 +1,6 @@
 /**
  * Go's `math.Sin`, `Cos` and `Tan` (Cephes polynomials, portable Go on every architecture): Cody-Waite
- * reduction by π/4 below 2^29, Payne-Hanek reduction with 4/π to 1216 bits above.
+ * reduction by π/4 below 2^29, Payne-Hanek reduction with a 1,280-bit 4/π above.
  */
 import { fromWords, hiWord, loWord } from "./math-go-float.ts";
 
@@ -24,7 +24,7 @@ const C3 = 2.48015872888517045348e-5;
 const C4 = -1.38888888888730564116e-3;
 const C5 = 4.16666666666665929218e-2;
 
-// The octant j and the reduced z of the last `reduce` call (module scratch: no allocation).
+// The octant of the last `reduce` call (module scratch: no allocation).
 let octant = 0;
 
 /** Sets `octant` (0..7, even) and returns z = x - octant·π/4, for x >= 0. */
@@ -122,13 +122,22 @@ const M_PI4 = [
   0xea4f758fd7cbe2f6n, 0x7a0e73ef14a525d4n, 0xd7f6bf623f1aba10n, 0xac06608df8f6d757n,
 ];
 
-/** The 192 bits of `table` starting `exp + offset` bits in, as three 64-bit words. */
-export function tableWords(table: readonly bigint[], at: number): [bigint, bigint, bigint] {
+/**
+ * Payne-Hanek's product, as Go computes it: the mantissa of a finite x (>= 2^29) times the 192
+ * bits of `table` that start `exponent + offset` bits in, modulo 2^128, as hi:lo. (`table` is a
+ * constant such as 4/π in 64-bit words.)
+ */
+export function payneHanek(table: readonly bigint[], x: number, offset: number): [bigint, bigint] {
+  const hw = hiWord(x);
+  const ix = (BigInt((hw & 0xfffff) | 0x100000) << 32n) | BigInt(loWord());
+  const at = ((hw >>> 20) & 0x7ff) - 1023 - 52 + offset;
   const digit = Math.floor(at / 64);
   const shift = BigInt(at % 64);
-  const word = (i: number): bigint =>
-    ((table[digit + i]! << shift) | (table[digit + i + 1]! >> (64n - shift))) & M64;
-  return [word(0), word(1), word(2)];
+  // Go's shift of a uint64 by 64 gives 0, as BigInt's does here.
+  const word = (i: number): bigint => ((table[digit + i]! << shift) | (table[digit + i + 1]! >> (64n - shift))) & M64;
+  const p1 = word(1) * ix;
+  const sum = (p1 & M64) + ((word(2) * ix) >> 64n);
+  return [(word(0) * ix + (p1 >> 64n) + (sum >> 64n)) & M64, sum & M64];
 }
 
 /**
@@ -145,27 +154,9 @@ export function fractionToFloat(hi: bigint, lo: bigint): number {
   return fromWords(Number(hi >> 32n), Number(hi & 0xffffffffn));
 }
 
-/** The mantissa of a finite x with its hidden bit, and its exponent as an integer multiplier. */
-export function mantissa(x: number): [bigint, number] {
-  const hi = hiWord(x);
-  const lo = loWord();
-  const exp = ((hi >>> 20) & 0x7ff) - 1023 - 52;
-  return [(BigInt((hi & 0xfffff) | 0x100000) << 32n) | BigInt(lo), exp];
-}
-
 /** Go `trigReduce`: Payne-Hanek reduction of x >= 2^29 to z in [0, π/4) and the octant. */
 function trigReduce(x: number): number {
-  if (x < PI4) {
-    octant = 0;
-    return x;
-  }
-  const [ix, exp] = mantissa(x);
-  const [z0, z1, z2] = tableWords(M_PI4, exp + 61);
-  const z2hi = (z2 * ix) >> 64n;
-  const p1 = z1 * ix;
-  const sum = (p1 & M64) + z2hi;
-  const lo = sum & M64;
-  const hi = ((z0 * ix) + (p1 >> 64n) + (sum >> 64n)) & M64;
+  const [hi, lo] = payneHanek(M_PI4, x, 61);
   let j = Number(hi >> 61n);
   // Go shifts lo's top bits into hi but then reads lo unshifted: kept, for its last bits.
   let z = fractionToFloat(((hi << 3n) | (lo >> 61n)) & M64, lo);

@@ -1,11 +1,11 @@
 /**
  * Ports of the Go float routines whose exact bits eKuiper's math functions expose: `math.Pow`
  * (repeated squaring, not correctly rounded), `math.Round`, `cmplx.Cot` on a real argument,
- * and the overflow-safe rounding of `round(x, d)`.
+ * the overflow-safe rounding of `round(x, d)`, and the arithmetic of `mod`, `radians`, `degrees`.
  */
 import { goExp, goLog } from "./math-go-exp.ts";
 import { fromWords, hiWord, loWord, pow2 } from "./math-go-float.ts";
-import { fractionToFloat, goCos, goSin, mantissa, tableWords } from "./math-go-trig.ts";
+import { fractionToFloat, goCos, goSin, payneHanek } from "./math-go-trig.ts";
 
 /** Go `math.Frexp`: f = frac · 2^exp with |frac| in [0.5, 1). */
 export function frexp(f: number): [number, number] {
@@ -139,7 +139,6 @@ const PI1 = 3.141592502593994;
 const PI2 = 1.5099578831723193e-7;
 const PI3 = 1.0780605716316238e-14;
 
-const M64 = (1n << 64n) - 1n;
 // 1/π in binary, 64 bits per word, leading with the (zero) integer part.
 const M_PI = [
   0x0000000000000000n, 0x517cc1b727220a94n, 0xfe13abe8fa9a6ee0n, 0x6db14acc9e21c820n,
@@ -155,13 +154,8 @@ function reducePi(x: number): number {
     const t = Math.trunc(x / Math.PI + 0.5);
     return x - t * PI1 - t * PI2 - t * PI3;
   }
-  const [ix, exp] = mantissa(x);
-  const [z0, z1, z2] = tableWords(M_PI, exp + 64);
-  const z2hi = (z2 * ix) >> 64n;
-  const p1 = z1 * ix;
-  const sum = (p1 & M64) + z2hi;
-  const hi = (z0 * ix + (p1 >> 64n) + (sum >> 64n)) & M64;
-  let f = fractionToFloat(hi, sum & M64);
+  const [hi, lo] = payneHanek(M_PI, x, 64);
+  let f = fractionToFloat(hi, lo);
   if (f > 0.5) f--;
   return Math.PI * f;
 }
