@@ -1,10 +1,11 @@
 /**
  * Ports of the Go float routines whose exact bits eKuiper's math functions expose: `math.Pow`
  * (repeated squaring, not correctly rounded), `math.Round`, `cmplx.Cot` on a real argument,
- * and the overflow-safe rounding of `round(x, d)`.
+ * the overflow-safe rounding of `round(x, d)`, and the arithmetic of `mod`, `radians`, `degrees`.
  */
-
-const buf = new DataView(new ArrayBuffer(8));
+import { goExp, goLog } from "./math-go-exp.ts";
+import { fromWords, hiWord, loWord, pow2 } from "./math-go-float.ts";
+import { fractionToFloat, goCos, goSin, payneHanek } from "./math-go-trig.ts";
 
 /** Go `math.Frexp`: f = frac · 2^exp with |frac| in [0.5, 1). */
 export function frexp(f: number): [number, number] {
@@ -14,11 +15,9 @@ export function frexp(f: number): [number, number] {
     f *= 4503599627370496; // 2^52
     exp = -52;
   }
-  buf.setFloat64(0, f);
-  const hi = buf.getUint32(0);
+  const hi = hiWord(f);
   exp += ((hi >>> 20) & 0x7ff) - 1023 + 1;
-  buf.setUint32(0, (hi & 0x800fffff) | (1022 << 20));
-  return [buf.getFloat64(0), exp];
+  return [fromWords((hi & 0x800fffff) | (1022 << 20), loWord()), exp];
 }
 
 /** Go `math.Ldexp`: frac · 2^exp with Go's rounding of denormal results. */
@@ -30,8 +29,8 @@ export function ldexp(frac: number, exp: number): number {
   const m = f * 2; // in [1, 2)
   if (exp < -1075) return frac < 0 ? -0 : 0;
   if (exp > 1023) return frac < 0 ? -Infinity : Infinity;
-  if (exp < -1022) return m * Math.pow(2, exp + 53) * 1.1102230246251565e-16; // 2^-53
-  return m * Math.pow(2, exp);
+  if (exp < -1022) return m * pow2(exp + 53) * 1.1102230246251565e-16; // 2^-53
+  return m * pow2(exp);
 }
 
 function isOddInt(x: number): boolean {
@@ -74,7 +73,7 @@ export function goPow(x: number, y: number): number {
       yf--;
       yi++;
     }
-    a1 = Math.exp(yf * Math.log(x));
+    a1 = goExp(yf * goLog(x));
   }
   let [x1, xe] = frexp(x);
   for (let i = yi; i !== 0; i = Math.floor(i / 2)) {
@@ -140,12 +139,25 @@ const PI1 = 3.141592502593994;
 const PI2 = 1.5099578831723193e-7;
 const PI3 = 1.0780605716316238e-14;
 
-/** Go `reducePi` to (-π/2, π/2] (Cody-Waite part; larger arguments use the same formula, less exactly). */
+// 1/π in binary, 64 bits per word, leading with the (zero) integer part.
+const M_PI = [
+  0x0000000000000000n, 0x517cc1b727220a94n, 0xfe13abe8fa9a6ee0n, 0x6db14acc9e21c820n,
+  0xff28b1d5ef5de2b0n, 0xdb92371d2126e970n, 0x0324977504e8c90en, 0x7f0ef58e5894d39fn,
+  0x74411afa975da242n, 0x74ce38135a2fbf20n, 0x9cc8eb1cc1a99cfan, 0x4e422fc5defc941dn,
+  0x8ffc4bffef02cc07n, 0xf79788c5ad05368fn, 0xb69b3f6793e584dbn, 0xa7a31fb34f2ff516n,
+  0xba93dd63f5f2f8bdn, 0x9e839cfbc5294975n, 0x35fdafd88fc6ae84n, 0x2b0198237e3db5d5n,
+];
+
+/** Go `cmplx` `reducePi`: x modulo π into [-π/2, π/2]; Cody-Waite below 2^30, Payne-Hanek above. */
 function reducePi(x: number): number {
-  let t = x / Math.PI;
-  t += 0.5;
-  t = Math.trunc(t);
-  return x - t * PI1 - t * PI2 - t * PI3;
+  if (Math.abs(x) < 1073741824) {
+    const t = Math.trunc(x / Math.PI + 0.5);
+    return x - t * PI1 - t * PI2 - t * PI3;
+  }
+  const [hi, lo] = payneHanek(M_PI, x, 64);
+  let f = fractionToFloat(hi, lo);
+  if (f > 0.5) f--;
+  return Math.PI * f;
 }
 
 /** Go `cmplx` tanSeries for a real argument. */
@@ -185,8 +197,23 @@ function tanSeries(z: number): number {
 
 /** Real part of Go `cmplx.Cot(complex(x, 0))`; Infinity when the denominator is zero. */
 export function goCot(x: number): number {
-  let d = 1 - Math.cos(2 * x);
+  let d = 1 - goCos(2 * x); // Cosh(2·imag) - Cos(2·real), Cosh(0) = 1
   if (Math.abs(d) < 0.25) d = tanSeries(x);
   if (d === 0) return Infinity;
-  return Math.sin(2 * x) / d;
+  return goSin(2 * x) / d;
+}
+
+/** Go `math.Mod`: exact, like JS `%` (sign of x; NaN for y = 0 or infinite x; x for infinite y). */
+export function goMod(x: number, y: number): number {
+  return x % y;
+}
+
+/** eKuiper `radians(x)`: x·Pi/180, left to right. */
+export function goRadians(x: number): number {
+  return (x * Math.PI) / 180;
+}
+
+/** eKuiper `degrees(x)`: x·180/Pi, left to right. */
+export function goDegrees(x: number): number {
+  return (x * 180) / Math.PI;
 }

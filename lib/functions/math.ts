@@ -1,4 +1,4 @@
-/** Math functions (functions.md §6). */
+/** Math functions (functions.md §6); the float ones return Go's `math` results bit for bit. */
 import { ErrorValue, RowError } from "../errors.ts";
 import {
   floatToInt64,
@@ -9,7 +9,10 @@ import {
   typeValue,
   type Value,
 } from "../value/values.ts";
-import { goCot, goPow, goRound, roundDigits } from "./math-go.ts";
+import { goCot, goDegrees, goMod, goPow, goRadians, goRound, roundDigits } from "./math-go.ts";
+import { goAcos, goAsin, goAtan, goAtan2 } from "./math-go-atan.ts";
+import { goCosh, goExp, goLog, goLog10, goLogBase, goSinh, goTanh } from "./math-go-exp.ts";
+import { goCos, goSin, goTan } from "./math-go-trig.ts";
 import { conv } from "./math-conv.ts";
 import {
   INT,
@@ -99,10 +102,10 @@ function positiveOnly(r: number, strictly: boolean, arg: Value): number {
 
 function log(args: Value[]): Value {
   const a = toFloatSame(args[0]!);
-  if (args.length === 1) return positiveOnly(Math.log10(a), true, args[0]!);
+  if (args.length === 1) return positiveOnly(goLog10(a), true, args[0]!);
   // Two arguments: the first is the base.
   const x = toFloatSame(args[1]!);
-  return positiveOnly(Math.log(x) / Math.log(a), true, args[0]!);
+  return positiveOnly(goLogBase(a, x), true, args[0]!);
 }
 
 function round(args: Value[]): Value {
@@ -142,36 +145,36 @@ const convValidate: Validator = (args) => {
 
 register(
   { name: "abs", kind: "scalar", validate: ONE_N, policy: "N", exec: abs },
-  float1("acos", Math.acos),
-  float1("asin", Math.asin),
-  float1("atan", Math.atan),
-  float2("atan2", Math.atan2, true),
+  float1("acos", goAcos),
+  float1("asin", goAsin),
+  float1("atan", goAtan),
+  float2("atan2", goAtan2, true),
   bitwise("bitand", (a, b) => a & b),
   bitwise("bitor", (a, b) => a | b),
   bitwise("bitxor", (a, b) => a ^ b),
   { name: "bitnot", kind: "scalar", validate: validateArgs(1, [INT]), policy: "N", exec: bitnot },
   float1("ceiling", Math.ceil),
-  float1("cos", Math.cos),
-  float1("cosh", Math.cosh),
-  float1("exp", Math.exp),
+  float1("cos", goCos),
+  float1("cosh", goCosh),
+  float1("exp", goExp),
   float1("floor", Math.floor),
   {
     name: "ln",
     kind: "scalar",
     validate: ONE_N,
     policy: "N",
-    exec: (args) => positiveOnly(Math.log(toFloatSame(args[0]!)), true, args[0]!),
+    exec: (args) => positiveOnly(goLog(toFloatSame(args[0]!)), true, args[0]!),
   },
   { name: "log", kind: "scalar", validate: oneOrTwo(false), policy: "N", exec: log },
   // fmod keeps the sign of x; y = 0 gives NaN, returned as is.
-  float2("mod", (x, y) => x % y, false),
+  float2("mod", goMod, false),
   { name: "pi", kind: "scalar", validate: arity(0), exec: () => Math.PI },
   float2("power", goPow, false),
   { name: "rand", kind: "scalar", validate: arity(0), exec: () => Math.random() },
   { name: "round", kind: "scalar", validate: oneOrTwo(true), policy: "N", exec: round },
   { name: "sign", kind: "scalar", validate: ONE_N, policy: "N", exec: sign },
-  float1("sin", Math.sin),
-  float1("sinh", Math.sinh),
+  float1("sin", goSin),
+  float1("sinh", goSinh),
   {
     name: "sqrt",
     kind: "scalar",
@@ -179,11 +182,11 @@ register(
     policy: "N",
     exec: (args) => positiveOnly(Math.sqrt(toFloatSame(args[0]!)), false, args[0]!),
   },
-  float1("tan", Math.tan),
-  float1("tanh", Math.tanh),
+  float1("tan", goTan),
+  float1("tanh", goTanh),
   { name: "cot", kind: "scalar", validate: ONE_N, policy: "N", exec: cot },
-  float1("radians", (x) => (x * Math.PI) / 180),
-  float1("degrees", (x) => (x * 180) / Math.PI),
+  float1("radians", goRadians),
+  float1("degrees", goDegrees),
   { name: "conv", kind: "scalar", validate: convValidate, policy: "N", exec: conv },
 );
 alias("ceil", "ceiling");
