@@ -15,7 +15,7 @@ const ROOT = join(import.meta.dir, "..");
  * may import its own folder and any folder on a lower floor; folders sharing a floor are independent.
  */
 const FLOORS: readonly (readonly string[])[] = [
-  ["errors.ts", "log.ts", "log-file.ts"], // the one error hierarchy with eKuiper's codes; the logger and its rotating file
+  ["errors.ts", "log.ts", "log-file.ts", "compile-budget.ts"], // the one error hierarchy with eKuiper's codes; the logger and its rotating file; the compile budget of uploaded definitions
   ["value"], // Go values, time, zones, durations, JSON codecs
   ["sql"], // the language: AST, parser, rendering, walkers
   ["functions"], // the function registry and every built-in
