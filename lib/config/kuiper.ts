@@ -6,7 +6,7 @@
 import { YAML } from "bun";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { COMPILE_LIMIT_KEYS, DEFAULT_COMPILE_LIMITS, type CompileLimits } from "../compile-budget.ts";
+import { COMPILE_LIMIT_KEYS, DEFAULT_COMPILE_LIMITS, type CompileLimits } from "../value/compile-budget.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { goDurationMs } from "../value/duration.ts";
 import { localZone, loadLocation, type Zone } from "../value/time.ts";

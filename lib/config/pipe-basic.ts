@@ -2,7 +2,7 @@
  * The `basic` settings pipe mode needs from `etc/kuiper.yaml` (config-and-cli.md §2), with the
  * `KUIPER__BASIC__<KEY>` environment overrides (§5). The full loader is lib/config.
  */
-import { setCompileLimits } from "../compile-budget.ts";
+import { setCompileLimits } from "../value/compile-budget.ts";
 import { loadKuiperConfig, type BasicSettings } from "./kuiper.ts";
 import type { Zone } from "../value/time.ts";
 

@@ -5,7 +5,7 @@
  * which the push chain of operators needs. A thrown error, a result eKuiper refuses (NaN, ±Inf)
  * or a breach of a limit is a row error, `call func <id> error: …` once the call site prefixed it.
  */
-import { checkLimit, compileLimits } from "../compile-budget.ts";
+import { checkLimit, compileLimits } from "../value/compile-budget.ts";
 import { RowError } from "../errors.ts";
 import type { Value } from "../value/values.ts";
 import type { FuncDef, FunctionRegistry } from "./registry.ts";

@@ -3,7 +3,7 @@
  * the SQL planner builds, wired as a DAG. Checks run in eKuiper's order with its exact messages
  * (§2); every node expression is parsed by the SQL parser and compiled once.
  */
-import { checkLimit } from "../compile-budget.ts";
+import { checkLimit } from "../value/compile-budget.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import type { Expr, SelectStatement } from "../sql/ast.ts";

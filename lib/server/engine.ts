@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setCompileLimits } from "../compile-budget.ts";
+import { setCompileLimits } from "../value/compile-budget.ts";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";

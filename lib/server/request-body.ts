@@ -3,7 +3,7 @@
  * (with a Content-Length or chunked, read as text or as a multipart form), decoded as strict
  * UTF-8 and, for JSON, refused past the nesting limit before any handler walks it.
  */
-import { compileLimits } from "../compile-budget.ts";
+import { compileLimits } from "../value/compile-budget.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { HttpError } from "./respond.ts";

@@ -5,7 +5,7 @@
  * limit, so every later pass that recurses — analyzer, planner, expression compiler, rendering —
  * gets a statement it can hold.
  */
-import { beyondLimit, compileLimits } from "../compile-budget.ts";
+import { beyondLimit, compileLimits } from "../value/compile-budget.ts";
 
 const WHAT = "the SQL statement nests too deeply";
 const UNIT = "levels of nested expressions";

@@ -3,8 +3,8 @@
  * function lookup and validation hooks, the SELECT post-processing (select.ts) and CREATE option
  * conversion (create.ts), and peggy errors → ParseError with eKuiper's text and a position.
  */
-import { CompileBudgetError, compileLimits, DEFAULT_COMPILE_LIMITS } from "../compile-budget.ts";
-import { EngineError, ErrCode, ParseError } from "../errors.ts";
+import { CompileBudgetError, EngineError, ErrCode, ParseError } from "../errors.ts";
+import { compileLimits, DEFAULT_COMPILE_LIMITS } from "../value/compile-budget.ts";
 import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts";
 import type { FunctionCatalog } from "./catalog.ts";
 import { finishCreate, type RawCreate } from "./create.ts";

@@ -12,7 +12,7 @@ export interface HostileDefinition {
   readonly method: string;
   readonly path: string;
   readonly headers: Record<string, string>;
-  readonly body: () => BodyInit;
+  readonly body: () => NonNullable<RequestInit["body"]>;
 }
 
 /** A proto3 file with one message `W` of `n` int64 fields. */

@@ -7,7 +7,7 @@
  * limits the parse stays in tens of milliseconds. Syntax is not checked here: protobufjs reports
  * it with its own words.
  */
-import { checkLimit, compileLimits } from "../../compile-budget.ts";
+import { checkLimit, compileLimits } from "../../value/compile-budget.ts";
 
 interface Block {
   /** `message`, `enum`, `oneof`, `extend`, `service`, or "" for any other `{ }` (option values, rpc bodies). */

@@ -1,5 +1,5 @@
 /** Sink data templates (rules-and-sinks.md §3.2): Go text/template over floe values. */
-import { CompileBudgetError } from "../../compile-budget.ts";
+import { CompileBudgetError } from "../../errors.ts";
 import type { Value } from "../../value/values.ts";
 import { Executor, type FuncCtx } from "./exec.ts";
 import { TEMPLATE_FUNCS } from "./funcs.ts";

@@ -4,7 +4,7 @@
  * once into a tree that exec.ts walks; errors read like Go's: `template: sink:<line>: <message>`.
  * Size and nesting are bounded by the compile budget (a CompileBudgetError past them).
  */
-import { beyondLimit, checkLimit, compileLimits } from "../../compile-budget.ts";
+import { beyondLimit, checkLimit, compileLimits } from "../../value/compile-budget.ts";
 
 export interface Pos {
   readonly pos: number;

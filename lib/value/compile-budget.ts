@@ -5,10 +5,10 @@
  * each costs at its default), and is checked by a linear scan before the compiler sees the input,
  * so an over-budget definition is refused before the expensive work starts. A refusal is a
  * `CompileBudgetError` (a TooLargeError: the REST API answers 413) whose message names the limit
- * and the setting that changes it. The daemon sets the limits from kuiper.yaml at start
- * (`basic.compileLimits.*`); pipe mode and tests run with the defaults.
+ * and the setting that changes it. The daemon and pipe mode set the limits from kuiper.yaml
+ * (`basic.compileLimits.*`) when they load it; until then (tests) the defaults hold.
  */
-import { TooLargeError } from "./errors.ts";
+import { CompileBudgetError } from "../errors.ts";
 
 export interface CompileLimits {
   /** Bytes of one `.proto` file (its text as uploaded, before any parse). */
@@ -61,16 +61,6 @@ export function setCompileLimits(limits: CompileLimits): CompileLimits {
   const before = current;
   current = limits;
   return before;
-}
-
-/** A definition past one of the compile limits; `limit` is the setting's name. */
-export class CompileBudgetError extends TooLargeError {
-  readonly limit: keyof CompileLimits;
-  constructor(message: string, limit: keyof CompileLimits) {
-    super(message);
-    this.name = "CompileBudgetError";
-    this.limit = limit;
-  }
 }
 
 /**
