@@ -69,7 +69,6 @@ export function hostileDefinitions(): HostileDefinition[] {
     { name: "protobuf 8,000 fields as JSON content", kind: "protobuf", method: "POST", path: "/schemas/protobuf", headers: JSON_HEADERS, body: json({ name: "w8k", content: w8k }) },
     { name: "protobuf 8,000 fields as a multipart file", kind: "protobuf", method: "PUT", path: "/schemas/protobuf/w8km/upload", headers: {}, body: () => protoForm("w8km", w8k) },
     { name: "protobuf 300,000 fields as a multipart file", kind: "protobuf", method: "PUT", path: "/schemas/protobuf/w300k/upload", headers: {}, body: () => protoForm("w300k", w300k) },
-    { name: "protobuf 300,000 fields as a multipart file, again", kind: "protobuf", method: "PUT", path: "/schemas/protobuf/w300k/upload", headers: {}, body: () => protoForm("w300k", w300k) },
     { name: "protobuf 300,000 fields as JSON content", kind: "protobuf", method: "POST", path: "/schemas/protobuf", headers: JSON_HEADERS, body: json({ name: "w300kj", content: w300k }) },
     { name: "SQL expression nested 5,000 deep", kind: "sql", method: "POST", path: "/rules", headers: JSON_HEADERS, body: json({ id: "hostile_sql", sql: deepSql(5000), actions: [{ nop: {} }] }) },
     { name: "graph rule of 2,000 nodes", kind: "graph", method: "POST", path: "/rules", headers: JSON_HEADERS, body: json({ id: "hostile_graph", graph: hugeGraph(2000) }) },
