@@ -35,15 +35,15 @@ export interface CompileLimits {
 
 export const DEFAULT_COMPILE_LIMITS: CompileLimits = {
   protoBytes: 256 * 1024,
-  protoFields: 256,
+  protoFields: 512,
   protoDeclarations: 2048,
   protoDepth: 32,
   sqlLength: 32 * 1024,
   sqlDepth: 256,
-  graphNodes: 200,
-  templateBytes: 64 * 1024,
+  graphNodes: 50,
+  templateBytes: 16 * 1024,
   templateDepth: 64,
-  udfBytes: 128 * 1024,
+  udfBytes: 64 * 1024,
 };
 
 /** The settings' names under `basic.compileLimits` (kuiper.yaml, `KUIPER__BASIC__COMPILELIMITS__<NAME>`). */

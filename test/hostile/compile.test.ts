@@ -76,8 +76,8 @@ async function pingMs(): Promise<number> {
 
 /** What each protobuf case must be refused with: the limit it passes. */
 const PROTO_REFUSAL: Record<string, RegExp> = {
-  "protobuf 8,000 fields as JSON content": /^schema create command error: w8k\.proto: message W has 8000 fields, more than the limit of 256 \(basic\.compileLimits\.protoFields\)$/,
-  "protobuf 8,000 fields as a multipart file": /^Invalid schema: w8km\.proto: message W has 8000 fields, more than the limit of 256 \(basic\.compileLimits\.protoFields\)$/,
+  "protobuf 8,000 fields as JSON content": /^schema create command error: w8k\.proto: message W has 8000 fields, more than the limit of 512 \(basic\.compileLimits\.protoFields\)$/,
+  "protobuf 8,000 fields as a multipart file": /^Invalid schema: w8km\.proto: message W has 8000 fields, more than the limit of 512 \(basic\.compileLimits\.protoFields\)$/,
   "protobuf 300,000 fields as a multipart file": /^Invalid schema: w300k\.proto has \d+ bytes, more than the limit of 262144 \(basic\.compileLimits\.protoBytes\)$/,
   // The JSON routes of a schema read at most twice its byte limit: refused unread.
   "protobuf 300,000 fields as JSON content": /^http: request body too large \(limit 528384 bytes\)$/,
@@ -147,7 +147,8 @@ const VARIANTS: Variant[] = [
   { name: "a CREATE with types nested 300 deep", compiledBy: ["POST /streams", "PUT /streams/{name}"], body: (id) => asJson({ sql: deepCreate(id) }) },
   { name: "a graph of 2,000 nodes", compiledBy: ["POST /rules", "PUT /rules/{name}", "POST /rules/validate"], body: (id) => asJson({ id, graph: hugeGraph(2000) }) },
   // `/rules/validate` checks a SQL rule's statement and sources only, as eKuiper does: its sinks are not compiled. A trial's sink is `sinkProps`.
-  { name: "a dataTemplate nested 3,000 deep", compiledBy: ["POST /rules", "PUT /rules/{name}", "POST /ruletest"], body: (id) => asJson({ id, sql: "SELECT * FROM hostile_s", actions: [{ nop: { dataTemplate: deepTemplate(3000) } }], sinkProps: { dataTemplate: deepTemplate(3000) } }) },
+  // 1,000 deep fits the size limit (16 KiB): the nesting limit refuses it.
+  { name: "a dataTemplate nested 1,000 deep", compiledBy: ["POST /rules", "PUT /rules/{name}", "POST /ruletest"], body: (id) => asJson({ id, sql: "SELECT * FROM hostile_s", actions: [{ nop: { dataTemplate: deepTemplate(1000) } }], sinkProps: { dataTemplate: deepTemplate(1000) } }) },
   { name: "a UDF source of 250 KiB", compiledBy: ["POST /udf/javascript", "PUT /udf/javascript/{id}"], body: (id) => asJson({ id, script: giantUdf(id, 250 * 1024) }) },
   { name: "a protobuf message of 8,000 fields as JSON", compiledBy: ["POST /schemas/{type}", "PUT /schemas/{type}/{name}"], body: (id) => asJson({ type: "protobuf", name: id, content: wideProto(8000) }) },
   {

@@ -44,14 +44,14 @@ describe("protobuf", () => {
   test("a message past the field limit is refused with its name and count, before protobufjs parses it", () => {
     // The trailing garbage would be protobufjs's syntax error: the budget answers first.
     const e = refusal(() => parseProto("w.proto", wideProto(8000) + "garbage {", () => undefined));
-    expect(e.message).toBe("w.proto: message W has 8000 fields, more than the limit of 256 (basic.compileLimits.protoFields)");
+    expect(e.message).toBe("w.proto: message W has 8000 fields, more than the limit of 512 (basic.compileLimits.protoFields)");
     expect(e.limit).toBe("protoFields");
     expect(e).toBeInstanceOf(TooLargeError);
   });
 
   test("a message at the field limit parses", () => {
-    const { root } = parseProto("w.proto", wideProto(256), () => undefined);
-    expect(root.lookupType("W").fieldsArray.length).toBe(256);
+    const { root } = parseProto("w.proto", wideProto(512), () => undefined);
+    expect(root.lookupType("W").fieldsArray.length).toBe(512);
   });
 
   test("oneof members count to their message, nested messages and enums count apart, options and comments do not count", () => {
@@ -88,8 +88,8 @@ describe("protobuf", () => {
   });
 
   test("an imported file passes the same scan", () => {
-    const e = refusal(() => parseProto("a.proto", 'syntax = "proto3"; import "b.proto"; message A { int64 x = 1; }', (p) => (p === "b.proto" ? wideProto(300) : undefined)));
-    expect(e.message).toBe("b.proto: message W has 300 fields, more than the limit of 256 (basic.compileLimits.protoFields)");
+    const e = refusal(() => parseProto("a.proto", 'syntax = "proto3"; import "b.proto"; message A { int64 x = 1; }', (p) => (p === "b.proto" ? wideProto(600) : undefined)));
+    expect(e.message).toBe("b.proto: message W has 600 fields, more than the limit of 512 (basic.compileLimits.protoFields)");
   });
 
   test("a schema checked at upload is not parsed again for CREATE STREAM or a decoder: the registry keeps the parse", () => {
@@ -132,16 +132,16 @@ describe("SQL", () => {
 
 describe("graph rules, templates, UDF source", () => {
   test("a graph past the node limit is refused before any node is planned", () => {
-    const e = refusal(() => planGraph(hugeGraph(300), new Map(), { functions } as never));
-    expect(e.message).toBe("the graph has 302 nodes, more than the limit of 200 (basic.compileLimits.graphNodes)");
+    const e = refusal(() => planGraph(hugeGraph(60), new Map(), { functions } as never));
+    expect(e.message).toBe("the graph has 62 nodes, more than the limit of 50 (basic.compileLimits.graphNodes)");
   });
 
   test("a template nested past the limit, or past the size limit, is refused; at the limit it renders", () => {
     expect(refusal(() => compileTemplate(deepTemplate(65))).message).toBe("template sink nests too deeply: more than 64 levels of blocks and parentheses (basic.compileLimits.templateDepth)");
     expect(refusal(() => compileTemplate(`{{ ${"(".repeat(70)}.a${")".repeat(70)} }}`)).limit).toBe("templateDepth");
     expect(compileTemplate(deepTemplate(64))({ a: true })).toBe("x");
-    const big = "{{.a}}".repeat(20_000);
-    expect(refusal(() => compileTemplate(big)).message).toBe("template sink has 120000 bytes, more than the limit of 65536 (basic.compileLimits.templateBytes)");
+    const big = "{{.a}}".repeat(3000);
+    expect(refusal(() => compileTemplate(big)).message).toBe("template sink has 18000 bytes, more than the limit of 16384 (basic.compileLimits.templateBytes)");
   });
 
   test("a sink's properties are checked at rule creation: budget refusals throw, other template errors wait for the sink", () => {
