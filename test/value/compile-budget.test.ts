@@ -74,6 +74,13 @@ describe("protobuf", () => {
     expect(refusal(() => scanProto("e.proto", ok.replace("T = 2;", "T = 2; F = 3;"))).message).toBe("e.proto: enum E has 4 values, more than the limit of 3 (basic.compileLimits.protoFields)");
   });
 
+  test("a proto2 group's fields count to the group, as protobufjs builds it as a message", () => {
+    withLimits({ protoFields: 3 });
+    const group = (n: number) => `syntax = "proto2"; message M { optional group G = 1 { ${Array.from({ length: n }, (_, i) => `optional int64 g${i} = ${i + 1};`).join(" ")} } }`;
+    expect(() => parseProto("g.proto", group(3), () => undefined)).not.toThrow();
+    expect(refusal(() => scanProto("g.proto", group(4))).message).toBe("g.proto: message G has 4 fields, more than the limit of 3 (basic.compileLimits.protoFields)");
+  });
+
   test("declarations of a file, nesting and size have their own limits", () => {
     withLimits({ protoDeclarations: 10 });
     const many = Array.from({ length: 6 }, (_, i) => `message M${i} { int64 a = 1; }`).join("\n");

@@ -10,7 +10,7 @@
 import { checkLimit, compileLimits } from "../../value/compile-budget.ts";
 
 interface Block {
-  /** `message`, `enum`, `oneof`, `extend`, `service`, or "" for any other `{ }` (option values, rpc bodies). */
+  /** `message` (a group too), `enum`, `oneof`, `extend`, `service`, or `block` for any other `{ }` (option values, rpc bodies). */
   readonly kind: string;
   readonly name: string;
   /** Fields (values) counted so far: a oneof's go to its message. */
@@ -19,7 +19,9 @@ interface Block {
 
 /** Statements inside a message or enum that declare nothing. */
 const NOT_FIELDS = new Set(["option", "reserved", "extensions"]);
-const COUNTED = new Set(["message", "enum", "extend"]);
+const KINDS = new Set(["message", "enum", "oneof", "extend", "service"]);
+/** Blocks whose statements protobufjs adds one by one to one object: their count is limited. */
+const HOLDS_FIELDS = new Set(["message", "enum", "extend", "block"]);
 
 const isIdentStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isIdent = (c: number) => isIdentStart(c) || (c >= 48 && c <= 57) || c === 46;
@@ -31,9 +33,10 @@ export function scanProto(file: string, text: string): void {
   if (text.length * 3 > limits.protoBytes) checkLimit("protoBytes", Buffer.byteLength(text), file, "bytes");
   const stack: Block[] = [{ kind: "file", name: file, count: 0 }];
   let declarations = 0;
-  // The current statement's first two identifiers (`message W`, `int64 a`, `option x`).
+  // The current statement's first three identifiers (`message W`, `int64 a`, `optional group G`).
   let first = "";
   let second = "";
+  let third = "";
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -54,27 +57,29 @@ export function scanProto(file: string, text: string): void {
       while (i < n && isIdent(text.charCodeAt(i))) i++;
       if (first === "") first = text.slice(start, i);
       else if (second === "") second = text.slice(start, i);
+      else if (third === "") third = text.slice(start, i);
     } else if (c === 123) {
-      // `{`: a block opens; a `group` field is a field and a message at once.
-      const kind = first === "group" ? "message" : first === "message" || first === "enum" || first === "oneof" || first === "extend" || first === "service" ? first : "";
-      if (first === "group") countField(stack);
-      if (COUNTED.has(kind)) declarations++;
-      stack.push({ kind, name: second, count: 0 });
+      // `{`: a block opens. A group (`[label] group G = 1 { … }`) is a field and a message at once.
+      const group = first === "group" || second === "group";
+      if (group) countField(stack);
+      const kind = group ? "message" : KINDS.has(first) ? first : "block";
+      if (kind === "message" || kind === "enum" || kind === "extend") declarations++;
+      stack.push({ kind, name: group ? (first === "group" ? second : third) : kind === "block" ? first : second, count: 0 });
       checkLimit("protoDepth", stack.length - 1, file, "levels of nested blocks");
-      first = second = "";
+      first = second = third = "";
       i++;
     } else if (c === 125) {
       if (stack.length > 1) checkFields(stack.pop()!, file);
-      first = second = "";
+      first = second = third = "";
       i++;
     } else if (c === 59) {
-      // `;`: a statement ends; in a message, oneof or enum it declares a field (value) unless it is an option.
+      // `;`: a statement ends; in a message, oneof, enum or other block it declares a field (value) unless it is an option.
       const kind = stack[stack.length - 1]!.kind;
-      if (first !== "" && !NOT_FIELDS.has(first) && (kind === "message" || kind === "enum" || kind === "oneof" || kind === "extend")) {
+      if (first !== "" && !NOT_FIELDS.has(first) && (kind === "oneof" || HOLDS_FIELDS.has(kind))) {
         countField(stack);
         declarations++;
       }
-      first = second = "";
+      first = second = third = "";
       i++;
     } else {
       if (first === "" && c > 32) first = "\0";
@@ -87,15 +92,15 @@ export function scanProto(file: string, text: string): void {
 }
 
 function checkFields(b: Block, file: string): void {
-  if (b.kind === "message" || b.kind === "enum" || b.kind === "extend") checkLimit("protoFields", b.count, `${file}: ${b.kind} ${b.name}`, b.kind === "enum" ? "values" : "fields");
+  if (HOLDS_FIELDS.has(b.kind)) checkLimit("protoFields", b.count, `${file}: ${b.kind} ${b.name}`, b.kind === "enum" ? "values" : b.kind === "block" ? "statements" : "fields");
 }
 
-/** One more field in the innermost message or enum (a oneof's fields are its message's). */
+/** One more field in the innermost block that holds fields (a oneof's fields are its message's). */
 function countField(stack: Block[]): void {
   for (let k = stack.length - 1; k > 0; k--) {
     const b = stack[k]!;
     if (b.kind === "oneof") continue;
-    if (b.kind === "message" || b.kind === "enum" || b.kind === "extend") b.count++;
+    if (HOLDS_FIELDS.has(b.kind)) b.count++;
     return;
   }
 }
