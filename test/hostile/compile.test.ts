@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "../helpers/runtime.ts";
 import { deepSql, deepTemplate, giantUdf, hostileDefinitions, hugeGraph, protoForm, wideProto } from "./compile-cases.ts";
-import { concrete, endsDaemon, seed, startFloe, surface, type DaemonProc, type SurfaceRoute } from "./surface.ts";
+import { concrete, endsDaemon, seed, startFloe, surface, VICTIM, type DaemonProc, type SurfaceRoute } from "./surface.ts";
 
 /** Generous for a loaded 2-core machine; the frozen loop made /ping wait 3.5–6 s (8,000 fields) and minutes (300,000). */
 const PING_BOUND_MS = 1500;
@@ -173,9 +173,9 @@ const VARIANTS: Variant[] = [
   },
 ];
 
-/** The value the route's path gives `id`/`name` (concrete() names seeded objects `victim`), else a fresh name. */
+/** The id a route's path names (concrete() names the seeded objects `victim`), else a fresh one. */
 function idFor(r: SurfaceRoute): string {
-  return /\{(name|id)\}/.test(r.path) ? (/\/([^/]+)(?:\/upload)?$/.exec(concrete(r.path))?.[1] ?? "hostile") : "hostile";
+  return /\{(name|id)\}/.test(r.path) ? VICTIM : "hostile";
 }
 
 // A DELETE carries no definition (and would remove the seeded objects the PUT routes name).
