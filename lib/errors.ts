@@ -50,6 +50,19 @@ export class TooLargeError extends EngineError {
   }
 }
 
+/**
+ * A definition past one of the compile budget's limits (value/compile-budget.ts): 413 like any
+ * size limit; `limit` names the setting (`basic.compileLimits.<limit>`).
+ */
+export class CompileBudgetError extends TooLargeError {
+  readonly limit: string;
+  constructor(message: string, limit: string) {
+    super(message);
+    this.name = "CompileBudgetError";
+    this.limit = limit;
+  }
+}
+
 /** A plan-time (analyzer) error: the rule cannot be created. */
 export class PlanError extends EngineError {
   constructor(message: string) {

@@ -6,6 +6,7 @@
 import { YAML } from "bun";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { COMPILE_LIMIT_KEYS, DEFAULT_COMPILE_LIMITS, type CompileLimits } from "../value/compile-budget.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { goDurationMs } from "../value/duration.ts";
 import { localZone, loadLocation, type Zone } from "../value/time.ts";
@@ -74,6 +75,8 @@ export interface BasicSettings {
    * 100ms) per call and per script load, `basic.udfMemoryLimit` (bytes, default 32 MiB) per UDF.
    */
   readonly udfLimits: { readonly timeoutMs: number; readonly memoryBytes: number };
+  /** floe: the compile budget of uploaded definitions (`basic.compileLimits.<name>`, compile-budget.ts). */
+  readonly compileLimits: CompileLimits;
   /** floe: the web console at `/ui` on the REST port (`basic.console`, default true). */
   readonly console: boolean;
   /**
@@ -197,6 +200,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
         timeoutMs: positive(durationMs(b("udftimeout"), 100), 100),
         memoryBytes: positive(int(b("udfmemorylimit"), 32 * 1024 * 1024), 32 * 1024 * 1024),
       },
+      compileLimits: compileLimits(b("compilelimits")),
       console: bool(b("console"), true),
       allowedOrigins: list(b("allowedorigins")),
       allowedHosts: list(b("allowedhosts")),
@@ -247,6 +251,13 @@ function bool(v: unknown, dflt: boolean): boolean {
 function list(v: unknown): string[] {
   const items = Array.isArray(v) ? v.map((x) => str(x, "")) : str(v, "").split(",");
   return items.map((x) => x.trim()).filter((x) => x !== "");
+}
+
+/** `basic.compileLimits`: each setting a positive integer, the default where absent or unreadable. */
+function compileLimits(v: unknown): CompileLimits {
+  const out: Record<string, number> = {};
+  for (const k of COMPILE_LIMIT_KEYS) out[k] = positive(int(pick(v, k), DEFAULT_COMPILE_LIMITS[k]), DEFAULT_COMPILE_LIMITS[k]);
+  return out as unknown as CompileLimits;
 }
 
 function positive(v: number, dflt: number): number {

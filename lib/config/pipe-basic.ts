@@ -2,6 +2,7 @@
  * The `basic` settings pipe mode needs from `etc/kuiper.yaml` (config-and-cli.md §2), with the
  * `KUIPER__BASIC__<KEY>` environment overrides (§5). The full loader is lib/config.
  */
+import { setCompileLimits } from "../value/compile-budget.ts";
 import { loadKuiperConfig, type BasicSettings } from "./kuiper.ts";
 import type { Zone } from "../value/time.ts";
 
@@ -15,6 +16,8 @@ export interface BasicConfig {
 
 export async function loadBasicConfig(etcDir: string | undefined, env: Record<string, string | undefined> = process.env): Promise<BasicConfig> {
   const { basic, source } = await loadKuiperConfig(etcDir, env);
+  // Pipe mode compiles the user's own files, under the same budget as the daemon's uploads.
+  setCompileLimits(basic.compileLimits);
   return {
     timezone: basic.timezone,
     ignoreCase: basic.ignoreCase,

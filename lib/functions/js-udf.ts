@@ -5,6 +5,7 @@
  * which the push chain of operators needs. A thrown error, a result eKuiper refuses (NaN, ±Inf)
  * or a breach of a limit is a row error, `call func <id> error: …` once the call site prefixed it.
  */
+import { checkLimit, compileLimits } from "../value/compile-budget.ts";
 import { RowError } from "../errors.ts";
 import type { Value } from "../value/values.ts";
 import type { FuncDef, FunctionRegistry } from "./registry.ts";
@@ -23,8 +24,13 @@ export interface ScriptDef {
 // replaced or deleted UDF's sandbox lives until its last caller is gone, then its heap is freed.
 const retired = new FinalizationRegistry<Sandbox>((s) => s.dispose());
 
-/** Loads the script into a new sandbox; throws an Error with the script's error text (syntax, missing function, a limit). */
+/**
+ * Loads the script into a new sandbox; throws an Error with the script's error text (syntax,
+ * missing function, a limit), or a CompileBudgetError for a source past the compile budget's
+ * `udfBytes` (the sandbox's time limit bounds its load; the size bounds its parse).
+ */
 export async function compileScript(def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<Sandbox> {
+  if (def.script.length * 3 > compileLimits().udfBytes) checkLimit("udfBytes", Buffer.byteLength(def.script), `the script of javascript function ${def.id}`, "bytes");
   return createSandbox(def.id, def.script, limits);
 }
 

@@ -3,6 +3,7 @@
  * the SQL planner builds, wired as a DAG. Checks run in eKuiper's order with its exact messages
  * (§2); every node expression is parsed by the SQL parser and compiled once.
  */
+import { checkLimit } from "../value/compile-budget.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { compileExpr, type Evaluator, type Scope } from "../expr/compile.ts";
 import type { Expr, SelectStatement } from "../sql/ast.ts";
@@ -113,6 +114,8 @@ class GraphPlanner {
     const nodes = key(graph, "nodes");
     const topo = key(graph, "topo");
     if (nodes !== undefined && nodes !== null && !isObj(nodes)) throw fail("json: cannot unmarshal into Go struct field RuleGraph.graph.nodes of type map[string]*def.GraphNode");
+    // Each node is parsed and planned like a small rule: the compile budget bounds how many.
+    if (nodes) checkLimit("graphNodes", Object.keys(nodes).length, "the graph", "nodes");
     for (const [name, n] of Object.entries(nodes ?? {})) {
       if (!isObj(n)) throw fail(`json: cannot unmarshal into Go struct field RuleGraph.graph.nodes of type def.GraphNode`);
       const str = (k: string) => {

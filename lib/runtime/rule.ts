@@ -45,6 +45,7 @@ import { createSinkConnector } from "../io/sinks/index.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { checkSinkFormat } from "../io/sinks/payload.ts";
 import { mergeProps } from "../io/props.ts";
+import { checkTemplateBudget } from "../io/templates/index.ts";
 import { rateLimitOf, resolveSourceProps, selectorError, sourceType } from "../io/sources/index.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
 import { isLookupTable, type StreamDef } from "../plan/streams.ts";
@@ -121,11 +122,13 @@ export class Rule {
       // Planned here to validate (sources, operators, sinks); each run plans again.
       const g = planRuleGraph(def.id, def.graph, !!def.temp, streams, options, env, () => Date.now(), () => false);
       const actions = g.sinks.map((k, i): Action => ({ type: k.type, index: i, node: k.node, props: k.props, common: parseSinkCommon(k.props, env.cacheDefaults) }));
+      for (const a of actions) checkTemplateBudget(a.props);
       return new Rule(def.id, def.name ?? "", options, GRAPH_SELECT, streams, actions, env, hub, host, { json: def.graph, temp: !!def.temp });
     }
     const select = def.select ?? parseSelect(def.sql, env.functions);
     analyze(select, streams, { functions: env.functions, sendMetaToSink: options.sendMetaToSink });
     const actions = parseActions(def.actions, env, def.id, host.extraSinks?.length ?? 0);
+    for (const a of actions) checkTemplateBudget(a.props);
     return new Rule(def.id, def.name ?? "", options, select, streams, actions, env, hub, host);
   }
 

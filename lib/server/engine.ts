@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setCompileLimits } from "../value/compile-budget.ts";
 import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
 import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -156,6 +157,8 @@ export class Engine {
     const env = o.env ?? process.env;
     const log = o.log ?? ((l: string) => process.stderr.write(l + "\n"));
     const config = await loadKuiperConfig(o.paths.etc, env);
+    // Before anything stored is parsed: the stored rules and schemas are compiled under the same budget.
+    setCompileLimits(config.basic.compileLimits);
     prepareDataDir(o.paths.data);
     const local = Kv.open(o.paths.data, config.store.sqliteName);
     let kv: DefinitionStore = local;
@@ -331,7 +334,7 @@ export class Engine {
   putSchemas(list: readonly SchemaEntry[]): void {
     const next = this.schemas.with(list);
     for (const s of list) next.check(s.name, s.content);
-    for (const s of list) this.schemas.set({ ...s, file: this.schemaStore.save(s.name, s.content, s.version) });
+    this.schemas.adopt(next, list.map((s) => ({ ...s, file: this.schemaStore.save(s.name, s.content, s.version) })));
   }
 
   removeSchema(name: string): boolean {

@@ -3,6 +3,7 @@
  * (with a Content-Length or chunked, read as text or as a multipart form), decoded as strict
  * UTF-8 and, for JSON, refused past the nesting limit before any handler walks it.
  */
+import { compileLimits } from "../value/compile-budget.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { HttpError } from "./respond.ts";
@@ -15,10 +16,14 @@ import { HttpError } from "./respond.ts";
  */
 const MAX_DEFINITION_BODY = 256 * 1024;
 const DEFINITION_ROUTE = /^\/(?:v2\/)?(?:rules|streams|tables|metadata|udf|connections)(?:\/|$)/;
+/** A schema as JSON (`content`, escaped: at most twice its bytes) — not the multipart upload, which may be a zip. */
+const SCHEMA_ROUTE = /^\/schemas\/[^/]+(?:\/[^/]+)?\/?$/;
 
 /** The body limit of a route path. */
 export function bodyLimit(path: string, maxBodySize: number): number {
-  return DEFINITION_ROUTE.test(path) ? Math.min(maxBodySize, MAX_DEFINITION_BODY) : maxBodySize;
+  if (DEFINITION_ROUTE.test(path)) return Math.min(maxBodySize, MAX_DEFINITION_BODY);
+  if (SCHEMA_ROUTE.test(path)) return Math.min(maxBodySize, Math.max(MAX_DEFINITION_BODY, 2 * compileLimits().protoBytes + 4096));
+  return maxBodySize;
 }
 
 /** Thrown when a body passes its limit; the pipeline answers 413. */

@@ -4,7 +4,7 @@
  * type (a Go plugin .so) is a type eKuiper knows, so it lists empty and its writes answer that
  * floe does not load Go plugins; any other type is unknown, with eKuiper's texts.
  */
-import { EngineError, ErrCode, errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import { isZip, readZip } from "../io/zip.ts";
 import { CUSTOM_FORMAT_ERROR, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import { idError } from "../store/ids.ts";
@@ -30,6 +30,8 @@ interface Info {
 }
 
 const err = (m: string, status?: number) => errorBody(ErrCode.undefined, m, status);
+/** A schema past the compile budget (or a size limit) is 413, any other refusal 400. */
+const refusedStatus = (x: unknown) => (x instanceof TooLargeError ? 413 : 400);
 
 /** The body decoded over `base` (Go decodes into a struct pre-filled with the path's values). */
 async function decodeInfo(ctx: Ctx, base: Pick<Info, "type" | "name">): Promise<Info | Response> {
@@ -131,7 +133,7 @@ export const schemaRoutes: R[] = [
       try {
         e.putSchema(i.name, await contentOf(e, i), i.version);
       } catch (x) {
-        return err(`${prefix}: ${errorText(x)}`);
+        return err(`${prefix}: ${errorText(x)}`, refusedStatus(x));
       }
       return sentence(`protobuf schema ${i.name} is created`, 201);
     },
@@ -169,7 +171,7 @@ export const schemaRoutes: R[] = [
       try {
         e.putSchemas(isZip(bytes) ? zipSchemas(e, name, version, bytes) : [{ name, content: new TextDecoder().decode(bytes), file: "", version }]);
       } catch (x) {
-        return uploadError(400, `Invalid schema: ${errorText(x)}`);
+        return uploadError(refusedStatus(x), `Invalid schema: ${errorText(x)}`);
       }
       return uploadReply(existed ? 200 : 201, { type: t, name }, { Location: `/schemas/${t}/${name}` });
     },
@@ -193,7 +195,7 @@ export const schemaRoutes: R[] = [
       try {
         e.putSchema(name, await contentOf(e, i), i.version);
       } catch (x) {
-        return err(`${prefix}: ${errorText(x)}`);
+        return err(`${prefix}: ${errorText(x)}`, refusedStatus(x));
       }
       return sentence(`protobuf schema ${name} is updated`);
     },

@@ -1,5 +1,5 @@
 /** `/udf/javascript` (rest-api.md §14.5): JavaScript UDFs, stored in KV and run for real. */
-import { ErrCode, errorText } from "../errors.ts";
+import { ErrCode, errorText, TooLargeError } from "../errors.ts";
 import type { ScriptDef } from "../functions/js-udf.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, readJson } from "./body.ts";
@@ -33,7 +33,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       try {
         await e.addScript(s);
       } catch (err) {
-        return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`);
+        return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`, err instanceof TooLargeError ? 413 : undefined);
       }
       return sentence(`javascript function ${s.id} is created`, 201);
     },
@@ -69,7 +69,7 @@ export const udfRoutes: RouteDef<Engine>[] = [
       try {
         await e.addScript(s);
       } catch (err) {
-        return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`);
+        return errorBody(ErrCode.undefined, `${prefix}: ${errorText(err)}`, err instanceof TooLargeError ? 413 : undefined);
       }
       return sentence(`javascript function ${s.id} is updated`);
     }),

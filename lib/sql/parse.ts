@@ -3,10 +3,12 @@
  * function lookup and validation hooks, the SELECT post-processing (select.ts) and CREATE option
  * conversion (create.ts), and peggy errors → ParseError with eKuiper's text and a position.
  */
-import { EngineError, ErrCode, ParseError, TooLargeError } from "../errors.ts";
+import { CompileBudgetError, EngineError, ErrCode, ParseError } from "../errors.ts";
+import { compileLimits, DEFAULT_COMPILE_LIMITS } from "../value/compile-budget.ts";
 import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts";
 import type { FunctionCatalog } from "./catalog.ts";
 import { finishCreate, type RawCreate } from "./create.ts";
+import { checkAstDepth, scanSqlDepth } from "./depth.ts";
 import { parse as pegParse, SyntaxError as PegSyntaxError } from "./parser.js";
 import { finishSelect } from "./select.ts";
 import { validateWindowArgs, WINDOW_NAMES } from "./window-args.ts";
@@ -61,21 +63,26 @@ function tokenAt(text: string, offset: number): string {
 }
 
 /**
- * The longest SQL statement floe parses, in characters. The parser is synchronous (~0.5–1 µs
- * per character on wide projections) and the daemon has one thread: a statement at the limit
- * parses in tens of ms, an 8 MB one would stop every rule for seconds (bench/limits.ts, docs/daemon.md,
- * "Errors, limits and the safe start").
+ * The longest SQL statement floe parses by default, in characters (the compile budget's
+ * `sqlLength`). The parser is synchronous (~0.5–1 µs per character on wide projections) and the
+ * daemon has one thread: a statement at the limit parses in tens of ms, an 8 MB one would stop
+ * every rule for seconds (bench/limits.ts, docs/compile-budget.md).
  */
-export const MAX_SQL_LENGTH = 32 * 1024;
+export const MAX_SQL_LENGTH = DEFAULT_COMPILE_LIMITS.sqlLength;
 
 /** What a statement nesting deeper than the parser's stack can hold is refused with. */
 export const SQL_TOO_DEEP = "the SQL statement nests too deeply";
 
 function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", catalog: FunctionCatalog, base = 0, full = text): unknown {
-  if (text.length > MAX_SQL_LENGTH) throw new TooLargeError(`the SQL statement is ${text.length} characters long, more than the limit of ${MAX_SQL_LENGTH}`);
+  const max = compileLimits().sqlLength;
+  if (text.length > max) throw new CompileBudgetError(`the SQL statement is ${text.length} characters long, more than the limit of ${max}`, "sqlLength");
+  scanSqlDepth(text);
   try {
-    return pegParse(text, { startRule, ...hooks(catalog) });
+    const raw = pegParse(text, { startRule, ...hooks(catalog) });
+    checkAstDepth(raw);
+    return raw;
   } catch (e) {
+    if (e instanceof CompileBudgetError) throw e;
     if (e instanceof RangeError) {
       const { line, column } = position(full, base);
       throw new ParseError(SQL_TOO_DEEP, line, column);

@@ -141,10 +141,10 @@ test("an 8 MB SQL body is refused with 413 at once, and the API answers meanwhil
   expect((await d.call("GET", "/rules/wide")).status).toBe(404);
 });
 
-test("SQL nesting deeper than the parser's stack is a 400 parse error, not a 500", async () => {
+test("SQL nesting deeper than the compile budget is refused before it is parsed: 413 naming the limit, not a 500", async () => {
   const r = await d.call("POST", "/rules", { id: "parens", sql: `SELECT ${"(".repeat(15_000)}1${")".repeat(15_000)} FROM deepin`, actions: [{ nop: {} }] });
-  expect(r.status).toBe(400);
-  expect(JSON.parse(r.text).message).toContain("the SQL statement nests too deeply");
+  expect(r.status).toBe(413);
+  expect(JSON.parse(r.text).message).toBe("invalid rule json: the SQL statement nests too deeply: more than 256 levels of nested expressions (basic.compileLimits.sqlDepth)");
 });
 
 test("floe run: the deep line is a decode error on stderr, the other lines print", async () => {

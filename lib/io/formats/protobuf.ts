@@ -9,6 +9,7 @@ import protobuf from "protobufjs";
 import { EngineError, ErrCode, RowError } from "../../errors.ts";
 import { fmtV, isObj, type Obj, type Value } from "../../value/values.ts";
 import type { FieldType, StreamField } from "../../sql/ast.ts";
+import { scanProto } from "./proto-scan.ts";
 
 export type ProtoRoot = protobuf.Root;
 export type ProtoType = protobuf.Type;
@@ -20,8 +21,9 @@ const PARSE_OPTIONS = { keepCase: true };
 
 /**
  * Parses `text` (file `name`) and, transitively, the files it imports, into one resolved root.
- * Google's well-known types (`google/protobuf/*.proto`) come with protobufjs. Throws EngineError
- * with protobufjs's reason (`illegal token …`, `no such type: …`, a missing import).
+ * Google's well-known types (`google/protobuf/*.proto`) come with protobufjs. Each file passes the
+ * compile budget's pre-scan first (a CompileBudgetError over a limit). Throws EngineError with
+ * protobufjs's reason (`illegal token …`, `no such type: …`, a missing import).
  */
 export function parseProto(name: string, text: string, readImport: ImportReader): { root: ProtoRoot; pkg: string } {
   const root = new protobuf.Root();
@@ -29,6 +31,7 @@ export function parseProto(name: string, text: string, readImport: ImportReader)
   let pkg = "";
   const load = (file: string, source: string, main: boolean): void => {
     let parsed: protobuf.IParserResult;
+    scanProto(file, source);
     try {
       parsed = protobuf.parse(source, root, PARSE_OPTIONS);
     } catch (e) {

@@ -40,9 +40,15 @@ export function schemaNotFound(type: string, name: string): EngineError {
   return new EngineError(`schema type ${type} id ${name} not found in registry`, ErrCode.converter);
 }
 
+type Parsed = ReturnType<typeof import("./protobuf.ts").parseProto>;
+
 export class SchemaRegistry {
   private readonly schemas = new Map<string, SchemaEntry>();
-  /** Parsed roots' messages by schema id; cleared on every change (imports cross schemas). */
+  /**
+   * Parsed files by schema name and their messages by schema id, so that a schema is parsed once:
+   * at its upload, or at its first use after a start. Cleared on every change (imports cross schemas).
+   */
+  private parsed = new Map<string, Parsed>();
   private readonly messages = new Map<string, ProtoType>();
 
   /** Registered names, ascending. */
@@ -56,7 +62,7 @@ export class SchemaRegistry {
 
   /** Parses `content` as schema `name` would be (imports from the registered schemas); throws EngineError. */
   check(name: string, content: string): void {
-    this.parse(name, content);
+    this.parsed.set(name, this.parse(name, content));
   }
 
   /** A copy of this registry with `entries` added or replaced (to check schemas that import each other). */
@@ -69,16 +75,31 @@ export class SchemaRegistry {
 
   set(entry: SchemaEntry): void {
     this.schemas.set(entry.name, entry);
-    this.messages.clear();
+    this.changed();
+  }
+
+  /**
+   * Registers `entries`, which `checked` (this registry `with` them) parsed: what it parsed is
+   * kept, so the next `CREATE STREAM` or rule start does not parse the schemas again.
+   */
+  adopt(checked: SchemaRegistry, entries: readonly SchemaEntry[]): void {
+    for (const e of entries) this.schemas.set(e.name, e);
+    this.changed();
+    this.parsed = new Map(checked.parsed);
   }
 
   delete(name: string): boolean {
-    this.messages.clear();
+    this.changed();
     return this.schemas.delete(name);
   }
 
   clear(): void {
     this.schemas.clear();
+    this.changed();
+  }
+
+  private changed(): void {
+    this.parsed.clear();
     this.messages.clear();
   }
 
@@ -95,8 +116,12 @@ export class SchemaRegistry {
     const [name, msg] = parts as [string, string];
     const entry = this.schemas.get(name);
     if (!entry) throw schemaNotFound("protobuf", name);
-    const { root, pkg } = this.parse(name, entry.content);
-    const type = protobuf().findMessage(root, pkg, msg);
+    let file = this.parsed.get(name);
+    if (!file) {
+      file = this.parse(name, entry.content);
+      this.parsed.set(name, file);
+    }
+    const type = protobuf().findMessage(file.root, file.pkg, msg);
     if (!type) throw new EngineError(`message type ${msg} not found in schema ${name}`, ErrCode.converter);
     this.messages.set(schemaId, type);
     return type;
@@ -119,7 +144,7 @@ export class SchemaRegistry {
   }
 
   /** `import "b.proto"` reads registered schema `b` (schemas are stored side by side as `<name>.proto`). */
-  private parse(name: string, content: string) {
+  private parse(name: string, content: string): Parsed {
     return protobuf().parseProto(`${name}.proto`, content, (path) => (path.endsWith(".proto") ? this.schemas.get(path.slice(0, -6))?.content : undefined));
   }
 }

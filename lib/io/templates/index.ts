@@ -1,4 +1,5 @@
 /** Sink data templates (rules-and-sinks.md §3.2): Go text/template over floe values. */
+import { CompileBudgetError } from "../../errors.ts";
 import type { Value } from "../../value/values.ts";
 import { Executor, type FuncCtx } from "./exec.ts";
 import { TEMPLATE_FUNCS } from "./funcs.ts";
@@ -66,4 +67,21 @@ export function compileSteppedTemplate(text: string, name = "sink"): ((data: Val
 /** Whether a string property is a template (contains an action). */
 export function isTemplate(s: string): boolean {
   return s.includes("{{");
+}
+
+/**
+ * The compile budget of the templates in a sink's properties, when a rule is created: each string
+ * holding an action is parsed, and one past a limit throws its CompileBudgetError. Other parse
+ * errors stay the sink's to report when it starts.
+ */
+export function checkTemplateBudget(props: unknown): void {
+  if (typeof props === "string") {
+    if (!isTemplate(props)) return;
+    try {
+      parseTemplate(props);
+    } catch (e) {
+      if (e instanceof CompileBudgetError) throw e;
+    }
+  } else if (Array.isArray(props)) for (const v of props) checkTemplateBudget(v);
+  else if (props !== null && typeof props === "object") for (const v of Object.values(props)) checkTemplateBudget(v);
 }

@@ -2,7 +2,9 @@
  * Go text/template syntax (the subset of rules-and-sinks.md §3.2): text and actions, trim markers,
  * comments, pipelines with declarations, if / else if / range / with / break / continue. Parses
  * once into a tree that exec.ts walks; errors read like Go's: `template: sink:<line>: <message>`.
+ * Size and nesting are bounded by the compile budget (a CompileBudgetError past them).
  */
+import { beyondLimit, checkLimit, compileLimits } from "../../value/compile-budget.ts";
 
 export interface Pos {
   readonly pos: number;
@@ -59,7 +61,7 @@ interface Tok {
   sp: boolean;
 }
 
-type Item = { kind: "text"; text: string } | { kind: "action"; toks: Tok[]; pos: number; line: number };
+type Item = { kind: "text"; text: string } | { kind: "action"; toks: Tok[]; pos: number };
 
 const SPACE = new Set([" ", "\t", "\r", "\n"]);
 const KEYWORDS = new Set(["if", "else", "end", "range", "with", "break", "continue", "define", "template", "block", "true", "false", "nil"]);
@@ -185,7 +187,7 @@ function lex(name: string, text: string): Item[] {
       toks.push({ t, v: text.slice(start, p), pos: start, sp });
       sp = false;
     }
-    items.push({ kind: "action", toks, pos: open, line: lineOf(text, open) });
+    items.push({ kind: "action", toks, pos: open });
   }
   return items;
 }
@@ -213,6 +215,8 @@ function parseNumber(s: string): bigint | number | undefined {
 
 class Parser {
   private i = 0;
+  /** Blocks and parentheses open around the current item (the compile budget's `templateDepth`). */
+  private depth = 0;
   constructor(
     private readonly name: string,
     private readonly text: string,
@@ -265,7 +269,21 @@ class Parser {
     return { k: "action", pos: first.pos, pipe: this.pipeline(it.toks, it.pos, false) };
   }
 
+  /** Runs `parse` one level deeper; past the compile budget's nesting limit, a CompileBudgetError. */
+  private nested<T>(parse: () => T): T {
+    if (++this.depth > compileLimits().templateDepth) throw beyondLimit("templateDepth", `template ${this.name} nests too deeply`, "levels of blocks and parentheses");
+    try {
+      return parse();
+    } finally {
+      this.depth--;
+    }
+  }
+
   private control(kind: "if" | "with" | "range", it: Item & { kind: "action" }, toks: Tok[]): Node {
+    return this.nested(() => this.controlBody(kind, it, toks));
+  }
+
+  private controlBody(kind: "if" | "with" | "range", it: Item & { kind: "action" }, toks: Tok[]): Node {
     const pipe = this.pipeline(toks, it.pos, kind === "range");
     if (pipe.cmds.length === 0) this.fail(it.pos, `missing value for ${kind}`);
     const body = this.list(true);
@@ -369,7 +387,7 @@ class Parser {
         else op = { k: "ident", pos: t.pos, name: t.v };
         break;
       case "(": {
-        const r = this.cmds(toks, j + 1, t.pos);
+        const r = this.nested(() => this.cmds(toks, j + 1, t.pos));
         if (toks[r.end]?.t !== ")") this.fail(t.pos, "unclosed left paren");
         if (r.cmds.length === 0) this.fail(t.pos, "missing value for parenthesized pipeline");
         op = { k: "pipe", pos: t.pos, pipe: { pos: t.pos, decl: [], assign: false, cmds: r.cmds } };
@@ -394,6 +412,7 @@ class Parser {
 
 /** Parses template `text` named `name` (eKuiper names sink templates `sink`). */
 export function parseTemplate(text: string, name = "sink"): Template {
+  if (text.length * 3 > compileLimits().templateBytes) checkLimit("templateBytes", Buffer.byteLength(text), `template ${name}`, "bytes");
   const items = lex(name, text);
   const p = new Parser(name, text, items);
   const { nodes } = p.list(false);
