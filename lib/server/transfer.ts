@@ -226,6 +226,12 @@ export async function saveUpload(e: Engine, name: string, content: string): Prom
 /** `/data/import`: full (reset first) or partial. Returns the per-item error maps. */
 export async function importConfig(e: Engine, text: string, partial: boolean, signal?: AbortSignal, stop = false): Promise<ImportStatus> {
   const status = emptyConfig();
+  // The document is read before the reset: eKuiper resets first, so an unreadable document wipes
+  // every definition and imports nothing; floe answers the same error and keeps what it had.
+  if (textTooDeep(text)) throw new EngineError(`configuration unmarshal with error ${DEFINITION_TOO_DEEP}`, ErrCode.undefined);
+  const jerr = jsonUnmarshalError(text);
+  if (jerr) throw new EngineError(`configuration unmarshal with error ${jerr}`, ErrCode.undefined);
+  const doc = JSON.parse(text) as Partial<Record<string, Record<string, string>>>;
   if (!partial) {
     await e.rules.clear();
     e.catalog.clear();
@@ -234,10 +240,6 @@ export async function importConfig(e: Engine, text: string, partial: boolean, si
     e.confKeys.clear();
     e.kv.clear("upload");
   }
-  if (textTooDeep(text)) throw new EngineError(`configuration unmarshal with error ${DEFINITION_TOO_DEEP}`, ErrCode.undefined);
-  const jerr = jsonUnmarshalError(text);
-  if (jerr) throw new EngineError(`configuration unmarshal with error ${jerr}`, ErrCode.undefined);
-  const doc = JSON.parse(text) as Partial<Record<string, Record<string, string>>>;
   const m = (k: string) => (doc[k] && typeof doc[k] === "object" ? (doc[k] as Record<string, string>) : {});
   const aborted = () => signal?.aborted === true;
   for (const [name, v] of Object.entries(m("uploads"))) {

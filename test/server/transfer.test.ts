@@ -44,6 +44,15 @@ test("a failing item makes the import answer 400 with the per-item errors", asyn
   expect(msg.rules.bad).toContain("nowhere");
 });
 
+test("an unreadable document is refused before the reset: nothing is lost (eKuiper resets first)", async () => {
+  const before = (await a.call("GET", "/streams")).text;
+  const r = await a.call("POST", "/data/import", { content: "{not json" });
+  expect(r.status).toBe(400);
+  expect(JSON.parse(r.text).message).toStartWith("configuration unmarshal with error ");
+  expect((await a.call("GET", "/streams")).text).toBe(before);
+  expect(JSON.parse((await a.call("GET", "/rules")).text).map((x: { id: string }) => x.id)).toEqual(["x1"]);
+});
+
 test("async import: a task id, then its status", async () => {
   const r = await b.call("POST", "/async/data/import?partial=1", { content: JSON.stringify({ streams: { s9: 'CREATE STREAM s9 () WITH (DATASOURCE="s9", TYPE="memory")' } }) });
   const { id } = JSON.parse(r.text) as { id: string };
