@@ -9,7 +9,7 @@ import { createNetGuard } from "../io/outbound/guard.ts";
 import { readSchemaDir } from "../store/schemas.ts";
 import type { EmitMode } from "../io/sinks/stdout.ts";
 import type { DataServerOptions } from "../io/data-server.ts";
-import type { StreamDef } from "../plan/streams.ts";
+import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import type { Zone } from "../value/time.ts";
 
 export interface PipeRequest {
@@ -38,6 +38,12 @@ export interface PipeRequest {
   readonly etcDir?: string;
   /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081), and who may open its websockets. */
   readonly dataServer?: Pick<DataServerOptions, "hostname" | "port" | "origins">;
+  /**
+   * `floe test` (eKuiper's mockSource idea): every stream and scan table is fed from the input,
+   * whatever its connector TYPE, so a case tests the rule file as it is deployed. Lookup tables
+   * are still queried through their connector.
+   */
+  readonly mockSources?: boolean;
   /** Ends a live run like SIGINT. */
   readonly signal?: AbortSignal;
   /** Standard output. */
@@ -75,6 +81,11 @@ export function failed(status: Record<string, number | string> | null = null): P
 export function isStdin(def: StreamDef): boolean {
   const t = (def.options.TYPE ?? "").toLowerCase();
   return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
+}
+
+/** Whether the run feeds stream `def` from its input: stdin streams, or every scan source with `mockSources`. */
+export function fedFromInput(def: StreamDef, req: Pick<PipeRequest, "mockSources">): boolean {
+  return isStdin(def) || (req.mockSources === true && !isLookupTable(def));
 }
 
 /** The protobuf schemas a pipe run can name: `<etc>/schemas/protobuf/*.proto` (pipe mode has no data dir). */
