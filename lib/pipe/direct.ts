@@ -28,7 +28,7 @@ import { Topology } from "../runtime/topology.ts";
 import { failed, fedFromInput, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
 import type { SchemaRegistry } from "../io/formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
-import { PipeErrors } from "./errors.ts";
+import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 
 interface Envelope {
   ts?: number;
@@ -111,7 +111,7 @@ class PipeRun {
   private failed = false;
   /** The line being delivered (0 between lines): where a row error happened. */
   private current = 0;
-  private readonly errors: PipeErrors;
+  private readonly errors: RateLimitedErrors;
   private readonly decoders = new Map<string, Decoder>();
   /** `<etc>/schemas/protobuf`, read at the first raw (`--replay` envelope `raw`) payload. */
   private schemas: SchemaRegistry | undefined;
@@ -129,7 +129,7 @@ class PipeRun {
     plan: (env: FuncEnv) => RulePlan,
   ) {
     this.clock = req.replay ? new VirtualClock(0) : new WallClock();
-    this.errors = new PipeErrors(req.warn);
+    this.errors = new RateLimitedErrors(req.warn);
     const clock = this.clock;
     let ruleStart = 0;
     const env: FuncEnv = {

@@ -18,7 +18,7 @@ import { createRuntimeEnv } from "../runtime/env.ts";
 import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
-import { PipeErrors } from "./errors.ts";
+import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 import type { SinkNode } from "../core/sink.ts";
 
 /** The pipe-mode stdout sink, flushed once per tick. */
@@ -55,7 +55,7 @@ class TickStdout implements SinkNode {
 }
 
 export async function runLive(req: PipeRequest, select: SelectStatement | undefined, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
-  const errors = new PipeErrors(req.warn);
+  const errors = new RateLimitedErrors(req.warn);
   if (req.replay) {
     // Only `floe run --replay` gets here (floe test feeds connector streams from its cases).
     const connected = [...defs.values()].filter((d) => !isStdin(d) && !isLookupTable(d)).map((d) => `${d.name} (TYPE="${d.options.TYPE}")`);

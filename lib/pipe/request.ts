@@ -105,6 +105,7 @@ export function pipeEnv(req: PipeRequest) {
     // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
     baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
     outbound: createNetGuard({ allowPrivate: req.enablePrivateNet }),
-    log: (l: string) => req.warn(l + "\n"),
+    // Debug lines are the daemon's (--log-level debug); pipe mode's stderr keeps to what matters.
+    log: (l: string, level?: string) => void (level !== "debug" && req.warn(l + "\n")),
   };
 }
