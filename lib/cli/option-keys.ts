@@ -6,7 +6,7 @@
 import { UsageError } from "./options.ts";
 import { didYouMean } from "./suggest.ts";
 
-const TOP = [
+export const RULE_OPTION_KEYS = [
   "isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendNilField", "sendNil", "sendError", "qos",
   "checkpointInterval", "restartStrategy", "cron", "duration", "cronDatetimeRange", "planOptimizeStrategy", "notifySub",
   "disableBufferFullDiscard", "enableSaveStateBeforeStop", "forceExitTimeout", "debug", "logFilename", "experiment", "windowEvaluator",
@@ -22,8 +22,8 @@ const NESTED: Record<string, string[]> = {
 /** Throws a UsageError for the first key of `-o` options that no rule reads (Go JSON: case-insensitive). */
 export function checkOptionKeys(options: Readonly<Record<string, unknown>>): void {
   for (const [key, value] of Object.entries(options)) {
-    const top = TOP.find((k) => k.toLowerCase() === key.toLowerCase());
-    if (!top) throw new UsageError(`unknown rule option ${JSON.stringify(key)}${didYouMean(key, TOP) || " (floe run --help names the common ones)"}`);
+    const top = RULE_OPTION_KEYS.find((k) => k.toLowerCase() === key.toLowerCase());
+    if (!top) throw new UsageError(`unknown rule option ${JSON.stringify(key)}${didYouMean(key, RULE_OPTION_KEYS) || " (docs/cli.md lists the rule options)"}`);
     const subs = NESTED[top];
     if (!subs || value === null || typeof value !== "object" || Array.isArray(value)) continue;
     for (const sub of Object.keys(value))
