@@ -61,9 +61,10 @@ export class ConnectionRegistry {
         const { parseNatsConf } = require("./nats/conf.ts") as typeof import("./nats/conf.ts");
         const { NatsLink } = require("./nats/connection.ts") as typeof import("./nats/connection.ts");
         const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
-        nats = new NatsLink(conf, (line) => {
-          if (entry) entry.err = line.replace(/^nats \S+: /, "");
-          this.log(`connection ${id}: ${line}`);
+        nats = new NatsLink(conf, (line, level) => {
+          // A failed attempt's line carries more than the state shows: the state keeps the client's text.
+          if (entry) entry.err = (level === "warn" && nats ? nats.status.lastMessage : line).replace(/^nats \S+: /, "");
+          this.log(`connection ${id}: ${line}`, level);
         });
       } catch (e) {
         this.log(`connection ${id}: ${errorText(e)}`);
