@@ -117,12 +117,15 @@ export default defineCommand({
     const config = await loadBasicConfig(args.etc);
     const stdout = new OutputWriter();
     const limits = createRunLimits(stdout.write, count, timeoutMs);
+    const lines = lineBatches(openInput(args.input));
+    // Only a limited run races each read against its end (one promise more per batch).
+    const limited = count !== undefined || timeoutMs !== undefined;
     const run = runPipe({
       sql: rule.sql,
       streamsSql,
       ruleId: rule.id,
       options: { ...rule.options, ...options },
-      input: untilBroken(untilAborted(lineBatches(openInput(args.input)), limits.signal), stdout),
+      input: untilBroken(limited ? untilAborted(lines, limits.signal) : lines, stdout),
       actions: args.actions ? rule.actions : [],
       graph: args.actions ? rule.graph : withoutSinks(rule.graph),
       signal: limits.signal,

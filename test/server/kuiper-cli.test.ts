@@ -95,6 +95,8 @@ test("schema verbs manage protobuf schemas", async () => {
   expect(await floe("describe", "schema", "protobuf", "s1")).toContain('"content": "syntax = \\"proto3\\"; message M { int64 a = 1; }"');
   expect(await floe("drop", "schema", "protobuf", "s1")).toBe(HEAD() + "Schema s1 is dropped\n");
   expect(await floe("describe", "schema", "protobuf", "s1")).toBe(HEAD() + "Desc schema error : not found.\n");
+  // Under the name floe an empty list is no result: stdout stays empty (`| jq` reads nothing), the sentence goes to stderr.
+  expect(await floeVerb("show", "schemas", "protobuf")).toEqual({ code: 0, out: "", err: HEAD() + "No schema definitions are found.\n" });
 });
 
 test("under the name floe: results on stdout, the connection line and errors on stderr, exit 0/1/2", async () => {

@@ -17,7 +17,8 @@ export async function pluginCommand(c: Client, verb: string, args: string[]): Pr
   if (verb === "show") {
     const r = await c.call("GET", `/plugins/${t}`);
     const list = ok(r) ? (JSON.parse(r.text) as string[]) : [];
-    c.print(list.length ? (t === "portables" ? indentJson(r.text) + "\n" : list.join("\n") + "\n") : "No plugin is found.\n");
+    if (list.length) c.print(t === "portables" ? indentJson(r.text) + "\n" : list.join("\n") + "\n");
+    else c.note("No plugin is found.\n");
     return;
   }
   if (name === undefined) {
@@ -43,7 +44,8 @@ export async function serviceCommand(c: Client, verb: string, kind: string, args
   if (verb === "show") {
     const r = await c.call("GET", kind === "service_funcs" ? "/services/functions" : "/services");
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No service definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No service definitions are found.\n");
     return;
   }
   const name = args[0] ?? "";
@@ -75,7 +77,8 @@ export async function schemaCommand(c: Client, verb: string, args: string[]): Pr
     }
     const r = await c.call("GET", `/schemas/${encodeURIComponent(type)}`);
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No schema definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No schema definitions are found.\n");
     return;
   }
   if (type === undefined || name === undefined) {
@@ -119,7 +122,8 @@ export async function scriptCommand(c: Client, verb: string, args: string[]): Pr
   if (verb === "show") {
     const r = await c.call("GET", "/udf/javascript");
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No JavaScript functions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No JavaScript functions are found.\n");
     return;
   }
   if (verb === "create") {

@@ -100,7 +100,8 @@ export async function ruleCommand(c: Client, verb: string, args: string[]): Prom
     const r = await c.call("GET", "/rules");
     if (!ok(r)) return c.fail(errorMessage(r) + "\n");
     const list = JSON.parse(r.text) as unknown[];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No rule definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No rule definitions are found.\n");
     return;
   }
   if (verb === "create" || verb === "validate") {
