@@ -63,7 +63,7 @@ export class ConnectionRegistry {
         const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
         nats = new NatsLink(conf, (line, level) => {
           // A failed attempt's line carries more than the state shows: the state keeps the client's text.
-          if (entry) entry.err = (level === "warn" && nats ? nats.status.lastMessage : line).replace(/^nats \S+: /, "");
+          if (entry && level !== "debug") entry.err = (level === "warn" && nats ? nats.status.lastMessage : line).replace(/^nats \S+: /, "");
           this.log(`connection ${id}: ${line}`, level);
         });
       } catch (e) {

@@ -55,6 +55,7 @@ export class NatsLink {
         }
         this.nc = nc;
         this.status.connected();
+        this.log(`nats ${this.conf.label}: connected`, "debug");
         void this.watch(nc);
         return nc;
       } catch (e) {
