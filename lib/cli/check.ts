@@ -8,7 +8,7 @@ import { parseRuleOptions } from "../plan/rule-options.ts";
 import { createCatalog } from "../functions/index.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
-import { readStreamsFile } from "./options.ts";
+import { readStreamsFile, UsageError } from "./options.ts";
 import { explain } from "./where.ts";
 
 /** The SQL of a rule file: a .sql file as is, or the `sql` of an eKuiper rule .json (graph rules have none). */
@@ -30,6 +30,25 @@ function ruleSql(path: string, text: string): { sql?: string; note?: string; err
   return { error: 'the rule has no "sql" string (nor a "graph")' };
 }
 
+/**
+ * The CREATE statements of the streams and tables a running daemon has, from eKuiper's
+ * `POST /ruleset/export` (`{"streams": {name: "CREATE …"}, "tables": {…}}`): one request.
+ */
+async function serverStreams(server: string): Promise<string> {
+  const base = server.replace(/\/+$/, "");
+  if (!/^https?:\/\//.test(base)) throw new UsageError(`--server takes the REST API's URL, such as http://127.0.0.1:9081 (got ${JSON.stringify(server)})`);
+  let res: Response;
+  try {
+    res = await fetch(`${base}/ruleset/export`, { method: "POST" });
+  } catch (e) {
+    throw new Error(`cannot reach the server at ${base}: ${(e as Error).message}`, { cause: e });
+  }
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${base}/ruleset/export answered ${res.status}: ${text.trim()}`);
+  const v = JSON.parse(text) as { streams?: Record<string, string>; tables?: Record<string, string> };
+  return [...Object.values(v.streams ?? {}), ...Object.values(v.tables ?? {})].map((sql) => sql.replace(/;\s*$/, "") + ";\n").join("");
+}
+
 export default defineCommand({
   meta: {
     name: "check",
@@ -38,19 +57,26 @@ export default defineCommand({
       "Examples:\n" +
       "  floe check rules/*.sql\n" +
       "  floe check --streams streams.sql rule.json   # an eKuiper rule .json, its streams from a .sql file\n" +
-      "  floe check --parse-only rules/demo.sql\n\n" +
+      "  floe check --parse-only rules/demo.sql\n" +
+      "  floe check --server http://127.0.0.1:9081 rule.json   # against a running daemon's streams and tables\n\n" +
       "Prints `<file>: ok`, or `<file>:<line>:<column>: <eKuiper message>` with the source line, a caret\n" +
-      "and \"did you mean\" below. A rule with no CREATE reads schemaless streams. Exit 0 when all are ok,\n" +
-      "1 otherwise.",
+      "and \"did you mean\" below. A rule with no CREATE reads schemaless streams, unless --server names a\n" +
+      "daemon: then the rules are planned against the streams and tables it has (their CREATE statements\n" +
+      "come from its POST /ruleset/export), so a misspelt column is caught before POST /rules refuses it.\n" +
+      "Exit 0 when all are ok, 1 otherwise.",
   },
   args: {
     rule: { type: "positional", required: true, description: "rule file(s): .sql, or eKuiper rule .json" },
     streams: { type: "string", description: "a .sql file of CREATE statements the rules read", valueHint: "FILE" },
     "parse-only": { type: "boolean", description: "check syntax only (no planning)" },
+    server: { type: "string", description: "plan against the streams and tables of the floe serve (or eKuiper) at URL", valueHint: "URL" },
   },
   async run({ args }) {
     const files = args._.length ? args._.map(String) : [args.rule];
-    const streamsSql = await readStreamsFile(args.streams);
+    const fromFile = await readStreamsFile(args.streams);
+    const fromServer = args.server ? await serverStreams(args.server) : undefined;
+    const streamsSql = fromFile !== undefined || fromServer !== undefined ? `${fromFile ?? ""}\n${fromServer ?? ""}` : undefined;
+    const streamsFile = args.server ? (args.streams ? `${args.streams} and ${args.server}` : args.server) : args.streams;
     let bad = 0;
     const functions = createCatalog();
     for (const f of files) {
@@ -85,7 +111,7 @@ export default defineCommand({
         if (!(e instanceof EngineError)) throw e;
         bad++;
         const pos = e instanceof ParseError ? `${e.line}:${e.column}:` : "";
-        process.stdout.write(`${shown}:${pos} ${errorText(e)}\n${explain(e, { file: shown, sql, streamsFile: args.streams, streamsSql })}`);
+        process.stdout.write(`${shown}:${pos} ${errorText(e)}\n${explain(e, { file: shown, sql, streamsFile, streamsSql })}`);
       }
     }
     return bad ? 1 : 0;

@@ -10,7 +10,7 @@ import { ParseError, PlanError } from "../errors.ts";
 import { createCatalog } from "../functions/index.ts";
 import { splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, StreamField } from "../sql/ast.ts";
-import { closest } from "./suggest.ts";
+import { closest, editDistance } from "./suggest.ts";
 
 /** Keywords a misspelling is compared with (`SELEC` → `SELECT`). */
 const KEYWORDS = ["SELECT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "LIMIT", "CREATE", "STREAM", "TABLE", "WITH", "AS", "AND", "OR", "NOT", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "JOIN", "ON", "CASE", "WHEN", "THEN", "ELSE", "END", "IN", "BETWEEN", "LIKE", "IS", "NULL", "ASC", "DESC", "TRUE", "FALSE", "FILTER", "OVER", "PARTITION"];
@@ -62,14 +62,37 @@ function subject(e: Error, names: Names): { word: string; candidates: string[]; 
 }
 
 /**
+ * A parse error often shows after the misspelt keyword (`FROM demo WHER a > 1` fails at `>`:
+ * `WHER` read as an alias): the last word before the error, outside strings and comments, that is
+ * one edit from a keyword and is not a declared name. Words under four letters are not guessed at.
+ */
+function misspeltKeyword(text: string, offset: number, names: Names): { word: string; at: number; keyword: string } | undefined {
+  const masked = text.slice(0, offset).replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`|--[^\n]*|\/\*[\s\S]*?\*\//g, (m) => " ".repeat(m.length));
+  const declared = new Set([...names.columns, ...names.streams].map((n) => n.toLowerCase()));
+  let found: { word: string; at: number; keyword: string } | undefined;
+  for (const m of masked.matchAll(/(?<![\w.])[A-Za-z_]{4,}(?![\w(])/g)) {
+    const w = m[0];
+    if (declared.has(w.toLowerCase()) || KEYWORDS.includes(w.toUpperCase())) continue;
+    const k = KEYWORDS.find((kw) => kw.length >= 4 && editDistance(w, kw) === 1);
+    if (k) found = { word: w, at: m.index, keyword: k };
+  }
+  return found;
+}
+
+/**
  * The lines shown below eKuiper's message: `  at FILE:LINE:COL`, the source line and a caret,
  * and `  did you mean X?` when a close name exists. "" when nothing can be added.
  */
 export function diagnosis(e: unknown, file: string, text: string, names: Names): string {
   if (!(e instanceof ParseError) && !(e instanceof PlanError)) return "";
-  const subj = subject(e, names);
+  let subj = subject(e, names);
   let spot: Spot | undefined;
-  if (e instanceof ParseError) {
+  const errorAt = e instanceof ParseError ? text.split("\n").slice(0, e.line - 1).reduce((n, l) => n + l.length + 1, 0) + e.column - 1 : 0;
+  const typo = e instanceof ParseError && (!subj || closest(subj.word, subj.candidates) === undefined) ? misspeltKeyword(text, errorAt, names) : undefined;
+  if (typo) {
+    subj = { word: typo.word, candidates: [typo.keyword], what: "keyword" };
+    spot = { ...lineCol(text, typo.at), length: typo.word.length };
+  } else if (e instanceof ParseError) {
     const found = /[Ff]ound "([^"]+)"/.exec(e.message)?.[1];
     spot = { line: e.line, column: e.column, length: found && found !== "EOF" ? found.length : 1 };
     // eKuiper places "function f not found" at the `(`: the caret goes under the name.
@@ -94,7 +117,7 @@ export function diagnosis(e: unknown, file: string, text: string, names: Names):
   } else out += `  in ${file}\n`;
   if (subj) {
     const c = closest(subj.word, subj.candidates);
-    if (c !== undefined) out += `  did you mean ${subj.what === "keyword" ? c : c}? (a ${subj.what})\n`;
+    if (c !== undefined) out += `  did you mean ${c}? (a ${subj.what})\n`;
   }
   return out;
 }

@@ -3,20 +3,26 @@
  * conformance vectors (../shared/conformance/README.md), plus `rule`/`inputFile` paths and an
  * optional `status` subset, so `floe test` runs both floe's fixtures and the vectors.
  */
-import { resolve } from "node:path";
+import { extname, resolve } from "node:path";
 import { loadLocation, UTC } from "../value/time.ts";
 import { runPipe } from "../pipe/direct.ts";
 import { createCatalog } from "../functions/index.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
 import { didYouMean } from "./suggest.ts";
+import { emissionDiff } from "./case-diff.ts";
 
 export interface GoldenCase {
   name: string;
   source?: string;
-  /** Rule file text, or `rule`: a path to a .sql rule file (relative to the case file). */
+  /**
+   * Rule file text, or `rule`: a path (relative to the case file) to the rule as deployed — a .sql
+   * rule file or an eKuiper rule .json — whose streams, whatever their TYPE, are fed from `input`.
+   */
   sql?: string;
   rule?: string;
+  /** For a rule .json: a .sql file of the CREATE statements its streams are deployed with. */
+  streams?: string;
   options?: Record<string, unknown>;
   timezone?: string;
   /** Replay envelopes inline, or `inputFile`: a path to an NDJSON file of envelopes. */
@@ -36,7 +42,7 @@ export interface GoldenCase {
 }
 
 /** The keys a case may have (fixtures/README.md); any other key is a mistake, such as `inputs` or `expected`. */
-export const CASE_KEYS = ["name", "source", "sql", "rule", "options", "timezone", "input", "inputFile", "onEof", "want", "err", "parses", "stream", "match", "status", "note", "divergence"] as const;
+export const CASE_KEYS = ["name", "source", "sql", "rule", "streams", "options", "timezone", "input", "inputFile", "onEof", "want", "err", "parses", "stream", "match", "status", "note", "divergence"] as const;
 
 /** What is wrong with the shape of a case, or undefined. */
 export function caseShapeError(c: unknown): string | undefined {
@@ -48,10 +54,45 @@ export function caseShapeError(c: unknown): string | undefined {
   return undefined;
 }
 
-/** Loads the cases of a file: one case object or an array of them; `single` when the file holds one object. */
-export async function loadCases(path: string): Promise<{ file: string; cases: GoldenCase[]; single: boolean }> {
-  const v = JSON.parse(await Bun.file(path).text()) as GoldenCase | GoldenCase[];
-  return { file: path, cases: Array.isArray(v) ? v : [v], single: !Array.isArray(v) };
+/** Loads the cases of a file: one case object or an array of them, and the file's text (for `--update`). */
+export async function loadCases(path: string): Promise<{ file: string; cases: GoldenCase[]; text: string }> {
+  const text = await Bun.file(path).text();
+  const v = JSON.parse(text) as GoldenCase | GoldenCase[];
+  return { file: path, cases: Array.isArray(v) ? v : [v], text };
+}
+
+/**
+ * Whether a JSON value found by a directory scan is a case file (cases may sit beside the rules):
+ * an object, or an array of objects, naming a rule (`sql` or `rule`) and with none of a rule
+ * .json's own keys (`actions`, `graph`, `id`).
+ */
+export function looksLikeCases(v: unknown): boolean {
+  const items = Array.isArray(v) ? v : [v];
+  return (
+    items.length > 0 &&
+    items.every((c) => c !== null && typeof c === "object" && !Array.isArray(c) && ("sql" in c || "rule" in c) && !("actions" in c) && !("graph" in c) && !("id" in c))
+  );
+}
+
+/** The rule a case runs: its SQL and the options the rule file carries (a rule .json's). */
+async function caseRule(c: GoldenCase, baseDir: string): Promise<{ sql: string; options: Record<string, unknown> } | string> {
+  if (c.sql !== undefined) return { sql: c.sql, options: {} };
+  if (c.rule === undefined) return "the case names no rule (sql or rule)";
+  const path = resolve(baseDir, c.rule);
+  const text = await Bun.file(path)
+    .text()
+    .catch(() => undefined);
+  if (text === undefined) return `cannot read the rule ${c.rule}`;
+  if (extname(path).toLowerCase() !== ".json") return { sql: text, options: {} };
+  let r: { sql?: unknown; options?: unknown; graph?: unknown };
+  try {
+    r = JSON.parse(text) as typeof r;
+  } catch (e) {
+    return `${c.rule}: not valid JSON: ${(e as Error).message}`;
+  }
+  if (typeof r.sql !== "string") return r.graph !== undefined ? `${c.rule}: floe test runs SQL rules; a graph rule is not supported (run it with floe run)` : `${c.rule}: the rule has no "sql" string`;
+  const options = r.options && typeof r.options === "object" && !Array.isArray(r.options) ? (r.options as Record<string, unknown>) : {};
+  return { sql: r.sql, options };
 }
 
 async function* batch(lines: string[]): AsyncIterable<string[]> {
@@ -68,16 +109,25 @@ export async function runCaseFull(c: GoldenCase, baseDir = "."): Promise<{ diff:
   const shape = caseShapeError(c);
   if (shape) return { diff: shape };
   if (c.parses) return { diff: checkParse(c) };
-  const sql = c.sql ?? (c.rule ? await Bun.file(resolve(baseDir, c.rule)).text() : undefined);
-  if (sql === undefined) return { diff: "the case names no rule (sql or rule)" };
+  const rule = await caseRule(c, baseDir);
+  if (typeof rule === "string") return { diff: rule };
+  let streamsSql: string | undefined;
+  if (c.streams !== undefined) {
+    streamsSql = await Bun.file(resolve(baseDir, c.streams))
+      .text()
+      .catch(() => undefined);
+    if (streamsSql === undefined) return { diff: `cannot read the streams ${c.streams}` };
+  }
   const lines = c.inputFile
     ? (await Bun.file(resolve(baseDir, c.inputFile)).text()).split("\n")
     : (c.input ?? []).map((x) => JSON.stringify(x));
   let out = "";
   let err = "";
   const res = await runPipe({
-    sql,
-    options: c.options ?? {},
+    sql: rule.sql,
+    streamsSql,
+    options: { ...rule.options, ...c.options },
+    mockSources: true,
     input: batch(lines),
     replay: true,
     emit: "array",
@@ -96,7 +146,7 @@ export async function runCaseFull(c: GoldenCase, baseDir = "."): Promise<{ diff:
   const want = c.want ?? [];
   for (let i = 0; i < Math.max(got.length, want.length); i++) {
     if (i >= want.length || i >= got.length || !emissionEqual(got[i]!, want[i]!, c.match))
-      return { got, diff: `emission ${i}:\n  want ${JSON.stringify(want[i] ?? "(none)")}\n  got  ${JSON.stringify(got[i] ?? "(none)")}` };
+      return { got, diff: emissionDiff(i, want[i], got[i], (a, b) => deepEqual(a, b, c.match), c.match === "unordered-rows") };
   }
   for (const [k, v] of Object.entries(c.status ?? {})) {
     const g = res.status?.[k];
@@ -167,17 +217,33 @@ function emissionEqual(got: unknown[], want: unknown[], match: GoldenCase["match
   return deepEqual(got, want, match);
 }
 
-/** Case files under the given paths (directories are searched for *.json, sorted). */
-export async function caseFiles(paths: string[]): Promise<string[]> {
+/**
+ * Case files under the given paths: a file named is taken as is; a directory is searched for
+ * `*.json` case files (looksLikeCases: rule .json files and other JSON beside them are passed
+ * over), outside node_modules and hidden directories, sorted. `unparsed`: the .json files found
+ * that are not JSON (a broken case file, or a JSONC config): named to the user, not run.
+ */
+export async function caseFiles(paths: string[]): Promise<{ files: string[]; unparsed: string[] }> {
   const out: string[] = [];
+  const unparsed: string[] = [];
   for (const p of paths) {
     const st = await Bun.file(p).stat().catch(() => undefined);
-    if (st?.isDirectory()) {
-      const found = await Array.fromAsync(new Bun.Glob("**/*.json").scan({ cwd: p }));
-      out.push(...found.sort().map((f) => resolve(p, f)));
-    } else out.push(resolve(p));
+    if (!st?.isDirectory()) {
+      out.push(resolve(p));
+      continue;
+    }
+    const found = (await Array.fromAsync(new Bun.Glob("**/*.json").scan({ cwd: p }))).filter((f) => !/(^|\/)(node_modules|\.[^/]*)\//.test(f)).sort();
+    for (const f of found) {
+      const file = resolve(p, f);
+      let v: unknown;
+      try {
+        v = JSON.parse(await Bun.file(file).text());
+      } catch {
+        unparsed.push(file);
+        continue;
+      }
+      if (looksLikeCases(v)) out.push(file);
+    }
   }
-  return out;
+  return { files: out, unparsed };
 }
-
-

@@ -7,7 +7,11 @@
 const CONNECTION =
   "Talks to a running `floe serve` on its CLI port (127.0.0.1:20498 by default: basic.host and\n" +
   "basic.port in etc/client.yaml, or CLIENT__BASIC__HOST / CLIENT__BASIC__PORT, e.g.\n" +
-  "CLIENT__BASIC__PORT=20499 floe show rules). Output and messages are eKuiper's `kuiper` CLI's.";
+  "CLIENT__BASIC__PORT=20499 floe show rules). The sentences are eKuiper's `kuiper` CLI's: results\n" +
+  "on standard output; the connection line and errors on standard error (so `floe show rules | jq .`\n" +
+  "works). Exit status: 0 done, 1 the server refused or failed (or no server), 2 bad usage.\n" +
+  "Installed as `kuiper` (a symlink), the binary prints everything on standard output and exits 0,\n" +
+  "as eKuiper's CLI does.";
 
 interface VerbHelp {
   readonly summary: string;

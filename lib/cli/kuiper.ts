@@ -9,16 +9,20 @@ import { verbDescription } from "./kuiper-help.ts";
 
 export { KUIPER_VERBS };
 
-const io = { print: (s: string) => void process.stdout.write(s), version: pkg.version };
+const print = (s: string) => void process.stdout.write(s);
+/** `kuiper`: eKuiper's CLI exactly — every line on standard output, exit 0. */
+const kuiperIo = { print, version: pkg.version };
+/** `floe <verb>`: results on standard output, the rest on standard error, an exit status that tells. */
+const floeIo = { print, error: (s: string) => void process.stderr.write(s), strict: true, version: pkg.version };
 
 export function verbCommand(verb: string): CommandDef {
   return defineCommand({
     meta: { name: verb, description: verbDescription(verb) },
-    run: async ({ rawArgs }) => (await import("./kuiper/index.ts")).runKuiper([verb, ...rawArgs], io),
+    run: async ({ rawArgs }) => (await import("./kuiper/index.ts")).runKuiper([verb, ...rawArgs], floeIo),
   });
 }
 
 /** Whole command line in kuiper mode (the binary invoked as `kuiper`). */
 export async function kuiperMain(argv: string[]): Promise<number> {
-  return (await import("./kuiper/index.ts")).runKuiper(argv, io);
+  return (await import("./kuiper/index.ts")).runKuiper(argv, kuiperIo);
 }

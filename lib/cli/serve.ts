@@ -1,5 +1,6 @@
 /** `floe serve`: the daemon (config-and-cli.md §1, §6; rest-api.md). Go-style flags, one or two dashes. */
 import { defineCommand } from "citty";
+import { existsSync } from "node:fs";
 import pkg from "../../package.json" with { type: "json" };
 import { parseLevel } from "../log.ts";
 import { startDaemon } from "../server/daemon.ts";
@@ -77,8 +78,10 @@ export default defineCommand({
       "  KUIPER__BASIC__PROMETHEUS=true floe serve   # /metrics on :20499\n" +
       "  floe serve --safe                           # REST only: no rule starts, no UDF script loads\n\n" +
       "Flags (Go style, one or two dashes; an unknown flag is an error):\n" +
-      "  -etc DIR             configuration (kuiper.yaml, sources/, connections/); none: built-in defaults\n" +
-      "  -data DIR            definitions and state (sqlite), created when missing\n" +
+      "  -etc DIR             configuration (kuiper.yaml, sources/, connections/); it must exist.\n" +
+      "                       Without -etc: ./etc or a parent's, else the built-in defaults\n" +
+      "  -data DIR            definitions and state (sqlite); it must exist. Without -data: ./data\n" +
+      "                       or a parent's, else ./data, created\n" +
       "  -log DIR             log directory (with basic.fileLog: DIR/stream.log, rotated)\n" +
       "  -loadFileType relative|absolute   absolute: /etc/kuiper, /var/lib/kuiper/data, /var/log/kuiper\n" +
       "  -safe                serve REST without starting rules or loading UDF scripts (also entered after\n" +
@@ -90,6 +93,11 @@ export default defineCommand({
   },
   async run({ rawArgs }) {
     const flags = serverFlags(rawArgs);
+    // An explicit directory that is not there is a typo, not a request for the built-in defaults.
+    for (const k of ["etc", "data"] as const) {
+      const dir = flags[k];
+      if (dir !== undefined && !existsSync(dir)) throw new UsageError(`-${k} ${dir}: no such directory${k === "data" ? " (create it first: mkdir -p " + dir + ")" : ""}`);
+    }
     const d = await startDaemon({ ...flags, ...logFlags(rawArgs), safe: safeFlag(rawArgs), version: pkg.version });
     return await d.done;
   },

@@ -6,6 +6,7 @@
  * lazily from `etc/connections/connection.yaml` when a node first selects it and closes it with
  * its last user. `mqtt` and `nats` connections have a live client; other types are stored only.
  */
+import type { Level } from "../log.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { parseMqttConf } from "./mqtt/conf.ts";
 import type { ReaderKind } from "./mqtt/client.ts";
@@ -40,7 +41,7 @@ export class ConnectionRegistry {
 
   constructor(
     private readonly base: string,
-    private readonly log: (line: string) => void,
+    private readonly log: (line: string, level?: Level) => void,
     private readonly reader?: ReaderKind,
   ) {}
 
@@ -60,9 +61,10 @@ export class ConnectionRegistry {
         const { parseNatsConf } = require("./nats/conf.ts") as typeof import("./nats/conf.ts");
         const { NatsLink } = require("./nats/connection.ts") as typeof import("./nats/connection.ts");
         const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
-        nats = new NatsLink(conf, (line) => {
-          if (entry) entry.err = line.replace(/^nats \S+: /, "");
-          this.log(`connection ${id}: ${line}`);
+        nats = new NatsLink(conf, (line, level) => {
+          // A failed attempt's line carries more than the state shows: the state keeps the client's text.
+          if (entry && level !== "debug") entry.err = (level === "warn" && nats ? nats.status.lastMessage : line).replace(/^nats \S+: /, "");
+          this.log(`connection ${id}: ${line}`, level);
         });
       } catch (e) {
         this.log(`connection ${id}: ${errorText(e)}`);
@@ -76,9 +78,11 @@ export class ConnectionRegistry {
         const { SharedMqtt } = require("./mqtt/shared.ts") as typeof import("./mqtt/shared.ts");
         mqtt = new SharedMqtt(
           conf,
-          (line) => {
-            if (entry) entry.err = line.replace(/^mqtt \S+: /, "");
-            this.log(`connection ${id}: ${line}`);
+          (line, level) => {
+            // The connection's state shows the client's last error, not the log line around it.
+            const err = mqtt?.conn.lastError;
+            if (entry && level === "warn" && err) entry.err = err;
+            this.log(`connection ${id}: ${line}`, level);
           },
           this.reader,
         );

@@ -25,10 +25,10 @@ import { memoryGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
-import { failed, isStdin, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
+import { failed, fedFromInput, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
 import type { SchemaRegistry } from "../io/formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
-import { PipeErrors } from "./errors.ts";
+import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 
 interface Envelope {
   ts?: number;
@@ -78,7 +78,7 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     const options = parseRuleOptions(req.ruleId ?? "rule", req.options);
     // Connector streams, or a .json rule's actions, run on the streaming runtime.
     // Lookup tables are queried, not read: a stdin rule joining them stays on this runner.
-    const live = (n: string) => defs.has(n) && !isStdin(defs.get(n)!) && !isLookupTable(defs.get(n)!);
+    const live = (n: string) => defs.has(n) && !fedFromInput(defs.get(n)!, req) && !isLookupTable(defs.get(n)!);
     if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs, functions);
     run = new PipeRun(req, options, defs, (env) => planRuleDef({ id: req.ruleId ?? "rule", select: file.select, options }, defs, { env, functions, zone: req.zone, ignoreCase: req.ignoreCase }).plan);
     await run.openLookups();
@@ -111,7 +111,7 @@ class PipeRun {
   private failed = false;
   /** The line being delivered (0 between lines): where a row error happened. */
   private current = 0;
-  private readonly errors: PipeErrors;
+  private readonly errors: RateLimitedErrors;
   private readonly decoders = new Map<string, Decoder>();
   /** `<etc>/schemas/protobuf`, read at the first raw (`--replay` envelope `raw`) payload. */
   private schemas: SchemaRegistry | undefined;
@@ -129,7 +129,7 @@ class PipeRun {
     plan: (env: FuncEnv) => RulePlan,
   ) {
     this.clock = req.replay ? new VirtualClock(0) : new WallClock();
-    this.errors = new PipeErrors(req.warn);
+    this.errors = new RateLimitedErrors(req.warn);
     const clock = this.clock;
     let ruleStart = 0;
     const env: FuncEnv = {
@@ -179,7 +179,7 @@ class PipeRun {
     const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone, onRowError };
     const topo = new Topology(this.plan, env, [this.sink]);
     topo.lookupOps().forEach((op, i) => op.attach(this.lookups[i]!));
-    const stdin = [...this.defs.values()].filter((d) => isStdin(d) && topo.hasSource(d.name));
+    const stdin = [...this.defs.values()].filter((d) => fedFromInput(d, this.req) && topo.hasSource(d.name));
     this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
     for (const m of this.earlyErrors) if (this.defaultStream) topo.sourceError(this.defaultStream, m);
     this.topo = topo;

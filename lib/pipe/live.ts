@@ -11,14 +11,14 @@ import { DataServer } from "../io/data-server.ts";
 import { StdoutSink } from "../io/sinks/stdout.ts";
 import { StdinSource } from "../io/sources/stdin.ts";
 import type { SourceConnector } from "../io/sources/source.ts";
-import type { StreamDef } from "../plan/streams.ts";
+import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { Item } from "../core/item.ts";
 import { createRuntimeEnv } from "../runtime/env.ts";
 import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
-import { PipeErrors } from "./errors.ts";
+import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 import type { SinkNode } from "../core/sink.ts";
 
 /** The pipe-mode stdout sink, flushed once per tick. */
@@ -55,9 +55,12 @@ class TickStdout implements SinkNode {
 }
 
 export async function runLive(req: PipeRequest, select: SelectStatement | undefined, defs: ReadonlyMap<string, StreamDef>, functions: FunctionRegistry): Promise<PipeResult> {
-  const errors = new PipeErrors(req.warn);
+  const errors = new RateLimitedErrors(req.warn);
   if (req.replay) {
-    req.warn("floe: --replay reads stdin envelopes on a virtual clock; it cannot be combined with connector streams or actions\n");
+    // Only `floe run --replay` gets here (floe test feeds connector streams from its cases).
+    const connected = [...defs.values()].filter((d) => !isStdin(d) && !isLookupTable(d)).map((d) => `${d.name} (TYPE="${d.options.TYPE}")`);
+    const why = connected.length ? `the rule reads ${connected.join(", ")} from its connector` : "the rule has actions or a graph";
+    req.warn(`floe: --replay feeds stdin streams from envelopes on a virtual clock, but ${why}; drop --replay to run it live, or test it with floe test, which feeds every stream from the case's input\n`);
     return failed();
   }
   // Named connections (`connectionSelector`) come from etc/connections/connection.yaml.

@@ -9,7 +9,7 @@ import { createNetGuard } from "../io/outbound/guard.ts";
 import { readSchemaDir } from "../store/schemas.ts";
 import type { EmitMode } from "../io/sinks/stdout.ts";
 import type { DataServerOptions } from "../io/data-server.ts";
-import type { StreamDef } from "../plan/streams.ts";
+import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import type { Zone } from "../value/time.ts";
 
 export interface PipeRequest {
@@ -38,6 +38,12 @@ export interface PipeRequest {
   readonly etcDir?: string;
   /** Where httppush/websocket/sse endpoints listen (default 127.0.0.1:10081), and who may open its websockets. */
   readonly dataServer?: Pick<DataServerOptions, "hostname" | "port" | "origins">;
+  /**
+   * `floe test` (eKuiper's mockSource idea): every stream and scan table is fed from the input,
+   * whatever its connector TYPE, so a case tests the rule file as it is deployed. Lookup tables
+   * are still queried through their connector.
+   */
+  readonly mockSources?: boolean;
   /** Ends a live run like SIGINT. */
   readonly signal?: AbortSignal;
   /** Standard output. */
@@ -77,6 +83,11 @@ export function isStdin(def: StreamDef): boolean {
   return t === "" || t === "stdin" || (def.kind === "table" && t === "file" && !def.options.DATASOURCE);
 }
 
+/** Whether the run feeds stream `def` from its input: stdin streams, or every scan source with `mockSources`. */
+export function fedFromInput(def: StreamDef, req: Pick<PipeRequest, "mockSources">): boolean {
+  return isStdin(def) || (req.mockSources === true && !isLookupTable(def));
+}
+
 /** The protobuf schemas a pipe run can name: `<etc>/schemas/protobuf/*.proto` (pipe mode has no data dir). */
 export function pipeSchemas(etcDir: string | undefined): SchemaRegistry {
   const r = new SchemaRegistry();
@@ -94,6 +105,7 @@ export function pipeEnv(req: PipeRequest) {
     // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
     baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
     outbound: createNetGuard({ allowPrivate: req.enablePrivateNet }),
-    log: (l: string) => req.warn(l + "\n"),
+    // Debug lines are the daemon's (--log-level debug); pipe mode's stderr keeps to what matters.
+    log: (l: string, level?: string) => void (level !== "debug" && req.warn(l + "\n")),
   };
 }

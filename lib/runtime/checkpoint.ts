@@ -8,6 +8,7 @@
  * runs inside an inlet's drain — every operator is between two batches, and the snapshot is
  * consistent. qos 1 and qos 2 therefore behave the same here.
  */
+import type { Level } from "../log.ts";
 import { errorText } from "../errors.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { CheckpointStore } from "../store/checkpoint.ts";
@@ -33,7 +34,7 @@ export class Checkpointer {
     private readonly store: CheckpointStore,
     select: SelectStatement,
     windowEvaluator: string,
-    private readonly log: (line: string) => void,
+    private readonly log: (line: string, level?: Level) => void,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.
     this.fp = Bun.hash(encodeState(select) + "\u0000" + windowEvaluator).toString(36);
@@ -67,10 +68,12 @@ export class Checkpointer {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
       const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources };
-      this.store.save(this.ruleId, encodeState(saved), Date.now());
+      const state = encodeState(saved);
+      this.store.save(this.ruleId, state, Date.now());
+      this.log(`rule ${this.ruleId}: checkpoint saved (${state.length} characters of state, sources ${JSON.stringify(sources)})`, "debug");
       return true;
     } catch (e) {
-      this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`);
+      this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
       return false;
     }
   }

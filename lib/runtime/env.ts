@@ -2,6 +2,7 @@
  * What the streaming runtime needs from its host (the daemon or pipe mode): directories,
  * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
  */
+import type { Level } from "../log.ts";
 import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
@@ -47,8 +48,8 @@ export interface RuntimeEnv {
   readonly dataServer: DataServer;
   /** KV confKeys (`sources.<type>.<key>`, `sinks.…`, `connections.…`) that override yaml ones. */
   confKey?(kind: "sources" | "sinks" | "connections", type: string, key: string): Record<string, unknown> | undefined;
-  /** Info-level log line (never stdout). */
-  log(line: string): void;
+  /** A log line (never stdout), info unless `level` says otherwise. */
+  log(line: string, level?: Level): void;
   /** A source of stream `stream` is receiving (connected and subscribed, or again after a reconnect). */
   sourceReady?(stream: string, text: string): void;
   /** The functions rules parse, plan and call with: the built-ins and the owner's UDFs. */

@@ -1,7 +1,7 @@
 /**
- * The error report a host may give a rule run (pipe mode's stderr report, lib/pipe/errors.ts):
- * the run tells it about records that did not decode, records an operator failed on, and the
- * failure that stopped the rule. The daemon gives none: its errors are counted in the metrics.
+ * The error report a host may give a rule run (rate-limited-errors.ts: pipe mode's stderr, the
+ * daemon's log): the run tells it about records that did not decode, records an operator failed
+ * on, and the failure that stopped the rule. Every error is also counted in the metrics.
  */
 import type { Value } from "../value/values.ts";
 import type { SourceMessage } from "../io/sources/message.ts";
@@ -14,6 +14,8 @@ export interface ErrorReport {
   row(where: string, message: string): void;
   /** The rule stopped by error. */
   fatal(message: string): void;
+  /** Whether the report names MQTT topics (the run then keeps every record's metadata). */
+  readonly wantsMeta?: boolean;
 }
 
 /**

@@ -4,6 +4,7 @@
  * every sink has room, so a slow sink stops the inlet, the subscription fills, the bus refuses
  * the source, and the source stops reading: backpressure end to end with bounded queues.
  */
+import type { Level } from "../log.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EngineError, errorText, failureText, RowError } from "../errors.ts";
@@ -248,7 +249,7 @@ class Inlet {
  * (it names the topic). Otherwise the sources may leave it out (SourceContext.wantsMeta).
  */
 function readsMeta(spec: RunSpec): boolean {
-  if (spec.graph || spec.errors || spec.options.sendMetaToSink) return true;
+  if (spec.graph || spec.errors?.wantsMeta || spec.options.sendMetaToSink) return true;
   const s = spec.select;
   const isMeta = (e: { kind: string }) => e.kind === "meta";
   return s.fields.some((f) => some(f.expr, isMeta)) || clauseExprs(s).some((e) => some(e, isMeta));
@@ -333,7 +334,7 @@ export class RuleRun {
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
-      const log = (l: string) => env.log(l);
+      const log = (l: string, level?: Level) => env.log(l, level);
       this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;

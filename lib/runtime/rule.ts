@@ -196,7 +196,7 @@ export class Rule {
       dataDir: this.env.dataDir,
       aesKey: this.env.aesKey,
       schemas: this.env.schemas,
-      log: (l) => this.env.log(l),
+      log: (l, level) => this.env.log(l, level),
     });
   }
 }

@@ -144,7 +144,7 @@ export class SourceHub {
           node.exception(errorText(e), Date.now());
           for (const f of s.fails) f(e);
         },
-        log: (l) => this.env.log(l),
+        log: (l, level) => this.env.log(l, level),
         ready: (text) => this.env.sourceReady?.(def.name, text),
         wantsMeta: () => s.metaReaders > 0,
         ackMode: !isShared && o.checkpointAcks ? "checkpoint" : "take",

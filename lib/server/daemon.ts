@@ -4,7 +4,7 @@
  * configured), prints eKuiper's startup line, and stops gracefully on SIGTERM/SIGINT or `/stop`.
  */
 import { resolvePaths, type PathFlags } from "../config/index.ts";
-import { createLogger, parseLevel, type LogFormat } from "../log.ts";
+import { createLogger, parseLevel, type Level, type LogFormat } from "../log.ts";
 import { RotatingLog } from "../log-file.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
@@ -47,7 +47,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   // Lines go to stderr until the configuration says otherwise (basic.fileLog / consoleLog below).
   let logWrite = (l: string): void => void process.stderr.write(l);
   const logger = createLogger((l) => logWrite(l), { level: parseLevel(o.logLevel) ?? "info", format: o.logFormat });
-  const log = o.logger ?? ((l: string) => logger.info(l));
+  const log = o.logger ?? ((l: string, level: Level = "info") => logger[level](l));
   const out = o.out ?? ((l: string) => process.stdout.write(l + "\n"));
   if (!paths.etc) log(`floe: no etc directory found: using built-in defaults`);
   const engine = await Engine.open({ paths, env, runtime: o.runtime ?? ruleRuntime, log, logger, version: o.version });
@@ -106,9 +106,12 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let stopping: Promise<void> | undefined;
   const stop = (code = 0): Promise<void> =>
     (stopping ??= (async () => {
+      const t0 = Date.now();
+      logger.info(`shutting down: stopping ${engine.rules.list().filter((r) => r.status === "running").length} running rule(s), waiting up to ${basic.gracefulShutdownTimeoutMs} ms for their sinks`);
       for (const s of servers) s.stop(true);
       await engine.trials.close();
       await engine.shutdown();
+      logger.info(`stopped in ${Date.now() - t0} ms (exit status ${code})`);
       guard.clean();
       logFile?.close();
       process.off("SIGTERM", onSignal);

@@ -3,6 +3,7 @@
  * JavaScript UDFs, uploads and async tasks, plus the startup sequence of config-and-cli.md §6.3
  * (restore, connection.yaml provisioning, init.json import, patrol) and graceful shutdown.
  */
+import type { Level } from "../log.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -58,7 +59,7 @@ export interface EngineOptions {
   readonly env?: Record<string, string | undefined>;
   /** Supplies the rule runtime (server/runtime-bridge.ts). */
   readonly runtime: (deps: RuntimeDeps, engine: Engine) => RuntimeHooks;
-  readonly log?: (line: string) => void;
+  readonly log?: (line: string, level?: Level) => void;
   /** Levelled log of rule state changes and errors (the daemon's; none in tests that build an Engine). */
   readonly logger?: Logger;
   readonly version?: string;
@@ -121,7 +122,7 @@ export class Engine {
     readonly functions: FunctionRegistry,
     readonly confKeys: ConfKeys,
     readonly rules: RuleManager,
-    readonly log: (line: string) => void,
+    readonly log: (line: string, level?: Level) => void,
     readonly version: string,
     /** This instance's membership of a floe group (`cluster.nats`); none on a single node. */
     readonly cluster: ClusterNode | undefined,

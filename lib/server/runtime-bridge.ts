@@ -9,6 +9,7 @@ import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
 import type { RunFactory } from "./lifecycle.ts";
+import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -112,8 +113,16 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         },
       };
     }
+    engine.log(`rule ${def.id} starting with options ${JSON.stringify(def.options.raw)}`, "debug");
+    // Decode and row errors reach the log as pipe mode's reach stderr: the first in full, then
+    // counts (the rule's state changes, a stop by error included, are logged by the engine).
+    const errors = new RateLimitedErrors((t) => engine.log(t.trimEnd(), "warn"), { prefix: `rule ${def.id}: `, intervalMs: 10_000, reportFatal: false, summary: false, wantsMeta: false });
     // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
-    return create(def).start(onExit);
+    const rule = Rule.create(ruleJson(def), deps.streams(), env, hub, { errors });
+    return rule.start((exit) => {
+      errors.end();
+      onExit(exit);
+    });
   };
   return {
     env,

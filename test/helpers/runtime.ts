@@ -29,10 +29,14 @@ export interface TestRuntime {
   rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
 }
 
-/** A runtime for tests; private addresses are allowed here (`basic.enablePrivateNet`), since test servers listen on loopback. */
+/**
+ * A runtime for tests; private addresses are allowed here (`basic.enablePrivateNet`), since test
+ * servers listen on loopback. `logs` keeps the lines at info level and above (debug lines are the
+ * daemon's `--log-level debug`).
+ */
 export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
   const logs: string[] = [];
-  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l) => logs.push(l), sinkGraceMs: 1000, outbound: createNetGuard({ allowPrivate: true }), ...p });
+  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l, level) => void (level !== "debug" && logs.push(l)), sinkGraceMs: 1000, outbound: createNetGuard({ allowPrivate: true }), ...p });
   const hub = new SourceHub(env);
   return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
 }

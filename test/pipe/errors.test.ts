@@ -10,7 +10,7 @@ import { MqttMeta, SourceMessage } from "../../lib/io/sources/message.ts";
 import { LineMessage } from "../../lib/io/sources/stdin.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import type { PipeResult } from "../../lib/pipe/request.ts";
-import { ERRORS_IN_FULL, PipeErrors } from "../../lib/pipe/errors.ts";
+import { ERRORS_IN_FULL, RateLimitedErrors } from "../../lib/runtime/rate-limited-errors.ts";
 import { messageWhere } from "../../lib/runtime/error-report.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -19,7 +19,7 @@ const DIV = "run Select error: alias: r expr: binaryExpr:{ s.temperature / s.hum
 describe("the reporter", () => {
   test("the first errors are written in full, the rest counted once per interval, then summed up at the end", async () => {
     let err = "";
-    const r = new PipeErrors((t) => void (err += t), 3, 20);
+    const r = new RateLimitedErrors((t) => void (err += t), { limit: 3, intervalMs: 20 });
     for (let i = 1; i <= 5; i++) r.row(`line ${i}`, "boom");
     expect(err).toBe("floe: line 1: boom\nfloe: line 2: boom\nfloe: line 3: boom\n");
     await waitFor(() => err.includes("more"), "the count line");
@@ -32,7 +32,7 @@ describe("the reporter", () => {
 
   test("no error, no output", () => {
     let err = "";
-    const r = new PipeErrors((t) => void (err += t));
+    const r = new RateLimitedErrors((t) => void (err += t));
     r.end();
     expect(err).toBe("");
     expect(r.total).toBe(0);
@@ -40,7 +40,7 @@ describe("the reporter", () => {
 
   test("an error with no record to point at is written without a location", () => {
     let err = "";
-    const r = new PipeErrors((t) => void (err += t));
+    const r = new RateLimitedErrors((t) => void (err += t));
     r.row("", "run Select error: x");
     r.end();
     expect(err).toBe("floe: run Select error: x\n");
@@ -48,7 +48,7 @@ describe("the reporter", () => {
 
   test("the failure that stops the rule is written at once, after the pending count, and only once", () => {
     let err = "";
-    const r = new PipeErrors((t) => void (err += t), 1, 60_000);
+    const r = new RateLimitedErrors((t) => void (err += t), { limit: 1, intervalMs: 60_000 });
     r.row("line 1", "a");
     r.row("line 2", "b");
     r.fatal("disk on fire");

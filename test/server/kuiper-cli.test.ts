@@ -3,7 +3,7 @@
  * output strings, through `floe <verb>` and through the binary invoked as `kuiper`.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
@@ -21,11 +21,22 @@ afterAll(async () => {
   await d?.stop();
 });
 
+/**
+ * The binary invoked as `kuiper` (argv[0], as a `kuiper` symlink to the executable gives it):
+ * eKuiper's CLI exactly, every line on stdout and exit 0.
+ */
 async function floe(...args: string[]): Promise<string> {
-  const p = Bun.spawn([process.execPath, join(ROOT, "cli.ts"), ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([process.execPath, join(ROOT, "cli.ts"), ...args], { cwd: dir, stdout: "pipe", stderr: "pipe", argv0: join(dir, "bin", "kuiper") });
   const out = await new Response(p.stdout).text();
   expect(await p.exited).toBe(0);
   return out;
+}
+
+/** `floe <verb>`: results on stdout, the rest on stderr, and an exit status. */
+async function floeVerb(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const p = Bun.spawn([process.execPath, join(ROOT, "cli.ts"), ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { code: await p.exited, out, err };
 }
 
 const HEAD = () => `Connecting to 127.0.0.1:${d.cliPort}... \n`;
@@ -84,18 +95,36 @@ test("schema verbs manage protobuf schemas", async () => {
   expect(await floe("describe", "schema", "protobuf", "s1")).toContain('"content": "syntax = \\"proto3\\"; message M { int64 a = 1; }"');
   expect(await floe("drop", "schema", "protobuf", "s1")).toBe(HEAD() + "Schema s1 is dropped\n");
   expect(await floe("describe", "schema", "protobuf", "s1")).toBe(HEAD() + "Desc schema error : not found.\n");
+  // Under the name floe an empty list is no result: stdout stays empty (`| jq` reads nothing), the sentence goes to stderr.
+  expect(await floeVerb("show", "schemas", "protobuf")).toEqual({ code: 0, out: "", err: HEAD() + "No schema definitions are found.\n" });
 });
 
-test("invoked as `kuiper` the binary speaks the same grammar", async () => {
-  const bin = join(dir, "bin");
-  mkdirSync(bin, { recursive: true });
-  symlinkSync(join(ROOT, "cli.ts"), join(bin, "kuiper"));
-  const p = Bun.spawn([process.execPath, join(bin, "kuiper"), "show", "streams"], { cwd: dir, stdout: "pipe" });
-  expect(await new Response(p.stdout).text()).toBe(HEAD() + "demo\ns9\n\n");
+test("under the name floe: results on stdout, the connection line and errors on stderr, exit 0/1/2", async () => {
+  expect(await floeVerb("show", "streams")).toEqual({ code: 0, out: "demo\ns9\n\n", err: HEAD() });
+  expect(await floeVerb("create", "rule", "rj", '{"sql":"SELECT * FROM demo","actions":[{"nop":{}}]}')).toMatchObject({ code: 0, err: HEAD() });
+  // `floe show rules | jq`: standard output is the JSON alone.
+  const shown = await floeVerb("show", "rules");
+  expect((JSON.parse(shown.out) as { id: string }[]).map((r) => r.id)).toContain("rj");
+  expect(await floeVerb("describe", "rule", "nope")).toEqual({ code: 1, out: "", err: HEAD() + "Desc rule error : Rule nope is not found..\n" });
+  expect(await floeVerb("create", "rule", "rk", '{"sql":"SELECT * FROM demo"}')).toEqual({ code: 1, out: "", err: HEAD() + "Create rule rk error : invalid rule json: Missing rule actions..\n" });
+  expect(await floeVerb("create", "rule", "r3")).toEqual({ code: 2, out: "", err: HEAD() + "Expect rule name and json.\nBut found 1 args:[r3].\n" });
+  expect(await floeVerb("show")).toEqual({ code: 2, out: "", err: HEAD() + "Incorrect Usage. show needs a sub-command\n" });
+  expect((await floeVerb("drop", "rule", "rj")).code).toBe(0);
 });
 
-test("no server: the connection failure line", async () => {
+test("invoked as `kuiper` the same failures print on stdout and exit 0", async () => {
+  expect(await floe("describe", "rule", "nope")).toBe(HEAD() + "Desc rule error : Rule nope is not found..\n");
+  expect(await floe("show", "streams")).toBe(HEAD() + "demo\ns9\n\n");
+});
+
+test("no server: the connection failure line (floe: on stderr, exit 1); a verb's --help needs none", async () => {
   writeFileSync(join(dir, "etc", "client.yaml"), "basic:\n  host: 127.0.0.1\n  port: 1\n");
-  expect(await floe("show", "streams")).toBe("Connecting to 127.0.0.1:1... \nFailed to connect the server, please start the server.\n");
+  const line = "Connecting to 127.0.0.1:1... \nFailed to connect the server, please start the server.\n";
+  expect(await floe("show", "streams")).toBe(line);
+  expect(await floeVerb("show", "streams")).toEqual({ code: 1, out: "", err: line });
+  const help = await floeVerb("show", "--help");
+  expect(help.code).toBe(0);
+  expect(help.out).toStartWith("floe show — List streams, tables, rules");
+  expect(help.out).toContain("Exit status: 0 done, 1 the server refused or failed");
   writeFileSync(join(dir, "etc", "client.yaml"), `basic:\n  host: 127.0.0.1\n  port: ${d.cliPort}\n`);
 });

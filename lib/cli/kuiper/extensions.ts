@@ -6,33 +6,37 @@ const PLUGIN_TYPES: Record<string, string> = { source: "sources", sink: "sinks",
 export async function pluginCommand(c: Client, verb: string, args: string[]): Promise<void> {
   const [type, name, json] = args;
   if (verb === "show" && type === undefined) {
-    c.print("Expect plugin type.\n");
+    c.usage("Expect plugin type.\n");
     return;
   }
   const t = type === undefined ? undefined : PLUGIN_TYPES[type];
   if (!t) {
-    c.print(`Invalid plugin type ${type ?? ""}, should be "source", "sink", "function" or "portable" or "wasm".\n\n`);
+    c.usage(`Invalid plugin type ${type ?? ""}, should be "source", "sink", "function" or "portable" or "wasm".\n\n`);
     return;
   }
   if (verb === "show") {
     const r = await c.call("GET", `/plugins/${t}`);
     const list = ok(r) ? (JSON.parse(r.text) as string[]) : [];
-    c.print(list.length ? (t === "portables" ? indentJson(r.text) + "\n" : list.join("\n") + "\n") : "No plugin is found.\n");
+    if (list.length) c.print(t === "portables" ? indentJson(r.text) + "\n" : list.join("\n") + "\n");
+    else c.note("No plugin is found.\n");
     return;
   }
   if (name === undefined) {
-    c.print(verb === "create" ? "Expect plugin type and name.\n" : "Expect plugin name.\n");
+    c.usage(verb === "create" ? "Expect plugin type and name.\n" : "Expect plugin name.\n");
     return;
   }
   if (verb === "create") {
     const r = await c.call("POST", `/plugins/${t}`, json ?? "{}");
-    c.print(ok(r) ? `Plugin ${name} is created.\n` : `Create plugin error: ${errorMessage(r)}\n`);
+    if (ok(r)) c.print(`Plugin ${name} is created.\n`);
+    else c.fail(`Create plugin error: ${errorMessage(r)}\n`);
   } else if (verb === "describe") {
     const r = await c.call("GET", `/plugins/${t}/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? indentJson(r.text) + "\n" : "Describe plugin error: not found\n");
+    if (ok(r)) c.print(indentJson(r.text) + "\n");
+    else c.fail("Describe plugin error: not found\n");
   } else if (verb === "drop") {
     const r = await c.call("DELETE", `/plugins/${t}/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? `Plugin ${name} is dropped and Kuiper must restart for the change to take effect.\n` : `Drop plugin error: ${errorMessage(r)}\n`);
+    if (ok(r)) c.print(`Plugin ${name} is dropped and Kuiper must restart for the change to take effect.\n`);
+    else c.fail(`Drop plugin error: ${errorMessage(r)}\n`);
   }
 }
 
@@ -40,23 +44,27 @@ export async function serviceCommand(c: Client, verb: string, kind: string, args
   if (verb === "show") {
     const r = await c.call("GET", kind === "service_funcs" ? "/services/functions" : "/services");
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No service definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No service definitions are found.\n");
     return;
   }
   const name = args[0] ?? "";
   if (verb === "create") {
     if (args.length !== 2) {
-      c.print("Expect service name and json.\n");
+      c.usage("Expect service name and json.\n");
       return;
     }
     const r = await c.call("POST", "/services", args[1]);
-    c.print(ok(r) ? `Service ${name} is created.\n` : `Create service error: ${errorMessage(r)}\n`);
+    if (ok(r)) c.print(`Service ${name} is created.\n`);
+    else c.fail(`Create service error: ${errorMessage(r)}\n`);
   } else if (verb === "describe") {
     const r = await c.call("GET", kind === "service_func" ? `/services/functions/${encodeURIComponent(name)}` : `/services/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? indentJson(r.text) + "\n" : `Desc service error : ${errorMessage(r)}.\n`);
+    if (ok(r)) c.print(indentJson(r.text) + "\n");
+    else c.fail(`Desc service error : ${errorMessage(r)}.\n`);
   } else if (verb === "drop") {
     const r = await c.call("DELETE", `/services/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? `Service ${name} is dropped\n` : `Drop service error : ${errorMessage(r)}.\n`);
+    if (ok(r)) c.print(`Service ${name} is dropped\n`);
+    else c.fail(`Drop service error : ${errorMessage(r)}.\n`);
   }
 }
 
@@ -64,16 +72,17 @@ export async function schemaCommand(c: Client, verb: string, args: string[]): Pr
   const [type, name, json] = args;
   if (verb === "show") {
     if (type === undefined) {
-      c.print("Expect schema type.\n");
+      c.usage("Expect schema type.\n");
       return;
     }
     const r = await c.call("GET", `/schemas/${encodeURIComponent(type)}`);
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No schema definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No schema definitions are found.\n");
     return;
   }
   if (type === undefined || name === undefined) {
-    c.print(verb === "create" ? "Expect plugin type, name and json.\n" : "Expect schema type and name.\n");
+    c.usage(verb === "create" ? "Expect plugin type, name and json.\n" : "Expect schema type and name.\n");
     return;
   }
   if (verb === "create") {
@@ -87,22 +96,25 @@ export async function schemaCommand(c: Client, verb: string, args: string[]): Pr
     if (info && typeof info === "object" && !Array.isArray(info)) {
       const o = info as Record<string, unknown>;
       if (o.name !== name) {
-        c.print("Create schema error: name mismatch.\n");
+        c.usage("Create schema error: name mismatch.\n");
         return;
       }
       if (o.content && o.file) {
-        c.print("Invalid body: Cannot specify both content and file\n");
+        c.usage("Invalid body: Cannot specify both content and file\n");
         return;
       }
     }
     const r = await c.call("POST", `/schemas/${encodeURIComponent(type)}`, json ?? "{}");
-    c.print(ok(r) ? `Schema ${name} is created.\n` : `Create schema error: ${errorMessage(r)}\n`);
+    if (ok(r)) c.print(`Schema ${name} is created.\n`);
+    else c.fail(`Create schema error: ${errorMessage(r)}\n`);
   } else if (verb === "describe") {
     const r = await c.call("GET", `/schemas/${encodeURIComponent(type)}/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? indentJson(r.text) + "\n" : "Desc schema error : not found.\n");
+    if (ok(r)) c.print(indentJson(r.text) + "\n");
+    else c.fail("Desc schema error : not found.\n");
   } else if (verb === "drop") {
     const r = await c.call("DELETE", `/schemas/${encodeURIComponent(type)}/${encodeURIComponent(name)}`);
-    c.print(ok(r) ? `Schema ${name} is dropped\n` : `Drop schema error : ${errorMessage(r)}.\n`);
+    if (ok(r)) c.print(`Schema ${name} is dropped\n`);
+    else c.fail(`Drop schema error : ${errorMessage(r)}.\n`);
   }
 }
 
@@ -110,13 +122,14 @@ export async function scriptCommand(c: Client, verb: string, args: string[]): Pr
   if (verb === "show") {
     const r = await c.call("GET", "/udf/javascript");
     const list = ok(r) ? (JSON.parse(r.text) as unknown[]) : [];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No JavaScript functions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No JavaScript functions are found.\n");
     return;
   }
   if (verb === "create") {
     const json = args[0];
     if (json === undefined) {
-      c.print("Expect JavaScript function definition JSON.\n");
+      c.usage("Expect JavaScript function definition JSON.\n");
       return;
     }
     let id = "";
@@ -126,16 +139,19 @@ export async function scriptCommand(c: Client, verb: string, args: string[]): Pr
       // the server reports the JSON error
     }
     const r = await c.call("POST", "/udf/javascript", json);
-    c.print(ok(r) ? `JavaScript function ${id} is created.\n` : errorMessage(r) + "\n");
+    if (ok(r)) c.print(`JavaScript function ${id} is created.\n`);
+    else c.fail(errorMessage(r) + "\n");
     return;
   }
   const id = args[0] ?? "";
   if (verb === "describe") {
     const r = await c.call("GET", `/udf/javascript/${encodeURIComponent(id)}`);
-    c.print((ok(r) ? indentJson(r.text) : errorMessage(r)) + "\n");
+    if (ok(r)) c.print(indentJson(r.text) + "\n");
+    else c.fail(errorMessage(r) + "\n");
   } else if (verb === "drop") {
     const r = await c.call("DELETE", `/udf/javascript/${encodeURIComponent(id)}`);
-    c.print(ok(r) ? `JavaScript function ${id} is dropped\n` : errorMessage(r) + "\n");
+    if (ok(r)) c.print(`JavaScript function ${id} is dropped\n`);
+    else c.fail(errorMessage(r) + "\n");
   }
 }
 
@@ -147,5 +163,6 @@ export async function udfCommand(c: Client, verb: string, args: string[]): Promi
     return;
   }
   const r = await c.call("GET", `/plugins/udfs/${encodeURIComponent(args[0] ?? "")}`);
-  c.print(ok(r) ? indentJson(r.text) + "\n" : "Describe udf error: not found\n");
+  if (ok(r)) c.print(indentJson(r.text) + "\n");
+  else c.fail("Describe udf error: not found\n");
 }

@@ -3,7 +3,7 @@
  * the connection lines, then one verb. Used by `floe <verb> …` and when the binary runs as `kuiper`.
  */
 import { resolvePaths } from "../../config/paths.ts";
-import { connect, type Client } from "./client.ts";
+import { connect, errorMessage, type Client } from "./client.ts";
 import { pluginCommand, schemaCommand, scriptCommand, serviceCommand, udfCommand } from "./extensions.ts";
 import { queryCommand } from "./query.ts";
 import { ruleCommand } from "./rules.ts";
@@ -41,7 +41,12 @@ GLOBAL OPTIONS:
 `;
 
 export interface KuiperIo {
+  /** Results. */
   readonly print: (s: string) => void;
+  /** The connection lines and error sentences (default: `print`, as eKuiper's CLI writes them). */
+  readonly error?: (s: string) => void;
+  /** Exit 1 after a failure and 2 after bad usage (`floe <verb>`); `kuiper` exits 0 whatever happened. */
+  readonly strict?: boolean;
   readonly env?: Record<string, string | undefined>;
   readonly version: string;
   readonly stdin?: NodeJS.ReadableStream;
@@ -50,7 +55,7 @@ export interface KuiperIo {
 const STREAM_WORDS = new Set(["stream", "streams", "table", "tables"]);
 const RULE_WORDS = new Set(["rule", "rules"]);
 
-/** Runs one kuiper command line (without the program name). Always exits 0, like the Go CLI. */
+/** Runs one kuiper command line (without the program name). Exits 0 like the Go CLI unless `io.strict`. */
 export async function runKuiper(argv: string[], io: KuiperIo): Promise<number> {
   const env = io.env ?? process.env;
   let i = 0;
@@ -62,8 +67,8 @@ export async function runKuiper(argv: string[], io: KuiperIo): Promise<number> {
   }
   const args = argv.slice(i);
   const paths = resolvePaths(flags, env);
-  const client = await connect(paths.etc, env, io.print);
-  if (!client) return 0;
+  const client = await connect(paths.etc, env, io.print, io.error);
+  if (!client) return io.strict ? 1 : 0;
   const [verb, what] = args;
   if (verb === undefined || verb === "help" || verb === "h" || verb === "--help" || verb === "-h") {
     io.print(HELP);
@@ -74,14 +79,14 @@ export async function runKuiper(argv: string[], io: KuiperIo): Promise<number> {
     return 0;
   }
   await dispatch(client, verb, what, args, io);
-  return 0;
+  return io.strict ? client.outcome : 0;
 }
 
 async function dispatch(c: Client, verb: string, what: string | undefined, args: string[], io: KuiperIo): Promise<void> {
   const rest = args.slice(2);
   if (verb === "query") return queryCommand(c, io.stdin);
   if (what === undefined) {
-    c.print(`Incorrect Usage. ${verb} needs a sub-command\n`);
+    c.usage(`Incorrect Usage. ${verb} needs a sub-command\n`);
     return;
   }
   if (STREAM_WORDS.has(what) && ["create", "describe", "drop", "explain", "show"].includes(verb)) return streamCommand(c, args);
@@ -92,9 +97,9 @@ async function dispatch(c: Client, verb: string, what: string | undefined, args:
   if (what === "plugin" || what === "plugins") {
     if (verb === "register") {
       const [type, name, json] = rest;
-      if (type !== "function") return c.print("Plugin type must be function.\n");
+      if (type !== "function") return c.usage("Plugin type must be function.\n");
       const r = await c.call("POST", `/plugins/functions/${encodeURIComponent(name ?? "")}/register`, json ?? "{}");
-      return c.print(r.status < 300 ? `Plugin ${name} is created.\n` : `Register plugin functions error: ${JSON.parse(r.text).message ?? r.text}\n`);
+      return r.status < 300 ? c.print(`Plugin ${name} is created.\n`) : c.fail(`Register plugin functions error: ${errorMessage(r)}\n`);
     }
     return pluginCommand(c, verb, rest);
   }
@@ -102,5 +107,5 @@ async function dispatch(c: Client, verb: string, what: string | undefined, args:
   if (what === "service" || what === "services" || what === "service_func" || what === "service_funcs") return serviceCommand(c, verb, what, rest);
   if (what === "schema" || what === "schemas") return schemaCommand(c, verb, rest);
   if (what === "script" || what === "scripts") return scriptCommand(c, verb, rest);
-  c.print(`Incorrect Usage: unknown sub-command ${what} of ${verb}\n`);
+  c.usage(`Incorrect Usage: unknown sub-command ${what} of ${verb}\n`);
 }

@@ -22,21 +22,22 @@ function ruleJson(c: Client, args: string[], verb: "create" | "validate"): { nam
   const { flags, rest } = flagsThenArgs(args, ["f"]);
   if (flags.f !== undefined) {
     if (rest.length !== 1) {
-      c.print("Expect rule name.\n");
+      c.usage("Expect rule name.\n");
       return undefined;
     }
-    if (verb === "create") c.print(`Creating a new rule from file ${flags.f}.\n`);
+    if (verb === "create") c.note(`Creating a new rule from file ${flags.f}.\n`);
     let text: string;
     try {
       text = readFileSync(flags.f, "utf8");
     } catch {
-      c.print(existsSync(flags.f) ? `Failed to read from rule definition file ${flags.f}.\n` : `The specified rule defenition file ${flags.f} is not existed.\n`);
+      if (existsSync(flags.f)) c.fail(`Failed to read from rule definition file ${flags.f}.\n`);
+      else c.usage(`The specified rule defenition file ${flags.f} is not existed.\n`);
       return undefined;
     }
     return { name: rest[0]!, json: text };
   }
   if (rest.length !== 2) {
-    c.print(`Expect rule name and json.\nBut found ${rest.length} args:[${rest.join(" ")}].\n`);
+    c.usage(`Expect rule name and json.\nBut found ${rest.length} args:[${rest.join(" ")}].\n`);
     return undefined;
   }
   return { name: rest[0]!, json: rest[1]! };
@@ -97,8 +98,10 @@ function describeRule(text: string): string {
 export async function ruleCommand(c: Client, verb: string, args: string[]): Promise<void> {
   if (verb === "show") {
     const r = await c.call("GET", "/rules");
+    if (!ok(r)) return c.fail(errorMessage(r) + "\n");
     const list = JSON.parse(r.text) as unknown[];
-    c.print(list.length ? indentJson(r.text) + "\n" : "No rule definitions are found.\n");
+    if (list.length) c.print(indentJson(r.text) + "\n");
+    else c.note("No rule definitions are found.\n");
     return;
   }
   if (verb === "create" || verb === "validate") {
@@ -107,7 +110,8 @@ export async function ruleCommand(c: Client, verb: string, args: string[]): Prom
     const body = withId(j.json, j.name);
     if (verb === "validate") {
       const r = await c.call("POST", "/rules/validate", body);
-      c.print(ok(r) ? "The rule has been successfully validated and is confirmed to be correct.\n" : r.text + "\n");
+      if (ok(r)) c.print("The rule has been successfully validated and is confirmed to be correct.\n");
+      else c.fail(r.text + "\n");
       return;
     }
     const r = await c.call("POST", "/rules", body);
@@ -121,35 +125,37 @@ export async function ruleCommand(c: Client, verb: string, args: string[]): Prom
     } catch {
       // invalid JSON: empty id
     }
-    c.print(`Create rule ${id} error : ${errorMessage(r)}.\n`);
+    c.fail(`Create rule ${id} error : ${errorMessage(r)}.\n`);
     return;
   }
   const name = args[0];
   if (name === undefined || args.length !== 1) {
-    c.print("Expect rule name.\n");
+    c.usage("Expect rule name.\n");
     return;
   }
   const ie = idError(name);
   if (ie) {
-    c.print(ie + "\n");
+    c.usage(ie + "\n");
     return;
   }
   const enc = encodeURIComponent(name);
   switch (verb) {
     case "describe": {
       const r = await c.call("GET", `/rules/${enc}`);
-      c.print(ok(r) ? describeRule(r.text) + "\n\n" : `Desc rule error : Rule ${name} is not found..\n`);
+      if (ok(r)) c.print(describeRule(r.text) + "\n\n");
+      else c.fail(`Desc rule error : Rule ${name} is not found..\n`);
       return;
     }
     case "getstatus": {
       const r = await c.call("GET", `/rules/${enc}/status`);
-      c.print(ok(r) ? r.text + "\n" : `Rule ${name} is not found\n`);
+      if (ok(r)) c.print(r.text + "\n");
+      else c.fail(`Rule ${name} is not found\n`);
       return;
     }
     case "gettopo": {
       const r = await c.call("GET", `/rules/${enc}/topo`);
       if (ok(r)) c.print(indentJson(r.text) + "\n");
-      else c.print((r.status === 404 ? `Rule ${name} is not found` : `Fail to get rule ${name}'s topo, make sure the rule has been started before`) + "\n");
+      else c.fail((r.status === 404 ? `Rule ${name} is not found` : `Fail to get rule ${name}'s topo, make sure the rule has been started before`) + "\n");
       return;
     }
     case "start":
@@ -157,18 +163,20 @@ export async function ruleCommand(c: Client, verb: string, args: string[]): Prom
     case "restart": {
       const r = await c.call("POST", `/rules/${enc}/${verb}`);
       if (ok(r)) c.print(verb === "start" ? `Rule ${name} was started\n` : verb === "stop" ? `Rule ${name} was stopped.\n` : `Rule ${name} was restarted.\n`);
-      else c.print((r.status === 404 ? `Rule ${name} is not found in registry, please check if it is created` : errorMessage(r).replace(/^\w+ rule error: /, "")) + "\n");
+      else c.fail((r.status === 404 ? `Rule ${name} is not found in registry, please check if it is created` : errorMessage(r).replace(/^\w+ rule error: /, "")) + "\n");
       return;
     }
     case "explain": {
       // floe's addition: eKuiper's CLI has no `explain rule` (its REST API has /rules/{id}/explain).
       const r = await c.call("GET", `/rules/${enc}/explain`);
-      c.print(ok(r) ? r.text.replace(/\n?$/, "\n") : `Explain rule error : ${errorMessage(r)}\n`);
+      if (ok(r)) c.print(r.text.replace(/\n?$/, "\n"));
+      else c.fail(`Explain rule error : ${errorMessage(r)}\n`);
       return;
     }
     case "drop": {
       const r = await c.call("DELETE", `/rules/${enc}`);
-      c.print(ok(r) ? `Rule ${name} is dropped.\n` : `Drop rule error : rule ${name} not found.\n`);
+      if (ok(r)) c.print(`Rule ${name} is dropped.\n`);
+      else c.fail(`Drop rule error : rule ${name} not found.\n`);
       return;
     }
   }

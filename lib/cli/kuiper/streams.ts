@@ -8,16 +8,16 @@ export async function streamCommand(c: Client, argv: string[]): Promise<void> {
   let sql = argv.join(" ");
   if (verb === "create" && argv[2] === "-f") {
     const file = argv[3] ?? "";
-    c.print(`Creating a new ${kind} from file ${file}.\n`);
+    c.note(`Creating a new ${kind} from file ${file}.\n`);
     if (!existsSync(file)) {
-      c.print(`The specified ${kind} defenition file ${file} is not existed.\n`);
+      c.usage(`The specified ${kind} defenition file ${file} is not existed.\n`);
       return;
     }
     let content: string;
     try {
       content = readFileSync(file, "utf8");
     } catch {
-      c.print(`Failed to read from ${kind} definition file ${file}.\n`);
+      c.fail(`Failed to read from ${kind} definition file ${file}.\n`);
       return;
     }
     sql = `CREATE ${kind.toUpperCase()}  ${content}`;
@@ -29,7 +29,7 @@ export async function streamCommand(c: Client, argv: string[]): Promise<void> {
   }
   const r = await c.call("POST", kind === "table" || kind === "tables" ? "/tables" : "/streams", { sql });
   if (!ok(r)) {
-    c.print(errorMessage(r) + "\n");
+    c.fail(errorMessage(r) + "\n");
     return;
   }
   const text = htmlUnescape(r.text);

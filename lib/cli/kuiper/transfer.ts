@@ -20,44 +20,46 @@ export async function importCommand(c: Client, what: string, args: string[]): Pr
   const file = flag(args, "f");
   if (what === "ruleset") {
     if (!file) {
-      c.print("Required ruleset json file to import");
+      c.usage("Required ruleset json file to import");
       return;
     }
     let content: string;
     try {
       content = readFileSync(file, "utf8");
     } catch (e) {
-      c.print(`fail to read file ${file}: ${(e as Error).message}\n`);
+      c.fail(`fail to read file ${file}: ${(e as Error).message}\n`);
       return;
     }
     const r = await c.call("POST", "/ruleset/import", { content });
-    c.print((ok(r) ? r.text : errorMessage(r)) + "\n");
+    if (ok(r)) c.print(r.text + "\n");
+    else c.fail(errorMessage(r) + "\n");
     return;
   }
   if (what === "data") {
     const s = flag(args, "s");
     const p = flag(args, "p");
     if (s !== "true" && s !== "false") {
-      c.print("Expect s flag to be a boolean value.\n");
+      c.usage("Expect s flag to be a boolean value.\n");
       return;
     }
     if (p !== "true" && p !== "false") {
-      c.print("Expect p flag to be a boolean value.\n");
+      c.usage("Expect p flag to be a boolean value.\n");
       return;
     }
     if (!file) {
-      c.print("Required configuration json file to import");
+      c.usage("Required configuration json file to import");
       return;
     }
     let content: string;
     try {
       content = readFileSync(file, "utf8");
     } catch (e) {
-      c.print(`fail to read file ${file}: ${(e as Error).message}\n`);
+      c.fail(`fail to read file ${file}: ${(e as Error).message}\n`);
       return;
     }
     const r = await c.call("POST", `/data/import?partial=${p === "true" ? 1 : 0}&stop=${s === "true" ? 1 : 0}`, { content });
-    c.print((ok(r) ? indentJson(r.text) : errorMessage(r)) + "\n");
+    if (ok(r)) c.print(indentJson(r.text) + "\n");
+    else c.fail(errorMessage(r) + "\n");
   }
 }
 
@@ -65,12 +67,12 @@ export async function exportCommand(c: Client, what: string, args: string[]): Pr
   const [file] = positional(args);
   if (what === "ruleset") {
     if (!file) {
-      c.print("Require exported file name.\n");
+      c.usage("Require exported file name.\n");
       return;
     }
     const r = await c.call("POST", "/ruleset/export");
     if (!ok(r)) {
-      c.print(errorMessage(r) + "\n");
+      c.fail(errorMessage(r) + "\n");
       return;
     }
     writeFileSync(file, r.text);
@@ -80,7 +82,7 @@ export async function exportCommand(c: Client, what: string, args: string[]): Pr
   }
   if (what === "data") {
     if (!file) {
-      c.print("Expect configuration file.\n");
+      c.usage("Expect configuration file.\n");
       return;
     }
     const rules = flag(args, "r");
@@ -90,13 +92,13 @@ export async function exportCommand(c: Client, what: string, args: string[]): Pr
       try {
         ids = JSON.parse(rules);
       } catch (e) {
-        c.print(`rules ${rules} unmarshal error ${(e as Error).message}\n`);
+        c.usage(`rules ${rules} unmarshal error ${(e as Error).message}\n`);
         return;
       }
       r = await c.call("POST", "/data/export", ids);
     } else r = await c.call("GET", "/data/export");
     if (!ok(r)) {
-      c.print(errorMessage(r) + "\n");
+      c.fail(errorMessage(r) + "\n");
       return;
     }
     writeFileSync(file, r.text);

@@ -8,10 +8,12 @@
  * handler. Reader "mqttjs" keeps MQTT.js on the whole path (ws/wss always do); behaviour is the
  * same either way.
  */
+import type { Level } from "../../log.ts";
 import { MqttClient, type IClientOptions, type IPublishPacket } from "mqtt";
 import { connectMqtt } from "../outbound/mqtt.ts";
 import type { Obj } from "../../value/values.ts";
 import { goNetErrorText } from "../../value/go-net-error.ts";
+import { connectFailureLine } from "../connect-failure.ts";
 import { ConnectionReporter } from "../sinks/connector.ts";
 import type { MqttConf } from "./conf.ts";
 import { Publish } from "./frames.ts";
@@ -62,7 +64,7 @@ export interface MqttConnectionInit {
   readonly reader?: ReaderKind;
   /** Reporter of the node(s) using this connection. */
   readonly status?: ConnectionReporter;
-  log(line: string): void;
+  log(line: string, level?: Level): void;
 }
 
 export class MqttConnection {
@@ -76,9 +78,13 @@ export class MqttConnection {
   /** The last client error, as eKuiper words it (mqttErrorText). */
   lastError = "";
   private closed = false;
+  private readonly log: MqttConnectionInit["log"];
+  private readonly url: string;
 
   constructor(init: MqttConnectionInit) {
     const { conf, handler } = init;
+    this.log = (l, level) => init.log(l, level);
+    this.url = conf.url;
     this.status = init.status ?? new ConnectionReporter();
     const lean = !!handler && !conf.ws && (init.reader ?? defaultReader()) === "lean";
     const url = new URL(conf.url);
@@ -119,6 +125,7 @@ export class MqttConnection {
     let first: () => void;
     this.ready = new Promise((r) => (first = r));
     client.on("connect", () => {
+      init.log(`mqtt ${conf.url}: connected${this.lastError ? ` (after: ${this.lastError})` : ""}`, this.lastError ? "info" : "debug");
       this.backoff = 100;
       this.lastError = "";
       client.options.reconnectPeriod = 100;
@@ -128,8 +135,13 @@ export class MqttConnection {
     // Runs before MQTT.js's own close handler, which arms the reconnect timer with this period.
     client.prependListener("close", () => {
       if (this.closed) return;
-      client.options.reconnectPeriod = this.backoff;
+      const retryMs = this.backoff;
+      client.options.reconnectPeriod = retryMs;
       this.backoff = Math.min(this.backoff * 2, 10_000);
+      // One line per failed attempt, with its reason and when the next one is due; the backoff
+      // (100 ms doubling to 10 s) bounds the rate.
+      const why = this.lastError || "connection closed";
+      init.log(this.status.status === 1 ? `mqtt ${conf.url}: connection lost: ${why}; next retry in ${retryMs} ms` : connectFailureLine(conf.url, why, retryMs), "warn");
       // MQTT.js reconnects: the loss is recorded once and the state is connecting (0) again, as
       // eKuiper's client shows it while retrying; a failed attempt changes nothing (it is logged).
       if (this.status.status === 1) this.status.disconnected(this.lastError || "connection closed", true);
@@ -137,7 +149,9 @@ export class MqttConnection {
     client.on("reconnect", () => this.status.connecting());
     client.on("error", (e) => {
       this.lastError = mqttErrorText(e, conf, !client.connected);
-      init.log(`mqtt ${conf.url}: ${this.lastError}`);
+      // A failed attempt is logged when its socket closes (with the retry time); an error on a
+      // live connection at once.
+      if (client.connected) init.log(`mqtt ${conf.url}: ${this.lastError}`, "warn");
     });
     this.status.connecting();
     client.connect();
@@ -153,6 +167,7 @@ export class MqttConnection {
     const granted = await this.client.subscribeAsync(topics, { qos });
     const bad = granted.filter((g) => g.qos === 128);
     if (bad.length) throw new Error(`subscribe to ${bad.map((g) => g.topic).join(",")} failed`);
+    this.log(`mqtt ${this.url}: subscribed to ${topics.join(", ")} at qos ${qos}`, "debug");
   }
 
   async close(): Promise<void> {

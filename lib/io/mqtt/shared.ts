@@ -10,6 +10,7 @@
  * eKuiper keeps only the latest handler when two rules subscribe the same topic on one connection
  * (its docs point to shared streams instead); floe delivers to both.
  */
+import type { Level } from "../../log.ts";
 import type { ConnectionReporter } from "../sinks/connector.ts";
 import { MqttConnection, type PublishHandler, type ReaderKind } from "./client.ts";
 import type { MqttConf } from "./conf.ts";
@@ -105,7 +106,7 @@ export class SharedMqtt {
   /** Broker subscriptions: filter → number of routes using it. */
   private readonly filters = new Map<string, number>();
 
-  constructor(conf: MqttConf, log: (line: string) => void, reader?: ReaderKind) {
+  constructor(conf: MqttConf, log: (line: string, level?: Level) => void, reader?: ReaderKind) {
     this.conn = new MqttConnection({ conf, handler: this.router, reader, log });
   }
 

@@ -6,6 +6,8 @@
  * NatsLink shared by every node selecting it (lib/io/connections.ts); otherwise each source
  * and sink has its own.
  */
+import { connectFailureLine } from "../connect-failure.ts";
+import type { Level } from "../../log.ts";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { errorText } from "../../errors.ts";
@@ -26,7 +28,7 @@ export class NatsLink {
 
   constructor(
     readonly conf: NatsConf,
-    private readonly log: (line: string) => void,
+    private readonly log: (line: string, level?: Level) => void,
     status?: ConnectionReporter,
   ) {
     this.status = status ?? new ConnectionReporter();
@@ -53,6 +55,7 @@ export class NatsLink {
         }
         this.nc = nc;
         this.status.connected();
+        this.log(`nats ${this.conf.label}: connected`, "debug");
         void this.watch(nc);
         return nc;
       } catch (e) {
@@ -60,8 +63,9 @@ export class NatsLink {
         // Refused outright (authorization, bad TLS): retry with back-off like the MQTT connector.
         const text = `nats ${this.conf.label}: ${errorText(e)}`;
         // Logged when it changes, not at every retry.
-        if (text !== this.status.lastMessage) this.log(text);
+        const changed = text !== this.status.lastMessage;
         this.status.disconnected(text);
+        if (changed) this.log(connectFailureLine(this.conf.label, errorText(e), wait), "warn");
         await Bun.sleep(wait);
         if (this.closed) throw new Error("nats connection closed");
         wait = Math.min(wait * 2, 10_000);

@@ -5,6 +5,7 @@
  * connection-type failure (retried when retry is on) and any other error for a failure that
  * drops the item (rules-and-sinks.md §3.4).
  */
+import type { Level } from "../../log.ts";
 import type { Obj, Value } from "../../value/values.ts";
 import type { NodeMetrics } from "../../core/metrics.ts";
 
@@ -134,7 +135,7 @@ export interface SinkContext {
   readonly name: string;
   readonly status: ConnectionReporter;
   /** Info-level log line (the log sink writes here). */
-  log(line: string): void;
+  log(line: string, level?: Level): void;
 }
 
 export interface SinkConnector {

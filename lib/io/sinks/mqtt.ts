@@ -62,7 +62,7 @@ export class MqttSink implements SinkConnector {
       mqtt.status.link(ctx.status);
       return mqtt.conn.ready;
     }
-    this.conn = new MqttConnection({ conf: this.conf, status: ctx.status, log: (l) => ctx.log(l) });
+    this.conn = new MqttConnection({ conf: this.conf, status: ctx.status, log: (l, level) => ctx.log(l, level) });
     return this.conn.ready;
   }
 

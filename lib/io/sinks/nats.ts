@@ -101,7 +101,7 @@ export class NatsSink implements SinkConnector {
       this.link = this.connections.acquireNats(this.selector, ref);
       this.shared = { ref };
       this.link.status.link(ctx.status);
-    } else this.link = new NatsLink(this.conf!, (l) => ctx.log(l), ctx.status);
+    } else this.link = new NatsLink(this.conf!, (l, level) => ctx.log(l, level), ctx.status);
     if (this.jetstream) this.js = await this.link.jetstream();
     const nc = await this.link.ready;
     if (this.jetstream) {

@@ -9,6 +9,7 @@
  * A result too big to encode in one turn of the event loop waits in the backlog (backlog.ts),
  * which counts against `room()` and encodes it in slices, in order, ahead of later results.
  */
+import type { Level } from "../../log.ts";
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import { Emission, type Item } from "../../core/item.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
@@ -42,7 +43,7 @@ export interface SinkPipelineInit {
   readonly aesKey?: string;
   /** The registered schemas `format: "protobuf"` encodes with (`schemaId`). */
   readonly schemas?: SchemaRegistry;
-  log(line: string): void;
+  log(line: string, level?: Level): void;
 }
 
 export class SinkPipeline implements SinkNode {

@@ -3,6 +3,7 @@
  * yaml `default` confKey, then `CONF_KEY`, then a `connectionSelector`'s connection, then
  * `EXTRA`, then the stream options injected (`format`, `datasource`, …).
  */
+import type { Level } from "../../log.ts";
 import { loadSourceYaml } from "../../config/connectors.ts";
 import { EngineError, ErrCode } from "../../errors.ts";
 import type { StreamDef } from "../../plan/streams.ts";
@@ -53,7 +54,7 @@ export interface SourcePropEnv {
   confKey?(kind: "sources" | "connections", type: string, key: string): Record<string, unknown> | undefined;
   /** Named connections of any type by id: a selector naming one of another type is refused by type. */
   readonly connections?: { resolve: ((id: string) => { readonly typ: string } | undefined) | undefined };
-  log(line: string): void;
+  log(line: string, level?: Level): void;
 }
 
 /** `connection <id> not existed`, or `connection <id> should be <type> connection` when it has another type. */

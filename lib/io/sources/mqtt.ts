@@ -117,7 +117,7 @@ export class MqttSource implements SourceConnector {
         return bus.maxBatch;
       },
     };
-    const conn = new MqttConnection({ conf: this.conf, handler, reader: this.opts.reader, status: ctx.status, log: (l) => ctx.log(l) });
+    const conn = new MqttConnection({ conf: this.conf, handler, reader: this.opts.reader, status: ctx.status, log: (l, level) => ctx.log(l, level) });
     this.conn = conn;
     conn
       .subscribe(this.topics, this.qos)

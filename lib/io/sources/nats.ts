@@ -160,7 +160,7 @@ export class NatsSource implements SourceConnector {
       this.link = reg.acquireNats(this.selector, ctx.ref);
       this.shared = { ref: ctx.ref, status: ctx.status };
       this.link.status.link(ctx.status);
-    } else this.link = new NatsLink(this.conf!, (l) => ctx.log(l), ctx.status);
+    } else this.link = new NatsLink(this.conf!, (l, level) => ctx.log(l, level), ctx.status);
     const start = this.js ? this.startJetStream(ctx, this.js) : this.startCore(ctx);
     start.catch((e: unknown) => {
       if (!this.closed) ctx.fail(new EngineError(errorText(e), undefined, { cause: e }));

@@ -2,6 +2,7 @@
  * The contract of a source connector: it opens, publishes SourceMessages in batches to the bus it
  * is given (stopping reading while the bus refuses), reports its connection state, and closes.
  */
+import type { Level } from "../../log.ts";
 import type { Bus } from "../../core/bus.ts";
 import type { ConnectionReporter } from "../sinks/connector.ts";
 import type { SourceMessage } from "./message.ts";
@@ -19,7 +20,7 @@ export interface SourceContext {
   duplicates(n: number): void;
   /** The source has no more data (`eofMessage`, end of stdin). */
   eof(message?: string): void;
-  log(line: string): void;
+  log(line: string, level?: Level): void;
   /** The source receives from now on: `text` says where from (`connected to …, subscribed to …`). */
   ready?(text: string): void;
   /**

@@ -1,16 +1,29 @@
 /**
- * Pipe mode's error report (pipe-mode.md): decode errors and row errors go to standard error, the
- * first `limit` in full with where the record came from (`line 12`, `source demo, topic a/b`), then
- * at most one line per second counting the rest; every error is counted. Both pipe runners (the
- * file/replay runner and the streaming one) report through one instance; nothing here runs unless
- * an error happened.
+ * The rate-limited error report of a rule run, one mechanism for both hosts: pipe mode writes it
+ * to standard error (pipe-mode.md), the daemon to its log. Decode errors and row errors are shown
+ * in full (the first `limit`, with where the record came from: `line 12`, `source demo, topic a/b`),
+ * then at most one line per interval counts the rest; every error is counted. Nothing here runs
+ * unless an error happened.
  */
-import type { ErrorReport } from "../runtime/error-report.ts";
+import type { ErrorReport } from "./error-report.ts";
 
 /** Errors shown in full before the report switches to counts. */
 export const ERRORS_IN_FULL = 10;
 
-export class PipeErrors implements ErrorReport {
+export interface ErrorReportOptions {
+  /** Starts every line: `floe: ` on pipe mode's stderr, `rule r1: ` in the daemon's log. */
+  readonly prefix?: string;
+  readonly limit?: number;
+  readonly intervalMs?: number;
+  /** Whether the failure that stopped the rule is written here (the daemon logs its rule states itself). */
+  readonly reportFatal?: boolean;
+  /** Whether `end()` says how many errors were shown in full (pipe mode's last line). */
+  readonly summary?: boolean;
+  /** Whether `where` names the MQTT topic: the run then keeps every record's metadata. */
+  readonly wantsMeta?: boolean;
+}
+
+export class RateLimitedErrors implements ErrorReport {
   /** Records the source could not decode (or that failed the stream schema). */
   decodeErrors = 0;
   /** Records (or window emissions) an operator failed on. */
@@ -23,11 +36,25 @@ export class PipeErrors implements ErrorReport {
   private last = "";
   private timer: ReturnType<typeof setTimeout> | undefined;
 
+  private readonly prefix: string;
+  private readonly limit: number;
+  private readonly intervalMs: number;
+  private readonly reportFatal: boolean;
+  private readonly summary: boolean;
+  readonly wantsMeta: boolean;
+
+  /** `write` takes whole lines, newline included. */
   constructor(
     private readonly write: (text: string) => void,
-    private readonly limit = ERRORS_IN_FULL,
-    private readonly intervalMs = 1000,
-  ) {}
+    o: ErrorReportOptions = {},
+  ) {
+    this.prefix = o.prefix ?? "floe: ";
+    this.limit = o.limit ?? ERRORS_IN_FULL;
+    this.intervalMs = o.intervalMs ?? 1000;
+    this.reportFatal = o.reportFatal ?? true;
+    this.summary = o.summary ?? true;
+    this.wantsMeta = o.wantsMeta ?? true;
+  }
 
   /** A record that did not decode; `where` locates it (`line 3`), or is empty. */
   decode(where: string, message: string): void {
@@ -46,7 +73,7 @@ export class PipeErrors implements ErrorReport {
     if (this.fatalMessage !== undefined) return;
     this.fatalMessage = message;
     this.flushPending("");
-    this.write(`floe: the rule stopped by error: ${message}\n`);
+    if (this.reportFatal) this.write(`${this.prefix}the rule stopped by error: ${message}\n`);
   }
 
   get total(): number {
@@ -59,14 +86,14 @@ export class PipeErrors implements ErrorReport {
     this.timer = undefined;
     this.flushPending("");
     const total = this.total;
-    if (total > this.shown) this.write(`floe: ${this.shown} of ${total} errors shown in full\n`);
+    if (this.summary && total > this.shown) this.write(`${this.prefix}${this.shown} of ${total} errors shown in full\n`);
   }
 
   private report(where: string, message: string): void {
     const text = where ? `${where}: ${message}` : message;
     if (this.shown < this.limit) {
       this.shown++;
-      this.write(`floe: ${text}\n`);
+      this.write(`${this.prefix}${text}\n`);
       return;
     }
     this.pending++;
@@ -80,12 +107,12 @@ export class PipeErrors implements ErrorReport {
 
   private readonly tick = (): void => {
     this.timer = undefined;
-    this.flushPending(" in the last second");
+    this.flushPending(this.intervalMs <= 1000 ? " in the last second" : ` in the last ${this.intervalMs / 1000} s`);
   };
 
   private flushPending(span: string): void {
     if (this.pending === 0) return;
-    this.write(`floe: ${this.pending} more error(s)${span} (last: ${this.last})\n`);
+    this.write(`${this.prefix}${this.pending} more error(s)${span} (last: ${this.last})\n`);
     this.pending = 0;
     this.last = "";
   }
