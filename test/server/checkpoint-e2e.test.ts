@@ -26,6 +26,9 @@ function checkpointed(rule: string): { count: number; files: string } {
   try {
     // The daemon may hold the write lock (switching the new file to WAL, or writing a checkpoint).
     db.run("PRAGMA busy_timeout = 5000");
+    // The file exists a moment before the daemon has created its table.
+    const hasTable = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint'").get();
+    if (!hasTable) return { count: -1, files: "" };
     const row = db.query("SELECT state FROM checkpoint WHERE rule = ? ORDER BY id DESC LIMIT 1").get(rule) as { state: string } | null;
     if (!row) return { count: -1, files: "" };
     const s = decodeState(row.state) as { ops: Record<string, { count?: number }>; sources: Record<string, unknown> };
