@@ -18,7 +18,7 @@ const OUTBOUND = "lib/io/outbound/";
 const EXCEPTIONS: readonly { readonly prefix: string; readonly why: string }[] = [
   { prefix: "lib/server/console/ui/", why: "the console's browser code: the user's browser calls the daemon's own origin" },
   { prefix: "lib/server/console/assets/", why: "the console's built bundle (the browser code above)" },
-  { prefix: "lib/cli/kuiper/", why: "the kuiper verbs' client: the CLI calls the daemon it manages, at the address the operator gave it" },
+  { prefix: "lib/cli/kuiper/", why: "the CLI's client of a daemon (the kuiper verbs, `floe check --server`): it calls the daemon it manages, at the address the operator gave it" },
 ];
 
 /** Every way of opening a connection the scan knows, by name. */

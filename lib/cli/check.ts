@@ -10,6 +10,7 @@ import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { readStreamsFile, UsageError } from "./options.ts";
 import { explain } from "./where.ts";
+import { Client, type Reply } from "./kuiper/client.ts";
 
 /** The SQL of a rule file: a .sql file as is, or the `sql` of an eKuiper rule .json (graph rules have none). */
 function ruleSql(path: string, text: string): { sql?: string; note?: string; error?: string } {
@@ -37,14 +38,14 @@ function ruleSql(path: string, text: string): { sql?: string; note?: string; err
 async function serverStreams(server: string): Promise<string> {
   const base = server.replace(/\/+$/, "");
   if (!/^https?:\/\//.test(base)) throw new UsageError(`--server takes the REST API's URL, such as http://127.0.0.1:9081 (got ${JSON.stringify(server)})`);
-  let res: Response;
+  let res: Reply;
   try {
-    res = await fetch(`${base}/ruleset/export`, { method: "POST" });
+    res = await new Client(base, () => {}).call("POST", "/ruleset/export");
   } catch (e) {
     throw new Error(`cannot reach the server at ${base}: ${(e as Error).message}`, { cause: e });
   }
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${base}/ruleset/export answered ${res.status}: ${text.trim()}`);
+  const text = res.text;
+  if (res.status < 200 || res.status > 299) throw new Error(`${base}/ruleset/export answered ${res.status}: ${text.trim()}`);
   const v = JSON.parse(text) as { streams?: Record<string, string>; tables?: Record<string, string> };
   return [...Object.values(v.streams ?? {}), ...Object.values(v.tables ?? {})].map((sql) => sql.replace(/;\s*$/, "") + ";\n").join("");
 }
