@@ -4,11 +4,14 @@ import { topology } from "./charts.ts";
 import { fill, fmtRate, fmtTime, h } from "./dom.ts";
 import { live } from "./live.ts";
 import { ruleAction } from "./page-rules.ts";
+import { ruleEditor } from "./rule-edit.ts";
 import type { Sample } from "./types.ts";
 
 export function rulePage(main: HTMLElement, id: string): void {
   const msg = h("div", { id: "rule-msg" });
   const def = h("pre", { id: "rule-def" }, "…");
+  const json = h("div");
+  const edit = h("div");
   const state = h("div", { id: "rule-state" });
   const topo = h("div", { class: "topo", id: "rule-topo" }, h("div", { class: "muted" }, "Waiting for the first sample…"));
   const nodes = h("tbody");
@@ -26,15 +29,20 @@ export function rulePage(main: HTMLElement, id: string): void {
     h("table", { id: "rule-errors" }, h("thead", {}, h("tr", {}, h("th", {}, "Time"), h("th", {}, "Node"), h("th", {}, "Error"))), errors),
     h("h2", {}, "Definition"),
     def,
+    json,
+    edit,
   );
-  call("GET", `/rules/${encodeURIComponent(id)}`).then(
-    (d) => {
-      const r = d as { sql?: string; graph?: unknown };
-      fill(def, r.sql ? r.sql : JSON.stringify(r.graph ?? d, null, 2));
-      if (r.sql) def.after(h("details", {}, h("summary", {}, "Rule JSON"), h("pre", {}, JSON.stringify(d, null, 2))));
-    },
-    (e: Error) => fill(def, h("span", { class: "err" }, e.message)),
-  );
+  const load = () =>
+    call("GET", `/rules/${encodeURIComponent(id)}`).then(
+      (d) => {
+        const r = d as { sql?: string; graph?: unknown };
+        fill(def, r.sql ? r.sql : JSON.stringify(r.graph ?? d, null, 2));
+        fill(json, r.sql ? h("details", {}, h("summary", {}, "Rule JSON"), h("pre", {}, JSON.stringify(d, null, 2))) : null);
+        if (r.sql && !edit.childElementCount) fill(edit, h("details", { id: "rule-edit-open" }, h("summary", {}, "Edit"), ruleEditor(id, d as Record<string, unknown>, () => void load())));
+      },
+      (e: Error) => fill(def, h("span", { class: "err" }, e.message)),
+    );
+  void load();
   let shape = "";
   const draw = (smp: Sample) => {
     const r = smp.rules.find((x) => x.id === id);
