@@ -225,7 +225,7 @@ class Inlet {
       } catch (e) {
         // Any decoder failure is a decode error of this message (counted; the rule goes on).
         const text = failureText(e);
-        topo.sourceError(this.name, text);
+        topo.sourceError(this.name, text, m.payload);
         this.run.errors?.decode(messageWhere(this.name, m), text);
         return;
       }

@@ -7,6 +7,7 @@ import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
 import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
+import { bytesPreview } from "../core/error-groups.ts";
 import type { Consumer, Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { Operator } from "../core/operator.ts";
@@ -275,8 +276,8 @@ export class Topology {
     src.head.push(t);
   }
 
-  /** Counts a record the source could not decode. */
-  sourceError(stream: string, message: string): void {
+  /** Counts a record the source could not decode; `payload` is its bytes, when it had any. */
+  sourceError(stream: string, message: string, payload?: Uint8Array): void {
     const src = this.sources.get(stream);
     if (!src) return;
     if (src.counts) src.metrics.recordsIn++;
@@ -286,7 +287,11 @@ export class Topology {
       if (src.counts) src.metrics.recordsOut++;
       dec.metrics.recordsIn++;
       dec.metrics.exception(message, this.env.now());
-    } else src.metrics.exception(message, this.env.now());
+      if (payload) dec.metrics.attachPayload(bytesPreview(payload));
+    } else {
+      src.metrics.exception(message, this.env.now());
+      if (payload) src.metrics.attachPayload(bytesPreview(payload));
+    }
   }
 
   /** The source node of `stream` (connection metrics live there). */

@@ -109,3 +109,32 @@ test(
   },
   60_000,
 );
+
+test(
+  "run it: a trial on the live feed shows rows as they come; a broken payload is one grouped error with its payload",
+  async () => {
+    const { page } = b;
+    let n = 0;
+    feeder = setInterval(() => client.publish("wb/demo", JSON.stringify({ temperature: 20 + (n++ % 10), humidity: n })), 50);
+    await page.goto(`${d.base}/ui#/trial`);
+    await page.fill("#trial-sql", "SELECT temperature, humidity FROM demo WHERE temperature > 25");
+    await page.click("#trial-start");
+    await page.locator("#trial-out").filter({ hasText: /"temperature":2[6-9]/ }).waitFor({ timeout: 15_000 });
+    const first = (await page.textContent("#trial-out"))!.split("\n").filter(Boolean).length;
+    await page.locator("#trial-msg .ok").filter({ hasText: new RegExp(`^(?!${first} results)\\d+ results`) }).waitFor({ timeout: 15_000 });
+    await b.screenshot("w04-trial-live");
+    await page.click("#trial-stop");
+
+    // Fifteen broken payloads: one row, counted 15 times, with the payload that broke.
+    for (let i = 0; i < 15; i++) client.publish("wb/demo", "{bad json " + i);
+    await page.goto(`${d.base}/ui#/rules/wb`);
+    const row = page.locator("#rule-errors tr[data-node]").filter({ hasText: "invalid character" });
+    await row.locator('[data-k="count"]').filter({ hasText: "15" }).waitFor({ timeout: 15_000 });
+    expect(await page.locator("#rule-errors tr[data-node]").count()).toBe(1);
+    expect(await row.locator('[data-k="payload"]').textContent()).toBe("{bad json 14");
+    await page.locator('#rule-topo g.bad').first().waitFor();
+    await b.screenshot("w05-errors-grouped");
+    expect(unexpected()).toEqual([]);
+  },
+  60_000,
+);

@@ -1,4 +1,4 @@
-/** One rule: its SQL (or graph), lifecycle buttons, the topology with per-node rates, the last errors. */
+/** One rule: its SQL (or graph), lifecycle buttons, the topology with per-node rates, its errors grouped with their payloads, the editor. */
 import { call } from "./api.ts";
 import { topology } from "./charts.ts";
 import { fill, fmtRate, fmtTime, h } from "./dom.ts";
@@ -25,8 +25,8 @@ export function rulePage(main: HTMLElement, id: string): void {
     topo,
     h("h2", {}, "Nodes"),
     h("table", { id: "rule-nodes" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "In"), h("th", {}, "Out"), h("th", {}, "Records in"), h("th", {}, "Records out"), h("th", {}, "Errors"), h("th", {}, "Latency"), h("th", {}, "Last error"))), nodes),
-    h("h2", {}, "Last errors"),
-    h("table", { id: "rule-errors" }, h("thead", {}, h("tr", {}, h("th", {}, "Time"), h("th", {}, "Node"), h("th", {}, "Error"))), errors),
+    h("h2", {}, "Errors, by node and message"),
+    h("table", { id: "rule-errors" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "Error"), h("th", { class: "n" }, "Count"), h("th", {}, "First"), h("th", {}, "Last"), h("th", {}, "Last payload"))), errors),
     h("h2", {}, "Definition"),
     def,
     json,
@@ -70,7 +70,23 @@ export function rulePage(main: HTMLElement, id: string): void {
         ),
       ),
     );
-    fill(errors, d.errors.length ? d.errors.map((e) => h("tr", {}, h("td", {}, fmtTime(e.time)), h("td", {}, e.node), h("td", { class: "err" }, e.message))) : h("tr", {}, h("td", { colspan: 3, class: "muted" }, "No errors.")));
+    fill(
+      errors,
+      d.errors.length
+        ? d.errors.map((e) =>
+            h(
+              "tr",
+              { "data-node": e.node },
+              h("td", {}, e.node),
+              h("td", { class: "err", "data-k": "message" }, e.message),
+              h("td", { class: "n", "data-k": "count" }, String(e.count)),
+              h("td", { class: "time" }, fmtTime(e.first)),
+              h("td", { class: "time" }, fmtTime(e.last)),
+              h("td", {}, e.payload ? h("pre", { class: "payload", "data-k": "payload" }, e.payload) : h("span", { class: "muted" }, "—")),
+            ),
+          )
+        : h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No errors.")),
+    );
   };
   if (live.last?.rule?.id === id) draw(live.last);
   live.listener = draw;
