@@ -10,7 +10,7 @@ import type { Engine } from "../engine.ts";
 
 export const HISTORY_POINTS = 600;
 
-/** One point of the overview's sparklines: rates in records per second at `t` (ms). */
+/** One point of the overview's charts: rates in records per second at `t` (ms); `in` counts each source once. */
 export interface TotalsPoint {
   readonly t: number;
   readonly in: number;
@@ -79,6 +79,8 @@ export interface Sample {
   readonly totals: TotalsPoint;
   readonly states: Record<string, number>;
   readonly rules: RuleSample[];
+  /** How many sources `totals.in` counts (each stream once, however many rules read it). */
+  readonly sources: number;
 }
 
 interface NodeCounts {
@@ -158,7 +160,8 @@ export class Sampler {
     const t = Date.now();
     const states: Record<string, number> = {};
     const rules: RuleSample[] = [];
-    let tin = 0;
+    // In counts each source once: rules reading one stream each count its records (or share one node).
+    const perSource = new Map<string, number>();
     let tout = 0;
     let tdrop = 0;
     const alive = new Set<string>();
@@ -181,13 +184,14 @@ export class Sampler {
           rerr += n.exceptions;
           const key = `${n.kind}_${n.name}`;
           const b = p?.nodes.get(key);
-          nodes.set(key, { in: n.recordsIn, out: n.recordsOut, inRate: rate(n.recordsIn, b?.in, dt), outRate: rate(n.recordsOut, b?.out, dt) });
+          const c = { in: n.recordsIn, out: n.recordsOut, inRate: rate(n.recordsIn, b?.in, dt), outRate: rate(n.recordsOut, b?.out, dt) };
+          nodes.set(key, c);
+          if (n.kind === "source") perSource.set(n.name, Math.max(perSource.get(n.name) ?? 0, c.inRate));
         }
       }
       const inRate = rate(rin, p?.in, dt);
       const outRate = rate(rout, p?.out, dt);
       const dropRate = rate(rerr, p?.errors, dt);
-      tin += inRate;
       tout += outRate;
       tdrop += dropRate;
       this.prev.set(id, { at: t, nodes, in: rin, out: rout, errors: rerr });
@@ -196,7 +200,9 @@ export class Sampler {
     for (const id of this.prev.keys()) {
       if (!alive.has(id)) this.prev.delete(id);
     }
-    return { t, system: this.system(), totals: { t, in: tin, out: tout, drop: tdrop }, states, rules };
+    let tin = 0;
+    for (const r of perSource.values()) tin += r;
+    return { t, system: this.system(), totals: { t, in: tin, out: tout, drop: tdrop }, states, rules, sources: perSource.size };
   }
 
   /** A rule's topology with per-node counters and rates since the last sample; undefined when unknown. */

@@ -138,3 +138,64 @@ test(
   },
   60_000,
 );
+
+/** The first `/ui/events` sample in which `ok` holds (10 s at most). */
+async function sampleWhere(ok: (s: Sample) => boolean): Promise<Sample> {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), 10_000);
+  const res = await fetch(`${d.base}/ui/events`, { signal: ctl.signal });
+  let buf = "";
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += new TextDecoder().decode(chunk);
+      for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (!block.startsWith("event: sample")) continue;
+        const s = JSON.parse(block.slice(block.indexOf("data: ") + 6)) as Sample;
+        if (ok(s)) return s;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    ctl.abort();
+  }
+  throw new Error("no such sample");
+}
+
+interface Sample {
+  totals: { in: number };
+  sources: number;
+  rules: { id: string; inRate: number }[];
+}
+
+test(
+  "honest numbers: three rules on one feed count its In once; connections show live status and their rules; charts have axes and a range",
+  async () => {
+    const { page } = b;
+    for (const id of ["wb2", "wb3"]) expect((await d.call("POST", "/rules", { id, sql: "SELECT * FROM demo", actions: [{ nop: {} }] })).status).toBe(201);
+    const s = await sampleWhere((x) => x.rules.length === 3 && x.rules.every((r) => r.inRate > 0));
+    expect(s.sources).toBe(1);
+    expect(s.totals.in).toBe(Math.max(...s.rules.map((r) => r.inRate)));
+    expect(s.totals.in).toBeLessThan(s.rules.reduce((n, r) => n + r.inRate, 0) / 2);
+
+    await page.goto(`${d.base}/ui#/`);
+    await page.locator('[data-spark="in"] polyline').first().waitFor();
+    expect(await page.locator('[data-spark="in"] text.tick').count()).toBeGreaterThanOrEqual(7);
+    expect(await page.textContent('[data-spark="in"] [data-k="range"]')).toMatch(/^\d\d:\d\d:\d\d – \d\d:\d\d:\d\d \(last 10 minutes\)$/);
+    expect(await page.locator('[data-spark="in"] text.unit').textContent()).toBe("records/s");
+    await b.screenshot("w06-overview");
+
+    await page.click('a[href="#/config"]');
+    const conn = page.locator('#connections tr[data-conn="stream demo"]');
+    await conn.locator('[data-k="status"]').filter({ hasText: "connected" }).waitFor();
+    expect(await conn.locator('[data-k="rules"]').textContent()).toBe("wb, wb2, wb3");
+    await b.screenshot("w07-connections");
+    // The broker goes away: the stream's clients report it.
+    await broker.stop();
+    await conn.locator('[data-k="status"]').filter({ hasText: /^(connecting|disconnected)$/ }).waitFor({ timeout: 15_000 });
+    await b.screenshot("w08-connection-lost");
+    expect(unexpected()).toEqual([]);
+  },
+  60_000,
+);

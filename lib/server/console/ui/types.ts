@@ -6,4 +6,4 @@ export interface NodeSample { kind: string; name: string; in: number; out: numbe
 export interface Topo { sources: string[]; edges: Record<string, string[]> }
 export interface RuleDetail { id: string; topo: Topo | null; nodes: NodeSample[]; errors: RuleError[] }
 export interface RuleError { node: string; message: string; count: number; first: number; last: number; payload: string }
-export interface Sample { t: number; system: SystemSample; totals: TotalsPoint; states: Record<string, number>; rules: RuleSample[]; rule?: RuleDetail | null }
+export interface Sample { t: number; system: SystemSample; totals: TotalsPoint; states: Record<string, number>; rules: RuleSample[]; sources: number; rule?: RuleDetail | null }
