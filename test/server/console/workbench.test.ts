@@ -139,6 +139,28 @@ test(
   60_000,
 );
 
+test(
+  "a data peek, off until asked, shows the last rows each node took in and pushed out",
+  async () => {
+    const { page } = b;
+    await page.goto(`${d.base}/ui#/rules/wb`);
+    await page.locator("#peek-msg").filter({ hasText: "Off" }).waitFor();
+    expect(await page.locator("#peek tr").count()).toBe(0);
+    await page.click("#peek-toggle");
+    const filterOut = page.locator('#peek tr[data-node="op_3_filter"] [data-k="out"] pre');
+    await filterOut.first().waitFor({ timeout: 10_000 });
+    // The filter passes only rows over 20; what it took in (the decoder's output) is shown beside.
+    for (const t of await filterOut.allTextContents()) expect((JSON.parse(t) as { temperature: number }).temperature).toBeGreaterThan(20);
+    await page.locator('#peek tr[data-node="op_3_filter"] [data-k="in"] pre').first().waitFor();
+    await page.locator('#peek tr[data-node="sink_nop_0"] [data-k="in"] pre').first().waitFor();
+    await b.screenshot("w06-peek");
+    await page.click("#peek-toggle");
+    await page.locator("#peek-msg").filter({ hasText: "Off." }).waitFor();
+    expect(unexpected()).toEqual([]);
+  },
+  60_000,
+);
+
 /** The first `/ui/events` sample in which `ok` holds (10 s at most). */
 async function sampleWhere(ok: (s: Sample) => boolean): Promise<Sample> {
   const ctl = new AbortController();
@@ -184,17 +206,17 @@ test(
     expect(await page.locator('[data-spark="in"] text.tick').count()).toBeGreaterThanOrEqual(7);
     expect(await page.textContent('[data-spark="in"] [data-k="range"]')).toMatch(/^\d\d:\d\d:\d\d – \d\d:\d\d:\d\d \(last 10 minutes\)$/);
     expect(await page.locator('[data-spark="in"] text.unit').textContent()).toBe("records/s");
-    await b.screenshot("w06-overview");
+    await b.screenshot("w07-overview");
 
     await page.click('a[href="#/config"]');
     const conn = page.locator('#connections tr[data-conn="stream demo"]');
     await conn.locator('[data-k="status"]').filter({ hasText: "connected" }).waitFor();
     expect(await conn.locator('[data-k="rules"]').textContent()).toBe("wb, wb2, wb3");
-    await b.screenshot("w07-connections");
+    await b.screenshot("w08-connections");
     // The broker goes away: the stream's clients report it.
     await broker.stop();
     await conn.locator('[data-k="status"]').filter({ hasText: /^(connecting|disconnected)$/ }).waitFor({ timeout: 15_000 });
-    await b.screenshot("w08-connection-lost");
+    await b.screenshot("w09-connection-lost");
     expect(unexpected()).toEqual([]);
   },
   60_000,

@@ -4,6 +4,7 @@ import { topology } from "./charts.ts";
 import { fill, fmtRate, fmtTime, h } from "./dom.ts";
 import { live } from "./live.ts";
 import { ruleAction } from "./page-rules.ts";
+import { peekView } from "./peek.ts";
 import { ruleEditor } from "./rule-edit.ts";
 import type { Sample } from "./types.ts";
 
@@ -25,6 +26,8 @@ export function rulePage(main: HTMLElement, id: string): void {
     topo,
     h("h2", {}, "Nodes"),
     h("table", { id: "rule-nodes" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "In"), h("th", {}, "Out"), h("th", {}, "Records in"), h("th", {}, "Records out"), h("th", {}, "Errors"), h("th", {}, "Latency"), h("th", {}, "Last error"))), nodes),
+    h("h2", {}, "Data peek"),
+    peekView(id, () => live.last?.rule?.topo),
     h("h2", {}, "Errors, by node and message"),
     h("table", { id: "rule-errors" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "Error"), h("th", { class: "n" }, "Count"), h("th", {}, "First"), h("th", {}, "Last"), h("th", {}, "Last payload"))), errors),
     h("h2", {}, "Definition"),
