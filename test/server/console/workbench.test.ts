@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { chromiumPath, NO_BROWSER, openBrowser, type Browser } from "../../helpers/browser.ts";
 import { Mosquitto } from "../../helpers/mosquitto.ts";
+import { waitFor } from "../../helpers/runtime.ts";
 import { startFloe, tempHome, type DaemonProc } from "../daemon.ts";
 
 const HAVE = chromiumPath() !== undefined;
@@ -161,6 +162,31 @@ test(
   60_000,
 );
 
+test(
+  "a trace: pick a recorded message and see its span tree through the nodes with timings and data",
+  async () => {
+    const { page } = b;
+    await page.goto(`${d.base}/ui#/rules/wb`);
+    await page.click("#trace-start");
+    await page.locator("#trace-msg .ok").filter({ hasText: "Tracing every message." }).waitFor();
+    await waitFor(async () => (JSON.parse((await d.call("GET", "/trace/rule/wb?limit=5")).text) as string[]).length >= 3, "three traces of rule wb", 10_000, 100);
+    await page.click("#trace-stop");
+    await page.locator("#trace-msg .ok").filter({ hasText: "Tracing stopped." }).waitFor();
+    await page.locator('#trace-list option[value]:not([value=""])').first().waitFor({ state: "attached" });
+    const spans = page.locator("#trace-spans tbody tr");
+    await spans.first().waitFor();
+    const names = await page.locator("#trace-spans tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-span")));
+    expect(names[0]).toBe("source_demo");
+    expect(names).toContain("op_2_decoder");
+    expect(await spans.first().locator('[data-k="start"]').textContent()).toBe("+0 µs");
+    for (const t of await page.locator('#trace-spans [data-k="duration"]').allTextContents()) expect(t).toMatch(/^\d+(\.\d+)? (ms|µs)$/);
+    expect(await spans.first().locator("pre.payload").textContent()).toContain('"temperature"');
+    await b.screenshot("w07-trace");
+    expect(unexpected()).toEqual([]);
+  },
+  60_000,
+);
+
 /** The first `/ui/events` sample in which `ok` holds (10 s at most). */
 async function sampleWhere(ok: (s: Sample) => boolean): Promise<Sample> {
   const ctl = new AbortController();
@@ -206,17 +232,17 @@ test(
     expect(await page.locator('[data-spark="in"] text.tick').count()).toBeGreaterThanOrEqual(7);
     expect(await page.textContent('[data-spark="in"] [data-k="range"]')).toMatch(/^\d\d:\d\d:\d\d – \d\d:\d\d:\d\d \(last 10 minutes\)$/);
     expect(await page.locator('[data-spark="in"] text.unit').textContent()).toBe("records/s");
-    await b.screenshot("w07-overview");
+    await b.screenshot("w08-overview");
 
     await page.click('a[href="#/config"]');
     const conn = page.locator('#connections tr[data-conn="stream demo"]');
     await conn.locator('[data-k="status"]').filter({ hasText: "connected" }).waitFor();
     expect(await conn.locator('[data-k="rules"]').textContent()).toBe("wb, wb2, wb3");
-    await b.screenshot("w08-connections");
+    await b.screenshot("w09-connections");
     // The broker goes away: the stream's clients report it.
     await broker.stop();
     await conn.locator('[data-k="status"]').filter({ hasText: /^(connecting|disconnected)$/ }).waitFor({ timeout: 15_000 });
-    await b.screenshot("w09-connection-lost");
+    await b.screenshot("w10-connection-lost");
     expect(unexpected()).toEqual([]);
   },
   60_000,

@@ -6,6 +6,7 @@ import { live } from "./live.ts";
 import { ruleAction } from "./page-rules.ts";
 import { peekView } from "./peek.ts";
 import { ruleEditor } from "./rule-edit.ts";
+import { traceView } from "./trace.ts";
 import type { Sample } from "./types.ts";
 
 export function rulePage(main: HTMLElement, id: string): void {
@@ -28,6 +29,8 @@ export function rulePage(main: HTMLElement, id: string): void {
     h("table", { id: "rule-nodes" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "In"), h("th", {}, "Out"), h("th", {}, "Records in"), h("th", {}, "Records out"), h("th", {}, "Errors"), h("th", {}, "Latency"), h("th", {}, "Last error"))), nodes),
     h("h2", {}, "Data peek"),
     peekView(id, () => live.last?.rule?.topo),
+    h("h2", {}, "Traces"),
+    traceView(id),
     h("h2", {}, "Errors, by node and message"),
     h("table", { id: "rule-errors" }, h("thead", {}, h("tr", {}, h("th", {}, "Node"), h("th", {}, "Error"), h("th", { class: "n" }, "Count"), h("th", {}, "First"), h("th", {}, "Last"), h("th", {}, "Last payload"))), errors),
     h("h2", {}, "Definition"),
