@@ -3,7 +3,7 @@
  * (a typo shows eKuiper's message, the caret and "did you mean" in place, the fix applies), edit a
  * rule with a bad definition and see it keep the old one, run a trial on the live MQTT feed and
  * see its rows arrive, break a payload and find the error grouped with its payload, and see the
- * connection's live status. Screenshots land in test-artifacts/ (test/server/console/screenshots/ keeps reviewed copies).
+ * connection's live status. Screenshots land in test/server/console/screenshots/.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
