@@ -187,6 +187,48 @@ test(
   60_000,
 );
 
+/** Labels of the topology wider than their box (none should be). */
+function clippedLabels(): string[] {
+  const out: string[] = [];
+  for (const g of document.querySelectorAll("#rule-topo g.node")) {
+    const box = Number(g.querySelector("rect")!.getAttribute("width"));
+    for (const t of g.querySelectorAll("text")) // 8 px of padding on the left, at least 6 on the right.
+    if ((t as SVGTextElement).getBBox().width + 14 > box) out.push(t.textContent ?? "");
+  }
+  return out;
+}
+
+test(
+  "layout: at 1280 px no topology label overflows its box; at 420 px every page fits the width",
+  async () => {
+    const { page } = b;
+    await page.goto(`${d.base}/ui#/rules/wb`);
+    await page.locator("#rule-topo g.node").first().waitFor();
+    expect(await page.evaluate(clippedLabels)).toEqual([]);
+    await page.setViewportSize({ width: 420, height: 860 });
+    try {
+      for (const [name, hash, ready] of [
+        ["overview", "#/", '[data-spark="in"]'],
+        ["rules", "#/rules", 'tr[data-rule="wb"]'],
+        ["rule", "#/rules/wb", "#rule-topo g.node"],
+        ["streams", "#/streams", '#streams details[data-name="demo"]'],
+        ["trial", "#/trial", "#trial-sql"],
+        ["connections", "#/config", "#connections table"],
+      ] as const) {
+        await page.goto(`${d.base}/ui${hash}`);
+        await page.locator(ready).first().waitFor();
+        const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+        expect([name, scroll]).toEqual([name, inner]);
+        await b.screenshot(`n-${name}`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
+    expect(unexpected()).toEqual([]);
+  },
+  60_000,
+);
+
 /** The first `/ui/events` sample in which `ok` holds (10 s at most). */
 async function sampleWhere(ok: (s: Sample) => boolean): Promise<Sample> {
   const ctl = new AbortController();

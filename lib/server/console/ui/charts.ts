@@ -66,7 +66,7 @@ export function rateChart(points: TotalsPoint[], key: "in" | "out" | "drop", lab
   );
 }
 
-const NW = 136;
+const NW = 156;
 const NH = 58;
 const GX = 30;
 const GY = 18;
@@ -122,7 +122,7 @@ export function topology(topo: Topo, nodes: NodeSample[]): SVGElement {
         { class: `node ${kind}${bad ? " bad" : ""}`, "data-node": name, transform: `translate(${p.x},${p.y})` },
         s("title", {}, m?.lastException ? `${name}\nlast error: ${m.lastException}` : name),
         s("rect", { width: NW, height: NH, rx: 6 }),
-        s("text", { class: "name", x: 8, y: 17 }, label.length > 20 ? label.slice(0, 19) + "…" : label),
+        s("text", { class: "name", x: 8, y: 17 }, label.length > 19 ? label.slice(0, 18) + "…" : label),
         s("text", { x: 8, y: 34 }, m ? `in ${fmtRate(m.inRate)} · out ${fmtRate(m.outRate)}` : "not running"),
         s("text", { x: 8, y: 49 }, m ? `${m.out} out · ${m.errors} err${m.buffer ? ` · buf ${m.buffer}` : ""}` : ""),
       ),
