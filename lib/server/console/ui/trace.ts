@@ -91,6 +91,7 @@ export function traceView(id: string): HTMLElement {
     void show();
   };
   list.addEventListener("change", () => void show());
+  void refresh();
   return h(
     "div",
     {},
