@@ -173,7 +173,7 @@ describe("who keeps working", () => {
       const h = res.headers;
       expect([path, h.get("X-Frame-Options"), h.get("X-Content-Type-Options")]).toEqual([path, "DENY", "nosniff"]);
       expect(h.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
-      const type = path === "/ui/app.js" ? "text/javascript; charset=utf-8" : path === "/ui/events" ? "text/event-stream" : path === "/ui/nothing" ? "text/plain; charset=utf-8" : path.startsWith("/ui/api/") ? "application/json" : "text/html; charset=utf-8";
+      const type = path === "/ui/app.js" ? "text/javascript; charset=utf-8" : path === "/ui/events" ? "text/event-stream" : path === "/ui/nothing" ? "text/plain; charset=utf-8" : path.startsWith("/ui/api/") ? (res.ok ? "application/json" : "text/plain; charset=utf-8") : "text/html; charset=utf-8";
       expect([path, h.get("Content-Type")]).toEqual([path, type]);
       ctl.abort();
     }
