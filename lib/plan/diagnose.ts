@@ -1,7 +1,7 @@
 /**
- * Errors for people (the CLI and the console's editor; REST keeps eKuiper's strings): below eKuiper's message, where the
- * error is (`file:line:col`), the source line with a caret under the token, and "did you mean"
- * for a misspelt column, function, keyword or stream name.
+ * Errors for people (the CLI and the console's editor; REST keeps eKuiper's strings): below
+ * eKuiper's message, where the error is (`file:line:col`), the source line with a caret under the
+ * token, and "did you mean" for a misspelt column, function, keyword or stream name.
  *
  * A parse error carries its position. A plan error does not (the AST keeps no offsets), so the
  * name it complains about is looked up in the SELECT statement's text, outside strings and comments.
