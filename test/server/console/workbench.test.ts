@@ -76,7 +76,18 @@ test(
     await diag.locator('[data-k="fix"]').click();
     expect(await page.inputValue("#new-rule-sql")).toBe("SELECT temperature * 2 AS t, humidity\nFROM demo WHERE temperature > 20");
     await diag.locator(".ok").filter({ hasText: "valid" }).waitFor();
-    await page.fill("#new-rule-actions", '[{"nop": {}}]');
+    // Actions from the sinks' metadata: only what differs from a default is written.
+    await page.fill("#new-rule-actions", "[]");
+    await page.selectOption("#sink-type", "mqtt");
+    await page.locator("#sink-prop-topic").fill("wb/out");
+    await page.locator("#sink-prop-retained").check();
+    await page.click("#sink-add");
+    expect(JSON.parse(await page.inputValue("#new-rule-actions"))).toEqual([{ mqtt: { topic: "wb/out", retained: true } }]);
+    await b.screenshot("w02b-sink-form");
+    await page.fill("#new-rule-actions", "[]");
+    await page.selectOption("#sink-type", "nop");
+    await page.click("#sink-add");
+    expect(JSON.parse(await page.inputValue("#new-rule-actions"))).toEqual([{ nop: {} }]);
     await page.click("#new-rule-create");
     await page.locator("#rules-msg .ok").filter({ hasText: "Rule wb was created successfully." }).waitFor();
     await page.locator('tr[data-rule="wb"] .state').filter({ hasText: "running" }).waitFor();

@@ -2,6 +2,7 @@
 import { call } from "./api.ts";
 import { fill, fmtRate, h } from "./dom.ts";
 import { loadNames, sqlEditor } from "./editor.ts";
+import { sinkForm } from "./sink-form.ts";
 import { live } from "./live.ts";
 import type { Sample } from "./types.ts";
 
@@ -75,6 +76,7 @@ function createForm(msg: HTMLElement): HTMLElement {
     h("label", {}, "Id", id),
     h("div", { class: "field" }, h("span", { class: "muted" }, "SQL"), sql.el),
     h("label", {}, "Actions (JSON)", actions),
+    sinkForm(actions, msg),
     h("div", { class: "row" }, h("button", { class: "primary", id: "new-rule-create", onclick: () => void create() }, "Create and start")),
   );
 }

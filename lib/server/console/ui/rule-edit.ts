@@ -6,6 +6,7 @@
 import { call } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { loadNames, sqlEditor } from "./editor.ts";
+import { sinkForm } from "./sink-form.ts";
 import { parseActions } from "./page-rules.ts";
 
 export function ruleEditor(id: string, def: Record<string, unknown>, saved: () => void): HTMLElement {
@@ -28,6 +29,7 @@ export function ruleEditor(id: string, def: Record<string, unknown>, saved: () =
     { id: "rule-edit" },
     h("div", { class: "field" }, h("span", { class: "muted" }, "SQL"), sql.el),
     h("label", {}, "Actions (JSON)", actions),
+    sinkForm(actions, msg),
     h("div", { class: "row" }, h("button", { class: "primary", id: "edit-save", onclick: () => void save() }, "Save and restart")),
     msg,
   );
