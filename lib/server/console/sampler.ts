@@ -2,7 +2,7 @@
  * The console's one sampler: once a second it reads the engine (process figures, every rule's
  * node counters) and turns the counters into rates; every console client receives the same
  * sample over SSE (events.ts), so a browser never polls rules itself. It keeps the last ten
- * minutes of totals for the overview's sparklines; a rule's errors come grouped from its nodes.
+ * minutes of totals for the overview's charts; a rule's errors come grouped from its nodes.
  */
 import type { Topo } from "../lifecycle.ts";
 import { loopLag } from "../../runtime/loop-lag.ts";
