@@ -14,7 +14,7 @@ async function exitCode(argv: string[]): Promise<number> {
   const { UsageError } = await import("./lib/cli/options.ts");
   const { commandHelp, topHelp, style, useColor } = await import("./lib/cli/help.ts");
   const { checkArgs } = await import("./lib/cli/strict.ts");
-  const { didYouMean } = await import("./lib/cli/suggest.ts");
+  const { didYouMean } = await import("./lib/plan/suggest.ts");
   type Command = import("citty").CommandDef<import("citty").ArgsDef>;
   const load = (p: Promise<{ default: unknown }>) => p.then((m) => m.default as Command);
   const subCommands: Record<string, () => Promise<Command>> = {

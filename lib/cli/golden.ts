@@ -9,7 +9,7 @@ import { runPipe } from "../pipe/direct.ts";
 import { createCatalog } from "../functions/index.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../plan/suggest.ts";
 import { emissionDiff } from "./case-diff.ts";
 
 export interface GoldenCase {

@@ -4,7 +4,7 @@
  * Only the command line is strict: REST keeps eKuiper's behaviour (unknown keys are ignored).
  */
 import { UsageError } from "./options.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../plan/suggest.ts";
 
 export const RULE_OPTION_KEYS = [
   "isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendNilField", "sendNil", "sendError", "qos",

@@ -5,7 +5,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { parseLevel } from "../log.ts";
 import { startDaemon } from "../server/daemon.ts";
 import { UsageError } from "./options.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../plan/suggest.ts";
 
 const FLAGS = ["loadFileType", "etc", "data", "log", "plugins"] as const;
 const BOOL_FLAGS = ["safe"];

@@ -5,7 +5,7 @@
  */
 import type { ArgDef, ArgsDef } from "citty";
 import { UsageError } from "./options.ts";
-import { didYouMean } from "./suggest.ts";
+import { didYouMean } from "../plan/suggest.ts";
 
 function aliases(d: ArgDef): string[] {
   const a = (d as { alias?: string | string[] }).alias;

@@ -4,7 +4,7 @@ import type { FunctionRegistry } from "../functions/registry.ts";
 import { ParseError } from "../errors.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseRuleFile, splitStatements, parseStatement } from "../sql/parse.ts";
-import { diagnosis, namesOf } from "./diagnose.ts";
+import { diagnosis, namesOf } from "../plan/diagnose.ts";
 
 export interface RuleSource {
   /** The file shown to the user (`rule.json (sql)` for the SQL inside a rule .json). */

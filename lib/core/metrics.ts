@@ -2,6 +2,7 @@
  * Per-node metrics with eKuiper's keys and order (rest-api.md §6.2). Counters are plain fields
  * on a fixed-shape object: the hot path increments them directly.
  */
+import { ErrorGroups } from "./error-groups.ts";
 
 export type NodeKind = "source" | "op" | "sink";
 
@@ -31,6 +32,8 @@ export class NodeMetrics {
    * -1 when the rule keeps no ledger. Reported as `records_lost_total` on source nodes.
    */
   recordsLost = -1;
+  /** floe: the node's errors by message, made at its first error (the console's Debug view). */
+  errorGroups: ErrorGroups | null = null;
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;
@@ -40,6 +43,12 @@ export class NodeMetrics {
     this.exceptions++;
     this.lastException = message;
     this.lastExceptionTime = at;
+    (this.errorGroups ??= new ErrorGroups()).add(message, at);
+  }
+
+  /** The record that caused the error just counted (a bounded preview, error-groups.ts). */
+  attachPayload(preview: string): void {
+    this.errorGroups?.attach(this.lastException, preview);
   }
 
   /** Metric entries in eKuiper's order, keyed `<kind>_<name>_0_<metric>`. */

@@ -11,6 +11,7 @@
  */
 import { failureText, RowError } from "../errors.ts";
 import { Collection, UNLENDABLE, Watermark, type Consumer, type Item, type Lease } from "./item.ts";
+import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
@@ -111,8 +112,14 @@ export abstract class Operator implements Consumer {
     try {
       this.process(item);
     } catch (e) {
-      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
+      this.failOn(item, e);
     }
+  }
+
+  /** The per-item boundary: the item failed; its error is counted with a preview of the item. */
+  private failOn(item: Item, e: unknown): void {
+    this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
+    this.metrics.attachPayload(valuePreview(item));
   }
 
   /** `push` for a sampled item: process_latency_us = its time here minus its time downstream. */
@@ -125,7 +132,7 @@ export abstract class Operator implements Consumer {
     try {
       this.process(item);
     } catch (e) {
-      this.fail(e instanceof RowError ? e : new RowError(failureText(e)));
+      this.failOn(item, e);
     } finally {
       this.timing = false;
     }

@@ -33,6 +33,7 @@ import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
+import type { Peek } from "./peek.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { Attachment, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";
@@ -226,7 +227,7 @@ class Inlet {
       } catch (e) {
         // Any decoder failure is a decode error of this message (counted; the rule goes on).
         const text = failureText(e);
-        topo.sourceError(this.name, text);
+        topo.sourceError(this.name, text, m.payload);
         this.run.errors?.decode(messageWhere(this.name, m), text);
         return;
       }
@@ -437,6 +438,11 @@ export class RuleRun {
     const sink = this.env.traces;
     this.tracer = strategy !== undefined && sink !== undefined ? new RuleTracer(this.spec.id, strategy, sink) : undefined;
     this.topo.trace(this.tracer);
+  }
+
+  /** Starts a data peek (runtime/peek.ts) on this run, or ends it (undefined); a new run starts without. */
+  peek(p: Peek | undefined): void {
+    this.topo.peek(p);
   }
 
   /** `PUT /rules/{id}/reset_state`: rewinds the source of `stream` (rest-api.md). */

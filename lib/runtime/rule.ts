@@ -56,6 +56,7 @@ import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RuleRun } from "./rule-run.ts";
+import type { Peek } from "./peek.ts";
 import { GRAPH_SELECT, planRuleGraph } from "./graph-plan.ts";
 import type { SourceHub } from "./sources.ts";
 import type { ScanTableContent } from "./operators/join.ts";
@@ -268,6 +269,11 @@ export class RunHandle {
   /** Starts tracing the run with `strategy`, or stops it (undefined); a new run starts untraced. */
   trace(strategy: TraceStrategy | undefined): void {
     if (!this.closing) this.run.trace(strategy);
+  }
+
+  /** Starts a data peek on the run, or ends it (undefined). */
+  peek(p: Peek | undefined): void {
+    if (!this.closing) this.run.peek(p);
   }
 
   /** `GET /rules/{id}/topo` (rest-api.md §7.1). */

@@ -7,6 +7,8 @@ import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
 import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
+import { bytesPreview } from "../core/error-groups.ts";
+import type { Peek } from "./peek.ts";
 import type { Consumer, Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { Operator } from "../core/operator.ts";
@@ -116,6 +118,9 @@ export class Topology {
   private readonly aliases = new Map<Consumer, string>();
   /** Puts the untraced wiring back (set while the rule is traced). */
   private untrace: (() => void)[] = [];
+  /** The peek on (runtime/peek.ts), and what puts the wiring under its taps back. */
+  private peeking: Peek | undefined;
+  private unpeek: (() => void)[] = [];
 
   /** Graph rules (graph-rules.md §8): `sources` and `edges` of GET /rules/{id}/topo. */
   readonly graphTopo: { sources: string[]; edges: Record<string, string[]> } | undefined;
@@ -220,6 +225,37 @@ export class Topology {
    * stop, so an untraced rule runs exactly the plain chain. Called between two drains.
    */
   trace(tracer: RuleTracer | undefined): void {
+    // The peek's taps stay outermost: off while the traced wiring changes, then back on top.
+    const peek = this.peeking;
+    if (peek) this.peek(undefined);
+    this.retrace(tracer);
+    if (peek) this.peek(peek);
+  }
+
+  /**
+   * Puts `peek`'s tap after every source and operator (undefined: takes them away); a switch
+   * gets one per port. Called between two drains, like `trace`.
+   */
+  peek(peek: Peek | undefined): void {
+    const undo = this.unpeek;
+    this.unpeek = [];
+    for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
+    this.peeking = peek;
+    if (!peek) return;
+    const swap = <T extends object, K extends keyof T>(o: T, k: K, v: T[K]): void => {
+      const old = o[k];
+      o[k] = v;
+      this.unpeek.push(() => (o[k] = old));
+    };
+    for (const op of this.allOperators()) {
+      const name = "op_" + op.metrics.name;
+      swap(op, "next", peek.tap(name, op.next));
+      if (op instanceof SwitchOp) for (let i = 0; i < op.ports.length; i++) swap(op.ports, i, peek.tap(i === 0 ? name : `op_name_${i}`, op.ports[i]!));
+    }
+    for (const [name, src] of this.sources) swap(src, "head", peek.tap("source_" + name, src.head));
+  }
+
+  private retrace(tracer: RuleTracer | undefined): void {
     const undo = this.untrace;
     this.untrace = [];
     for (let i = undo.length - 1; i >= 0; i--) undo[i]!();
@@ -275,8 +311,8 @@ export class Topology {
     src.head.push(t);
   }
 
-  /** Counts a record the source could not decode. */
-  sourceError(stream: string, message: string): void {
+  /** Counts a record the source could not decode; `payload` is its bytes, when it had any. */
+  sourceError(stream: string, message: string, payload?: Uint8Array): void {
     const src = this.sources.get(stream);
     if (!src) return;
     if (src.counts) src.metrics.recordsIn++;
@@ -286,7 +322,11 @@ export class Topology {
       if (src.counts) src.metrics.recordsOut++;
       dec.metrics.recordsIn++;
       dec.metrics.exception(message, this.env.now());
-    } else src.metrics.exception(message, this.env.now());
+      if (payload) dec.metrics.attachPayload(bytesPreview(payload));
+    } else {
+      src.metrics.exception(message, this.env.now());
+      if (payload) src.metrics.attachPayload(bytesPreview(payload));
+    }
   }
 
   /** The source node of `stream` (connection metrics live there). */

@@ -10,6 +10,7 @@ import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "../runtime/operators/join.ts";
 import type { RunExit, RunHandle } from "../runtime/rule.ts";
+import type { Peek } from "../runtime/peek.ts";
 import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
 
 export type { RunExit };
@@ -30,7 +31,7 @@ export interface Topo {
 }
 
 /** What the lifecycle uses of a run handle (runtime/rule.ts); scan tables and rewinding are optional. */
-export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace">>;
+export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
 export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
@@ -70,6 +71,13 @@ export class RuleLifecycle {
 
   get id(): string {
     return this.def.id;
+  }
+
+  /** The console's data peek on the running run (false when the rule is not running), or its end (undefined). */
+  peek(p: Peek | undefined): boolean {
+    if (!this.run?.peek) return false;
+    this.run.peek(p);
+    return true;
   }
 
   /** `POST /rules/{id}/trace/start|stop` on the running run: `strategy`, or undefined to stop. */

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KUIPER_VERBS } from "../../lib/cli/kuiper/index.ts";
-import { closest, editDistance } from "../../lib/cli/suggest.ts";
+import { closest, editDistance } from "../../lib/plan/suggest.ts";
 import { useColor } from "../../lib/cli/help.ts";
 
 const ROOT = join(import.meta.dir, "../..");

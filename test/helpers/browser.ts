@@ -2,7 +2,7 @@
  * Headless Chromium (Debian's `chromium`) driven by playwright-core, with a fresh profile, for the
  * web console's tests. Every console error, page error, failed request and HTTP error answer is
  * recorded; a test expects the list empty, after removing the ones it caused on purpose.
- * Screenshots go to test-artifacts/ (gitignored; CI keeps it).
+ * Screenshots go to test/server/console/screenshots/ (gitignored: each run makes them afresh).
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 
 const ROOT = join(import.meta.dir, "..", "..");
-export const ARTIFACTS = join(ROOT, "test-artifacts");
+export const ARTIFACTS = join(ROOT, "test", "server", "console", "screenshots");
 
 /** The system browser, or undefined (the test then says loudly what to install). */
 export function chromiumPath(): string | undefined {
@@ -25,7 +25,7 @@ export interface Browser {
   readonly page: Page;
   /** Problems seen so far: console errors, page errors, failed requests, answers ≥ 400. */
   readonly problems: string[];
-  /** The whole page, or the `clip` rectangle, into test-artifacts/<name>.png. */
+  /** The whole page, or the `clip` rectangle, into test/server/console/screenshots/<name>.png. */
   screenshot(name: string, clip?: { x: number; y: number; width: number; height: number }): Promise<void>;
   close(): Promise<void>;
   /** Another page in the same browser, with problems of its own (a launch costs seconds; a page, little). */

@@ -166,14 +166,15 @@ describe("who keeps working", () => {
   });
 
   test("every /ui response forbids framing and sniffing, with the right content type", async () => {
-    const paths = [...new Set(ROUTES.filter((r) => r.path.startsWith("/ui")).map((r) => r.path)), "/ui/nothing"];
-    for (const path of paths) {
+    const routes = [...ROUTES.filter((r) => r.path.startsWith("/ui") && r.method !== "HEAD"), { method: "GET", path: "/ui/nothing" }];
+    for (const { method, path } of routes) {
       const ctl = new AbortController();
-      const res = await fetch(d.base + path, { signal: ctl.signal });
+      const res = await fetch(d.base + path, { method, body: method === "POST" ? '{"sql":""}' : undefined, signal: ctl.signal });
       const h = res.headers;
       expect([path, h.get("X-Frame-Options"), h.get("X-Content-Type-Options")]).toEqual([path, "DENY", "nosniff"]);
       expect(h.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
-      expect(h.get("Content-Type")).toBe(path === "/ui/app.js" ? "text/javascript; charset=utf-8" : path === "/ui/events" ? "text/event-stream" : path === "/ui/nothing" ? "text/plain; charset=utf-8" : "text/html; charset=utf-8");
+      const type = path === "/ui/app.js" ? "text/javascript; charset=utf-8" : path === "/ui/events" ? "text/event-stream" : path === "/ui/nothing" ? "text/plain; charset=utf-8" : path.startsWith("/ui/api/") ? (res.ok ? "application/json" : "text/plain; charset=utf-8") : "text/html; charset=utf-8";
+      expect([path, h.get("Content-Type")]).toEqual([path, type]);
       ctl.abort();
     }
   });

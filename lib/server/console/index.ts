@@ -6,6 +6,9 @@
  */
 import type { Engine } from "../engine.ts";
 import type { RouteDef } from "../router.ts";
+import { authoringRoutes } from "./authoring.ts";
+import { connectionViewRoutes } from "./connections.ts";
+import { peekRoutes } from "./peeks.ts";
 import { Sampler, type Sample } from "./sampler.ts";
 // Built from ui/ by `make ui` (its stylesheet inside); embedded by `bun build --compile` as a file.
 import appJs from "./assets/app.js" with { type: "file" };
@@ -71,6 +74,9 @@ export const consoleRoutes: RouteDef<Engine>[] = [
     ["GET", "HEAD"].map((method) => ({ method, path, open: true, handler: () => new Response(a.body(), { headers: { "Content-Type": a.type, "Cache-Control": "no-cache" } }) })),
   ),
   { method: "GET", path: "/ui/events", handler: (ctx, e) => events(e, ctx.request) },
+  ...authoringRoutes,
+  ...connectionViewRoutes,
+  ...peekRoutes,
 ];
 
 const samplers = new WeakMap<Engine, Sampler>();

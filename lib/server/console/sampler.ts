@@ -2,17 +2,15 @@
  * The console's one sampler: once a second it reads the engine (process figures, every rule's
  * node counters) and turns the counters into rates; every console client receives the same
  * sample over SSE (events.ts), so a browser never polls rules itself. It keeps the last ten
- * minutes of totals for the overview's sparklines and the last errors of each rule.
+ * minutes of totals for the overview's charts; a rule's errors come grouped from its nodes.
  */
-import type { NodeMetrics } from "../../core/metrics.ts";
 import type { Topo } from "../lifecycle.ts";
 import { loopLag } from "../../runtime/loop-lag.ts";
 import type { Engine } from "../engine.ts";
 
 export const HISTORY_POINTS = 600;
-const ERRORS_KEPT = 20;
 
-/** One point of the overview's sparklines: rates in records per second at `t` (ms). */
+/** One point of the overview's charts: rates in records per second at `t` (ms); `in` counts each source once. */
 export interface TotalsPoint {
   readonly t: number;
   readonly in: number;
@@ -58,10 +56,14 @@ export interface NodeSample {
   readonly lastExceptionTime: number;
 }
 
+/** One message of one node: how often, first and last time (ms), the last offending record (bounded). */
 export interface RuleError {
   readonly node: string;
   readonly message: string;
-  readonly time: number;
+  readonly count: number;
+  readonly first: number;
+  readonly last: number;
+  readonly payload: string;
 }
 
 export interface RuleDetail {
@@ -77,6 +79,8 @@ export interface Sample {
   readonly totals: TotalsPoint;
   readonly states: Record<string, number>;
   readonly rules: RuleSample[];
+  /** How many sources `totals.in` counts (each stream once, however many rules read it). */
+  readonly sources: number;
 }
 
 interface NodeCounts {
@@ -104,8 +108,6 @@ function rate(now: number, before: number | undefined, dtS: number): number {
 export class Sampler {
   readonly history: TotalsPoint[] = [];
   private readonly prev = new Map<string, Prev>();
-  private readonly errors = new Map<string, RuleError[]>();
-  private readonly seenError = new Map<string, number>();
   private readonly listeners = new Set<(s: Sample) => void>();
   private lastCpu = process.cpuUsage();
   private lastAt = performance.now();
@@ -158,7 +160,8 @@ export class Sampler {
     const t = Date.now();
     const states: Record<string, number> = {};
     const rules: RuleSample[] = [];
-    let tin = 0;
+    // In counts each source once: rules reading one stream each count its records (or share one node).
+    const perSource = new Map<string, number>();
     let tout = 0;
     let tdrop = 0;
     const alive = new Set<string>();
@@ -181,37 +184,25 @@ export class Sampler {
           rerr += n.exceptions;
           const key = `${n.kind}_${n.name}`;
           const b = p?.nodes.get(key);
-          nodes.set(key, { in: n.recordsIn, out: n.recordsOut, inRate: rate(n.recordsIn, b?.in, dt), outRate: rate(n.recordsOut, b?.out, dt) });
-          this.noteError(id, n);
+          const c = { in: n.recordsIn, out: n.recordsOut, inRate: rate(n.recordsIn, b?.in, dt), outRate: rate(n.recordsOut, b?.out, dt) };
+          nodes.set(key, c);
+          if (n.kind === "source") perSource.set(n.name, Math.max(perSource.get(n.name) ?? 0, c.inRate));
         }
       }
       const inRate = rate(rin, p?.in, dt);
       const outRate = rate(rout, p?.out, dt);
       const dropRate = rate(rerr, p?.errors, dt);
-      tin += inRate;
       tout += outRate;
       tdrop += dropRate;
       this.prev.set(id, { at: t, nodes, in: rin, out: rout, errors: rerr });
       rules.push({ id, state, message: lc?.message ?? "", in: rin, out: rout, errors: rerr, inRate, outRate, dropRate });
     }
     for (const id of this.prev.keys()) {
-      if (!alive.has(id)) {
-        this.prev.delete(id);
-        this.errors.delete(id);
-      }
+      if (!alive.has(id)) this.prev.delete(id);
     }
-    return { t, system: this.system(), totals: { t, in: tin, out: tout, drop: tdrop }, states, rules };
-  }
-
-  private noteError(id: string, n: NodeMetrics): void {
-    if (n.lastExceptionTime <= 0) return;
-    const key = `${id}\u0000${n.kind}_${n.name}`;
-    if (this.seenError.get(key) === n.lastExceptionTime) return;
-    this.seenError.set(key, n.lastExceptionTime);
-    let list = this.errors.get(id);
-    if (!list) this.errors.set(id, (list = []));
-    list.push({ node: `${n.kind}_${n.name}`, message: n.lastException, time: n.lastExceptionTime });
-    if (list.length > ERRORS_KEPT) list.splice(0, list.length - ERRORS_KEPT);
+    let tin = 0;
+    for (const r of perSource.values()) tin += r;
+    return { t, system: this.system(), totals: { t, in: tin, out: tout, drop: tdrop }, states, rules, sources: perSource.size };
   }
 
   /** A rule's topology with per-node counters and rates since the last sample; undefined when unknown. */
@@ -220,7 +211,9 @@ export class Sampler {
     if (!lc) return undefined;
     const p = this.prev.get(id);
     const nodes: NodeSample[] = [];
+    const errors: RuleError[] = [];
     for (const n of lc.nodes()) {
+      for (const g of n.errorGroups?.list() ?? []) errors.push({ node: `${n.kind}_${n.name}`, ...g });
       // Rates of the last sample (the same window as the rule list's).
       const r = p?.nodes.get(`${n.kind}_${n.name}`);
       nodes.push({
@@ -237,6 +230,7 @@ export class Sampler {
         lastExceptionTime: n.lastExceptionTime,
       });
     }
-    return { id, topo: lc.lastTopo ?? null, nodes, errors: [...(this.errors.get(id) ?? [])].reverse() };
+    errors.sort((a, b) => b.last - a.last);
+    return { id, topo: lc.lastTopo ?? null, nodes, errors };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The web console in a real browser (headless Chromium): a stream and a rule created through the
  * forms, MQTT data fed from a real Mosquitto, the rates moving, the topology drawn, the rule
- * stopped, a trial run, the token prompt under JWT. Screenshots land in test-artifacts/.
+ * stopped, a trial run, the token prompt under JWT. Screenshots land in test/server/console/screenshots/.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createSign, generateKeyPairSync } from "node:crypto";

@@ -4,6 +4,7 @@ import { fill, h } from "./dom.ts";
 import { connect, disconnect, live } from "./live.ts";
 import { configPage } from "./page-config.ts";
 import { overviewPage } from "./page-overview.ts";
+import { leavePeek } from "./peek.ts";
 import { rulePage } from "./page-rule.ts";
 import { rulesPage } from "./page-rules.ts";
 import { streamsPage } from "./page-streams.ts";
@@ -49,6 +50,7 @@ function route(reconnect = false): void {
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("on", a.getAttribute("href") === "#" + (path.startsWith("/rules") ? "/rules" : path));
   live.listener = undefined;
   leaveTrial();
+  leavePeek();
   const m = /^\/rules\/(.+)$/.exec(path);
   const rule = m ? decodeURIComponent(m[1]!) : "";
   if (reconnect) disconnect();

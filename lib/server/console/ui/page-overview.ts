@@ -1,6 +1,6 @@
-/** Overview: the engine's figures, rules by state, total rates and their sparklines. */
+/** Overview: the engine's figures, rules by state, total rates (In once per source) and their charts. */
 import { fill, fmtBytes, fmtDuration, fmtRate, h } from "./dom.ts";
-import { sparkline } from "./charts.ts";
+import { rateChart } from "./charts.ts";
 import { live } from "./live.ts";
 import type { Sample } from "./types.ts";
 
@@ -22,14 +22,14 @@ export function overviewPage(main: HTMLElement): void {
       card("CPU", `${y.cpu.toFixed(1)} %`, "cpu"),
       card("Memory (RSS)", fmtBytes(y.rss), "rss"),
       card("Event-loop lag (max, last min)", `${y.lagMs.toFixed(1)} ms`, "lag"),
-      card("In", fmtRate(smp.totals.in), "in"),
-      card("Out", fmtRate(smp.totals.out), "out"),
+      card(`In (${smp.sources} source${smp.sources === 1 ? "" : "s"}, each once)`, fmtRate(smp.totals.in), "in"),
+      card("Out (all sinks)", fmtRate(smp.totals.out), "out"),
       card("Errors / drops", fmtRate(smp.totals.drop), "drop"),
       y.safeMode ? card("Safe mode", "on", "safe") : null,
     );
     const st = Object.entries(smp.states);
     fill(states, st.length ? st.map(([k, v]) => card(k, String(v), `state-${k}`)) : h("div", { class: "muted" }, "No rules yet."));
-    fill(sparks, sparkline(live.history, "in", "In"), sparkline(live.history, "out", "Out"), sparkline(live.history, "drop", "Errors / drops"));
+    fill(sparks, rateChart(live.history, "in", "In"), rateChart(live.history, "out", "Out"), rateChart(live.history, "drop", "Errors / drops"));
   };
   if (live.last) draw(live.last);
   live.listener = draw;

@@ -1,6 +1,8 @@
-/** Rules: the list with live state and rates, lifecycle buttons, and a form to create one. */
+/** Rules: the list with live state and rates, lifecycle buttons, and a form to create one (the SQL editor checks as you type). */
 import { call } from "./api.ts";
 import { fill, fmtRate, h } from "./dom.ts";
+import { loadNames, sqlEditor } from "./editor.ts";
+import { sinkForm } from "./sink-form.ts";
 import { live } from "./live.ts";
 import type { Sample } from "./types.ts";
 
@@ -55,29 +57,35 @@ export function rulesPage(main: HTMLElement): void {
 
 function createForm(msg: HTMLElement): HTMLElement {
   const id = h("input", { id: "new-rule-id", placeholder: "rule id" }) as HTMLInputElement;
-  const sql = h("textarea", { id: "new-rule-sql", placeholder: "SELECT * FROM demo WHERE temperature > 20" }) as HTMLTextAreaElement;
+  const sql = sqlEditor({ id: "new-rule-sql", kind: "rule", names: loadNames(), placeholder: "SELECT * FROM demo WHERE temperature > 20" });
   const actions = h("textarea", { id: "new-rule-actions" }) as HTMLTextAreaElement;
   actions.value = '[{"log": {}}]';
   const create = async () => {
     try {
-      let acts: unknown;
-      try {
-        acts = JSON.parse(actions.value);
-      } catch (e) {
-        throw new Error(`actions: ${(e as Error).message}`);
-      }
-      const r = await call("POST", "/rules", { id: id.value, sql: sql.value, actions: acts });
+      const acts = parseActions(actions.value);
+      const r = await call("POST", "/rules", { id: id.value, sql: sql.input.value, actions: acts });
       fill(msg, h("span", { class: "ok" }, String(r ?? "")));
     } catch (e) {
       fill(msg, h("span", { class: "err" }, (e as Error).message));
+      void sql.check();
     }
   };
   return h(
     "div",
     {},
     h("label", {}, "Id", id),
-    h("label", {}, "SQL", sql),
+    h("div", { class: "field" }, h("span", { class: "muted" }, "SQL"), sql.el),
     h("label", {}, "Actions (JSON)", actions),
+    sinkForm(actions, msg),
     h("div", { class: "row" }, h("button", { class: "primary", id: "new-rule-create", onclick: () => void create() }, "Create and start")),
   );
+}
+
+/** The actions textarea as JSON, or an error naming the field. */
+export function parseActions(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`actions: ${(e as Error).message}`);
+  }
 }

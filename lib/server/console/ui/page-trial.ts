@@ -1,9 +1,13 @@
 /**
- * Trial run through the ruletest API: a SELECT, optional mock rows per stream, and the rows it
- * emits read from the trial's SSE endpoint on the data server.
+ * Trial run through the ruletest API: a SELECT (in the SQL editor), optional mock rows per stream
+ * or the live source, and the rows it emits shown as they arrive from the trial's SSE endpoint on
+ * the data server (the last SHOWN of them; the count covers all).
  */
 import { call, readEvents } from "./api.ts";
 import { fill, h } from "./dom.ts";
+import { loadNames, sqlEditor } from "./editor.ts";
+
+const SHOWN = 200;
 
 let running: { id: string; ctl: AbortController } | undefined;
 
@@ -16,7 +20,7 @@ async function stopTrial(): Promise<void> {
 }
 
 export function trialPage(main: HTMLElement): void {
-  const sql = h("textarea", { id: "trial-sql", placeholder: "SELECT * FROM demo" }) as HTMLTextAreaElement;
+  const sql = sqlEditor({ id: "trial-sql", kind: "rule", names: loadNames(), placeholder: "SELECT * FROM demo" });
   const mock = h("textarea", { id: "trial-mock", placeholder: '{"demo": {"data": [{"temperature": 21}], "interval": 100, "loop": false}}' }) as HTMLTextAreaElement;
   const msg = h("div", { id: "trial-msg" });
   const out = h("pre", { id: "trial-out" });
@@ -27,7 +31,7 @@ export function trialPage(main: HTMLElement): void {
     rows = 0;
     const id = `console_${Date.now().toString(36)}`;
     try {
-      const body: Record<string, unknown> = { id, sql: sql.value };
+      const body: Record<string, unknown> = { id, sql: sql.input.value };
       if (mock.value.trim()) {
         try {
           body.mockSource = JSON.parse(mock.value);
@@ -42,6 +46,7 @@ export function trialPage(main: HTMLElement): void {
       const reading = readEvents(url, ctl.signal, (_ev, data) => {
         rows++;
         out.append(data + "\n");
+        if (out.childNodes.length > SHOWN) out.firstChild!.remove();
         fill(msg, h("span", { class: "ok" }, `${rows} result${rows === 1 ? "" : "s"}`));
       }, false).catch(() => {});
       await call("POST", `/ruletest/${encodeURIComponent(id)}/start`);
@@ -54,7 +59,7 @@ export function trialPage(main: HTMLElement): void {
   fill(
     main,
     h("h1", {}, "Trial run"),
-    h("label", {}, "SQL", sql),
+    h("div", { class: "field" }, h("span", { class: "muted" }, "SQL"), sql.el),
     h("label", {}, "Mock source (JSON, by stream name; empty to read the real connector)", mock),
     h("div", { class: "row" }, h("button", { class: "primary", id: "trial-start", onclick: () => void start() }, "Run"), h("button", { id: "trial-stop", onclick: () => void stopTrial().then(() => fill(msg, "stopped")) }, "Stop")),
     msg,

@@ -1,7 +1,7 @@
 /**
- * Errors for people (CLI only; REST keeps eKuiper's strings): below eKuiper's message, where the
- * error is (`file:line:col`), the source line with a caret under the token, and "did you mean"
- * for a misspelt column, function, keyword or stream name.
+ * Errors for people (the CLI and the console's editor; REST keeps eKuiper's strings): below
+ * eKuiper's message, where the error is (`file:line:col`), the source line with a caret under the
+ * token, and "did you mean" for a misspelt column, function, keyword or stream name.
  *
  * A parse error carries its position. A plan error does not (the AST keeps no offsets), so the
  * name it complains about is looked up in the SELECT statement's text, outside strings and comments.
@@ -30,7 +30,7 @@ export function namesOf(creates: CreateStatement[]): Names {
   return { columns, streams: creates.map((c) => c.name) };
 }
 
-interface Spot {
+export interface Spot {
   readonly line: number;
   readonly column: number;
   readonly length: number;
@@ -79,12 +79,15 @@ function misspeltKeyword(text: string, offset: number, names: Names): { word: st
   return found;
 }
 
-/**
- * The lines shown below eKuiper's message: `  at FILE:LINE:COL`, the source line and a caret,
- * and `  did you mean X?` when a close name exists. "" when nothing can be added.
- */
-export function diagnosis(e: unknown, file: string, text: string, names: Names): string {
-  if (!(e instanceof ParseError) && !(e instanceof PlanError)) return "";
+/** Where error `e` is in `text` and the name it may be a misspelling of; undefined for other errors. */
+export interface Diagnosis {
+  readonly spot?: Spot;
+  /** The close name, and what it is (`column`, `function`, `keyword`, `stream`). */
+  readonly suggestion?: { readonly name: string; readonly what: string };
+}
+
+export function diagnose(e: unknown, text: string, names: Names): Diagnosis | undefined {
+  if (!(e instanceof ParseError) && !(e instanceof PlanError)) return undefined;
   let subj = subject(e, names);
   let spot: Spot | undefined;
   const errorAt = e instanceof ParseError ? text.split("\n").slice(0, e.line - 1).reduce((n, l) => n + l.length + 1, 0) + e.column - 1 : 0;
@@ -107,6 +110,18 @@ export function diagnosis(e: unknown, file: string, text: string, names: Names):
     const at = findWord(text, subj.word, from);
     if (at >= 0) spot = { ...lineCol(text, at), length: subj.word.length };
   }
+  const c = subj ? closest(subj.word, subj.candidates) : undefined;
+  return { spot, suggestion: c !== undefined ? { name: c, what: subj!.what } : undefined };
+}
+
+/**
+ * The lines shown below eKuiper's message: `  at FILE:LINE:COL`, the source line and a caret,
+ * and `  did you mean X?` when a close name exists. "" when nothing can be added.
+ */
+export function diagnosis(e: unknown, file: string, text: string, names: Names): string {
+  const d = diagnose(e, text, names);
+  if (!d) return "";
+  const spot = d.spot;
   let out = "";
   if (spot) {
     const src = (text.split("\n")[spot.line - 1] ?? "").replace(/\t/g, " ");
@@ -115,9 +130,6 @@ export function diagnosis(e: unknown, file: string, text: string, names: Names):
     out += `  ${gutter} | ${src}\n`;
     out += `  ${" ".repeat(gutter.length)} | ${" ".repeat(Math.max(0, spot.column - 1))}${"^".repeat(Math.max(1, Math.min(spot.length, src.length - spot.column + 1)))}\n`;
   } else out += `  in ${file}\n`;
-  if (subj) {
-    const c = closest(subj.word, subj.candidates);
-    if (c !== undefined) out += `  did you mean ${c}? (a ${subj.what})\n`;
-  }
+  if (d.suggestion) out += `  did you mean ${d.suggestion.name}? (a ${d.suggestion.what})\n`;
   return out;
 }
