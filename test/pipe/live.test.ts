@@ -53,6 +53,8 @@ test("an MQTT stream is printed to stdout; SIGINT flushes the open window and ex
   })();
   await waitFor(() => err.includes("subscribed"), "the source to subscribe");
   for (let i = 0; i < 20; i++) await pub.publishAsync(`live/d${i % 3}`, JSON.stringify({ temp: 15 + i }), { qos: 1 });
+  // A fixed wait for the messages to reach the open window: nothing shows it before the end (the
+  // window emits at SIGINT, --status is written at exit).
   await Bun.sleep(300);
   p.kill("SIGINT");
   const [out, code] = await Promise.all([text(p.stdout), p.exited]);
@@ -120,6 +122,7 @@ test("the bundled rules/mqtt-hot.sql prints hot readings from a live broker; Ctr
   }
   await pub.publishAsync("sensors/d3/other", JSON.stringify({ device: "d3", temperature: 90 }), { qos: 1 });
   await waitFor(() => out.includes('"device":"d1","humidity":41'), "the readings");
+  // A fixed wait, to show that the reading on another topic does not come out.
   await Bun.sleep(100);
   p.kill("SIGINT");
   const [err, code] = await Promise.all([text(p.stderr), p.exited]);
