@@ -81,7 +81,7 @@ export class Mosquitto {
     );
     // The broker's log goes to a file: an unread pipe would stall it once full.
     const proc = (this.proc = Bun.spawn([mosquittoPath(), "-c", conf], { stdout: "ignore", stderr: Bun.file(join(this.dir, `mosquitto-${++this.starts}.log`)) }));
-    const up = await waitFor(async () => proc.exitCode !== null || (await canConnect(this.port)), "mosquitto to listen", 3000, 10).then(() => proc.exitCode === null, () => false);
+    const up = await waitFor(async () => proc.exitCode !== null || (await canConnect(this.port)), "mosquitto to listen", 5000, 10).then(() => proc.exitCode === null, () => false);
     if (up) return;
     const err = await Bun.file(join(this.dir, `mosquitto-${this.starts}.log`)).text().catch(() => "");
     throw new Error(`mosquitto did not start on port ${this.port}: ${err}`);

@@ -35,7 +35,7 @@ async function status(id: string): Promise<Record<string, unknown>> {
 
 /** Posts to the httppush endpoint until it exists (the rule's source opens asynchronously). */
 async function push(path: string, body: string): Promise<void> {
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body }).catch(() => undefined))?.status === 200, `POST ${path}`, 5000, 10);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body }).catch(() => undefined))?.status === 200, `POST ${path}`, 10_000, 10);
 }
 
 test("a 50,000-deep JSON payload is a decode error counted on the decoder; the rule keeps running", async () => {
@@ -47,7 +47,7 @@ test("a 50,000-deep JSON payload is a decode error counted on the decoder; the r
   const st = await waitForValue(async () => {
     const s = await status("deep");
     return s.sink_nop_0_0_records_in_total === 2 ? s : undefined;
-  }, "both good rows at the sink", 5000, 10);
+  }, "both good rows at the sink", 10_000, 10);
   expect(st.status).toBe("running");
   expect(st.op_2_decoder_0_exceptions_total).toBe(1);
   expect(st.op_2_decoder_0_last_exception).toBe(DEPTH_ERROR);
@@ -63,7 +63,7 @@ test("a deep value built at run time fails its row only, with a message; later r
   const st = await waitForValue(async () => {
     const s = await status("built");
     return s.sink_nop_0_0_records_in_total === 1 ? s : undefined;
-  }, "the good row at the sink", 5000, 10);
+  }, "the good row at the sink", 10_000, 10);
   expect(st.status).toBe("running");
   const errors = Object.entries(st).filter(([k, v]) => k.endsWith("_exceptions_total") && (v as number) > 0);
   expect(errors.length).toBe(1);

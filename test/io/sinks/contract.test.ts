@@ -45,7 +45,7 @@ async function sseClient(t: TestRuntime, path: string, into: string[]): Promise<
   const res = await waitForValue(async () => {
     const r = await fetch(url).catch(() => undefined);
     return r?.status === 200 ? r : undefined;
-  }, `the SSE endpoint ${path}`, 3000, 10);
+  }, `the SSE endpoint ${path}`, 5000, 10);
   void (async () => {
     let buf = "";
     for await (const chunk of res.body as ReadableStream<Uint8Array>) {

@@ -23,7 +23,7 @@ const uniq = (name: string) => `floe:test:${name}:${process.pid}:${Date.now()}`;
 
 /** Publishes until someone receives (the subscription is asynchronous). */
 async function publishUntilHeard(channel: string, msg: string): Promise<void> {
-  await waitFor(async () => (await pub.publish(channel, msg)) > 0, `a subscriber on ${channel}`, 3000, 10);
+  await waitFor(async () => (await pub.publish(channel, msg)) > 0, `a subscriber on ${channel}`, 5000, 10);
 }
 
 test("each message published on the channels is one payload decoded by FORMAT", async () => {

@@ -28,7 +28,7 @@ async function connect(t: TestRuntime, path: string, onFrame: (s: string) => voi
       ws.onopen = () => r(ws);
       ws.onerror = () => r(undefined);
     });
-  }, `a websocket connection to ${path}`, 2000, 10);
+  }, `a websocket connection to ${path}`, 3000, 10);
 }
 
 test("server mode: the source takes every frame any client sends, text or binary", async () => {
