@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 import { freePort } from "../helpers/data-server.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, tempHome } from "../server/daemon.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -36,16 +37,8 @@ test("dist/floe runs a JavaScript UDF in its sandbox (the WebAssembly module is 
     expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM inbox () WITH (TYPE="httppush", DATASOURCE="/inbox", FORMAT="json")' })).status).toBe(201);
     const out = join(dir, "out.jsonl");
     expect((await d.call("POST", "/rules", { id: "r", sql: "SELECT mul(v, 2) AS i, mul(v, 0.5) AS f FROM inbox", actions: [{ file: { path: out, fileType: "lines", sendSingle: true } }] })).status).toBe(201);
-    for (let i = 0; ; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: '{"v":3}' }).catch(() => undefined);
-      if (res?.status === 200) break;
-      if (i > 500) throw new Error("no httppush endpoint");
-      await Bun.sleep(10);
-    }
-    for (let i = 0; JSON.parse((await d.call("GET", "/rules/r/status")).text).sink_file_0_0_records_out_total !== 1; i++) {
-      if (i > 500) throw new Error("no result in the file sink");
-      await Bun.sleep(10);
-    }
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: '{"v":3}' }).catch(() => undefined))?.status === 200, "the httppush endpoint", 10_000, 10);
+    await waitFor(async () => JSON.parse((await d.call("GET", "/rules/r/status")).text).sink_file_0_0_records_out_total === 1, "the result in the file sink", 10_000, 10);
     await d.call("POST", "/rules/r/stop");
     expect(readFileSync(out, "utf8")).toBe('{"f":2.5,"i":7}');
   } finally {

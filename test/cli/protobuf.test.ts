@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import protobuf from "protobufjs";
 import { freePort } from "../helpers/data-server.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, tempHome } from "../server/daemon.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -37,16 +38,8 @@ test("dist/floe decodes a protobuf httppush payload with a registered schema (ru
     expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM inbox () WITH (TYPE="httppush", DATASOURCE="/inbox", FORMAT="protobuf", SCHEMAID="book.Book")' })).status).toBe(201);
     const out = join(dir, "out.jsonl");
     expect((await d.call("POST", "/rules", { id: "r", sql: "SELECT id, title, tags FROM inbox", actions: [{ file: { path: out, fileType: "lines", sendSingle: true } }] })).status).toBe(201);
-    for (let i = 0; ; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: payload }).catch(() => undefined);
-      if (res?.status === 200) break;
-      if (i > 500) throw new Error("no httppush endpoint");
-      await Bun.sleep(10);
-    }
-    for (let i = 0; JSON.parse((await d.call("GET", "/rules/r/status")).text).sink_file_0_0_records_out_total !== 1; i++) {
-      if (i > 500) throw new Error("no result in the file sink");
-      await Bun.sleep(10);
-    }
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: payload }).catch(() => undefined))?.status === 200, "the httppush endpoint", 10_000, 10);
+    await waitFor(async () => JSON.parse((await d.call("GET", "/rules/r/status")).text).sink_file_0_0_records_out_total === 1, "the result in the file sink", 10_000, 10);
     await d.call("POST", "/rules/r/stop");
     expect(readFileSync(out, "utf8")).toBe('{"id":9007199254740993,"tags":["sf"],"title":"Dune"}');
   } finally {

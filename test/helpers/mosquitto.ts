@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { waitFor } from "./wait.ts";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -79,12 +80,9 @@ export class Mosquitto {
       ].join("\n"),
     );
     // The broker's log goes to a file: an unread pipe would stall it once full.
-    this.proc = Bun.spawn([mosquittoPath(), "-c", conf], { stdout: "ignore", stderr: Bun.file(join(this.dir, `mosquitto-${++this.starts}.log`)) });
-    for (let i = 0; i < 200; i++) {
-      if (await canConnect(this.port)) return;
-      if (this.proc.exitCode !== null) break;
-      await Bun.sleep(10);
-    }
+    const proc = (this.proc = Bun.spawn([mosquittoPath(), "-c", conf], { stdout: "ignore", stderr: Bun.file(join(this.dir, `mosquitto-${++this.starts}.log`)) }));
+    const up = await waitFor(async () => proc.exitCode !== null || (await canConnect(this.port)), "mosquitto to listen", 5000, 10).then(() => proc.exitCode === null, () => false);
+    if (up) return;
     const err = await Bun.file(join(this.dir, `mosquitto-${this.starts}.log`)).text().catch(() => "");
     throw new Error(`mosquitto did not start on port ${this.port}: ${err}`);
   }

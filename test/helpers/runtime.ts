@@ -11,6 +11,8 @@ import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
 import { createNetGuard } from "../../lib/io/outbound/guard.ts";
 
+export { waitFor, waitForValue } from "./wait.ts";
+
 const functions = createCatalog();
 
 export function streams(...sql: string[]): Map<string, StreamDef> {
@@ -26,6 +28,8 @@ export interface TestRuntime {
   readonly env: RuntimeEnv;
   readonly hub: SourceHub;
   readonly logs: string[];
+  /** The stream of each source that said it receives (`sourceReady`: an MQTT source once subscribed), one entry per call. */
+  readonly ready: string[];
   rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
 }
 
@@ -36,19 +40,10 @@ export interface TestRuntime {
  */
 export function testRuntime(p: Partial<RuntimeEnv> = {}): TestRuntime {
   const logs: string[] = [];
-  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l, level) => void (level !== "debug" && logs.push(l)), sinkGraceMs: 1000, outbound: createNetGuard({ allowPrivate: true }), ...p });
+  const ready: string[] = [];
+  const env = createRuntimeEnv({ dataDir: mkdtempSync(join(tmpdir(), "floe-data-")), log: (l, level) => void (level !== "debug" && logs.push(l)), sourceReady: (stream) => void ready.push(stream), sinkGraceMs: 1000, outbound: createNetGuard({ allowPrivate: true }), ...p });
   const hub = new SourceHub(env);
-  return { env, hub, logs, rule: (def, defs) => Rule.create(def, defs, env, hub) };
-}
-
-/** Polls `cond` (sync or async) every `every` ms; fails with `what` after `ms`; resolves to the time it took. */
-export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000, every = 5): Promise<number> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what} (${ms} ms)`);
-    await Bun.sleep(every);
-  }
-  return Date.now() - t0;
+  return { env, hub, logs, ready, rule: (def, defs) => Rule.create(def, defs, env, hub) };
 }
 
 /** One status key of a run. */

@@ -5,6 +5,7 @@
 import { expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 test("no input is read while standard output lags; everything arrives once it drains", async () => {
   const BATCHES = 5;
@@ -35,6 +36,8 @@ test("no input is read while standard output lags; everything arrives once it dr
     drain: () => lag,
     warn: (t) => void process.stderr.write(t),
   });
+  await waitFor(() => lag !== undefined, "the first write to find the reader stalled");
+  // A fixed wait, to show that nothing more is pulled while the write is stalled.
   await Bun.sleep(50);
   expect(pulled).toEqual([0]);
   expect(lag).toBeDefined();

@@ -66,7 +66,7 @@ test("an MQTT source and its decoder report latency too", async () => {
   const mq = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="lat/mq", CONF_KEY="lat")`);
   const rule = await t.rule({ id: "latmq", sql: "SELECT a FROM s", actions: [{ nop: {} }] }, mq).start();
   await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connected");
-  await Bun.sleep(50);
+  await waitFor(() => t.ready.includes("s"), "the source to subscribe");
   const pub = await connectAsync({ host: "127.0.0.1", port: broker.port, protocol: "mqtt" });
   fakeClock(0.001);
   await pub.publishAsync("lat/mq", JSON.stringify({ a: 1 }), { qos: 1 });

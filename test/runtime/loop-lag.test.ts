@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { LAG_BUCKETS, LoopLag } from "../../lib/runtime/loop-lag.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 test("lag samples land in their histogram bucket and the window's max / p99 / p99.9", () => {
   const l = new LoopLag();
@@ -20,18 +21,20 @@ test("a busy loop shows as lag; the probe's timer keeps nothing alive and stops 
   const l = new LoopLag();
   l.start();
   l.start();
-  await Bun.sleep(30);
+  await waitFor(() => l.count > 0, "the probe's first tick");
+  const ticks = l.count;
   const t = performance.now();
   while (performance.now() - t < 60) {
     // the loop is busy for 60 ms
   }
-  await Bun.sleep(30);
+  await waitFor(() => l.count > ticks, "the tick after the busy spell");
   expect(l.stats().maxMs).toBeGreaterThanOrEqual(40);
   l.stop();
   expect(l.running).toBe(true);
   l.stop();
   expect(l.running).toBe(false);
   const n = l.count;
+  // A fixed wait over several periods, to show that a stopped probe ticks no more.
   await Bun.sleep(40);
   expect(l.count).toBe(n);
 });

@@ -17,6 +17,7 @@ test("the governor requests a collection only above its headroom, then waits for
   expect(asked).toBe(1);
   on.check(); // settling: no second request
   expect(asked).toBe(1);
+  // A fixed wait: time is the subject (the 50 ms settle window must pass).
   await Bun.sleep(60);
   on.check(); // the settle window ends: the lowest RSS seen becomes the floor
   expect(on.collections).toBe(1);

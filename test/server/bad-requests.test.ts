@@ -3,6 +3,7 @@
  * literals), and the daemon keeps serving afterwards.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -123,7 +124,7 @@ test("a scheduled rule outside its schedule waits; inside it, it runs", async ()
   expect((await d.call("POST", "/rules", inside)).status).toBe(201);
   const st = (id: string) => d.call("GET", `/rules/${id}/status`).then((r) => JSON.parse(r.text) as { status: string });
   // The scheduler applies the ranges asynchronously: poll until the rule inside its range runs.
-  for (let i = 0; i < 500 && (await st("sched_in")).status !== "running"; i++) await Bun.sleep(10);
+  await waitFor(async () => (await st("sched_in")).status === "running", "the rule inside its schedule to run", 10_000, 10);
   expect((await st("sched_out")).status).toBe("stopped: waiting for next schedule.");
   expect((await st("sched_in")).status).toBe("running");
 });

@@ -9,6 +9,7 @@ import { afterAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { freePort as freeDataPort } from "../helpers/data-server.ts";
 import { freePort, Mosquitto } from "../helpers/mosquitto.ts";
+import { waitFor as waitForAt } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 const N = 3000;
@@ -22,13 +23,7 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-async function waitFor(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
+const waitFor = (cond: () => boolean | Promise<boolean>, what: string | (() => string)) => waitForAt(cond, what, 20_000, 20);
 
 async function status(p: DaemonProc, id: string): Promise<Record<string, unknown>> {
   const r = await p.call("GET", `/rules/${id}/status`);
@@ -96,7 +91,7 @@ test("every message httppush acknowledged while the sink's broker was down arriv
   // Restarted with Prometheus on the REST port, for the lost count's series.
   const rest = String(await freePort());
   d = await startFloe(dir, { ...env, KUIPER__BASIC__RESTPORT: rest, KUIPER__BASIC__PROMETHEUS: "true", KUIPER__BASIC__PROMETHEUSPORT: rest });
-  await waitFor(() => got.size === N, `all ${N} acknowledged messages (got ${got.size})`);
+  await waitFor(() => got.size === N, () => `all ${N} acknowledged messages (got ${got.size})`);
   expect([...got].sort((a, b) => a - b)).toEqual([...acked].sort((a, b) => a - b));
   // At least once: a page already sent when the process died may repeat, never more than one page.
   expect(dups).toBeLessThanOrEqual(256);
@@ -138,7 +133,7 @@ test("MQTT messages at qos 1 the source acknowledged reach a sink whose broker w
     await sub.subscribeAsync("kill/out", { qos: 1 });
     sub.on("message", (_t, b) => got.add((JSON.parse(b.toString()) as { n: number }).n));
     p = await startFloe(dir);
-    await waitFor(() => got.size === M, `all ${M} (got ${got.size})`);
+    await waitFor(() => got.size === M, () => `all ${M} (got ${got.size})`);
     expect((await status(p, "fwd")).source_m_0_records_lost_total).toBe(0);
   } finally {
     await pub.endAsync();

@@ -3,6 +3,7 @@
  * (rest-api.md §13): only the connectors floe implements are accepted and claimed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -36,14 +37,15 @@ test("a websocket connection's props serve the sinks that select it", async () =
   expect([r.status, r.text]).toEqual([201, "Rule wsout was created successfully."]);
   const frames: string[] = [];
   let ws: WebSocket | undefined;
-  for (let i = 0; i < 100 && frames.length === 0; i++) {
+  // The sink opens its endpoint asynchronously: connect again until a frame arrives.
+  await waitFor(() => {
+    if (frames.length > 0) return true;
     if (!ws || ws.readyState === WebSocket.CLOSED) {
       ws = new WebSocket(`ws://127.0.0.1:${dataPort}/ws1`);
       ws.onmessage = (m) => frames.push(String(m.data));
     }
-    await Bun.sleep(50);
-  }
-  ws?.close();
+    return false;
+  }, "a frame from the websocket sink", 5000, 50).finally(() => ws?.close());
   expect(frames[0]).toBe('{"n":1}');
   // The rule holds no client of the connection (only MQTT connections are live), so it may be replaced.
   expect((await d.call("PUT", "/connections/ws1", { typ: "websocket", props: { path: "/ws2" } })).text).toBe("success");

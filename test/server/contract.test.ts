@@ -196,7 +196,8 @@ test.each(ordered.map((r) => [`${r.method} ${r.path}`, r] as const))("%s", async
   const call = CALLS[key] ?? {};
   let path = call.path ?? r.path;
   if (path.includes("TASK")) {
-    // Task ids are per second: two imports in one second collide (eKuiper quirk).
+    // Task ids are per second: two imports in one second collide (eKuiper quirk). A fixed wait for
+    // the next second: the clock is the subject.
     await Bun.sleep(1000 - (Date.now() % 1000) + 5);
     const t = await d.call("POST", "/async/data/import?partial=1", { content: "{}" });
     const { id } = JSON.parse(t.text) as { id: string };

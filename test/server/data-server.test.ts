@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { freePort } from "../helpers/data-server.ts";
+import { waitFor, waitForValue } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -19,34 +20,23 @@ afterAll(async () => {
 
 /** Reads SSE events from `url` into `into` (until the server ends the stream). */
 async function sse(url: string, into: string[]): Promise<void> {
-  for (let i = 0; ; i++) {
-    const res = await fetch(url).catch(() => undefined);
-    if (res?.status === 200) {
-      expect(res.headers.get("content-type")).toBe("text/event-stream");
-      void (async () => {
-        let buf = "";
-        for await (const c of res.body as ReadableStream<Uint8Array>) {
-          buf += new TextDecoder().decode(c);
-          let k;
-          while ((k = buf.indexOf("\n\n")) >= 0) {
-            const ev = buf.slice(0, k);
-            buf = buf.slice(k + 2);
-            if (ev.startsWith("data: ")) into.push(ev.slice(6));
-          }
-        }
-      })().catch(() => {});
-      return;
+  const res = await waitForValue(async () => {
+    const r = await fetch(url).catch(() => undefined);
+    return r?.status === 200 ? r : undefined;
+  }, `the SSE endpoint at ${url}`, 5000, 10);
+  expect(res.headers.get("content-type")).toBe("text/event-stream");
+  void (async () => {
+    let buf = "";
+    for await (const c of res.body as ReadableStream<Uint8Array>) {
+      buf += new TextDecoder().decode(c);
+      let k;
+      while ((k = buf.indexOf("\n\n")) >= 0) {
+        const ev = buf.slice(0, k);
+        buf = buf.slice(k + 2);
+        if (ev.startsWith("data: ")) into.push(ev.slice(6));
+      }
     }
-    if (i > 300) throw new Error(`no SSE endpoint at ${url}`);
-    await Bun.sleep(10);
-  }
-}
-
-async function waitFor(cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; !cond(); i++) {
-    if (i > 1000) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
+  })().catch(() => {});
 }
 
 test("httppush in, sse out: the rule's results reach every SSE client", async () => {

@@ -59,8 +59,7 @@ test("TC1 through the daemon: outputs, status keys named after graph nodes, topo
   const r = await d.call("POST", "/rules", def);
   expect([r.status, r.text]).toEqual([201, "Rule tc1 was created successfully."]);
   // The rule's subscription is asynchronous: wait for the source to connect.
-  const t0 = Date.now();
-  while ((await status("tc1"))["source_demo_0_connection_status"] !== 1 && Date.now() - t0 < 8000) await Bun.sleep(50);
+  await waitFor(async () => (await status("tc1"))["source_demo_0_connection_status"] === 1, "the source to connect", 8000, 50);
   for (const [dev, temperature, humidity] of IOT) await client.publishAsync(`devices/${dev}/messages`, JSON.stringify({ temperature, humidity }), { qos: 1 });
   await waitFor(() => (received.get("graph/tc1")?.length ?? 0) === 3, "3 payloads");
   const out = received.get("graph/tc1")!.map((s) => JSON.parse(s) as { humidity: number; temp: number }[]);
@@ -129,20 +128,16 @@ test("a switch graph with two sinks, updated to a different graph and then to SQ
     },
   });
   expect((await d.call("POST", "/rules", sw(["temperature > 20", "temperature <= 20"]))).status).toBe(201);
-  const t0 = Date.now();
-  while ((await status("sw"))["source_gsw_0_connection_status"] !== 1 && Date.now() - t0 < 8000) await Bun.sleep(50);
+  await waitFor(async () => (await status("sw"))["source_gsw_0_connection_status"] === 1, "the source to connect", 8000, 50);
   // The subscription is ready once a probe (temperature 30: no case of the updated graph holds,
   // the SQL rule filters it out) reaches the source.
-  const connected = async (id: string, src: string, before: unknown) => {
-    const t0 = Date.now();
-    while (Date.now() - t0 < 8000) {
+  const connected = (id: string, src: string, before: unknown) =>
+    waitFor(async () => {
       const st = await status(id);
-      if (st.lastStartTimestamp !== before && (st[`source_${src}_0_records_in_total`] as number) > 0) return;
+      if (st.lastStartTimestamp !== before && (st[`source_${src}_0_records_in_total`] as number) > 0) return true;
       if (st[`source_${src}_0_connection_status`] === 1) await client.publishAsync("graph-in/sw", JSON.stringify({ temperature: 30, probe: true }), { qos: 1 });
-      await Bun.sleep(50);
-    }
-    throw new Error(`rule ${id} never received a probe`);
-  };
+      return false;
+    }, `rule ${id} to receive a probe`, 8000, 50);
   const publish = async () => {
     for (const [, temperature, humidity] of IOT) await client.publishAsync("graph-in/sw", JSON.stringify({ temperature, humidity }), { qos: 1 });
   };

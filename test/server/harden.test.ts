@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEPTH_ERROR } from "../../lib/value/json-depth.ts";
 import { freePort } from "../helpers/data-server.ts";
+import { waitFor, waitForValue } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -32,21 +33,9 @@ async function status(id: string): Promise<Record<string, unknown>> {
   return JSON.parse(r.text) as Record<string, unknown>;
 }
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const v = await f();
-    if (v !== undefined) return v;
-    await Bun.sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Posts to the httppush endpoint until it exists (the rule's source opens asynchronously). */
 async function push(path: string, body: string): Promise<void> {
-  await waitFor(`POST ${path}`, async () => {
-    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body }).catch(() => undefined);
-    return r?.status === 200 ? true : undefined;
-  });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body }).catch(() => undefined))?.status === 200, `POST ${path}`, 10_000, 10);
 }
 
 test("a 50,000-deep JSON payload is a decode error counted on the decoder; the rule keeps running", async () => {
@@ -55,10 +44,10 @@ test("a 50,000-deep JSON payload is a decode error counted on the decoder; the r
   await push("/deep", '{"v":1}');
   await push("/deep", nest(50_000));
   await push("/deep", '{"v":2}');
-  const st = await waitFor("both good rows at the sink", async () => {
+  const st = await waitForValue(async () => {
     const s = await status("deep");
     return s.sink_nop_0_0_records_in_total === 2 ? s : undefined;
-  });
+  }, "both good rows at the sink", 10_000, 10);
   expect(st.status).toBe("running");
   expect(st.op_2_decoder_0_exceptions_total).toBe(1);
   expect(st.op_2_decoder_0_last_exception).toBe(DEPTH_ERROR);
@@ -71,10 +60,10 @@ test("a deep value built at run time fails its row only, with a message; later r
   // The payload itself is shallow: the depth hides in a string until parse_json builds it.
   await push("/str", JSON.stringify({ s: nest(50_000) }));
   await push("/str", JSON.stringify({ s: '{"ok":true}' }));
-  const st = await waitFor("the good row at the sink", async () => {
+  const st = await waitForValue(async () => {
     const s = await status("built");
     return s.sink_nop_0_0_records_in_total === 1 ? s : undefined;
-  });
+  }, "the good row at the sink", 10_000, 10);
   expect(st.status).toBe("running");
   const errors = Object.entries(st).filter(([k, v]) => k.endsWith("_exceptions_total") && (v as number) > 0);
   expect(errors.length).toBe(1);

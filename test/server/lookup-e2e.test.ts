@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { Mosquitto } from "../helpers/mosquitto.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let broker: Mosquitto;
@@ -48,17 +49,17 @@ test("REST: a memory lookup table fed by a rule's memory sink joins another rule
   const r = await d.call("POST", "/rules", join);
   expect([r.status, r.text]).toEqual([201, "Rule join was created successfully."]);
 
-  // The rules subscribe asynchronously: republish the device row until an event finds it.
-  const end = Date.now() + 10_000;
-  while (!received.some((s) => s.includes("pump")) && Date.now() < end) {
+  // The rules subscribe asynchronously: republish the device row and an event until an event finds
+  // the row (an event that overtook the row of its round finds the row of the round before).
+  await waitFor(async () => {
+    if (received.some((s) => s.includes("pump"))) return true;
     await client.publishAsync("lk/devices", JSON.stringify({ id: 7, name: "pump" }), { qos: 1 });
-    await Bun.sleep(50);
     await client.publishAsync("lk/events", JSON.stringify({ id: 7, v: 1 }), { qos: 1 });
-    await Bun.sleep(100);
-  }
+    return false;
+  }, "an event joined with the device row", 10_000, 100);
   expect(received.map((s) => JSON.parse(s))).toContainEqual({ id: 7, v: 1, name: "pump" });
   await client.publishAsync("lk/events", JSON.stringify({ id: 8, v: 2 }), { qos: 1 });
-  for (let i = 0; i < 100 && !received.some((s) => s.includes('"v":2')); i++) await Bun.sleep(50);
+  await waitFor(() => received.some((s) => s.includes('"v":2')), "the second event's result", 5000, 50);
   expect(received.map((s) => JSON.parse(s))).toContainEqual({ id: 8, v: 2 });
 
   const st = JSON.parse((await d.call("GET", "/rules/join/status")).text) as Record<string, unknown>;

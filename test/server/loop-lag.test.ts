@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { freePort } from "../helpers/mosquitto.ts";
+import { waitForValue } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -19,8 +20,10 @@ afterAll(async () => {
 });
 
 test("GET / carries the last minute's event-loop lag after eKuiper's keys", async () => {
-  await Bun.sleep(100);
-  const info = JSON.parse((await d.call("GET", "/")).text) as Record<string, unknown>;
+  const info = await waitForValue(async () => {
+    const i = JSON.parse((await d.call("GET", "/")).text) as Record<string, unknown>;
+    return (i.eventLoopLag as { samples?: number } | undefined)?.samples ? i : undefined;
+  }, "the lag probe's first samples", 5000, 10);
   expect(Object.keys(info)).toEqual(["version", "os", "arch", "upTimeSeconds", "cpuUsage", "memoryUsed", "memoryTotal", "eventLoopLag"]);
   const lag = info.eventLoopLag as Record<string, number>;
   expect(Object.keys(lag)).toEqual(["samples", "maxMs", "p99Ms", "p999Ms"]);

@@ -4,6 +4,7 @@
  * uses it. The feeding rule reads a simulator stream; the joins run as trial runs.
  */
 import { afterAll, expect, test } from "bun:test";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc | undefined;
@@ -19,11 +20,7 @@ const TABLE = 'CREATE TABLE devices () WITH (TYPE="memory", KIND="lookup", DATAS
 async function feed(daemon: DaemonProc): Promise<void> {
   const r = await daemon.call("POST", "/rules", { id: "feed", sql: "SELECT * FROM feedin", actions: [{ memory: { topic: "mt/devices" } }] });
   expect(r.status).toBe(201);
-  for (let i = 0; i < 100; i++) {
-    const st = JSON.parse((await daemon.call("GET", "/rules/feed/status")).text) as Record<string, unknown>;
-    if (st.status === "stopped") break;
-    await Bun.sleep(50);
-  }
+  await waitFor(async () => JSON.parse((await daemon.call("GET", "/rules/feed/status")).text).status === "stopped", "the feeding rule to stop", 5000, 50);
   expect(JSON.parse((await daemon.call("GET", "/rules/feed/status")).text).message).toBe("done");
   expect((await daemon.call("DELETE", "/rules/feed")).status).toBe(200);
 }

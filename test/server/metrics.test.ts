@@ -1,6 +1,7 @@
 /** Prometheus exposition on the REST port when `prometheusPort == restPort` (rest-api.md §16.1). */
 import { expect, test } from "bun:test";
 import { freePort } from "../helpers/mosquitto.ts";
+import { waitForValue } from "../helpers/wait.ts";
 import { startFloe } from "./daemon.ts";
 
 test("/metrics shows rule counts, per-node series of running rules and process gauges", async () => {
@@ -11,8 +12,10 @@ test("/metrics shows rule counts, per-node series of running rules and process g
     await d.call("POST", "/rules", { id: "pm", sql: "SELECT * FROM m", actions: [{ nop: {} }] });
     await d.call("POST", "/rules", { id: "off", sql: "SELECT * FROM m", actions: [{ nop: {} }], triggered: false });
     // The rule starts asynchronously: read /metrics until it counts it as running.
-    let r = await d.call("GET", "/metrics");
-    for (let i = 0; i < 500 && !r.text.includes('kuiper_rule_count{status="running"} 1'); i++) r = await Bun.sleep(10).then(() => d.call("GET", "/metrics"));
+    const r = await waitForValue(async () => {
+      const m = await d.call("GET", "/metrics");
+      return m.text.includes('kuiper_rule_count{status="running"} 1') ? m : undefined;
+    }, "the running rule in /metrics", 10_000, 10);
     expect(r.status).toBe(200);
     expect(r.text).toContain('kuiper_rule_count{status="running"} 1');
     expect(r.text).toContain('kuiper_rule_count{status="stop"} 1');

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { Mosquitto } from "../helpers/mosquitto.ts";
+import { waitFor, waitForValue } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 let broker: Mosquitto;
@@ -30,16 +31,12 @@ afterAll(async () => {
 /** Publishes until the rule's output shows up (the rule's subscription is asynchronous). */
 async function roundTrip(value: number): Promise<unknown> {
   const want = (s: string) => (JSON.parse(s) as { v?: number }[]).some((r) => r.v === value * 10);
-  const end = Date.now() + 8000;
-  while (Date.now() < end) {
-    await client.publishAsync("e2e/in", JSON.stringify({ v: value, noise: "x" }), { qos: 1 });
-    const hit = received.find(want);
-    if (hit) return JSON.parse(hit);
-    await Bun.sleep(100);
-    const again = received.find(want);
-    if (again) return JSON.parse(again);
-  }
-  throw new Error(`no output for ${value}; got ${JSON.stringify(received)}`);
+  const hit = await waitForValue(async () => {
+    const found = received.find(want);
+    if (found === undefined) await client.publishAsync("e2e/in", JSON.stringify({ v: value, noise: "x" }), { qos: 1 });
+    return found;
+  }, () => `the output for ${value} (got ${JSON.stringify(received)})`, 8000, 100);
+  return JSON.parse(hit);
 }
 
 async function status(p: DaemonProc, id: string): Promise<Record<string, unknown>> {
@@ -70,10 +67,8 @@ test("stream + rule over REST move MQTT messages through a real broker; trial ru
   // Named connections are live clients with a status.
   expect((await d.call("POST", "/connections", { id: "up", typ: "mqtt", props: { server: broker.url } })).status).toBe(201);
   let conn: Record<string, unknown> = {};
-  for (let i = 0; i < 100 && conn.status !== "connected"; i++) {
-    conn = JSON.parse((await d.call("GET", "/connections/up")).text);
-    await Bun.sleep(20);
-  }
+  const connection = async () => (conn = JSON.parse((await d!.call("GET", "/connections/up")).text) as Record<string, unknown>);
+  await waitFor(async () => (await connection()).status === "connected", "the named connection to connect", 3000, 20);
   expect(conn).toEqual({ id: "up", typ: "mqtt", props: { server: broker.url }, isNamed: true, status: "connected" });
 
   // A stream (through its source confKey) and a sink select it: both share its client.
@@ -81,17 +76,14 @@ test("stream + rule over REST move MQTT messages through a real broker; trial ru
   expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM viaup (v bigint) WITH (DATASOURCE="up/in", FORMAT="json", CONF_KEY="viaup")' })).status).toBe(201);
   const up1 = { id: "up1", sql: "SELECT v * 100 AS v FROM viaup", actions: [{ mqtt: { connectionSelector: "up", topic: "e2e/out", qos: 1 } }] };
   expect((await d.call("POST", "/rules", up1)).status).toBe(201);
-  for (let i = 0; i < 100 && conn.refCount !== 2; i++) {
-    conn = JSON.parse((await d.call("GET", "/connections/up")).text);
-    await Bun.sleep(20);
-  }
+  await waitFor(async () => (await connection()).refCount === 2, "both nodes to hold the connection", 3000, 20);
   expect(conn).toEqual({ id: "up", typ: "mqtt", props: { server: broker.url }, isNamed: true, status: "connected", refCount: 2 });
   received.length = 0;
-  const end0 = Date.now() + 8000;
-  while (!received.some((m) => m.includes('"v":2100')) && Date.now() < end0) {
+  await waitFor(async () => {
+    if (received.some((m) => m.includes('"v":2100'))) return true;
     await client.publishAsync("up/in", JSON.stringify({ v: 21 }), { qos: 1 });
-    await Bun.sleep(100);
-  }
+    return false;
+  }, "the output through the named connection", 8000, 100);
   expect(received).toContain('[{"v":2100}]');
   const st1 = await status(d, "up1");
   expect([st1.source_viaup_0_connection_status, st1.sink_mqtt_0_0_connection_status]).toEqual([1, 1]);
@@ -119,12 +111,12 @@ test("stream + rule over REST move MQTT messages through a real broker; trial ru
       text += new TextDecoder().decode(value);
     }
   })();
-  const end = Date.now() + 8000;
-  while (!text.includes('"w":8') && Date.now() < end) {
+  await waitFor(async () => {
+    if (text.includes('"w":8')) return true;
     await client.publishAsync("e2e/in", JSON.stringify({ v: 7 }), { qos: 1 });
-    await Bun.sleep(100);
-  }
-  await Promise.race([pump, Bun.sleep(100)]);
+    return false;
+  }, "the trial's result", 8000, 100);
+  await pump;
   expect(text).toContain('data: [{"w":8}]\n\n');
   expect((await d!.call("DELETE", "/ruletest/tr")).text).toBe("Test rule tr was stopped.");
 }, 30_000);

@@ -56,10 +56,11 @@ for (const version of ["5", "3.1.1"]) {
     expect((await d.call("POST", "/rules", rule)).status).toBe(201);
     const first = d;
     // The rule subscribes asynchronously: publish a marker until it comes out.
-    for (let k = 0; k < 150 && !got.has(-1); k++) {
+    await waitFor(async () => {
+      if (got.has(-1)) return true;
       await pub.publishAsync(inTopic, JSON.stringify({ i: -1 }), { qos: 1 });
-      await Bun.sleep(100);
-    }
+      return false;
+    }, "the marker to come out", 15_000, 100);
     expect(got.has(-1)).toBe(true);
 
     // Phase A, floe up: 3,000 messages; floe is killed while it is still working through them.

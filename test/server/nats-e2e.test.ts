@@ -97,6 +97,7 @@ test("JetStream durable consumers resume after kill -9 without loss; window coun
   await waitFor(async () => (await jsm.consumers.info("IN", "fwd")).ack_floor.stream_seq >= 2 * N - 1, "fwd consumed everything", 60_000);
   await waitFor(async () => (await count(jsm, "OUT", "out.win")) >= N / 100, "all windows", 60_000);
   await waitFor(async () => (await status(d!, "fwd")).sink_nats_0_0_buffer_length === 0, "fwd sink idle");
+  // A fixed wait, to show that no late duplicate follows the last result.
   await Bun.sleep(300);
 
   const out = await stored(jsm, "OUT");

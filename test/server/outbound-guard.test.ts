@@ -5,6 +5,7 @@
  * daemon's own REST API (it once created a UDF that way). With the switch on, the same URLs work.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitFor } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 let hits = 0;
@@ -73,12 +74,10 @@ test("a rule's REST sink cannot reach the daemon's own API: the request is refus
   };
   expect((await guarded.call("POST", "/rules", rule)).status).toBe(201);
   let status: Record<string, unknown> = {};
-  const deadline = Date.now() + 10_000;
-  while (!((status.sink_rest_0_0_exceptions_total as number) > 0)) {
-    if (Date.now() > deadline) throw new Error(`no refusal: ${JSON.stringify(status)}`);
-    await Bun.sleep(50);
+  await waitFor(async () => {
     status = JSON.parse((await guarded.call("GET", "/rules/pwn/status")).text) as Record<string, unknown>;
-  }
+    return (status.sink_rest_0_0_exceptions_total as number) > 0;
+  }, () => `a refusal (status ${JSON.stringify(status)})`, 10_000, 50);
   expect(status.sink_rest_0_0_last_exception).toBe(`rest sink fails to send out the data:err=ip 127.0.0.1 is in internal network recoverAble=false method=POST path="${target}"`);
   expect(status.sink_rest_0_0_records_out_total).toBe(0);
   expect(JSON.parse((await guarded.call("GET", "/udf/javascript")).text)).toEqual([]);

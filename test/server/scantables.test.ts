@@ -3,6 +3,7 @@
  * stream ⋈ table rule holds. The table reads a memory topic a simulator-fed rule publishes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitForValue } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let d: DaemonProc;
@@ -33,11 +34,10 @@ test("scantables lists each row a scan table retains (RETAIN_SIZE) as one emitte
   expect(await d.call("GET", "/rules/sj/scantables")).toMatchObject({ status: 400, text: '{"error":1000,"message":"scan table error: unable to find tuples for the given scan table"}\n' });
 
   expect((await d.call("POST", "/rules", { id: "feed", sql: "SELECT * FROM feedin", actions: [{ memory: { topic: "sc/table" } }] })).status).toBe(201);
-  let r = await d.call("GET", "/rules/sj/scantables");
-  for (let i = 0; i < 100 && !r.text.includes('"c"'); i++) {
-    await Bun.sleep(50);
-    r = await d.call("GET", "/rules/sj/scantables");
-  }
+  const r = await waitForValue(async () => {
+    const res = await d.call("GET", "/rules/sj/scantables");
+    return res.text.includes('"c"') ? res : undefined;
+  }, "the scan table to hold the fed rows", 5000, 50);
   expect(r.status).toBe(200);
   expect(r.headers.get("Content-Type")).toBe("application/json");
   expect(r.text).toBe('[{"emitter":"st","content":{"id":2,"name":"b"}},{"emitter":"st","content":{"id":3,"name":"c"}}]');

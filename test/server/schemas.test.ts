@@ -10,6 +10,7 @@ import mqtt from "mqtt";
 import protobuf from "protobufjs";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { makeZip } from "../helpers/zip.ts";
+import { waitFor, waitForValue } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 const BOOK = 'syntax = "proto3";\nmessage Book {\n  int64 id = 1;\n  string title = 2;\n  repeated string tags = 3;\n  Author author = 4;\n  Kind kind = 5;\n}\nmessage Author { string name = 1; int32 born = 2; }\nenum Kind { PAPER = 0; EBOOK = 1; }\n';
@@ -275,11 +276,12 @@ test("a rule decodes protobuf MQTT payloads and encodes protobuf and JSON; a bad
   const Out = root.lookupType("Out");
   const payload = Book.encode({ id: "9007199254740993", title: "Dune", tags: ["sf", "classic"], author: { name: "Herbert", born: 1920 }, kind: 1 }).finish();
 
-  const end = Date.now() + 10_000;
-  while (Date.now() < end && !(received.get("pb/out")?.length && received.get("pb/json")?.length)) {
+  // The rule subscribes asynchronously: publish until both sinks have a result.
+  await waitFor(async () => {
+    if (received.get("pb/out")?.length && received.get("pb/json")?.length) return true;
     await client.publishAsync("pb/in", Buffer.from(payload), { qos: 1 });
-    await Bun.sleep(200);
-  }
+    return false;
+  }, "both sinks' results", 10_000, 200);
   const out = received.get("pb/out")?.[0];
   expect(out).toBeDefined();
   const decoded = Out.toObject(Out.decode(out!), { longs: String });
@@ -289,17 +291,16 @@ test("a rule decodes protobuf MQTT payloads and encodes protobuf and JSON; a bad
 
   // Garbage is one decode error on the decoder node; the rule keeps running and processing.
   await client.publishAsync("pb/in", Buffer.from([0xff, 0xff, 0xff]), { qos: 1 });
-  let st: Record<string, unknown> = {};
-  for (let i = 0; i < 100 && !st.op_2_decoder_0_exceptions_total; i++) {
-    await Bun.sleep(50);
-    st = JSON.parse((await call("GET", "/rules/pbrule/status")).text) as Record<string, unknown>;
-  }
+  const st = await waitForValue(async () => {
+    const s = JSON.parse((await call("GET", "/rules/pbrule/status")).text) as Record<string, unknown>;
+    return s.op_2_decoder_0_exceptions_total ? s : undefined;
+  }, "the decode error on the decoder node", 5000, 50);
   expect(st.status).toBe("running");
   expect(st.op_2_decoder_0_exceptions_total).toBe(1);
   expect(String(st.op_2_decoder_0_last_exception)).toStartWith("fail to decode protobuf message Book: ");
   const before = received.get("pb/out")!.length;
   await client.publishAsync("pb/in", Buffer.from(Book.encode({ id: 5, author: { name: "X" } }).finish()), { qos: 1 });
-  for (let i = 0; i < 100 && received.get("pb/out")!.length === before; i++) await Bun.sleep(50);
+  await waitFor(() => received.get("pb/out")!.length > before, "the next result", 5000, 50);
   expect(Out.toObject(Out.decode(received.get("pb/out")!.at(-1)!), { longs: String })).toEqual({ id: "5", who: "X", n: "6" });
 
   // The stream's schema comes from its message (rest-api.md §4 "With SCHEMAID").

@@ -193,7 +193,7 @@ test("POST /tracer stops and restarts the OTLP export; the local store goes on",
   await push(7, `00-${quiet}-${"2".repeat(16)}-01`);
   await until(async () => (await sinkOut()) === 7, "seven results");
   expect((await traceIds())[0]).toBe(quiet);
-  // The exporter sends every second: give it two.
+  // The exporter sends every second: a fixed wait of two, to show that the stopped one sends nothing.
   await Bun.sleep(2200);
   expect(received.some((x) => x.span.traceId === quiet)).toBe(false);
 

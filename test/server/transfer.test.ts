@@ -1,5 +1,6 @@
 /** Export/import round trips between two daemons (rest-api.md §9–§10): v1 JSON, async, v2 YAML. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { waitForValue } from "../helpers/wait.ts";
 import { startFloe, type DaemonProc } from "./daemon.ts";
 
 let a: DaemonProc;
@@ -57,11 +58,10 @@ test("async import: a task id, then its status", async () => {
   const r = await b.call("POST", "/async/data/import?partial=1", { content: JSON.stringify({ streams: { s9: 'CREATE STREAM s9 () WITH (DATASOURCE="s9", TYPE="memory")' } }) });
   const { id } = JSON.parse(r.text) as { id: string };
   expect(id).toMatch(/^dataImport-\d+$/);
-  let task: { status: string; message: string } = { status: "", message: "" };
-  for (let i = 0; i < 50 && task.status !== "finish"; i++) {
-    task = JSON.parse((await b.call("GET", `/async/task/${id}`)).text);
-    await Bun.sleep(20);
-  }
+  const task = await waitForValue(async () => {
+    const t = JSON.parse((await b.call("GET", `/async/task/${id}`)).text) as { status: string; message: string };
+    return t.status === "finish" ? t : undefined;
+  }, "the import task to finish", 3000, 20);
   expect(task.status).toBe("finish");
   expect(JSON.parse(task.message).ErrorMsg).toBe("");
 });

@@ -8,6 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Kv } from "../../lib/store/kv.ts";
 import { freePort } from "../helpers/data-server.ts";
+import { waitForValue } from "../helpers/wait.ts";
 import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
 
 const dir = tempHome();
@@ -18,14 +19,8 @@ afterAll(async () => {
   await d?.stop("SIGKILL");
 });
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; ; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (i > 1000) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
+/** The value `probe` finds, polled over REST every 10 ms for up to 15 s. */
+const until = <T>(probe: () => Promise<T | undefined>, what: string): Promise<T> => waitForValue(probe, what, 15_000, 10);
 
 async function status(p: DaemonProc, rule: string): Promise<Record<string, unknown>> {
   return JSON.parse((await p.call("GET", `/rules/${rule}/status`)).text) as Record<string, unknown>;
@@ -42,7 +37,7 @@ function exceptions(st: Record<string, unknown>): { total: number; last: string 
 }
 
 async function push(v: number): Promise<void> {
-  await waitFor(async () => {
+  await until(async () => {
     const res = await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: JSON.stringify({ v }) }).catch(() => undefined);
     return res?.status === 200 ? true : undefined;
   }, "the httppush endpoint");
@@ -58,7 +53,7 @@ test("a hanging UDF is a counted row error; REST answers while it runs", async (
   expect((await d.call("POST", "/streams", { sql: 'CREATE STREAM inbox () WITH (TYPE="httppush", DATASOURCE="/inbox", FORMAT="json")' })).status).toBe(201);
   expect((await d.call("POST", "/rules", { id: "r1", sql: "SELECT hang(v) AS h FROM inbox", actions: [{ nop: {} }] })).status).toBe(201);
   for (const v of [1, 0, 2]) await push(v);
-  const st = await waitFor(async () => {
+  const st = await until(async () => {
     const s = await status(d!, "r1");
     return exceptions(s).total >= 2 && s.sink_nop_0_0_records_out_total === 1 ? s : undefined;
   }, "2 row errors and 1 result");
@@ -79,9 +74,9 @@ test("after kill -9 the daemon restarts on the same data dir: REST serves, the r
   d = await startFloe(dir, env);
   expect(JSON.parse((await d.call("GET", "/udf/javascript")).text)).toEqual(["hang", "oldloop"]);
   expect(d.stderr()).toContain("cannot restore javascript function oldloop: time limit of 50ms exceeded");
-  await waitFor(async () => ((await status(d!, "r1")).status === "running" ? true : undefined), "rule r1 running");
+  await until(async () => ((await status(d!, "r1")).status === "running" ? true : undefined), "rule r1 running");
   for (const v of [3, 0]) await push(v);
-  const st = await waitFor(async () => {
+  const st = await until(async () => {
     const s = await status(d!, "r1");
     return exceptions(s).total >= 1 && s.sink_nop_0_0_records_out_total === 1 ? s : undefined;
   }, "1 row error and 1 result");
@@ -89,9 +84,9 @@ test("after kill -9 the daemon restarts on the same data dir: REST serves, the r
   expect(exceptions(st).last).toEndWith(" err:call func hang error: time limit of 50ms exceeded");
   // The broken script is defined: a rule using it gets row errors with the reason, and it can be deleted.
   expect((await d.call("POST", "/rules", { id: "r2", sql: "SELECT oldloop() AS x FROM inbox", actions: [{ nop: {} }] })).status).toBe(201);
-  await waitFor(async () => ((await status(d!, "r2")).status === "running" ? true : undefined), "rule r2 running");
+  await until(async () => ((await status(d!, "r2")).status === "running" ? true : undefined), "rule r2 running");
   await push(0);
-  const st2 = await waitFor(async () => {
+  const st2 = await until(async () => {
     const s = await status(d!, "r2");
     return exceptions(s).total >= 1 ? s : undefined;
   }, "r2's row error");

@@ -27,10 +27,13 @@ test("a connection leaves MQTT.js's 65,536-Buffer packet-id cache unbuilt (issue
     const stream = new Duplex({ read() {}, write(chunk, _e, cb) { wrote += chunk.length; cb(); } });
     const client = new MqttClient(() => stream, { ...conf.options, manualConnect: true });
     client.connect();
-    setTimeout(() => {
+    // Polls for the CONNECT packet's write (at most 5 s), then reports.
+    const t0 = Date.now();
+    setInterval(() => {
+      if (wrote === 0 && Date.now() - t0 < 5000) return;
       console.log(JSON.stringify({ wrote: wrote > 0, cached: Object.keys(require("mqtt-packet/numbers").cache).length }));
       process.exit(0);
-    }, 100);`;
+    }, 5);`;
   const p = Bun.spawnSync([process.execPath, "-e", script]);
   expect(p.stderr.toString()).toBe("");
   expect(JSON.parse(p.stdout.toString())).toEqual({ wrote: true, cached: 0 });

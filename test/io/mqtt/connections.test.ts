@@ -71,7 +71,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       expect(t.env.connections.refs("conn1")).toEqual(["ra_a_0", "ra_mqtt_0_0", "rb_b_0", "rb_mqtt_0_0"]);
       // One client for four nodes (plus the test's own subscriber).
       expect(broker.clients() - before).toBe(2);
-      await Bun.sleep(100);
+      await waitFor(() => t.ready.includes("a") && t.ready.includes("b"), "both sources to subscribe");
       for (let i = 0; i < 6; i++) await pub.publishAsync(i % 2 ? "nc/b" : `nc/a/x${i}`, JSON.stringify({ n: i }), { qos: 1 });
       await pub.publishAsync("nc/other", JSON.stringify({ n: 99 }), { qos: 1 });
       await waitFor(() => got.length === 6, "six results");

@@ -57,9 +57,10 @@ describe("lean MQTT socket", () => {
     const total = 10_000;
     for (let sent = 0; sent < total; ) {
       for (let i = 0; i < 20; i++, sent++) pub.publish(`fast/${sent % 100}`, String(sent));
+      // A fixed pause: the rate over time is what this test is about.
       await Bun.sleep(1);
     }
-    await waitFor(() => counter.messages === total, `${total} messages (got ${counter.messages})`);
+    await waitFor(() => counter.messages === total, () => `${total} messages (got ${counter.messages})`);
     expect(counter.lastPayload).toBe(String(total - 1));
     // Without coalescing a read holds the 2–6 messages the broker has written by then.
     expect(counter.messages / counter.batches).toBeGreaterThanOrEqual(8);
@@ -70,6 +71,7 @@ describe("lean MQTT socket", () => {
     const { conn, counter } = await leanConnection({ server: broker.url }, "lone/#");
     for (let i = 0; i < 2000; i++) pub.publish("lone/busy", String(i));
     await waitFor(() => counter.messages === 2000, "the busy spell");
+    // A fixed pause: the reader must go idle (nothing observable says it has) before the lone message.
     await Bun.sleep(50);
     const t0 = performance.now();
     await pub.publishAsync("lone/one", "last");

@@ -53,7 +53,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       ).start();
       const sub = await collector(broker, "out/#");
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker);
       for (let i = 0; i < 10; i++) await pub.publishAsync(`dev/d${i % 2}/temp`, JSON.stringify({ t: 15 + i }), { qos: (i % 2) as 0 | 1 });
       await pub.publishAsync("dev/d0/humidity", JSON.stringify({ t: 99 }));
@@ -75,7 +75,8 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
         const rule = await t.rule({ id: `gone${i}`, sql: "SELECT * FROM s", actions: [{ mqtt: { server: broker.url, topic: "gone/out" } }] }, defs).start();
         await rule.stop();
       }
-      // Longer than the reconnect period (100 ms): a client that came back would show by now.
+      // A fixed wait, to show that nothing comes back: longer than the reconnect period (100 ms), a
+      // client that came back would show by now.
       await Bun.sleep(400);
       expect(broker.clients()).toBe(before);
     });
@@ -85,7 +86,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="q2/in", ${conf("q2", { qos: 2 })})`);
       const rule = await t.rule({ id: "q2", sql: "SELECT n, meta(qos) AS q FROM s", actions: [{ log: {} }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker);
       for (let i = 0; i < 20; i++) await pub.publishAsync("q2/in", JSON.stringify({ n: i }), { qos: 2 });
       await waitFor(() => metric(rule, "sink_log_0_0_records_out_total") === 20, "20 results");
@@ -110,7 +111,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       out.on("message", (_t, p, packet) => got.push({ payload: p.toString(), props: packet.properties?.userProperties }));
       await out.subscribeAsync("v5/out");
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker, { protocolVersion: 5 });
       await pub.publishAsync("v5/in", JSON.stringify({ a: 1 }), { qos: 1, properties: { userProperties: { k: "v" } } });
       await waitFor(() => got.length === 1, "one v5 message");
@@ -127,7 +128,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const r1 = await mk("g1").start();
       const r2 = await mk("g2").start();
       await waitFor(() => metric(r1, "source_s_0_connection_status") === 1 && metric(r2, "source_s_0_connection_status") === 1, "connections");
-      await Bun.sleep(100);
+      await waitFor(() => t.ready.length === 2, "both rules' sources to subscribe");
       const pub = await client(broker);
       for (let i = 0; i < 100; i++) await pub.publishAsync("shared/in", JSON.stringify({ n: i }), { qos: 1 });
       const n = () => (metric(r1, "sink_nop_0_0_records_out_total") as number) + (metric(r2, "sink_nop_0_0_records_out_total") as number);
@@ -145,7 +146,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const r1 = await t.rule({ id: "f1", sql: "SELECT n FROM s WHERE n % 2 = 0", actions: [{ nop: {} }] }, defs).start();
       const r2 = await t.rule({ id: "f2", sql: "SELECT n FROM s", actions: [{ nop: {} }] }, defs).start();
       await waitFor(() => metric(r1, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(100);
+      await waitFor(() => t.ready.includes("s"), "the shared source to subscribe");
       const pub = await client(broker);
       for (let i = 0; i < 50; i++) await pub.publishAsync("fan/in", JSON.stringify({ n: i }), { qos: 1 });
       await waitFor(() => metric(r2, "sink_nop_0_0_records_out_total") === 50 && metric(r1, "sink_nop_0_0_records_out_total") === 25, "both rules");
@@ -164,7 +165,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       // The first rule reads no metadata: the source leaves it out until a rule that does attaches.
       const plain = await t.rule({ id: "m0", sql: "SELECT n FROM s", actions: [{ log: {} }] }, defs).start();
       await waitFor(() => metric(plain, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(100);
+      await waitFor(() => t.ready.includes("s"), "the shared source to subscribe");
       const pub = await client(broker);
       await pub.publishAsync("metas/a", JSON.stringify({ n: 1 }), { qos: 1 });
       const results = () => t.logs.filter((l) => l.startsWith("sink result"));
@@ -194,7 +195,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       const defs = streams(`CREATE STREAM s (a bigint) WITH (TYPE="mqtt", DATASOURCE="bad/in", ${conf("k73", {qos: 1})})`);
       const rule = await t.rule({ id: "bad", sql: "SELECT a FROM s", actions: [{ log: {} }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker);
       for (const p of ['{"a":1}', "{not json", '{"a":"x"}', "[1,2]", '{"a":2}']) await pub.publishAsync("bad/in", p, { qos: 1 });
       await waitFor(() => metric(rule, "sink_log_0_0_records_out_total") === 2, "two good records");
@@ -222,7 +223,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
       );
       const rule = await t.rule({ id: "rs", sql: "SELECT n FROM s", actions: [{ memory: { topic: "rs/out" } }] }, defs).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker, { clientId: `pub-rs-${reader}`, clean: false });
       pub.on("error", () => {});
       const N = 600;
@@ -234,9 +235,10 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
           await waitFor(() => metric(rule, "source_s_0_connection_status") !== 1, "disconnect seen");
           setTimeout(() => void broker.restart(), 300);
         }
+        // A fixed pause: spreads the publishes over time so that the restart falls mid-stream.
         if (i % 50 === 0) await Bun.sleep(5);
       }
-      await waitFor(() => new Set(seen).size === N, `all ${N} messages (have ${new Set(seen).size})`, 20_000);
+      await waitFor(() => new Set(seen).size === N, () => `all ${N} messages (have ${new Set(seen).size})`, 20_000);
       const dups = seen.length - new Set(seen).size;
       expect(new Set(seen).size).toBe(N);
       // Redeliveries the broker marked DUP are counted on the source node; others came from the publisher's own resend.
@@ -278,7 +280,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
         defs,
       ).start();
       await waitFor(() => metric(rule, "source_s_0_connection_status") === 1, "connection");
-      await Bun.sleep(50);
+      await waitFor(() => t.ready.includes("s"), "the source to subscribe");
       const pub = await client(broker);
       const N = 2000;
       for (let i = 0; i < N; i++) pub.publish("st/in", JSON.stringify({ n: i }), { qos: 1 });
@@ -290,6 +292,7 @@ for (const reader of ["lean", "mqttjs"] as ReaderKind[]) {
         last = now;
         return still;
       }, "the source to pause");
+      // A fixed wait, to show that the paused source takes nothing more.
       await Bun.sleep(200);
       expect(metric(rule, "source_s_0_records_in_total")).toBe(last);
       expect(last).toBeLessThanOrEqual(12);

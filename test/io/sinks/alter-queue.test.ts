@@ -138,6 +138,7 @@ test("the resend queue survives a restart of the rule (disk), and cleanCacheAtSt
     await publish(t, 7, 8);
     await waitFor(() => http.bodies.includes(7), "the fresh item");
     if (clean) {
+      // A fixed wait, to show that nothing cached comes after the fresh item (resendInterval is 5 ms).
       await Bun.sleep(50);
       expect(http.bodies).toEqual([7]);
     } else {

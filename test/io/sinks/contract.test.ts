@@ -13,7 +13,7 @@ import { DataServer } from "../../../lib/io/data-server.ts";
 import { encodeGoJson } from "../../../lib/value/json-encode.ts";
 import { takeMemoryLog } from "../../../lib/io/sinks/simple.ts";
 import { Mosquitto } from "../../helpers/mosquitto.ts";
-import { streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
+import { streams, testRuntime, waitFor, waitForValue, type TestRuntime } from "../../helpers/runtime.ts";
 
 interface SinkUnderTest {
   readonly type: string;
@@ -41,28 +41,25 @@ const memLogGot = new Map<string, string[]>();
 
 /** Connects an SSE client to the data server's `path` (retrying until the sink registered it) and collects its events. */
 async function sseClient(t: TestRuntime, path: string, into: string[]): Promise<void> {
-  for (let i = 0; ; i++) {
-    const res = await fetch(`http://127.0.0.1:${t.env.dataServer.port}${path}`).catch(() => undefined);
-    if (res?.status === 200) {
-      void (async () => {
-        let buf = "";
-        for await (const chunk of res.body as ReadableStream<Uint8Array>) {
-          buf += new TextDecoder().decode(chunk);
-          let k;
-          while ((k = buf.indexOf("\n\n")) >= 0) {
-            const ev = buf.slice(0, k);
-            buf = buf.slice(k + 2);
-            if (ev.startsWith("data: ")) into.push(ev.slice(6));
-          }
-        }
-      })().catch(() => {
-        // the stream ends when the sink closes its endpoint
-      });
-      return;
+  const url = `http://127.0.0.1:${t.env.dataServer.port}${path}`;
+  const res = await waitForValue(async () => {
+    const r = await fetch(url).catch(() => undefined);
+    return r?.status === 200 ? r : undefined;
+  }, `the SSE endpoint ${path}`, 5000, 10);
+  void (async () => {
+    let buf = "";
+    for await (const chunk of res.body as ReadableStream<Uint8Array>) {
+      buf += new TextDecoder().decode(chunk);
+      let k;
+      while ((k = buf.indexOf("\n\n")) >= 0) {
+        const ev = buf.slice(0, k);
+        buf = buf.slice(k + 2);
+        if (ev.startsWith("data: ")) into.push(ev.slice(6));
+      }
     }
-    if (i > 200) throw new Error(`no SSE endpoint ${path}`);
-    await Bun.sleep(10);
-  }
+  })().catch(() => {
+    // the stream ends when the sink closes its endpoint
+  });
 }
 
 beforeAll(async () => {

@@ -10,6 +10,7 @@ import type { SinkConnector, SinkItem } from "../../../lib/io/sinks/connector.ts
 import { SLICE } from "../../../lib/io/sinks/backlog.ts";
 import type { SinkPipeline } from "../../../lib/io/sinks/pipeline.ts";
 import { openPipeline } from "../../helpers/sink.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 class Direct implements SinkConnector {
   readonly bytes = true;
@@ -33,12 +34,8 @@ function pipeline(props: Record<string, unknown> = {}) {
 }
 
 const row = (i: number) => new Emission([{ i }], null);
-/** Waits for `cond` (turns of the event loop, then the retry interval's timers), at most 2 s. */
-const until = async (cond: () => boolean) => {
-  const deadline = performance.now() + 2000;
-  for (let i = 0; !cond() && performance.now() < deadline; i++) await (i < 100 ? new Promise((r) => setImmediate(r)) : Bun.sleep(1));
-  expect(cond()).toBe(true);
-};
+/** Waits for the connector to have received `n` items, at most 2 s. */
+const received = (conn: Direct, n: number) => waitFor(() => conn.got.length === n, () => `${n} items at the connector (got ${conn.got.length})`, 2000, 1);
 const metric = (p: SinkPipeline, key: string) => (p.metrics.find((m) => m.name === "direct_0" && m.kind === "sink") as unknown as Record<string, number>)[key];
 
 test("an idle direct sink sends within push; before the worker runs, results queue", async () => {
@@ -46,7 +43,7 @@ test("an idle direct sink sends within push; before the worker runs, results que
   p.push(row(0));
   // The worker has not started yet (it waits for open): queued.
   expect(conn.got).toEqual([]);
-  await until(() => conn.got.length === 1);
+  await received(conn, 1);
   await new Promise((r) => setImmediate(r));
   p.push(row(1));
   p.push(row(2));
@@ -66,9 +63,9 @@ test("a failing direct send is counted and goes to the worker, which retries it 
   p.push(row(0));
   p.push(row(1));
   expect(conn.got).toEqual([]);
-  await until(() => conn.got.length === 2);
+  await received(conn, 2);
   p.push(row(2));
-  await until(() => conn.got.length === 3);
+  await received(conn, 3);
   expect(conn.got).toEqual(['{"i":0}/1', '{"i":1}/1', '{"i":2}/1']);
   // Every failed attempt is counted, the direct one and the worker's retry alike.
   expect(metric(p, "exceptions")).toBe(2);
@@ -97,7 +94,7 @@ test("results behind a backlog wait their turn", async () => {
   const big = SLICE * 2 + 3;
   p.push(new Emission(Array.from({ length: big }, (_, i) => ({ i })), null));
   p.push(row(big));
-  await until(() => conn.got.length === big + 1);
+  await received(conn, big + 1);
   expect(conn.got).toEqual(Array.from({ length: big + 1 }, (_, i) => `{"i":${i}}/1`));
   await p.close(100);
 });

@@ -156,6 +156,7 @@ test("a directory: existing files oldest modification first (empty ones skipped)
   expect(p.eof()).toBe(false);
   await src.close();
   writeFileSync(join(d, "late.json"), '{"f":"late"}');
+  // A fixed wait, to show that a closed source reads no new file.
   await Bun.sleep(150);
   expect(p.take()).toEqual([]);
 });
@@ -166,6 +167,7 @@ test("a directory with interval re-reads only files modified since they were rea
   const p = await openOn(src);
   const got: Obj[] = [];
   await waitFor(() => (got.push(...rowsOf(p.take())), got.length === 1), "first read");
+  // A fixed wait over two intervals, to show that an unmodified file is not read again.
   await Bun.sleep(250);
   got.push(...rowsOf(p.take()));
   expect(got).toEqual([{ v: 1 }]);
@@ -184,6 +186,7 @@ test("backpressure: the source stops reading while the bus refuses, and resumes 
   const src = new FileSource({ path: d, datasource: "big.txt", fileType: "lines" }, env);
   const p = await openOn(src, 100);
   await waitFor(() => p.bus.refusals > 0, "a refusal");
+  // A fixed wait, to show that nothing more is admitted while the bus refuses.
   await Bun.sleep(100);
   // Full and waiting: nothing beyond the queue was admitted, and the file is not finished.
   expect(p.sub.length).toBe(100);
@@ -207,6 +210,7 @@ test("backpressure: the source stops reading while the bus refuses, and resumes 
 test("sendInterval delays each row", async () => {
   const d = fixture({ "s.json": "[1,2,3]".replace(/\d/g, (x) => `{"n":${x}}`) });
   const p = await openOn(new FileSource({ path: d, datasource: "s.json", sendInterval: "80ms" }, env));
+  // A fixed wait: time is the subject (the second row is due at 80 ms).
   await Bun.sleep(30);
   expect(p.sub.length).toBe(1);
   await waitFor(p.eof, "eof");

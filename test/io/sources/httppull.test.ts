@@ -52,6 +52,7 @@ test("`floe run`: the stream pulls url + DATASOURCE at start; basic.enablePrivat
   writeFileSync(join(dir, "r.sql"), `CREATE STREAM h () WITH (TYPE="httppull", DATASOURCE="/api/data", EXTRA="{\\"url\\":\\"${base}\\",\\"method\\":\\"get\\",\\"interval\\":0}");\nSELECT t * 10 AS t FROM h`);
   const p = floeRun([join(dir, "r.sql")], dir, { KUIPER__BASIC__ENABLEPRIVATENET: "true" });
   await waitFor(() => seen.length === 1, "the first pull");
+  // A fixed wait, to show that interval 0 pulls only once.
   await Bun.sleep(300);
   p.kill("SIGINT");
   const [out, err, code] = await Promise.all([text(p.stdout), text(p.stderr), p.exited]);
@@ -173,6 +174,7 @@ test("response errors are source exceptions with eKuiper's texts; the source kee
 });
 
 test("a request past `timeout` is an exception", async () => {
+  // The server answers late on purpose: time is the subject.
   reset({ "/slow": async () => (await Bun.sleep(300), json({})) });
   const src = new HttpPullSource({ url: `${base}/slow`, timeout: "50ms" }, env);
   const p = await openOn(src);
@@ -228,6 +230,7 @@ test("backpressure: no new pull starts while the bus refuses the last response",
   const src = new HttpPullSource({ url: `${base}/bp`, interval: "10ms" }, env);
   const p = await openOn(src, 1);
   await waitFor(() => p.bus.refusals > 0, "a refusal");
+  // A fixed wait over several intervals, to show that no pull starts while the bus refuses.
   await Bun.sleep(120);
   // The first response is queued, the second waits for room: nothing else was requested.
   expect(seen.filter((s) => s.path === "/bp").length).toBe(2);

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collect, dataRuntime, freePort } from "../../helpers/data-server.ts";
-import { streams, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
+import { streams, waitFor, waitForValue, type TestRuntime } from "../../helpers/runtime.ts";
 import type { RunHandle } from "../../../lib/runtime/rule.ts";
 
 const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
@@ -132,10 +132,12 @@ test("backpressure: while the rule cannot take more, requests wait for admission
       const i = n;
       replies.push("pending");
       sent.push(post(t, "/bp", JSON.stringify({ n })).then(async (r) => void (replies[i] = r.status)));
-      // One at a time so the order of arrival is the order of n.
+      // A fixed pause: one at a time so the order of arrival is the order of n (a request that waits
+      // for admission shows nowhere to wait on).
       await Bun.sleep(20);
     }
     await waitFor(() => replies.filter((r) => r === 503).length > 0, "a refused request");
+    // A fixed wait, to show that the waiting requests stay waiting.
     await Bun.sleep(100);
     const pending = replies.filter((r) => r === "pending").length;
     // Requests wait rather than being acknowledged: exactly bufferLength of them.
@@ -166,20 +168,19 @@ test("pipe mode: `floe run` serves an httppush stream and prints its results unt
     stdout: "pipe",
     stderr: "pipe",
   });
-  const send = async (body: string): Promise<Response> => {
-    for (let i = 0; ; i++) {
-      const r = await fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body }).catch(() => undefined);
-      if (r) return r;
-      if (i > 500) throw new Error("floe run did not serve /inbox");
-      await Bun.sleep(20);
-    }
-  };
-  const replies: string[] = [];
-  for (const [id, temp] of [[1, 25], [2, 10], [3, 30]] as const) replies.push(await (await send(JSON.stringify({ id, temp }))).text());
+  let out = "";
+  const outPump = (async () => {
+    for await (const c of p.stdout) out += new TextDecoder().decode(c);
+  })();
+  const send = (id: number, temp: number): Promise<Response> => fetch(`http://127.0.0.1:${port}/inbox`, { method: "POST", body: JSON.stringify({ id, temp }) });
+  // The first request is retried until `floe run` serves /inbox.
+  const first = await waitForValue(() => send(1, 25).catch(() => undefined), "floe run to serve /inbox", 15_000, 20);
+  const replies = [await first.text(), await (await send(2, 10)).text(), await (await send(3, 30)).text()];
   expect(replies).toEqual(["ok", "ok", "ok"]);
-  await Bun.sleep(200);
+  await waitFor(() => out.split("\n").length === 3, () => `two results on stdout (got ${JSON.stringify(out)})`);
   p.kill("SIGINT");
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+  await outPump;
   expect(err).toBe("");
   expect(code).toBe(0);
   expect(out).toBe('{"id":1,"t2":50}\n{"id":3,"t2":60}\n');

@@ -23,11 +23,7 @@ const uniq = (name: string) => `floe:test:${name}:${process.pid}:${Date.now()}`;
 
 /** Publishes until someone receives (the subscription is asynchronous). */
 async function publishUntilHeard(channel: string, msg: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await pub.publish(channel, msg)) > 0) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`nobody subscribed to ${channel}`);
+  await waitFor(async () => (await pub.publish(channel, msg)) > 0, `a subscriber on ${channel}`, 5000, 10);
 }
 
 test("each message published on the channels is one payload decoded by FORMAT", async () => {

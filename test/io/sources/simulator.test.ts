@@ -49,6 +49,7 @@ test("loop restarts after the last row and never ends", async () => {
 
 test("interval 0 emits only the first row", async () => {
   const p = await openOn(new SimulatorSource({ data, interval: 0, loop: false }));
+  // A fixed wait, to show that no second row follows.
   await Bun.sleep(50);
   expect(rowsOf(p.take())).toEqual([want[0]!]);
   expect(p.eof()).toBe(false);
@@ -57,6 +58,7 @@ test("interval 0 emits only the first row", async () => {
 test("a refused row is offered again when the bus drains: nothing lost, nothing read ahead", async () => {
   const src = new SimulatorSource({ data, interval: 5, loop: false });
   const p = await openOn(src, 1);
+  // A fixed wait over several intervals, to show that nothing is read ahead while the bus is full.
   await Bun.sleep(40);
   expect(p.sub.length).toBe(1);
   const got: Obj[] = [];

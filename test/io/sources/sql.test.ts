@@ -44,10 +44,10 @@ test("internalSqlQueryCfg pulls only rows newer than the last index value: no du
   for (let i = 1; i <= 5; i++) ins.run(i, `v${i}`);
   const { src, p, got } = await start({ dburl: url, interval: 10, internalSqlQueryCfg: { table: "events", limit: 2, indexFields: [{ indexField: "id", indexValue: 0 }] } });
   await waitFor(() => got.length === 5, "5 rows");
-  await Bun.sleep(50); // more pulls find nothing new
+  await Bun.sleep(50); // a fixed wait, to show that more pulls find nothing new
   for (let i = 6; i <= 9; i++) ins.run(i, `v${i}`);
   await waitFor(() => got.length === 9, "9 rows");
-  await Bun.sleep(50);
+  await Bun.sleep(50); // a fixed wait, to show that no duplicate follows
   expect(got.map((r) => r.id)).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n]);
   expect(got[0]).toEqual({ id: 1n, v: "v1" });
   expect(p.exceptions).toEqual([]);
@@ -90,7 +90,7 @@ test("templateSqlQueryCfg renders the Go template with the index values of the l
   await waitFor(() => got.length === 2, "2 rows");
   ins.run("2024-01-01 00:00:03", 3, 22.25);
   await waitFor(() => got.length === 3, "3 rows");
-  await Bun.sleep(40);
+  await Bun.sleep(40); // a fixed wait, to show that no further row follows
   expect(got).toEqual([
     { ts: "2024-01-01 00:00:01", id: 1n, temp: 20.5 },
     { ts: "2024-01-01 00:00:02", id: 2n, temp: 21 },

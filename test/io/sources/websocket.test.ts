@@ -6,7 +6,7 @@
 import { afterEach, expect, test } from "bun:test";
 import type { ServerWebSocket } from "bun";
 import { collect, dataRuntime } from "../../helpers/data-server.ts";
-import { streams, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
+import { streams, waitFor, waitForValue, type TestRuntime } from "../../helpers/runtime.ts";
 import type { RunHandle } from "../../../lib/runtime/rule.ts";
 
 const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
@@ -21,17 +21,14 @@ const extra = (props: Record<string, unknown>): string => JSON.stringify(JSON.st
 
 /** Connects to the data server's endpoint, retrying while the endpoint is not there yet. */
 async function connect(t: TestRuntime, path: string, onFrame: (s: string) => void): Promise<WebSocket> {
-  for (let i = 0; ; i++) {
+  return waitForValue(() => {
     const ws = new WebSocket(`ws://127.0.0.1:${t.env.dataServer.port}${path}`);
     ws.onmessage = (ev: MessageEvent) => onFrame(String(ev.data));
-    const ok = await new Promise<boolean>((r) => {
-      ws.onopen = () => r(true);
-      ws.onerror = () => r(false);
+    return new Promise<WebSocket | undefined>((r) => {
+      ws.onopen = () => r(ws);
+      ws.onerror = () => r(undefined);
     });
-    if (ok) return ws;
-    if (i > 100) throw new Error(`cannot connect to ${path}`);
-    await Bun.sleep(10);
-  }
+  }, `a websocket connection to ${path}`, 3000, 10);
 }
 
 test("server mode: the source takes every frame any client sends, text or binary", async () => {
