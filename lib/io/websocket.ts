@@ -9,6 +9,8 @@ import { refusalOf, type NetGuard } from "./outbound/guard.ts";
 import { openWebSocket } from "./outbound/websocket.ts";
 import type { ConnectionReporter } from "./sinks/connector.ts";
 import { PropReader, type Props } from "./props.ts";
+import { connectFailureLine } from "./connect-failure.ts";
+import type { Level } from "../log.ts";
 
 export interface WsConf {
   readonly path: string;
@@ -50,6 +52,8 @@ export class WsClient {
     private readonly status: ConnectionReporter,
     private readonly onFrame: ((frame: string | Uint8Array) => void) | null,
     private readonly guard: NetGuard,
+    /** The rule's log, for the failed attempts of a connection. */
+    private readonly log: (line: string, level?: Level) => void = () => {},
   ) {}
 
   /**
@@ -115,6 +119,8 @@ export class WsClient {
   }
 
   private retry(reason: string): void {
+    // Logged when it changes, not at every retry.
+    if (reason !== this.status.lastMessage) this.log(connectFailureLine(this.url, reason, this.backoff), "warn");
     this.status.disconnected(reason);
     this.timer = setTimeout(() => void this.connect(), this.backoff);
     this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);

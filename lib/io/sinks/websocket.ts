@@ -30,7 +30,7 @@ export class WebSocketSink implements SinkConnector {
 
   async open(ctx: SinkContext): Promise<void> {
     if (this.conf.addr) {
-      this.client = new WsClient(this.conf, ctx.status, null, this.outbound);
+      this.client = new WsClient(this.conf, ctx.status, null, this.outbound, (l, lv) => ctx.log(l, lv));
       await this.client.start();
       return this.client.ready;
     }

@@ -11,6 +11,7 @@ import { PropReader, type Props } from "../props.ts";
 import { SourceMessage } from "./message.ts";
 import { DEFAULT_PUSH_BUFFER, PushQueue } from "./push-queue.ts";
 import type { SourceConnector, SourceContext } from "./source.ts";
+import { connectFailureLine } from "../connect-failure.ts";
 
 const enc = new TextEncoder();
 
@@ -22,6 +23,8 @@ export function redisUrl(address: string, db: number, username: string, password
 
 export class RedisSubSource implements SourceConnector {
   readonly url: string;
+  /** host:port, for log lines (the url may carry a password). */
+  private readonly address: string;
   readonly channels: string[];
   private readonly bufferLength: number;
   private client: RedisClient | undefined;
@@ -32,7 +35,8 @@ export class RedisSubSource implements SourceConnector {
     const r = new PropReader(props);
     const db = r.int("db", 0);
     if (db < 0 || db > 15) throw new EngineError(`redisSub db should be in range 0-15`);
-    this.url = redisUrl(r.str("address", "127.0.0.1:6379") || "127.0.0.1:6379", db, r.str("username"), r.str("password"));
+    this.address = r.str("address", "127.0.0.1:6379") || "127.0.0.1:6379";
+    this.url = redisUrl(this.address, db, r.str("username"), r.str("password"));
     this.channels = (r.strList("channels") ?? []).filter((c) => c);
     if (this.channels.length === 0) throw new EngineError("redisSub source is missing property channels");
     const n = r.int("bufferLength", DEFAULT_PUSH_BUFFER);
@@ -71,7 +75,10 @@ export class RedisSubSource implements SourceConnector {
       } catch (e) {
         client.close();
         if (this.closed) return;
-        ctx.status.disconnected((e as Error).message);
+        const text = (e as Error).message;
+        // Logged when it changes, not at every retry.
+        if (text !== ctx.status.lastMessage) ctx.log(connectFailureLine(`redis://${this.address}`, text, backoff), "warn");
+        ctx.status.disconnected(text);
         await Bun.sleep(backoff);
         backoff = Math.min(backoff * 2, 10_000);
       }

@@ -39,7 +39,7 @@ export class WebSocketSource implements SourceConnector {
       if (!queue.offer(new SourceMessage(typeof f === "string" ? enc.encode(f) : f, null, null))) ctx.exception(`websocket source ${path} drop message: buffer full`);
     };
     if (this.conf.addr) {
-      this.client = new WsClient(this.conf, ctx.status, listener, this.outbound);
+      this.client = new WsClient(this.conf, ctx.status, listener, this.outbound, (l, lv) => ctx.log(l, lv));
       await this.client.start();
       return;
     }
