@@ -1,0 +1,206 @@
+/**
+ * The long hostile-input run (docs/hostile-suite.md): against a daemon it starts, seeded random
+ * request bodies for every route of the live route table and mutated payloads for every format
+ * case (test/hostile/payload-cases.ts), while a canary rule runs. Fails (exit 1) on a 5xx, a
+ * request slower than --hang-ms, the daemon ending, a `/ping` slower than --ping-ms, the canary
+ * rule running but receiving nothing, or a format rule whose good payload stops coming out.
+ *   node_modules/.bin/bun bench/hostile.ts [--seed N] [--iterations N] [--minutes M] [--ping-ms 500] [--hang-ms 2000]
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { prng } from "../test/helpers/prng.ts";
+import { FORMAT_CASES, PROTO_SCHEMA, streamSql, type FormatCase } from "../test/hostile/payload-cases.ts";
+import { concrete, endsDaemon, freePort, seed, startFloe, surface, tempHome, type SurfaceRoute } from "../test/hostile/surface.ts";
+import { payload, requestBody } from "./hostile-gen.ts";
+
+const { values: flags } = parseArgs({
+  options: { seed: { type: "string" }, iterations: { type: "string", default: "3000" }, minutes: { type: "string", default: "0" }, "ping-ms": { type: "string", default: "500" }, "hang-ms": { type: "string", default: "2000" } },
+});
+const SEED = flags.seed !== undefined ? Number(flags.seed) : Math.floor(Math.random() * 2 ** 31);
+const ITERATIONS = Number(flags.iterations);
+const DEADLINE = Number(flags.minutes) > 0 ? Date.now() + Number(flags.minutes) * 60_000 : Infinity;
+const PING_MS = Number(flags["ping-ms"]);
+const HANG_MS = Number(flags["hang-ms"]);
+console.log(`seed ${SEED} (replay: bun bench/hostile.ts --seed ${SEED} --iterations ${ITERATIONS}${flags.minutes !== "0" ? ` --minutes ${flags.minutes}` : ""})`);
+
+const rand = prng(SEED);
+const ROUTES = surface().filter((r) => !endsDaemon(r));
+const port = freePort();
+// /metrics on the REST port, so every route of the surface is served.
+const restPort = freePort();
+const d = await startFloe(tempHome(), { KUIPER__SOURCE__HTTPSERVERPORT: String(port), KUIPER__BASIC__RESTPORT: String(restPort), KUIPER__BASIC__PROMETHEUS: "true", KUIPER__BASIC__PROMETHEUSPORT: String(restPort) });
+let ended = false;
+void d.proc.exited.then(() => (ended = true));
+
+interface Failure {
+  readonly iteration: number;
+  readonly what: string;
+  readonly request?: string;
+  readonly bodyFile?: string;
+}
+const failures: Failure[] = [];
+const perRoute = new Map<string, number>();
+const statuses = new Map<number | string, number>();
+const slowest: { ms: number; what: string }[] = [];
+let notes: string[] = [];
+let iteration = 0;
+let lastRequest = "";
+
+const key = (r: SurfaceRoute) => `${r.method} ${r.path}`;
+
+function fail(what: string, body?: Uint8Array): void {
+  let bodyFile: string | undefined;
+  if (body) writeFileSync((bodyFile = join(d.dir, `failure-${failures.length}.body`)), body);
+  failures.push({ iteration, what, request: lastRequest, bodyFile });
+  console.log(`FAIL at iteration ${iteration}: ${what}${lastRequest ? ` (after ${lastRequest})` : ""}${bodyFile ? `; body in ${bodyFile}` : ""}`);
+}
+
+function note(ms: number, what: string): void {
+  slowest.push({ ms, what });
+  slowest.sort((a, b) => b.ms - a.ms);
+  slowest.length = Math.min(slowest.length, 8);
+}
+
+/** A GET or HEAD with a body (fetch refuses one; `GET /rules/tags/match` reads it). */
+function bodiedGet(method: string, url: string, body: Uint8Array, contentType: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, timeout: HANG_MS, headers: { "Content-Length": String(body.length), ...(contentType ? { "Content-Type": contentType } : {}) } }, (res) => {
+      res.on("data", () => {});
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("timeout", () => req.destroy(Object.assign(new Error("timeout"), { name: "TimeoutError" })));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** One request with the hang bound; the time to its whole answer (an event stream: to its headers). */
+async function request(method: string, url: string, body: Uint8Array | undefined, contentType: string | undefined): Promise<{ status: number | string; ms: number }> {
+  const t0 = performance.now();
+  try {
+    if (body && (method === "GET" || method === "HEAD")) return { status: await bodiedGet(method, url, body, contentType), ms: performance.now() - t0 };
+    const res = await fetch(url, { method, body, headers: contentType ? { "Content-Type": contentType } : {}, signal: AbortSignal.timeout(HANG_MS) });
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) await res.body?.cancel();
+    else await res.arrayBuffer();
+    return { status: res.status, ms: performance.now() - t0 };
+  } catch (e) {
+    return { status: ended ? "daemon ended" : (e as Error).name === "TimeoutError" ? "hang" : `no answer: ${(e as Error).message}`, ms: performance.now() - t0 };
+  }
+}
+
+async function ping(): Promise<void> {
+  const p = await request("GET", `${d.base}/ping`, undefined, undefined);
+  if (p.status !== 200) fail(`/ping answered ${p.status}`);
+  else if (p.ms > PING_MS) fail(`/ping took ${p.ms.toFixed(0)} ms (budget ${PING_MS} ms)`);
+}
+
+async function json(path: string): Promise<Record<string, unknown> | undefined> {
+  const r = await d.call("GET", path).catch(() => undefined);
+  return r?.status === 200 ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
+}
+
+const out = (c: FormatCase) => join(d.dir, `${c.id}.jsonl`);
+const lastLine = (c: FormatCase) => (existsSync(out(c)) ? readFileSync(out(c), "utf8").trimEnd().split("\n").at(-1) : undefined);
+
+/** Creates what a request may have deleted (imports replace everything): the schema, the canary, the format rules. */
+async function ensure(initial = false): Promise<void> {
+  const j = { "Content-Type": "application/json" };
+  if ((await d.call("GET", `/schemas/protobuf/${PROTO_SCHEMA.name}`)).status !== 200) await d.call("POST", "/schemas/protobuf", PROTO_SCHEMA, j);
+  const want: [string, string, object, object][] = [
+    ["fz_canary", 'CREATE STREAM fz_canary () WITH (TYPE="simulator", CONF_KEY="fz_canary")', { id: "fz_canary", sql: "SELECT * FROM fz_canary", actions: [{ nop: {} }] }, {}],
+    ...FORMAT_CASES.map((c): [string, string, object, object] => [`p_${c.id}`, streamSql(c), { id: `p_${c.id}`, sql: `SELECT * FROM p_${c.id}`, actions: [{ file: { path: out(c), fileType: "lines", sendSingle: true } }] }, {}]),
+  ];
+  await d.call("PUT", "/metadata/sources/simulator/confKeys/fz_canary", { data: [{ a: 1 }], interval: 20, loop: true }, j);
+  for (const [id, sql, rule] of want) {
+    const st = await json(`/rules/${id}/status`);
+    if (st?.status === "running") continue;
+    if (!initial) notes.push(`${id} ${st ? `was ${String(st.status)}` : "was gone"} after iteration ${iteration}: recreated`);
+    await d.call("DELETE", `/rules/${id}`);
+    await d.call("DELETE", `/streams/${id}`);
+    await d.call("POST", "/streams", { sql }, j);
+    await d.call("POST", "/rules", rule, j);
+  }
+}
+
+let canarySeen = -1;
+let canaryAt = Date.now();
+
+/** The canary rule, when running, must have received rows since the last look (one row per 20 ms). */
+async function checkCanary(): Promise<void> {
+  const st = await json("/rules/fz_canary/status");
+  if (st?.status !== "running") return;
+  const n = Number(st.source_fz_canary_0_records_in_total ?? 0);
+  if (n > canarySeen) {
+    canarySeen = n;
+    canaryAt = Date.now();
+  } else if (n < canarySeen) canarySeen = n;
+  else if (Date.now() - canaryAt > 3000) fail(`the canary rule is running but received nothing for ${Date.now() - canaryAt} ms`);
+}
+
+/** The case's good payload still comes out intact (within the hang bound). */
+async function checkFormat(c: FormatCase): Promise<void> {
+  const res = await request("POST", `http://127.0.0.1:${port}/${c.id}`, c.good.payload, undefined);
+  if (res.status !== 200) return void fail(`${c.id}: the good payload was answered ${res.status}`);
+  const t0 = Date.now();
+  while (lastLine(c) !== c.good.row) {
+    if (Date.now() - t0 > HANG_MS) {
+      const st = Object.entries((await json(`/rules/p_${c.id}/status`)) ?? {}).filter(([k]) => /status|message|exceptions_total|last_exception$|records_(in|out)_total/.test(k));
+      return void fail(`${c.id}: the good payload did not come out within ${HANG_MS} ms (last line: ${lastLine(c)?.slice(0, 120)}; rule status ${JSON.stringify(Object.fromEntries(st)).slice(0, 600)})`);
+    }
+    await Bun.sleep(10);
+  }
+}
+
+try {
+  await seed(d);
+  await ensure(true);
+  const started = Date.now();
+  for (; iteration < ITERATIONS && Date.now() < DEADLINE && !ended; iteration++) {
+    if (rand() < 0.8) {
+      const r = ROUTES[Math.floor(rand() * ROUTES.length)]!;
+      const { body, contentType } = requestBody(rand, r.method, r.path);
+      const path = concrete(r.path);
+      lastRequest = `${r.method} ${path} (${body?.length ?? 0} bytes)`;
+      perRoute.set(key(r), (perRoute.get(key(r)) ?? 0) + 1);
+      const res = await request(r.method, d.base + path, body, contentType);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      note(res.ms, lastRequest);
+      if (typeof res.status === "string" || res.status >= 500) fail(`${r.method} ${path} answered ${res.status} after ${res.ms.toFixed(0)} ms`, body);
+    } else {
+      const c = FORMAT_CASES[Math.floor(rand() * FORMAT_CASES.length)]!;
+      const p = payload(rand, c);
+      lastRequest = `payload to ${c.id} (${p.length} bytes)`;
+      perRoute.set(`payload ${c.id}`, (perRoute.get(`payload ${c.id}`) ?? 0) + 1);
+      const res = await request("POST", `http://127.0.0.1:${port}/${c.id}`, p, undefined);
+      statuses.set(`payload ${res.status}`, (statuses.get(`payload ${res.status}`) ?? 0) + 1);
+      note(res.ms, lastRequest);
+      // 404: a request deleted the rule (ensure() recreates it); 503: its buffer was full (counted by the source).
+      if (res.status !== 200 && res.status !== 404 && res.status !== 503) fail(`${lastRequest} answered ${res.status}`, p);
+      if (res.status === 200 && rand() < 0.3) await checkFormat(c);
+    }
+    if (ended) break;
+    await ping();
+    if (iteration % 50 === 49) {
+      await ensure();
+      await checkCanary();
+    }
+  }
+  if (ended) fail(`the daemon ended (exit ${d.proc.exitCode}); stderr tail: ${d.stderr().slice(-2000)}`);
+  const secs = (Date.now() - started) / 1000;
+  console.log(`\n${iteration} iterations in ${secs.toFixed(0)} s, seed ${SEED}`);
+  console.log("\nrequests per route:");
+  for (const [k, n] of [...perRoute].sort((a, b) => b[1] - a[1])) console.log(`  ${String(n).padStart(5)}  ${k}`);
+  console.log("\nstatus histogram:");
+  for (const [k, n] of [...statuses].sort((a, b) => String(a[0]).localeCompare(String(b[0])))) console.log(`  ${String(k).padEnd(14)} ${n}`);
+  console.log("\nslowest:");
+  for (const s of slowest) console.log(`  ${s.ms.toFixed(0).padStart(6)} ms  ${s.what}`);
+  if (notes.length) console.log(`\nrecreated by the run (a request deleted or stopped them; not failures):\n  ${notes.slice(0, 20).join("\n  ")}${notes.length > 20 ? `\n  … ${notes.length - 20} more` : ""}`);
+  console.log(failures.length ? `\n${failures.length} failure(s), seed ${SEED}:` : "\nno failures");
+  for (const f of failures) console.log(`  iteration ${f.iteration}: ${f.what}${f.request ? `\n    request: ${f.request}` : ""}${f.bodyFile ? `\n    body: ${f.bodyFile}` : ""}`);
+} finally {
+  if (!ended) await d.stop();
+  notes = [];
+}
+process.exit(failures.length ? 1 : 0);
