@@ -16,7 +16,7 @@ import { concrete, endsDaemon, freePort, seed, startFloe, surface, tempHome, typ
 import { payload, requestBody } from "./hostile-gen.ts";
 
 const { values: flags } = parseArgs({
-  options: { seed: { type: "string" }, iterations: { type: "string", default: "3000" }, minutes: { type: "string", default: "0" }, "ping-ms": { type: "string", default: "500" }, "hang-ms": { type: "string", default: "2000" } },
+  options: { seed: { type: "string" }, iterations: { type: "string", default: "3000" }, minutes: { type: "string", default: "0" }, "ping-ms": { type: "string", default: "500" }, "hang-ms": { type: "string", default: "2000" }, verbose: { type: "boolean", default: false } },
 });
 const SEED = flags.seed !== undefined ? Number(flags.seed) : Math.floor(Math.random() * 2 ** 31);
 const ITERATIONS = Number(flags.iterations);
@@ -63,15 +63,27 @@ function note(ms: number, what: string): void {
   slowest.length = Math.min(slowest.length, 8);
 }
 
-/** A GET or HEAD with a body (fetch refuses one; `GET /rules/tags/match` reads it). */
+/** A GET or HEAD with a body (fetch refuses one; `GET /rules/tags/match` reads it); an event stream answers at its headers. */
 function bodiedGet(method: string, url: string, body: Uint8Array, contentType: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, timeout: HANG_MS, headers: { "Content-Length": String(body.length), ...(contentType ? { "Content-Type": contentType } : {}) } }, (res) => {
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error("timeout"), { name: "TimeoutError" })), HANG_MS);
+    const req = httpRequest(url, { method, headers: { "Content-Length": String(body.length), ...(contentType ? { "Content-Type": contentType } : {}) } }, (res) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve(res.statusCode ?? 0);
+      };
+      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+        done();
+        req.destroy();
+        return;
+      }
       res.on("data", () => {});
-      res.on("end", () => resolve(res.statusCode ?? 0));
+      res.on("end", done);
     });
-    req.on("timeout", () => req.destroy(Object.assign(new Error("timeout"), { name: "TimeoutError" })));
-    req.on("error", reject);
+    req.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     req.end(body);
   });
 }
@@ -96,9 +108,21 @@ async function ping(): Promise<void> {
   else if (p.ms > PING_MS) fail(`/ping took ${p.ms.toFixed(0)} ms (budget ${PING_MS} ms)`);
 }
 
+/** The run's own requests (set-up, checks): bounded too, a hang here is the daemon's. */
+async function call(method: string, path: string, body?: object): Promise<{ status: number; text: string }> {
+  const t0 = performance.now();
+  try {
+    const res = await fetch(d.base + path, { method, body: body && JSON.stringify(body), headers: { "Content-Type": "application/json" }, signal: AbortSignal.timeout(10_000) });
+    return { status: res.status, text: await res.text() };
+  } catch (e) {
+    if (!ended) fail(`the run's own ${method} ${path} got no answer after ${(performance.now() - t0).toFixed(0)} ms: ${(e as Error).message}`);
+    return { status: 0, text: "" };
+  }
+}
+
 async function json(path: string): Promise<Record<string, unknown> | undefined> {
-  const r = await d.call("GET", path).catch(() => undefined);
-  return r?.status === 200 ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
+  const r = await call("GET", path);
+  return r.status === 200 ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
 }
 
 const out = (c: FormatCase) => join(d.dir, `${c.id}.jsonl`);
@@ -106,21 +130,20 @@ const lastLine = (c: FormatCase) => (existsSync(out(c)) ? readFileSync(out(c), "
 
 /** Creates what a request may have deleted (imports replace everything): the schema, the canary, the format rules. */
 async function ensure(initial = false): Promise<void> {
-  const j = { "Content-Type": "application/json" };
-  if ((await d.call("GET", `/schemas/protobuf/${PROTO_SCHEMA.name}`)).status !== 200) await d.call("POST", "/schemas/protobuf", PROTO_SCHEMA, j);
+  if ((await call("GET", `/schemas/protobuf/${PROTO_SCHEMA.name}`)).status !== 200) await call("POST", "/schemas/protobuf", PROTO_SCHEMA);
   const want: [string, string, object, object][] = [
     ["fz_canary", 'CREATE STREAM fz_canary () WITH (TYPE="simulator", CONF_KEY="fz_canary")', { id: "fz_canary", sql: "SELECT * FROM fz_canary", actions: [{ nop: {} }] }, {}],
     ...FORMAT_CASES.map((c): [string, string, object, object] => [`p_${c.id}`, streamSql(c), { id: `p_${c.id}`, sql: `SELECT * FROM p_${c.id}`, actions: [{ file: { path: out(c), fileType: "lines", sendSingle: true } }] }, {}]),
   ];
-  await d.call("PUT", "/metadata/sources/simulator/confKeys/fz_canary", { data: [{ a: 1 }], interval: 20, loop: true }, j);
+  await call("PUT", "/metadata/sources/simulator/confKeys/fz_canary", { data: [{ a: 1 }], interval: 20, loop: true });
   for (const [id, sql, rule] of want) {
     const st = await json(`/rules/${id}/status`);
     if (st?.status === "running") continue;
     if (!initial) notes.push(`${id} ${st ? `was ${String(st.status)}` : "was gone"} after iteration ${iteration}: recreated`);
-    await d.call("DELETE", `/rules/${id}`);
-    await d.call("DELETE", `/streams/${id}`);
-    await d.call("POST", "/streams", { sql }, j);
-    await d.call("POST", "/rules", rule, j);
+    await call("DELETE", `/rules/${id}`);
+    await call("DELETE", `/streams/${id}`);
+    await call("POST", "/streams", { sql });
+    await call("POST", "/rules", rule);
   }
 }
 
@@ -167,6 +190,7 @@ try {
       const res = await request(r.method, d.base + path, body, contentType);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       note(res.ms, lastRequest);
+      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.status} ${res.ms.toFixed(0)} ms`);
       if (typeof res.status === "string" || res.status >= 500) fail(`${r.method} ${path} answered ${res.status} after ${res.ms.toFixed(0)} ms`, body);
     } else {
       const c = FORMAT_CASES[Math.floor(rand() * FORMAT_CASES.length)]!;
@@ -176,8 +200,11 @@ try {
       const res = await request("POST", `http://127.0.0.1:${port}/${c.id}`, p, undefined);
       statuses.set(`payload ${res.status}`, (statuses.get(`payload ${res.status}`) ?? 0) + 1);
       note(res.ms, lastRequest);
-      // 404: a request deleted the rule (ensure() recreates it); 503: its buffer was full (counted by the source).
-      if (res.status !== 200 && res.status !== 404 && res.status !== 503) fail(`${lastRequest} answered ${res.status}`, p);
+      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.status} ${res.ms.toFixed(0)} ms`);
+      // 404: a request deleted the rule; refused: every httppush rule was stopped, so the data
+      // server closed (ensure() recreates them); 503: the buffer was full (counted by the source).
+      if (typeof res.status === "string" && res.status.includes("ECONNREFUSED") && (await json(`/rules/p_${c.id}/status`))?.status !== "running") await ensure();
+      else if (res.status !== 200 && res.status !== 404 && res.status !== 503) fail(`${lastRequest} answered ${res.status}`, p);
       if (res.status === 200 && rand() < 0.3) await checkFormat(c);
     }
     if (ended) break;
