@@ -133,7 +133,13 @@ async function call(method: string, path: string, body?: object): Promise<{ stat
 
 async function json(path: string): Promise<Record<string, unknown> | undefined> {
   const r = await call("GET", path);
-  return r.status === 200 ? (JSON.parse(r.text) as Record<string, unknown>) : undefined;
+  if (r.status !== 200) return undefined;
+  try {
+    return JSON.parse(r.text) as Record<string, unknown>;
+  } catch (e) {
+    fail(`GET ${path} answered 200 with a body that is not JSON (${(e as Error).message}): ${r.text.slice(0, 300)}`);
+    return undefined;
+  }
 }
 
 const out = (c: FormatCase) => join(d.dir, `${c.id}.jsonl`);
