@@ -118,7 +118,7 @@ export function requestBody(r: Rand, method: string, path: string): GeneratedBod
   if ((method === "GET" || method === "HEAD" || method === "DELETE") && r() < 0.7) return { body: undefined, contentType: undefined };
   let v = structuredClone(validBody(r, method, path));
   for (let i = 0, n = 1 + Math.floor(r() * 3); i < n; i++) v = mutate(r, v);
-  let b = enc.encode(JSON.stringify(v) ?? "null");
+  let b: Uint8Array = enc.encode(JSON.stringify(v) ?? "null");
   const op = r();
   if (op < 0.1) b = splice(b, Math.floor(r() * b.length), new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]));
   else if (op < 0.15) b = b.subarray(0, Math.floor(r() * b.length));

@@ -96,26 +96,47 @@ function bodiedGet(method: string, url: string, body: Uint8Array, contentType: s
   });
 }
 
+interface Answer {
+  /** 0 when there was no answer. */
+  readonly status: number;
+  readonly ms: number;
+  /** Why the answer is wrong whatever its status: none, a hang, a JSON body that is not JSON. */
+  readonly problem?: string;
+  /** A 500 the spec asks for (SPEC_500). */
+  readonly specified?: boolean;
+}
+
 /** One request with the hang bound; the time to its whole answer (an event stream: to its headers). */
-async function request(method: string, url: string, body: Uint8Array | undefined, contentType: string | undefined, spec500?: string): Promise<{ status: number | string; ms: number }> {
+async function request(method: string, url: string, body: Uint8Array | undefined, contentType: string | undefined, spec500?: string): Promise<Answer> {
   const t0 = performance.now();
   try {
     if (body && (method === "GET" || method === "HEAD")) return { status: await bodiedGet(method, url, body, contentType), ms: performance.now() - t0 };
     const res = await fetch(url, { method, body, headers: contentType ? { "Content-Type": contentType } : {}, signal: AbortSignal.timeout(HANG_MS) });
-    if (res.headers.get("content-type")?.startsWith("text/event-stream")) await res.body?.cancel();
-    else if (res.status === 500 && spec500 !== undefined) {
-      const text = await res.text();
-      return { status: text === `{"error":1000,"message":"${spec500}"}\n` ? "500 (the spec's)" : 500, ms: performance.now() - t0 };
-    } else await res.arrayBuffer();
-    return { status: res.status, ms: performance.now() - t0 };
+    const type = res.headers.get("content-type") ?? "";
+    if (type.startsWith("text/event-stream")) {
+      await res.body?.cancel();
+      return { status: res.status, ms: performance.now() - t0 };
+    }
+    const text = await res.text();
+    const ms = performance.now() - t0;
+    if (res.status === 500 && spec500 !== undefined && text === `{"error":1000,"message":"${spec500}"}\n`) return { status: 500, ms, specified: true };
+    if (type.startsWith("application/json") && method !== "HEAD") {
+      try {
+        JSON.parse(text);
+      } catch (e) {
+        return { status: res.status, ms, problem: `a JSON answer that is not JSON (${(e as Error).message}): ${text.slice(0, 200)}` };
+      }
+    }
+    return { status: res.status, ms };
   } catch (e) {
-    return { status: ended ? "daemon ended" : (e as Error).name === "TimeoutError" ? "hang" : `no answer: ${(e as Error).message}`, ms: performance.now() - t0 };
+    const problem = ended ? "the daemon ended" : (e as Error).name === "TimeoutError" ? `no answer within ${HANG_MS} ms` : `no answer: ${(e as Error).message}`;
+    return { status: 0, ms: performance.now() - t0, problem };
   }
 }
 
 async function ping(): Promise<void> {
   const p = await request("GET", `${d.base}/ping`, undefined, undefined);
-  if (p.status !== 200) fail(`/ping answered ${p.status}`);
+  if (p.status !== 200) fail(`/ping answered ${p.problem ?? p.status}`);
   else if (p.ms > PING_MS) fail(`/ping took ${p.ms.toFixed(0)} ms (budget ${PING_MS} ms)`);
 }
 
@@ -182,7 +203,7 @@ async function checkCanary(): Promise<void> {
 /** The case's good payload still comes out intact (within the hang bound). */
 async function checkFormat(c: FormatCase): Promise<void> {
   const res = await request("POST", `http://127.0.0.1:${port}/${c.id}`, c.good.payload, undefined);
-  if (res.status !== 200) return void fail(`${c.id}: the good payload was answered ${res.status}`);
+  if (res.status !== 200) return void fail(`${c.id}: the good payload was answered ${res.problem ?? res.status}`);
   const t0 = Date.now();
   while (lastLine(c) !== c.good.row) {
     if (Date.now() - t0 > HANG_MS) {
@@ -205,23 +226,25 @@ try {
       lastRequest = `${r.method} ${path} (${body?.length ?? 0} bytes)`;
       perRoute.set(key(r), (perRoute.get(key(r)) ?? 0) + 1);
       const res = await request(r.method, d.base + path, body, contentType, SPEC_500[key(r)]);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      const shown = res.specified ? "500 (the spec's)" : res.status || "none";
+      statuses.set(shown, (statuses.get(shown) ?? 0) + 1);
       note(res.ms, lastRequest);
-      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.status} ${res.ms.toFixed(0)} ms`);
-      if ((typeof res.status === "string" && res.status !== "500 (the spec's)") || (typeof res.status === "number" && res.status >= 500)) fail(`${r.method} ${path} answered ${res.status} after ${res.ms.toFixed(0)} ms`, body);
+      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.problem ?? shown} ${res.ms.toFixed(0)} ms`);
+      if (res.problem || (res.status >= 500 && !res.specified)) fail(`${r.method} ${path}: ${res.problem ?? `answered ${res.status}`} after ${res.ms.toFixed(0)} ms`, body);
     } else {
       const c = FORMAT_CASES[Math.floor(rand() * FORMAT_CASES.length)]!;
       const p = payload(rand, c);
       lastRequest = `payload to ${c.id} (${p.length} bytes)`;
       perRoute.set(`payload ${c.id}`, (perRoute.get(`payload ${c.id}`) ?? 0) + 1);
       const res = await request("POST", `http://127.0.0.1:${port}/${c.id}`, p, undefined);
-      statuses.set(`payload ${res.status}`, (statuses.get(`payload ${res.status}`) ?? 0) + 1);
+      const shown = `payload ${res.status || res.problem}`;
+      statuses.set(shown, (statuses.get(shown) ?? 0) + 1);
       note(res.ms, lastRequest);
-      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.status} ${res.ms.toFixed(0)} ms`);
+      if (flags.verbose) console.log(`${iteration} ${lastRequest} -> ${res.problem ?? res.status} ${res.ms.toFixed(0)} ms`);
       // 404: a request deleted the rule; refused: every httppush rule was stopped, so the data
       // server closed (ensure() recreates them); 503: the buffer was full (counted by the source).
-      if (typeof res.status === "string" && res.status.includes("ECONNREFUSED") && (await json(`/rules/p_${c.id}/status`))?.status !== "running") await ensure();
-      else if (res.status !== 200 && res.status !== 404 && res.status !== 503) fail(`${lastRequest} answered ${res.status}`, p);
+      if (res.problem?.includes("ECONNREFUSED") && (await json(`/rules/p_${c.id}/status`))?.status !== "running") await ensure();
+      else if (res.status !== 200 && res.status !== 404 && res.status !== 503) fail(`${lastRequest}: ${res.problem ?? `answered ${res.status}`}`, p);
       if (res.status === 200 && rand() < 0.3) await checkFormat(c);
     }
     if (ended) break;

@@ -39,7 +39,7 @@ async function probeMqtt(props: Record<string, unknown>): Promise<string | undef
     conn.client.once("error", () => r("timeout"));
     conn.client.once("close", () => r("connection closed before the broker answered"));
   });
-  const ok = await Promise.race([conn.ready.then(() => true), Bun.sleep(PROBE_MS).then(() => "timeout"), failed]);
+  const ok = await Promise.race<true | string>([conn.ready.then(() => true as const), Bun.sleep(PROBE_MS).then(() => "timeout"), failed]);
   await conn.close();
   return ok === true ? undefined : conn.lastError || ok;
 }
