@@ -44,7 +44,7 @@ const failures: Failure[] = [];
 const perRoute = new Map<string, number>();
 const statuses = new Map<number | string, number>();
 const slowest: { ms: number; what: string }[] = [];
-let notes: string[] = [];
+const notes: string[] = [];
 let iteration = 0;
 let lastRequest = "";
 
@@ -169,9 +169,9 @@ const lastLine = (c: FormatCase) => (existsSync(out(c)) ? readFileSync(out(c), "
 /** Creates what a request may have deleted (imports replace everything): the schema, the canary, the format rules. */
 async function ensure(initial = false): Promise<void> {
   if ((await call("GET", `/schemas/protobuf/${PROTO_SCHEMA.name}`)).status !== 200) await call("POST", "/schemas/protobuf", PROTO_SCHEMA);
-  const want: [string, string, object, object][] = [
-    ["fz_canary", 'CREATE STREAM fz_canary () WITH (TYPE="simulator", CONF_KEY="fz_canary")', { id: "fz_canary", sql: "SELECT * FROM fz_canary", actions: [{ nop: {} }] }, {}],
-    ...FORMAT_CASES.map((c): [string, string, object, object] => [`p_${c.id}`, streamSql(c), { id: `p_${c.id}`, sql: `SELECT * FROM p_${c.id}`, actions: [{ file: { path: out(c), fileType: "lines", sendSingle: true } }] }, {}]),
+  const want: [string, string, object][] = [
+    ["fz_canary", 'CREATE STREAM fz_canary () WITH (TYPE="simulator", CONF_KEY="fz_canary")', { id: "fz_canary", sql: "SELECT * FROM fz_canary", actions: [{ nop: {} }] }],
+    ...FORMAT_CASES.map((c): [string, string, object] => [`p_${c.id}`, streamSql(c), { id: `p_${c.id}`, sql: `SELECT * FROM p_${c.id}`, actions: [{ file: { path: out(c), fileType: "lines", sendSingle: true } }] }]),
   ];
   await call("PUT", "/metadata/sources/simulator/confKeys/fz_canary", { data: [{ a: 1 }], interval: 20, loop: true });
   for (const [id, sql, rule] of want) {
@@ -279,6 +279,5 @@ try {
   for (const f of failures) console.log(`  iteration ${f.iteration}: ${f.what}${f.request ? `\n    request: ${f.request}` : ""}${f.bodyFile ? `\n    body: ${f.bodyFile}` : ""}`);
 } finally {
   if (!ended) await d.stop();
-  notes = [];
 }
 process.exit(failures.length ? 1 : 0);
