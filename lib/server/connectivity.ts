@@ -33,9 +33,15 @@ async function probeMqtt(props: Record<string, unknown>): Promise<string | undef
   } catch (e) {
     return errorText(e);
   }
-  const ok = await Promise.race([conn.ready.then(() => true), Bun.sleep(PROBE_MS).then(() => false), new Promise<boolean>((r) => conn.client.once("error", () => r(false)))]);
+  // A close before the connect is a failure too: MQTT.js closes without an error when it will not
+  // send the CONNECT (a password without a username), and the probe must not wait out its 5 s.
+  const failed = new Promise<string>((r) => {
+    conn.client.once("error", () => r("timeout"));
+    conn.client.once("close", () => r("connection closed before the broker answered"));
+  });
+  const ok = await Promise.race<true | string>([conn.ready.then(() => true as const), Bun.sleep(PROBE_MS).then(() => "timeout"), failed]);
   await conn.close();
-  return ok ? undefined : conn.lastError || "timeout";
+  return ok === true ? undefined : conn.lastError || ok;
 }
 
 const pingMqtt: Ping = async (props) => {

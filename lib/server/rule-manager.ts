@@ -17,9 +17,19 @@ import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef
 import { MASK, unmaskSecrets } from "./confkeys.ts";
 import { goQuote } from "./respond.ts";
 
+/**
+ * Go `%q` with the escapes JSON lacks (`\a`, `\v`, `\x..`) written as `\u00..`. A decode error
+ * can quote payload bytes (a control character in a JSON payload), and eKuiper's `json.Indent`
+ * then refuses its own text; floe answers valid JSON, the same bytes whenever eKuiper's is valid.
+ */
+function statusQuote(s: string): string {
+  const q = goQuote(s);
+  return q.includes("\\") ? q.replace(/\\(\\|x([0-9a-f]{2})|a|v)/g, (m, e: string, hex?: string) => (hex ? `\\u00${hex}` : e === "a" ? "\\u0007" : e === "v" ? "\\u000b" : m)) : q;
+}
+
 /** The legacy status text of status entries: hand-built, two-space indented, in entry order (rest-api.md §6.2). */
 export function statusText(entries: readonly (readonly [string, number | string])[]): string {
-  const lines = entries.map(([k, v]) => `  "${k}": ${typeof v === "string" ? goQuote(v) : String(v)}`);
+  const lines = entries.map(([k, v]) => `  "${k}": ${typeof v === "string" ? statusQuote(v) : String(v)}`);
   return "{\n" + lines.join(",\n") + "\n}";
 }
 

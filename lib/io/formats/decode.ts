@@ -14,6 +14,8 @@ import { CUSTOM_FORMAT_ERROR, schemaNotFound, type SchemaRegistry } from "./sche
 export type Decoder = (payload: Uint8Array) => Obj[];
 
 const utf8 = new TextDecoder();
+/** 2^63: the first whole number past int64. */
+const INT64_END = 2 ** 63;
 
 export interface DecoderProps {
   readonly useInt64ForWholeNumber?: boolean;
@@ -34,7 +36,7 @@ export function createDecoder(def: StreamDef, props: DecoderProps = {}): Decoder
     case "delimited":
       return delimitedDecoder(def);
     case "urlencoded":
-      return (p) => [Object.fromEntries(new URLSearchParams(utf8.decode(p))) as Obj];
+      return urlencodedDecoder;
     case "protobuf": {
       const id = def.options.SCHEMAID ?? "";
       if (!props.schemas) throw schemaNotFound("protobuf", id.split(".")[0] ?? "");
@@ -101,12 +103,17 @@ function typedValue(v: Value, t: FieldType, key: string): Value {
     switch (t) {
       case "bigint":
         if (typeof v === "number") {
-          if (!Number.isInteger(v)) throw new RowError(`cannot parse int64 from "${v}"`);
+          // Past int64 a BIGINT cannot hold it (Go's decoder refuses it too).
+          if (!Number.isInteger(v) || v >= INT64_END || v < -INT64_END) throw new RowError(`cannot parse int64 from "${v}"`);
           return BigInt(v);
         }
         throw wrongType(key, v, t);
       case "float":
-        if (typeof v === "number") return v;
+        // JSON.parse reads a number past float64 (1e400) as Infinity; Go's decoder refuses it.
+        if (typeof v === "number") {
+          if (!Number.isFinite(v)) throw new RowError(`${key} is out of the float64 range`);
+          return v;
+        }
         throw wrongType(key, v, t);
       case "string":
         if (typeof v === "string") return v;
@@ -133,13 +140,31 @@ function typedValue(v: Value, t: FieldType, key: string): Value {
   return typedRow(v, t.struct);
 }
 
+/**
+ * The most fields floe reads from one delimited payload. eKuiper has no limit; a 1 MiB line of
+ * delimiters (a million `col<i>` keys) held the event loop for seconds, so a wider payload is a
+ * decode error (checked before any row is built).
+ */
+export const MAX_DELIMITED_FIELDS = 10_000;
+
 function delimitedDecoder(def: StreamDef): Decoder {
   const sep = def.options.DELIMITER ?? ",";
   const names = def.fields?.map((f) => f.name);
   return (p) => {
-    const parts = utf8.decode(p).split(sep);
+    const parts = utf8.decode(p).split(sep, MAX_DELIMITED_FIELDS + 1);
+    if (parts.length > MAX_DELIMITED_FIELDS) throw new RowError(`delimited payload has more than ${MAX_DELIMITED_FIELDS} fields`);
     const row: Obj = {};
-    parts.forEach((v, i) => (row[names?.[i] ?? `col${i}`] = v));
+    for (let i = 0; i < parts.length; i++) row[names?.[i] ?? `col${i}`] = parts[i]!;
     return [row];
   };
+}
+
+/** `%` not followed by two hex digits: Go's url.ParseQuery refuses the payload. */
+const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+
+function urlencodedDecoder(p: Uint8Array): Obj[] {
+  const text = utf8.decode(p);
+  const bad = text.includes("%") ? BAD_ESCAPE.exec(text) : null;
+  if (bad) throw new RowError(`invalid URL escape ${JSON.stringify(text.slice(bad.index, bad.index + 3))}`);
+  return [Object.fromEntries(new URLSearchParams(text)) as Obj];
 }
