@@ -35,6 +35,8 @@ export interface OpenTelemetrySettings {
   readonly remoteEndpoint: string;
   /** Traces the local store keeps (the oldest go first). */
   readonly localTraceCapacity: number;
+  /** floe: bytes of spans the local store holds in memory (`localTraceMaxBytes`, default 64 MiB; the oldest traces go first). */
+  readonly localTraceMaxBytes: number;
   readonly enableLocalStorage: boolean;
 }
 
@@ -211,6 +213,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
       enableRemoteCollector: bool(pick(doc, "openTelemetry", "enableRemoteCollector"), false),
       remoteEndpoint: str(pick(doc, "openTelemetry", "remoteEndpoint"), "") || "localhost:4318",
       localTraceCapacity: positive(int(pick(doc, "openTelemetry", "localTraceCapacity"), 2048), 2048),
+      localTraceMaxBytes: positive(int(pick(doc, "openTelemetry", "localTraceMaxBytes"), 64 * 1024 * 1024), 64 * 1024 * 1024),
       enableLocalStorage: bool(pick(doc, "openTelemetry", "enableLocalStorage"), false),
     },
     doc,
