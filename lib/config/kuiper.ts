@@ -149,7 +149,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
   if (grace < 1) grace = 3_000;
   const rule: Record<string, unknown> = {};
   const r = pick(doc, "rule");
-  const ruleKeys = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval"];
+  const ruleKeys = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval", "windowMaxRows", "windowMaxBytes"];
   for (const k of ruleKeys) {
     const v = pick(r, k);
     if (v !== undefined && v !== null) rule[k] = v;

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EngineError, errorText, failureText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
+import { ByteBudget } from "../core/byte-budget.ts";
 import type { Obj } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import type { Decoder } from "../io/formats/decode.ts";
@@ -303,6 +304,8 @@ export class RuleRun {
   private readonly stateless: boolean;
   /** Messages the previous run lost, counted at this run's start from the ledger. */
   private restoredLost = 0;
+  /** What the rule's buffered windows hold against `windowMaxRows`/`windowMaxBytes` (window/held-rows.ts). */
+  readonly windowBudget: ByteBudget;
 
   constructor(
     private readonly spec: RunSpec,
@@ -329,7 +332,8 @@ export class RuleRun {
     this.errors = errors;
     this.readsMeta = readsMeta(spec);
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS }, this.sinkNodes, graph);
+    const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {

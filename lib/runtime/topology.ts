@@ -335,10 +335,13 @@ export class Topology {
     for (const op of ops) await op.settle();
   }
 
-  /** Rows dropped inside the rule (late events), for the lost count. */
+  /** Rows dropped inside the rule (late events, rows over the windows' cap), for the lost count. */
   dropped(): number {
     let n = 0;
-    for (const op of this.operators) if (op instanceof WatermarkOp) n += op.dropped;
+    for (const op of this.operators) {
+      if (op instanceof WatermarkOp) n += op.dropped;
+      else if (op instanceof WindowOp && op.metrics.recordsLost > 0) n += op.metrics.recordsLost;
+    }
     return n;
   }
 
