@@ -31,6 +31,12 @@ export class NodeMetrics {
    * -1 when the rule keeps no ledger. Reported as `records_lost_total` on source nodes.
    */
   recordsLost = -1;
+  /**
+   * floe: publishes the destination reported as duplicates of ones it already stored, and so did
+   * not store again (JetStream's PubAck `duplicate`); -1 when the sink cannot tell. Reported as
+   * `duplicates_total` on sink nodes.
+   */
+  destinationDuplicates = -1;
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;
@@ -57,6 +63,7 @@ export class NodeMetrics {
       [p + "last_exception_time", this.lastExceptionTime],
     ];
     if (this.recordsLost >= 0) out.push([p + "records_lost_total", this.recordsLost]);
+    if (this.destinationDuplicates >= 0) out.push([p + "duplicates_total", this.destinationDuplicates]);
     if (this.kind !== "op") {
       out.push(
         [p + "connection_status", this.connectionStatus],

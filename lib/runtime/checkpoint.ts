@@ -14,11 +14,13 @@ import type { CheckpointStore } from "../store/checkpoint.ts";
 import { decodeState, encodeState } from "../store/state-codec.ts";
 import type { Topology } from "./topology.ts";
 
-/** A checkpoint as stored: the rule shape it belongs to, node states, source offsets (`$$offset`). */
+/** A checkpoint as stored: the rule shape it belongs to, node states, source offsets (`$$offset`), sink states. */
 interface Saved {
   readonly fp: string;
   readonly ops: Record<string, unknown>;
   readonly sources: Record<string, { $$offset: unknown }>;
+  /** Absent in checkpoints of older floe versions. */
+  readonly sinks?: Record<string, unknown>;
 }
 
 /** The read position of each rewindable source of the run, by stream name. */
@@ -50,6 +52,7 @@ export class Checkpointer {
       return offsets;
     }
     topo.restore(saved.ops);
+    if (saved.sinks) topo.restoreSinks(saved.sinks);
     for (const [stream, o] of Object.entries(saved.sources)) offsets.set(stream, o.$$offset);
     return offsets;
   }
@@ -66,7 +69,7 @@ export class Checkpointer {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
-      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources };
+      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
       this.store.save(this.ruleId, encodeState(saved), Date.now());
       return true;
     } catch (e) {

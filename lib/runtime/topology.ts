@@ -370,6 +370,23 @@ export class Topology {
     return out;
   }
 
+  /** The state of the sinks that keep one (a keyed connector's item count, io/sinks/pipeline.ts), by sink name. */
+  sinkState(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const s of this.sinks) {
+      const st = s.name === undefined ? undefined : s.snapshot?.();
+      if (st !== undefined) out[s.name!] = st;
+    }
+    return out;
+  }
+
+  restoreSinks(state: Record<string, unknown>): void {
+    for (const s of this.sinks) {
+      const st = s.name === undefined ? undefined : state[s.name];
+      if (st !== undefined) s.restore?.(st);
+    }
+  }
+
   /** Loads a `snapshot()` into this fresh topology, before any input; unknown nodes are ignored. */
   restore(state: Record<string, unknown>): void {
     for (const op of this.allOperators()) {

@@ -33,6 +33,7 @@ const HELP: Record<string, string> = {
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
   floe_source_duplicates_total: "Messages redelivered to the source (MQTT DUP, JetStream redeliveries)",
+  floe_sink_duplicates_total: "Publishes the destination did not store again as duplicates of stored ones (JetStream Nats-Msg-Id)",
 };
 
 function helpOf(name: string): string {
@@ -60,6 +61,7 @@ export function prometheusText(e: Engine): string {
     f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
   };
   const dups: [Record<string, string>, number][] = [];
+  const sinkDups: [Record<string, string>, number][] = [];
   for (const [id, lc] of e.rules.rules) {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
@@ -76,9 +78,11 @@ export function prometheusText(e: Engine): string {
       if (n.recordsLost >= 0) add(p + "records_lost_total", "counter", labels, n.recordsLost);
       // floe's own: redelivered MQTT publishes (DUP) the source admitted, also in records_in_total.
       if (n.kind === "source") dups.push([labels, n.duplicates]);
+      if (n.destinationDuplicates >= 0) sinkDups.push([labels, n.destinationDuplicates]);
     }
   }
   for (const [labels, v] of dups) add("floe_source_duplicates_total", "counter", labels, v);
+  for (const [labels, v] of sinkDups) add("floe_sink_duplicates_total", "counter", labels, v);
   for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);
   const c = e.rules.counts();
   add("kuiper_rule_count", "gauge", { status: "running" }, c.running);

@@ -92,6 +92,13 @@ export class SinkPipeline implements SinkNode {
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
   /**
+   * A keyed connector's item keys (SinkItem.key): `<epoch>-<made>`, a random epoch per fresh run
+   * and the items made so far, both checkpointed (`snapshot`): a run restored from a checkpoint
+   * makes the keys of the items it replays again; a fresh run never reuses one.
+   */
+  private epoch: string;
+  private made = 0;
+  /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
    */
@@ -173,12 +180,35 @@ export class SinkPipeline implements SinkNode {
     const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
     this.retryMs = retry;
     this.direct = init.connector.direct === true && !c.cache.enableCache && this.resend === null;
+    this.epoch = init.connector.keyed ? Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex") : "";
+  }
+
+  private nextKey(): string {
+    return this.epoch === "" ? "" : `${this.epoch}-${++this.made}`;
+  }
+
+  /**
+   * The key counter of a keyed connector, for the rule's checkpoint; undefined for the others.
+   * What was pushed before it is counted: the backlog is made into items now, and outputs waiting
+   * for their batch keep one key (their batch takes it; a restored run does not make it again).
+   */
+  snapshot(): { epoch: string; made: number } | undefined {
+    if (this.epoch === "") return undefined;
+    this.backlog.drain();
+    return { epoch: this.epoch, made: this.made + (this.pending.length > 0 ? 1 : 0) };
+  }
+
+  restore(s: unknown): void {
+    const st = s as { epoch?: unknown; made?: unknown };
+    if (this.epoch === "" || typeof st.epoch !== "string" || typeof st.made !== "number") return;
+    this.epoch = st.epoch;
+    this.made = st.made;
   }
 
   /** Connects the connector and starts the worker (which waits for the first connection). */
   open(): void {
     const ready = Promise.resolve(
-      this.conn.open({ ruleId: this.init.ruleId, name: this.name, status: this.status, log: this.init.log }),
+      this.conn.open({ ruleId: this.init.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.init.log }),
     );
     if (this.c.lingerInterval > 0) this.linger = setInterval(() => this.flushBatch(), this.c.lingerInterval);
     this.worker = this.work(ready);
@@ -295,7 +325,7 @@ export class SinkPipeline implements SinkNode {
       this.sendNow(it, now);
       return;
     }
-    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp), now, timed);
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -329,7 +359,7 @@ export class SinkPipeline implements SinkNode {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
-    this.enqueue(new SinkItem(payload, list[0]!.props, rows, src), now, true);
+    this.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey()), now, true);
   }
 
   private enqueue(item: SinkItem, now: number, timed: boolean): void {
@@ -366,7 +396,7 @@ export class SinkPipeline implements SinkNode {
       m.exception(errorText(e), Date.now());
       if (e instanceof IoError && this.retryMs > 0) {
         this.failing = true;
-        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent));
+        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key));
         m.bufferLength = this.queue.memLength;
         this.wake();
         return;
