@@ -28,7 +28,10 @@ export type OffsetReader = () => Record<string, unknown>;
 
 export class Checkpointer {
   private timer: ReturnType<typeof setInterval> | undefined;
-  private readonly fp: string;
+  /** The fingerprint of the rule's shape: a checkpoint of another shape is not restored. */
+  readonly fp: string;
+  /** `restore` found a checkpoint of this shape and loaded it. */
+  restored = false;
 
   constructor(
     private readonly ruleId: string,
@@ -53,6 +56,7 @@ export class Checkpointer {
     }
     topo.restore(saved.ops);
     if (saved.sinks) topo.restoreSinks(saved.sinks);
+    this.restored = true;
     for (const [stream, o] of Object.entries(saved.sources)) offsets.set(stream, o.$$offset);
     return offsets;
   }

@@ -497,7 +497,11 @@ export class RuleRun {
     const srcs = this.plan.sources;
     try {
       // The newest checkpoint is loaded before any source delivers (§5).
-      const offsets = this.checkpoints?.restore(this.topo);
+      const cp = this.checkpoints;
+      const offsets = cp?.restore(this.topo);
+      // With no checkpoint to start from, a stateful rule reads what no checkpoint acknowledged:
+      // a run that died before its first one is replayed, and its sinks' keys start as that run's did.
+      if (cp && !cp.restored && !this.stateless) for (const p of this.pipelines) p.keysFrom(cp.fp);
       this.settleLedger();
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();

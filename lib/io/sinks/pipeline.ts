@@ -198,6 +198,16 @@ export class SinkPipeline implements SinkNode {
     return { epoch: this.epoch, made: this.made + (this.pending.length > 0 ? 1 : 0) };
   }
 
+  /**
+   * The epoch of a run with checkpoints that starts without one: the rule's fingerprint rather than
+   * a random one, so what it replays of a run that died before its first checkpoint keeps its keys.
+   */
+  keysFrom(fingerprint: string): void {
+    if (this.epoch === "") return;
+    this.epoch = fingerprint;
+    this.made = 0;
+  }
+
   restore(s: unknown): void {
     const st = s as { epoch?: unknown; made?: unknown };
     if (this.epoch === "" || typeof st.epoch !== "string" || typeof st.made !== "number") return;
