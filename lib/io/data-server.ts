@@ -186,6 +186,11 @@ export class DataServer {
   }
 
   /** The SSE endpoint at `path` (any method), shared by the sinks using it (ref-counted). */
+  /** Every SSE endpoint by path (`/metrics`: the events each dropped for clients that stopped reading). */
+  sseHubs(): IterableIterator<[string, SseHub]> {
+    return this.sse.entries();
+  }
+
   acquireSse(path: string): SseHub {
     this.start();
     let h = this.sse.get(path);

@@ -3,6 +3,7 @@
  * JavaScript UDFs, uploads and async tasks, plus the startup sequence of config-and-cli.md §6.3
  * (restore, connection.yaml provisioning, init.json import, patrol) and graceful shutdown.
  */
+import type { ByteBudget } from "../core/byte-budget.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -43,6 +44,8 @@ export interface RuntimeHooks {
   /** Trial runs: the rule's results go to `publish` instead of its actions. */
   /** Releases what the runtime holds beyond its rules (the daemon's memory lookup tables). */
   readonly close?: () => void;
+  /** What the daemon's memory lookup tables hold against their byte budgets (`/metrics`). */
+  readonly memoryTables?: () => { topic: string; key: string; budget: ByteBudget }[];
   readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
 }
 
