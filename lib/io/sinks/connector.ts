@@ -32,9 +32,9 @@ export class SinkItem {
   /** The trace context of the result (a traced rule, rest-api.md §15), or null. */
   traceparent: string | null;
   /**
-   * The item's emission key for a `keyed` connector, else "": `<epoch>-<n>`, the pipeline's count
-   * of the items it made, checkpointed with the rule (SinkPipeline.snapshot) — unique per item,
-   * the same for an item replayed from a checkpoint.
+   * The item's emission key for a `keyed` connector, else "": `<sink>:<epoch>-<n>`, the
+   * pipeline's count of the items it made, checkpointed with the rule (SinkPipeline.snapshot) —
+   * unique per item, the same for an item replayed from a checkpoint.
    */
   key: string;
   constructor(

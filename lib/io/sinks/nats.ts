@@ -6,8 +6,8 @@
  * (the stream's duplicate window, 2 min by default).
  *
  * The message id is `msgId` rendered for the item when set (e.g. `{{.deviceId}}-{{.window_end}}`),
- * else `<ruleId>:<sink>:<key>`, the item's emission key (SinkItem.key): the pipeline's count of
- * the items it made under a random epoch per fresh run, checkpointed with the rule. A retried
+ * else `<ruleId>:<key>`, the item's emission key (SinkItem.key: the sink, and the pipeline's count
+ * of the items it made under an epoch of the run, checkpointed with the rule). A retried
  * publish, a resend from the cache and an emission replayed after a restore from a checkpoint
  * (a restart, a failover in a group) carry the id they had, so the stream stores them once; two
  * distinct emissions never share one, even with byte-identical payloads (eKuiper's sink sets no
@@ -74,8 +74,6 @@ export class NatsSink implements SinkConnector {
   private readonly inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;
   private acks: Subscription | undefined;
   private expiry: ReturnType<typeof setInterval> | undefined;
-  /** Publishes the stream reported as duplicates (ids seen within its window): the sink node's `destinationDuplicates`. */
-  private dups: { destinationDuplicates: number } = { destinationDuplicates: 0 };
   /** Publishes the stream refused (dropped, logged). */
   refused = 0;
 
@@ -100,10 +98,8 @@ export class NatsSink implements SinkConnector {
 
   async open(ctx: SinkContext): Promise<void> {
     this.ctx = ctx;
-    if (this.jetstream) {
-      ctx.metrics.destinationDuplicates = Math.max(0, ctx.metrics.destinationDuplicates);
-      this.dups = ctx.metrics;
-    }
+    // Publishes the stream reports as duplicates (ids seen within its window) are counted on the node.
+    if (this.jetstream) ctx.metrics.destinationDuplicates = Math.max(0, ctx.metrics.destinationDuplicates);
     if (this.selector) {
       if (!this.connections) throw new EngineError(`connection ${this.selector} not existed`);
       const ref = `${ctx.ruleId}_${ctx.name}_0`;
@@ -162,12 +158,12 @@ export class NatsSink implements SinkConnector {
   }
 
   /**
-   * `<ruleId>:<sink>:<emission key>` (see the file comment). An item without a key (read from the
-   * cache pages of an older floe) falls back to `<ruleId>:<subject>:<64-bit hash of the payload>`.
+   * `<ruleId>:<emission key>` (see the file comment). An item without a key (read from the cache
+   * pages of an older floe) falls back to `<ruleId>:<subject>:<64-bit hash of the payload>`.
    */
   private defaultId(item: SinkItem, subject: string, payload: Uint8Array): string {
-    const c = this.ctx!;
-    return item.key ? `${c.ruleId}:${c.name}:${item.key}` : `${c.ruleId}:${subject}:${Bun.hash(payload).toString(16)}`;
+    const rule = this.ctx!.ruleId;
+    return item.key ? `${rule}:${item.key}` : `${rule}:${subject}:${Bun.hash(payload).toString(16)}`;
   }
 
   private publish(pend: Pending): Promise<void> | void {
@@ -204,7 +200,7 @@ export class NatsSink implements SinkConnector {
       // The stream refused it (another stream, too large, …): publishing it again cannot succeed.
       this.refused++;
       this.ctx?.log(`nats sink ${this.ctx.name}: publish to ${pend.subject} refused by the stream, dropped: ${r.error.description ?? "error"}`);
-    } else if (r.duplicate) this.dups.destinationDuplicates++;
+    } else if (r.duplicate) this.ctx!.metrics.destinationDuplicates++;
     this.settle();
   }
 
@@ -251,7 +247,7 @@ export class NatsSink implements SinkConnector {
       const pend = this.failed[0]!;
       try {
         const ack = await this.js!.publish(pend.subject, pend.payload, { headers: pend.headers });
-        if (ack.duplicate) this.dups.destinationDuplicates++;
+        if (ack.duplicate) this.ctx!.metrics.destinationDuplicates++;
       } catch (e) {
         if (!(e instanceof JetStreamApiError)) throw new IoError(`publish to nats stream failed: ${errorText(e)}`);
         this.refused++;

@@ -92,7 +92,7 @@ export class SinkPipeline implements SinkNode {
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
   /**
-   * A keyed connector's item keys (SinkItem.key): `<epoch>-<made>`, a random epoch per fresh run
+   * A keyed connector's item keys (SinkItem.key): `<name>:<epoch>-<made>`, a random epoch per fresh run
    * and the items made so far, both checkpointed (`snapshot`): a run restored from a checkpoint
    * makes the keys of the items it replays again; a fresh run never reuses one.
    */
@@ -184,7 +184,7 @@ export class SinkPipeline implements SinkNode {
   }
 
   private nextKey(): string {
-    return this.epoch === "" ? "" : `${this.epoch}-${++this.made}`;
+    return this.epoch === "" ? "" : `${this.name}:${this.epoch}-${++this.made}`;
   }
 
   /**
