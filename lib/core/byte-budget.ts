@@ -13,9 +13,8 @@ export class ByteBudget {
   /** What is held now. */
   rows = 0;
   bytes = 0;
-  /** What was refused: `take` returned false. */
+  /** Rows refused: `take` returned false. */
   droppedRows = 0;
-  droppedBytes = 0;
 
   /** `maxBytes`/`maxRows` ≤ 0 or Infinity: no bound of that kind. */
   constructor(
@@ -30,7 +29,6 @@ export class ByteBudget {
   take(bytes: number, rows = 1): boolean {
     if (this.bytes + bytes > this.maxBytes || this.rows + rows > this.maxRows) {
       this.droppedRows += rows;
-      this.droppedBytes += bytes;
       return false;
     }
     this.bytes += bytes;
@@ -58,8 +56,8 @@ export class ByteBudget {
     return this.bytes > this.maxBytes || this.rows > this.maxRows;
   }
 
-  /** Which limit a refusal hit, for error texts: "rows" or "bytes". */
-  limitHit(bytes: number, rows = 1): "rows" | "bytes" {
+  /** Which limit refused `rows` more, for error texts: "rows" or "bytes". */
+  limitHit(rows = 1): "rows" | "bytes" {
     return this.rows + rows > this.maxRows ? "rows" : "bytes";
   }
 }

@@ -1,11 +1,12 @@
 /**
  * What a rule's buffered windows hold, against the rule's row and byte cap (rule options
  * `windowMaxRows`, `windowMaxBytes`; core/byte-budget.ts). Each row is sized once, when a window
- * takes it in — sampled: the first rows and then one in SAMPLE_EVERY at random are estimated
- * (`estimateBytes`), the others charged the running mean of the sampled ones, so sizing costs a few
- * nanoseconds a row (bench/window-ingest.ts --evaluator buffered). A row over the cap is dropped, counted on the window node (`records_lost_total`,
- * `exceptions_total`, `last_exception` naming the cap) and the rule keeps running: the window
- * emits what it holds when it fires, and takes rows again as soon as it has room.
+ * takes it in, by sampling: the first WARMUP rows and then one in SAMPLE_EVERY at random are
+ * estimated (`estimateBytes`), the others are charged the running mean of the sampled ones (the
+ * cost: bench/window-ingest.ts --evaluator buffered). A row over the cap is dropped, counted on
+ * the window node (`records_lost_total`, `exceptions_total`, `last_exception` naming the cap) and
+ * the rule keeps running: the window emits what it holds when it fires, and takes rows again as
+ * soon as it has room.
  * eKuiper has no such cap: `COUNTWINDOW(100000000)` grew until the process ran out of memory.
  */
 import { estimateBytes, type ByteBudget } from "../core/byte-budget.ts";
@@ -53,7 +54,7 @@ export class HeldRows {
     const n = this.node;
     n.recordsLost = n.recordsLost < 0 ? 1 : n.recordsLost + 1;
     const b = this.budget;
-    const cap = b.limitHit(size) === "rows" ? `${b.maxRows} rows (rule option windowMaxRows)` : `${b.maxBytes} bytes (rule option windowMaxBytes)`;
+    const cap = b.limitHit() === "rows" ? `${b.maxRows} rows (rule option windowMaxRows)` : `${b.maxBytes} bytes (rule option windowMaxBytes)`;
     n.exception(`the rule's windows hold their cap of ${cap}: row dropped`, Date.now());
     return false;
   }
