@@ -70,6 +70,11 @@ export class HeldRows {
     this.budget.release(t.size);
   }
 
+  /** Lets go of `rows` rows of `bytes` together (summed by the caller in its own pass). */
+  releaseBytes(bytes: number, rows: number): void {
+    if (rows > 0) this.budget.release(bytes, rows);
+  }
+
   /** Charges rows restored from a checkpoint (sized now: a checkpoint keeps no sizes), over the cap or not. */
   restored(rows: readonly Tuple[]): void {
     for (const t of rows) {

@@ -29,9 +29,16 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
   takeBefore(end: number, range: WindowRange): Collection {
     const inside: Tuple[] = [];
     const rest: Tuple[] = [];
-    for (const t of this.buffer) (t.ts < end ? inside : rest).push(t);
+    // The bytes let go are summed in the same pass: a second one over a big window's rows costs as much again.
+    let bytes = 0;
+    for (const t of this.buffer) {
+      if (t.ts < end) {
+        inside.push(t);
+        bytes += t.size;
+      } else rest.push(t);
+    }
     this.buffer = rest;
-    this.rowCap?.release(inside);
+    this.rowCap?.releaseBytes(bytes, inside.length);
     return new Collection(inside, range);
   }
 
