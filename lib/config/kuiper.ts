@@ -70,6 +70,8 @@ export interface BasicSettings {
   readonly allowExternalFileAccess: boolean;
   /** floe: largest accepted request body in bytes (`basic.maxBodySize`, default 10 MiB). */
   readonly maxBodySize: number;
+  /** floe: bytes of events one SSE client (an `sse` sink's, a trial run's) may have waiting (`basic.sseClientMaxBytes`, default 8 MiB). */
+  readonly sseClientMaxBytes: number;
   readonly pluginHosts: string;
   /**
    * floe: limits of each JavaScript UDF's sandbox: `basic.udfTimeout` (Go duration, default
@@ -194,6 +196,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
       enablePrivateNet: bool(b("enableprivatenet"), false),
       allowExternalFileAccess: bool(b("allowexternalfileaccess"), false),
       maxBodySize: int(b("maxbodysize"), 10 * 1024 * 1024),
+      sseClientMaxBytes: positive(int(b("sseclientmaxbytes"), 8 * 1024 * 1024), 8 * 1024 * 1024),
       pluginHosts: str(b("pluginhosts"), "https://packages.emqx.io"),
       udfLimits: {
         timeoutMs: positive(durationMs(b("udftimeout"), 100), 100),

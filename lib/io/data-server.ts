@@ -19,6 +19,8 @@ export interface DataServerOptions {
     withOrigin(req: Request, res: Response): Response;
   };
   readonly maxRequestBodySize?: number;
+  /** Bytes of events one SSE client may have waiting (`basic.sseClientMaxBytes`; SSE_CLIENT_MAX_BYTES). */
+  readonly sseClientMaxBytes?: number;
   /** `basic.allowedOrigins`/`allowedHosts`: who may open a websocket endpoint (none listed: same origin and non-browser clients). */
   readonly origins?: OriginSettings;
 }
@@ -194,7 +196,7 @@ export class DataServer {
   acquireSse(path: string): SseHub {
     this.start();
     let h = this.sse.get(path);
-    if (!h) this.sse.set(path, (h = new SseHub()));
+    if (!h) this.sse.set(path, (h = new SseHub(this.opts.sseClientMaxBytes)));
     h.refs++;
     return h;
   }

@@ -136,7 +136,7 @@ export class Engine {
     for (const s of this.schemaStore.load()) this.schemas.set(s);
     catalog.check = (c) => checkFormat(this.schemas, c.options.FORMAT, c.options.SCHEMAID);
     const src = config.source;
-    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: anyOriginCors, origins: config.basic, maxRequestBodySize: config.basic.maxBodySize });
+    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: anyOriginCors, origins: config.basic, maxRequestBodySize: config.basic.maxBodySize, sseClientMaxBytes: config.basic.sseClientMaxBytes });
     this.connections.resolve = (id) => {
       for (const [full, props] of confKeys.entries()) {
         const [kind, typ, ...rest] = full.split(".");
