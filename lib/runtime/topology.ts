@@ -340,7 +340,8 @@ export class Topology {
     let n = 0;
     for (const op of this.operators) {
       if (op instanceof WatermarkOp) n += op.dropped;
-      else if (op instanceof WindowOp && op.metrics.recordsLost > 0) n += op.metrics.recordsLost;
+      // Rows over the windows' cap, counted by the window and watermark nodes.
+      if ((op instanceof WindowOp || op instanceof WatermarkOp) && op.metrics.recordsLost > 0) n += op.metrics.recordsLost;
     }
     return n;
   }

@@ -29,6 +29,8 @@ export class HeldRows {
   constructor(
     readonly budget: ByteBudget,
     private readonly node: NodeMetrics,
+    /** Who holds the rows, for the error text. */
+    private readonly holder = "the rule's windows",
   ) {}
 
   private sizeOf(t: Tuple): number {
@@ -55,7 +57,7 @@ export class HeldRows {
     n.recordsLost = n.recordsLost < 0 ? 1 : n.recordsLost + 1;
     const b = this.budget;
     const cap = b.limitHit() === "rows" ? `${b.maxRows} rows (rule option windowMaxRows)` : `${b.maxBytes} bytes (rule option windowMaxBytes)`;
-    n.exception(`the rule's windows hold their cap of ${cap}: row dropped`, Date.now());
+    n.exception(`${this.holder} hold their cap of ${cap}: row dropped`, Date.now());
     return false;
   }
 
@@ -66,6 +68,7 @@ export class HeldRows {
     if (to > from) this.budget.release(bytes, to - from);
   }
 
+  /** Lets go of one row. */
   releaseOne(t: Tuple): void {
     this.budget.release(t.size);
   }

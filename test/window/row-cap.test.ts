@@ -128,3 +128,15 @@ test.each([...KINDS, ...EVENT_KINDS])("%s window: no emission holds more than th
   // The second burst, after the first one's drops, is emitted too: the window takes rows again once it has room.
   if (emits) expect(r.windows.some((w) => ((w[0]?.n ?? 0) as number) > 0 && (w[0]!.e as number) >= T0 + 6000)).toBe(true);
 });
+
+test("event time: rows waiting for the watermark count against the cap too (a long lateTolerance), counted on the watermark node", async () => {
+  // A one-hour tolerance holds every row of the input at the watermark node.
+  const r = await run("SELECT count(*) AS n FROM s GROUP BY TUMBLINGWINDOW(ss, 1)", { windowMaxRows: 50, windowEvaluator: "buffered", isEventTime: true, lateTolerance: 3_600_000 }, rows(200));
+  expect(r.res.exitCode).toBe(0);
+  const st = r.res.status!;
+  const k = Object.keys(st).find((x) => /^op_\d+_watermark_0_records_lost_total$/.test(x));
+  expect(k).toBeDefined();
+  expect(st[k!]).toBe(150);
+  expect(st[k!.replace("records_lost_total", "last_exception")]).toBe("the rows waiting for the watermark hold their cap of 50 rows (rule option windowMaxRows): row dropped");
+  expect(r.res.lost).toBe(150);
+});
