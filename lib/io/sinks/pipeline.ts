@@ -9,6 +9,7 @@
  * A result too big to encode in one turn of the event loop waits in the backlog (backlog.ts),
  * which counts against `room()` and encodes it in slices, in order, ahead of later results.
  */
+import { EmissionKeys } from "./emission-keys.ts";
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import { Emission, type Item } from "../../core/item.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
@@ -91,13 +92,8 @@ export class SinkPipeline implements SinkNode {
   private sleepDone: (() => void) | undefined;
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
-  /**
-   * A keyed connector's item keys (SinkItem.key): `<name>:<epoch>-<made>`, a random epoch per fresh run
-   * and the items made so far, both checkpointed (`snapshot`): a run restored from a checkpoint
-   * makes the keys of the items it replays again; a fresh run never reuses one.
-   */
-  private epoch: string;
-  private made = 0;
+  /** A keyed connector's item keys (SinkItem.key), checkpointed (`snapshot`); null for the others. */
+  private readonly keys: EmissionKeys | null;
   /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
@@ -180,39 +176,31 @@ export class SinkPipeline implements SinkNode {
     const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
     this.retryMs = retry;
     this.direct = init.connector.direct === true && !c.cache.enableCache && this.resend === null;
-    this.epoch = init.connector.keyed ? Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex") : "";
+    this.keys = init.connector.keyed ? new EmissionKeys(this.name) : null;
   }
 
   private nextKey(): string {
-    return this.epoch === "" ? "" : `${this.name}:${this.epoch}-${++this.made}`;
+    return this.keys === null ? "" : this.keys.next();
   }
 
   /**
-   * The key counter of a keyed connector, for the rule's checkpoint; undefined for the others.
-   * What was pushed before it is counted: the backlog is made into items now, and outputs waiting
-   * for their batch keep one key (their batch takes it; a restored run does not make it again).
+   * The item keys of a keyed connector, for the rule's checkpoint; undefined for the others. What
+   * was pushed before it is counted: the backlog is made into items now, and outputs waiting for
+   * their batch keep one key (their batch takes it; a restored run does not make it again).
    */
   snapshot(): { epoch: string; made: number } | undefined {
-    if (this.epoch === "") return undefined;
+    if (this.keys === null) return undefined;
     this.backlog.drain();
-    return { epoch: this.epoch, made: this.made + (this.pending.length > 0 ? 1 : 0) };
-  }
-
-  /**
-   * The epoch of a run with checkpoints that starts without one: the rule's fingerprint rather than
-   * a random one, so what it replays of a run that died before its first checkpoint keeps its keys.
-   */
-  keysFrom(fingerprint: string): void {
-    if (this.epoch === "") return;
-    this.epoch = fingerprint;
-    this.made = 0;
+    return this.keys.snapshot(this.pending.length > 0 ? 1 : 0);
   }
 
   restore(s: unknown): void {
-    const st = s as { epoch?: unknown; made?: unknown };
-    if (this.epoch === "" || typeof st.epoch !== "string" || typeof st.made !== "number") return;
-    this.epoch = st.epoch;
-    this.made = st.made;
+    this.keys?.restore(s);
+  }
+
+  /** A stateful run with checkpoints that starts without one (EmissionKeys.startFrom). */
+  keysFrom(fingerprint: string): void {
+    this.keys?.startFrom(fingerprint);
   }
 
   /** Connects the connector and starts the worker (which waits for the first connection). */

@@ -1,0 +1,36 @@
+/**
+ * The emission keys of a keyed connector's items (SinkItem.key; the JetStream sink's default
+ * `Nats-Msg-Id`): `<sink>:<epoch>-<n>`, n the items the pipeline has made. Both the epoch and n are
+ * in the rule's checkpoint, so a run restored from one makes the keys of the items it replays
+ * again; a fresh run draws a random epoch and never reuses a key. A stateful run with checkpoints
+ * that starts without one takes the rule's fingerprint as its epoch: it replays what no checkpoint
+ * acknowledged, as a run that died before its first checkpoint made it.
+ */
+export class EmissionKeys {
+  private epoch = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");
+  private made = 0;
+
+  constructor(private readonly sink: string) {}
+
+  next(): string {
+    return `${this.sink}:${this.epoch}-${++this.made}`;
+  }
+
+  /** For the checkpoint; `reserve` keys are counted as made (outputs waiting for their batch take one). */
+  snapshot(reserve: number): { epoch: string; made: number } {
+    return { epoch: this.epoch, made: this.made + reserve };
+  }
+
+  restore(s: unknown): void {
+    const st = s as { epoch?: unknown; made?: unknown };
+    if (typeof st.epoch !== "string" || typeof st.made !== "number") return;
+    this.epoch = st.epoch;
+    this.made = st.made;
+  }
+
+  /** A stateful run with checkpoints that found none: keys start from the rule's fingerprint. */
+  startFrom(fingerprint: string): void {
+    this.epoch = fingerprint;
+    this.made = 0;
+  }
+}
