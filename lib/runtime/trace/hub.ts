@@ -19,7 +19,7 @@ import { LocalTraceStore, type TraceNode } from "./store.ts";
  */
 export interface TraceStore {
   add(span: Span): void;
-  /** What the store holds in memory against `localTraceMaxBytes`, and what it dropped or evicted for it. */
+  /** What the store holds in memory against `localTraceMaxBytes`. */
   readonly budget: ByteBudget;
   /** Trace ids of `ruleId`, most recent first; `limit` ≤ 0 means all. */
   traceIds(ruleId: string, limit: number): string[] | Promise<string[]>;
