@@ -18,9 +18,10 @@ import { join } from "node:path";
 
 const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="in")`);
 
-function hub(capacity: number, maxBytes: number, dataDir = ""): TraceHub {
-  const s = { serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, localTraceMaxBytes: maxBytes, enableLocalStorage: dataDir !== "" };
-  return new TraceHub(s, createNetGuard(), () => {}, dataDir);
+/** A hub keeping its traces in memory. */
+function hub(capacity: number, maxBytes: number): TraceHub {
+  const s = { serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, localTraceMaxBytes: maxBytes, enableLocalStorage: false };
+  return new TraceHub(s, createNetGuard(), () => {}, "");
 }
 
 const open: RunHandle[] = [];
