@@ -17,10 +17,10 @@ import type { Tuple } from "../expr/row.ts";
 const TUPLE_BYTES = 80;
 /** Rows estimated before sampling starts, and the sampling rate after (a power of two). */
 const WARMUP = 16;
-const SAMPLE_EVERY = 8;
+const SAMPLE_EVERY = 32;
 
 export class HeldRows {
-  /** The running mean of the sampled sizes (an exponential one, weight 1/SAMPLE_EVERY). */
+  /** The running mean of the sampled sizes (an exponential one: weight 1/2 up, 1/8 down). */
   private mean = 0;
   private sampled = 0;
   /** xorshift32: which rows are sampled cannot be predicted from the input. */
@@ -41,7 +41,9 @@ export class HeldRows {
     this.rng = x;
     if (this.sampled >= WARMUP && (x & (SAMPLE_EVERY - 1)) !== 0) return this.mean;
     const size = TUPLE_BYTES + estimateBytes(t.data);
-    this.mean = this.sampled < WARMUP ? (this.mean * this.sampled + size) / (this.sampled + 1) : this.mean + (size - this.mean) / SAMPLE_EVERY;
+    // Up fast, down slowly: rows growing bigger (an attack) reach the byte cap after a few samples.
+    if (this.sampled < WARMUP) this.mean = (this.mean * this.sampled + size) / (this.sampled + 1);
+    else this.mean += (size - this.mean) / (size > this.mean ? 2 : 8);
     this.sampled++;
     return size;
   }

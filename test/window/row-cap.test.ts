@@ -8,6 +8,10 @@ import { expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import type { PipeResult } from "../../lib/pipe/request.ts";
+import { ByteBudget } from "../../lib/core/byte-budget.ts";
+import { NodeMetrics } from "../../lib/core/metrics.ts";
+import { Tuple } from "../../lib/expr/row.ts";
+import { HeldRows } from "../../lib/window/held-rows.ts";
 
 const STREAM = `CREATE STREAM s (a BIGINT, i BIGINT, pad STRING) WITH (FORMAT="JSON");\n`;
 const EVENT_STREAM = `CREATE STREAM s (a BIGINT, i BIGINT, pad STRING, t BIGINT) WITH (FORMAT="JSON", TIMESTAMP="t");\n`;
@@ -139,4 +143,20 @@ test("event time: rows waiting for the watermark count against the cap too (a lo
   expect(st[k!]).toBe(150);
   expect(st[k!.replace("records_lost_total", "last_exception")]).toBe("the rows waiting for the watermark hold their cap of 50 rows (rule option windowMaxRows): row dropped");
   expect(r.res.lost).toBe(150);
+});
+
+test("sampled sizes follow a change of row size: big rows after small ones reach the byte cap within a few hundred rows", () => {
+  const budget = new ByteBudget(1024 * 1024, 1_000_000);
+  const held = new HeldRows(budget, new NodeMetrics("op", "w"));
+  for (let i = 0; i < 1000; i++) expect(held.admit(new Tuple({ i }, null, i, "s"))).toBe(true);
+  const small = budget.bytes;
+  let taken = 0;
+  const pad = "b".repeat(10_000);
+  for (let i = 0; i < 5000; i++) if (held.admit(new Tuple({ i, pad: pad + i }, null, i, "s"))) taken++;
+  // (1 MiB − the small rows) / 10 KB ≈ 90 big rows would fit exactly; the mean follows within a few samples of 1 in 32 (about 100–150 here).
+  expect(taken).toBeGreaterThan(50);
+  expect(taken).toBeLessThan(400);
+  expect(budget.bytes).toBeLessThanOrEqual(1024 * 1024);
+  expect(budget.bytes).toBeGreaterThan(small);
+  expect(budget.droppedRows).toBe(5000 - taken);
 });
