@@ -79,6 +79,8 @@ export interface RunSpec {
 class Inlet {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
+  /** Woken while the run held its drains (RuleRun.holdDrains): drains once they are let go. */
+  deferred = false;
   att: Attachment | undefined;
   /** The source node: `buffer_length` shows the subscription's occupancy. */
   node!: NodeMetrics;
@@ -93,6 +95,10 @@ class Inlet {
   covered = 0;
   readonly wake = (): void => {
     if (this.scheduled) return;
+    if (this.run.holdDrains) {
+      this.deferred = true;
+      return;
+    }
     this.scheduled = true;
     queueMicrotask(this.drain);
   };
@@ -499,9 +505,13 @@ export class RuleRun {
       // The newest checkpoint is loaded before any source delivers (§5).
       const cp = this.checkpoints;
       const offsets = cp?.restore(this.topo);
-      // With no checkpoint to start from, a stateful rule reads what no checkpoint acknowledged:
-      // a run that died before its first one is replayed, and its sinks' keys start as that run's did.
-      if (cp && !cp.restored && !this.stateless) for (const p of this.pipelines) p.keysFrom(cp.fp);
+      // A stateful rule with checkpoints and a keyed sink (io/sinks/emission-keys.ts) keeps the
+      // checkpoint's keys — or, with none, starts them from the rule's fingerprint as a run that
+      // died before its first checkpoint did — only if every source replays what followed the
+      // checkpoint; which is known once they are attached, so nothing is drained before.
+      const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
+      if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
+      this.holdDrains = keys !== undefined;
       this.settleLedger();
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
@@ -532,10 +542,30 @@ export class RuleRun {
         });
         if (inlet.att.sub.length) inlet.wake();
       }
+      if (keys) this.releaseDrains(offsets!);
       this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.checkpointed);
     } catch (e) {
       await this.stop({ flushWindows: false });
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
+    }
+  }
+
+  /** Drains are held while the sources attach (see `start`). */
+  holdDrains = false;
+
+  /**
+   * The sources are attached: unless every one replays what followed the checkpoint (a restored
+   * read position, or a JetStream consumer that acknowledges at checkpoints), the sinks' keys
+   * take a fresh epoch, since this run's emissions are not the last run's. Then the drains go.
+   */
+  private releaseDrains(offsets: Map<string, unknown>): void {
+    const replays = this.inlets.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
+    if (!replays) for (const p of this.pipelines) p.keysFresh();
+    this.holdDrains = false;
+    for (const i of this.inlets) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
     }
   }
 

@@ -4,10 +4,15 @@
  * in the rule's checkpoint, so a run restored from one makes the keys of the items it replays
  * again; a fresh run draws a random epoch and never reuses a key. A stateful run with checkpoints
  * that starts without one takes the rule's fingerprint as its epoch: it replays what no checkpoint
- * acknowledged, as a run that died before its first checkpoint made it.
+ * acknowledged, as a run that died before its first checkpoint made it. Both hold only when the
+ * rule's sources replay (RuleRun.releaseDrains); otherwise the run draws a fresh epoch.
  */
+function randomEpoch(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");
+}
+
 export class EmissionKeys {
-  private epoch = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");
+  private epoch = randomEpoch();
   private made = 0;
 
   constructor(private readonly sink: string) {}
@@ -32,5 +37,10 @@ export class EmissionKeys {
   startFrom(fingerprint: string): void {
     this.epoch = fingerprint;
     this.made = 0;
+  }
+
+  /** This run's emissions are not replays: a new random epoch. */
+  fresh(): void {
+    this.epoch = randomEpoch();
   }
 }

@@ -198,9 +198,19 @@ export class SinkPipeline implements SinkNode {
     this.keys?.restore(s);
   }
 
+  /** The connector reads item keys. */
+  get keyed(): boolean {
+    return this.keys !== null;
+  }
+
   /** A stateful run with checkpoints that starts without one (EmissionKeys.startFrom). */
   keysFrom(fingerprint: string): void {
     this.keys?.startFrom(fingerprint);
+  }
+
+  /** A run whose sources do not replay what followed its checkpoint (EmissionKeys.fresh). */
+  keysFresh(): void {
+    this.keys?.fresh();
   }
 
   /** Connects the connector and starts the worker (which waits for the first connection). */

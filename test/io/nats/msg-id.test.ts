@@ -89,3 +89,32 @@ test("an emission replayed after a restart from a checkpoint keeps its id: store
     await rule.stop();
   }
 });
+
+test("a source that does not replay (memory): after a restart from a checkpoint the new emissions get new ids, none taken as duplicates", async () => {
+  await jsm.streams.add({ name: "MOUT", subjects: ["mout"] });
+  const t = testRuntime();
+  const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="mem-in")`);
+  const def = (saveAtStop: boolean) => ({
+    id: "memreplay",
+    sql: "SELECT v FROM m GROUP BY COUNTWINDOW(1)",
+    options: { qos: 1, checkpointInterval: 3_600_000, enableSaveStateBeforeStop: saveAtStop },
+    actions: [{ nats: { server: server.url, subject: "mout", jetstream: true, sendSingle: true } }],
+  });
+  const round = async (saveAtStop: boolean, n: number) => {
+    const rule = await t.rule(def(saveAtStop), defs).start();
+    try {
+      await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink connected");
+      for (let i = 0; i < n; i++) await t.env.pubsub.publish("mem-in", { v: 1 });
+      await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === n, `${n} publishes`);
+      return metric(rule, "sink_nats_0_0_duplicates_total");
+    } finally {
+      await rule.stop();
+    }
+  };
+  // A checkpoint at the first stop; the second run emits 5 past it and stops without one; the
+  // third starts from the same checkpoint, but its emissions are new messages, not a replay.
+  await round(true, 5);
+  await round(false, 5);
+  expect(await round(true, 5)).toBe(0);
+  expect(await storedCount("MOUT", 15)).toBe(15);
+});
