@@ -5,9 +5,12 @@
  * clock. Prints the CPU time of that loop only, so the decode and the file read (the replay's
  * other half, bench/replay.ts) stay out of it. With `--base DIR` (another checkout, e.g. a `git
  * worktree` of the starting commit with node_modules linked) the two trees run in turn, A B A B,
- * each run in its own process, and the outputs (bytes and a hash) must match.
- *   node_modules/.bin/bun bench/window-ingest.ts [w2|w4|w5] [--runs 5] [--base DIR]
+ * each run in its own process, and the outputs (bytes and a hash) must match. `--evaluator
+ * buffered` holds the rows (windows §3.4) instead of accumulators, under the rule's row and byte
+ * cap (window/held-rows.ts) in a tree that has one: the cost of sizing each row.
+ *   node_modules/.bin/bun bench/window-ingest.ts [w2|w4|w5] [--runs 5] [--base DIR] [--evaluator buffered]
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
@@ -28,7 +31,7 @@ interface Result {
 }
 
 /** One measured run of `w` with the modules of `tree` (the child process). */
-async function child(tree: string, w: string): Promise<Result> {
+async function child(tree: string, w: string, evaluator: string): Promise<Result> {
   const { createCatalog } = await import(join(tree, "lib/functions/index.ts"));
   const { Tuple } = await import(join(tree, "lib/expr/row.ts"));
   const { UTC } = await import(join(tree, "lib/value/time.ts"));
@@ -48,7 +51,10 @@ async function child(tree: string, w: string): Promise<Result> {
   const defs = new Map(file.creates.map((c: { name: string }) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(T0);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
-  const planned = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: "auto", functions });
+  const planned = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions });
+  // The defaults of windowMaxRows / windowMaxBytes: a 10 s window of W4 holds 100,000 rows, under both.
+  const budgetFile = join(tree, "lib/core/byte-budget.ts");
+  const windowBudget = existsSync(budgetFile) ? new (await import(budgetFile)).ByteBudget(256 * 1024 * 1024, 1_000_000) : undefined;
   let bytes = 0;
   let hash = 0;
   const write = (t: string) => {
@@ -56,7 +62,7 @@ async function child(tree: string, w: string): Promise<Result> {
     for (let i = 0; i < t.length; i += 7) hash = (hash * 31 + t.charCodeAt(i)) | 0;
   };
   const sink = new StdoutSink("lines", write, () => clock.now());
-  const topo = new Topology(planned.plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);
+  const topo = new Topology(planned.plan, { now: () => clock.now(), sendError: true, clock, zone: UTC, windowBudget }, [sink]);
   // The replay files' values (bench/replay-gen.ts): integral ones are int64, as the decoder types them.
   const devices = DEVICES[w]!;
   const ts = new Float64Array(RECORDS);
@@ -80,8 +86,8 @@ async function child(tree: string, w: string): Promise<Result> {
   return { cpuMs: (c.user + c.system) / 1000, bytes, hash };
 }
 
-async function spawnRun(tree: string, w: string): Promise<Result> {
-  const p = Bun.spawn([process.execPath, import.meta.path, "--child", tree, w], { stdout: "pipe", stderr: "inherit" });
+async function spawnRun(tree: string, w: string, evaluator: string): Promise<Result> {
+  const p = Bun.spawn([process.execPath, import.meta.path, "--child", tree, w, evaluator], { stdout: "pipe", stderr: "inherit" });
   const out = await new Response(p.stdout).text();
   if ((await p.exited) !== 0) throw new Error(`run of ${tree} failed`);
   return JSON.parse(out) as Result;
@@ -89,10 +95,11 @@ async function spawnRun(tree: string, w: string): Promise<Result> {
 
 const childAt = args.indexOf("--child");
 if (childAt >= 0) {
-  console.log(JSON.stringify(await child(args[childAt + 1]!, args[childAt + 2]!)));
+  console.log(JSON.stringify(await child(args[childAt + 1]!, args[childAt + 2]!, args[childAt + 3]!)));
 } else {
   const runs = Number(opt("--runs", "5"));
   const base = opt("--base", "");
+  const evaluator = opt("--evaluator", "auto");
   const w = args[0] ?? "w4";
   if (!(w in DEVICES)) throw new Error(`workload ${w}: one of ${Object.keys(DEVICES).join(", ")}`);
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -101,12 +108,12 @@ if (childAt >= 0) {
   const ratios: number[] = [];
   let ref: Result | undefined;
   for (let i = 0; i < runs; i++) {
-    const a = await spawnRun(ROOT, w);
+    const a = await spawnRun(ROOT, w, evaluator);
     mine.push(a.cpuMs);
     if (ref && (a.bytes !== ref.bytes || a.hash !== ref.hash)) throw new Error("outputs differ between runs");
     ref = a;
     if (base) {
-      const b = await spawnRun(base, w);
+      const b = await spawnRun(base, w, evaluator);
       if (b.bytes !== a.bytes || b.hash !== a.hash) throw new Error(`outputs differ: ${a.bytes}/${a.hash} vs base ${b.bytes}/${b.hash}`);
       theirs.push(b.cpuMs);
       ratios.push(a.cpuMs / b.cpuMs);

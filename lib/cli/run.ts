@@ -62,7 +62,7 @@ function breakdown(res: { lost: number; decodeErrors: number; rowErrors: number 
   if (res.decodeErrors) parts.push(`${res.decodeErrors} decode error(s)`);
   if (res.rowErrors) parts.push(`${res.rowErrors} row error(s)`);
   const dropped = res.lost - res.decodeErrors;
-  if (dropped) parts.push(`${dropped} late row(s) or sink failure(s)`);
+  if (dropped) parts.push(`${dropped} late row(s), row(s) over the windows' cap or sink failure(s)`);
   return parts.length ? ` (${parts.join(", ")})` : "";
 }
 

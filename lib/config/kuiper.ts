@@ -36,6 +36,8 @@ export interface OpenTelemetrySettings {
   readonly remoteEndpoint: string;
   /** Traces the local store keeps (the oldest go first). */
   readonly localTraceCapacity: number;
+  /** floe: bytes of spans the local store holds in memory (`localTraceMaxBytes`, default 64 MiB; the oldest traces go first). */
+  readonly localTraceMaxBytes: number;
   readonly enableLocalStorage: boolean;
 }
 
@@ -69,6 +71,8 @@ export interface BasicSettings {
   readonly allowExternalFileAccess: boolean;
   /** floe: largest accepted request body in bytes (`basic.maxBodySize`, default 10 MiB). */
   readonly maxBodySize: number;
+  /** floe: bytes of events one SSE client (an `sse` sink's, a trial run's) may have waiting (`basic.sseClientMaxBytes`, default 8 MiB). */
+  readonly sseClientMaxBytes: number;
   readonly pluginHosts: string;
   /**
    * floe: limits of each JavaScript UDF's sandbox: `basic.udfTimeout` (Go duration, default
@@ -150,7 +154,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
   if (grace < 1) grace = 3_000;
   const rule: Record<string, unknown> = {};
   const r = pick(doc, "rule");
-  const ruleKeys = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval"];
+  const ruleKeys = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval", "windowMaxRows", "windowMaxBytes"];
   for (const k of ruleKeys) {
     const v = pick(r, k);
     if (v !== undefined && v !== null) rule[k] = v;
@@ -195,6 +199,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
       enablePrivateNet: bool(b("enableprivatenet"), false),
       allowExternalFileAccess: bool(b("allowexternalfileaccess"), false),
       maxBodySize: int(b("maxbodysize"), 10 * 1024 * 1024),
+      sseClientMaxBytes: positive(int(b("sseclientmaxbytes"), 8 * 1024 * 1024), 8 * 1024 * 1024),
       pluginHosts: str(b("pluginhosts"), "https://packages.emqx.io"),
       udfLimits: {
         timeoutMs: positive(durationMs(b("udftimeout"), 100), 100),
@@ -215,6 +220,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
       enableRemoteCollector: bool(pick(doc, "openTelemetry", "enableRemoteCollector"), false),
       remoteEndpoint: str(pick(doc, "openTelemetry", "remoteEndpoint"), "") || "localhost:4318",
       localTraceCapacity: positive(int(pick(doc, "openTelemetry", "localTraceCapacity"), 2048), 2048),
+      localTraceMaxBytes: positive(int(pick(doc, "openTelemetry", "localTraceMaxBytes"), 64 * 1024 * 1024), 64 * 1024 * 1024),
       enableLocalStorage: bool(pick(doc, "openTelemetry", "enableLocalStorage"), false),
     },
     doc,

@@ -34,6 +34,12 @@ export class NodeMetrics {
   recordsLost = -1;
   /** floe: the node's errors by message, made at its first error (the console's Debug view). */
   errorGroups: ErrorGroups | null = null;
+  /**
+   * floe: publishes the destination reported as duplicates of ones it already stored, and so did
+   * not store again (JetStream's PubAck `duplicate`); -1 when the sink cannot tell. Reported as
+   * `duplicates_total` on sink nodes.
+   */
+  destinationDuplicates = -1;
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;
@@ -66,6 +72,7 @@ export class NodeMetrics {
       [p + "last_exception_time", this.lastExceptionTime],
     ];
     if (this.recordsLost >= 0) out.push([p + "records_lost_total", this.recordsLost]);
+    if (this.destinationDuplicates >= 0) out.push([p + "duplicates_total", this.destinationDuplicates]);
     if (this.kind !== "op") {
       out.push(
         [p + "connection_status", this.connectionStatus],

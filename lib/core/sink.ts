@@ -17,4 +17,9 @@ export interface SinkNode extends Consumer {
    */
   traceparent?: string | null;
   onRoom?(fn: () => void): void;
+  /** The sink node's name (`mqtt_0`): its state's key in the rule's checkpoint. */
+  readonly name?: string;
+  /** State the sink keeps across a restore from a checkpoint (undefined: none), and its inverse. */
+  snapshot?(): unknown;
+  restore?(s: unknown): void;
 }

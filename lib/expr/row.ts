@@ -47,12 +47,15 @@ export class Tuple implements Row {
   emitter: string;
   /** Analytic results by call-site index, or null when the rule has none. */
   cache: Value[] | null;
+  /** Estimated bytes, set by a window that holds the tuple (window/held-rows.ts); 0 until then. */
+  size: number;
   constructor(data: Obj, meta: Obj | null, ts: number, emitter: string) {
     this.data = data;
     this.meta = meta ?? EMPTY;
     this.ts = ts;
     this.emitter = emitter;
     this.cache = null;
+    this.size = 0;
   }
   value(name: string, stream: string | undefined): Value {
     if (stream !== undefined && stream !== this.emitter) return null;

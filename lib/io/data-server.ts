@@ -19,6 +19,8 @@ export interface DataServerOptions {
     withOrigin(req: Request, res: Response): Response;
   };
   readonly maxRequestBodySize?: number;
+  /** Bytes of events one SSE client may have waiting (`basic.sseClientMaxBytes`; SSE_CLIENT_MAX_BYTES). */
+  readonly sseClientMaxBytes?: number;
   /** `basic.allowedOrigins`/`allowedHosts`: who may open a websocket endpoint (none listed: same origin and non-browser clients). */
   readonly origins?: OriginSettings;
 }
@@ -56,10 +58,22 @@ export class WsHub {
   }
 }
 
-/** An SSE endpoint: every published payload is one event `data: <payload>\n\n` to every client. */
+/** Bytes of events one SSE client may have waiting before further events to it are dropped (counted). */
+export const SSE_CLIENT_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * An SSE endpoint (an `sse` sink, a trial run's `/test/<id>`): every published payload is one
+ * event `data: <payload>\n\n` to every client. What waits for a client is bounded in bytes: each
+ * client's stream queues by byte length up to `maxBytes`, and an event that does not fit is not
+ * queued for that client (counted in `dropped`) — a client that stops reading cannot grow memory.
+ */
 export class SseHub {
   private readonly clients = new Set<ReadableStreamDefaultController<Uint8Array>>();
   refs = 0;
+  /** Events not queued for a client whose queue was full. */
+  dropped = 0;
+
+  constructor(readonly maxBytes = SSE_CLIENT_MAX_BYTES) {}
 
   get size(): number {
     return this.clients.size;
@@ -68,6 +82,11 @@ export class SseHub {
   publish(payload: string): void {
     const chunk = enc.encode(`data: ${payload}\n\n`);
     for (const c of this.clients) {
+      // desiredSize: maxBytes less what the client's queue holds (the strategy sizes chunks by bytes).
+      if ((c.desiredSize ?? 0) < chunk.byteLength) {
+        this.dropped++;
+        continue;
+      }
       try {
         c.enqueue(chunk);
       } catch {
@@ -90,7 +109,7 @@ export class SseHub {
       cancel() {
         clients.delete(ctl);
       },
-    });
+    }, new ByteLengthQueuingStrategy({ highWaterMark: this.maxBytes }));
     return new Response(stream, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive", "Access-Control-Allow-Origin": "*" } });
   }
 
@@ -169,10 +188,15 @@ export class DataServer {
   }
 
   /** The SSE endpoint at `path` (any method), shared by the sinks using it (ref-counted). */
+  /** Every SSE endpoint by path (`/metrics`: the events each dropped for clients that stopped reading). */
+  sseHubs(): IterableIterator<[string, SseHub]> {
+    return this.sse.entries();
+  }
+
   acquireSse(path: string): SseHub {
     this.start();
     let h = this.sse.get(path);
-    if (!h) this.sse.set(path, (h = new SseHub()));
+    if (!h) this.sse.set(path, (h = new SseHub(this.opts.sseClientMaxBytes)));
     h.refs++;
     return h;
   }

@@ -6,6 +6,7 @@
  */
 import { EngineError, errorText, ParseError, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
+import { ByteBudget } from "../core/byte-budget.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import { bufferFromBase64 } from "../value/base64.ts";
 import type { FuncEnv } from "../functions/registry.ts";
@@ -176,7 +177,8 @@ class PipeRun {
     // Metric timestamps read the batch's time: reading the clock per operator per row costs more than the rule.
     const errors = this.errors;
     const onRowError = (m: string) => errors.row(this.current ? `line ${this.current}` : "", m);
-    const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone, onRowError };
+    const windowBudget = new ByteBudget(this.options.windowMaxBytes, this.options.windowMaxRows);
+    const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone, onRowError, windowBudget };
     const topo = new Topology(this.plan, env, [this.sink]);
     topo.lookupOps().forEach((op, i) => op.attach(this.lookups[i]!));
     const stdin = [...this.defs.values()].filter((d) => fedFromInput(d, this.req) && topo.hasSource(d.name));

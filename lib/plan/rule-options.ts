@@ -50,12 +50,22 @@ export interface RuleOptions {
   readonly subscriberCapacity: number;
   /** What a full subscription does: back-pressure (default) or eKuiper's drop-oldest (opt-in). */
   readonly overflow: OverflowPolicy;
+  /**
+   * floe: the cap on the rows a rule's buffered windows hold together (window/held-rows.ts),
+   * `windowMaxRows` (default 1,000,000) and `windowMaxBytes` (estimated, default 256 MiB); ≤ 0 is no cap.
+   */
+  readonly windowMaxRows: number;
+  readonly windowMaxBytes: number;
   /** The merged options as JSON, the rule's keys spelled as given (export, options floe does not read). */
   readonly raw: Readonly<Record<string, unknown>>;
 }
 
 /** Inherited from kuiper.yaml `rule:` (§1.1); every other option starts at its zero value. */
-const INHERITED = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval", "restartStrategy"];
+const INHERITED = ["isEventTime", "lateTolerance", "concurrency", "bufferLength", "sendMetaToSink", "sendError", "qos", "checkpointInterval", "restartStrategy", "windowMaxRows", "windowMaxBytes"];
+
+/** Defaults of `windowMaxRows` and `windowMaxBytes` (docs/memory-budgets.md). */
+export const WINDOW_MAX_ROWS = 1_000_000;
+export const WINDOW_MAX_BYTES = 256 * 1024 * 1024;
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
@@ -168,6 +178,8 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
   const cron = d.str("cron");
   const disableBufferFullDiscard = d.bool("disableBufferFullDiscard");
   const enableSaveStateBeforeStop = d.bool("enableSaveStateBeforeStop");
+  const windowMaxRows = d.int("windowMaxRows", WINDOW_MAX_ROWS);
+  const windowMaxBytes = d.int("windowMaxBytes", WINDOW_MAX_BYTES);
   if (d.errors.length) throw fail(d.errors[0]!);
 
   const rs = field(o, "restartStrategy");
@@ -219,6 +231,8 @@ export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<
     subscriberCapacity: explicitBuffer && bufferLength > 0 ? bufferLength : DEFAULT_SUBSCRIBER_CAPACITY,
     // floe pushes back by default; eKuiper's drop-oldest only when the rule asks for it explicitly.
     overflow: field(o, "disableBufferFullDiscard") === false ? "drop-oldest" : "block",
+    windowMaxRows,
+    windowMaxBytes,
     raw: o,
   };
 }

@@ -15,11 +15,13 @@ import type { CheckpointStore } from "../store/checkpoint.ts";
 import { decodeState, encodeState } from "../store/state-codec.ts";
 import type { Topology } from "./topology.ts";
 
-/** A checkpoint as stored: the rule shape it belongs to, node states, source offsets (`$$offset`). */
+/** A checkpoint as stored: the rule shape it belongs to, node states, source offsets (`$$offset`), sink states. */
 interface Saved {
   readonly fp: string;
   readonly ops: Record<string, unknown>;
   readonly sources: Record<string, { $$offset: unknown }>;
+  /** Absent in checkpoints of older floe versions. */
+  readonly sinks?: Record<string, unknown>;
 }
 
 /** The read position of each rewindable source of the run, by stream name. */
@@ -27,7 +29,10 @@ export type OffsetReader = () => Record<string, unknown>;
 
 export class Checkpointer {
   private timer: ReturnType<typeof setInterval> | undefined;
-  private readonly fp: string;
+  /** The fingerprint of the rule's shape: a checkpoint of another shape is not restored. */
+  readonly fp: string;
+  /** `restore` found a checkpoint of this shape and loaded it. */
+  restored = false;
 
   constructor(
     private readonly ruleId: string,
@@ -51,6 +56,8 @@ export class Checkpointer {
       return offsets;
     }
     topo.restore(saved.ops);
+    if (saved.sinks) topo.restoreSinks(saved.sinks);
+    this.restored = true;
     for (const [stream, o] of Object.entries(saved.sources)) offsets.set(stream, o.$$offset);
     return offsets;
   }
@@ -67,7 +74,7 @@ export class Checkpointer {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
-      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources };
+      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
       const state = encodeState(saved);
       this.store.save(this.ruleId, state, Date.now());
       this.log(`rule ${this.ruleId}: checkpoint saved (${state.length} characters of state, sources ${JSON.stringify(sources)})`, "debug");

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { EngineError, errorText, failureText, RowError } from "../errors.ts";
 import { Tuple } from "../expr/row.ts";
+import { ByteBudget } from "../core/byte-budget.ts";
 import type { Obj } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
 import type { Decoder } from "../io/formats/decode.ts";
@@ -80,6 +81,8 @@ export interface RunSpec {
 class Inlet {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
+  /** Woken while the run held its drains (RuleRun.holdDrains): drains once they are let go. */
+  deferred = false;
   att: Attachment | undefined;
   /** The source node: `buffer_length` shows the subscription's occupancy. */
   node!: NodeMetrics;
@@ -94,6 +97,10 @@ class Inlet {
   covered = 0;
   readonly wake = (): void => {
     if (this.scheduled) return;
+    if (this.run.holdDrains) {
+      this.deferred = true;
+      return;
+    }
     this.scheduled = true;
     queueMicrotask(this.drain);
   };
@@ -305,6 +312,8 @@ export class RuleRun {
   private readonly stateless: boolean;
   /** Messages the previous run lost, counted at this run's start from the ledger. */
   private restoredLost = 0;
+  /** What the rule's buffered windows hold against `windowMaxRows`/`windowMaxBytes` (window/held-rows.ts). */
+  readonly windowBudget: ByteBudget;
 
   constructor(
     private readonly spec: RunSpec,
@@ -331,7 +340,8 @@ export class RuleRun {
     this.errors = errors;
     this.readsMeta = readsMeta(spec);
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS }, this.sinkNodes, graph);
+    const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
@@ -500,7 +510,15 @@ export class RuleRun {
     const srcs = this.plan.sources;
     try {
       // The newest checkpoint is loaded before any source delivers (§5).
-      const offsets = this.checkpoints?.restore(this.topo);
+      const cp = this.checkpoints;
+      const offsets = cp?.restore(this.topo);
+      // A stateful rule with checkpoints and a keyed sink (io/sinks/emission-keys.ts) keeps the
+      // checkpoint's keys — or, with none, starts them from the rule's fingerprint as a run that
+      // died before its first checkpoint did — only if every source replays what followed the
+      // checkpoint; which is known once they are attached, so nothing is drained before.
+      const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
+      if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
+      this.holdDrains = keys !== undefined;
       this.settleLedger();
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
@@ -531,10 +549,30 @@ export class RuleRun {
         });
         if (inlet.att.sub.length) inlet.wake();
       }
+      if (keys) this.releaseDrains(offsets!);
       this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.checkpointed);
     } catch (e) {
       await this.stop({ flushWindows: false });
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
+    }
+  }
+
+  /** Drains are held while the sources attach (see `start`). */
+  holdDrains = false;
+
+  /**
+   * The sources are attached: unless every one replays what followed the checkpoint (a restored
+   * read position, or a JetStream consumer that acknowledges at checkpoints), the sinks' keys
+   * take a fresh epoch, since this run's emissions are not the last run's. Then the drains go.
+   */
+  private releaseDrains(offsets: Map<string, unknown>): void {
+    const replays = this.inlets.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
+    if (!replays) for (const p of this.pipelines) p.keysFresh();
+    this.holdDrains = false;
+    for (const i of this.inlets) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
     }
   }
 

@@ -39,6 +39,7 @@
  *   carries a loss from one run to the next. `duplicates()` counts the MQTT redeliveries the run's
  *   sources admitted. Neither is a status key.
  */
+import type { ByteBudget } from "../core/byte-budget.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { parseSinkCommon, type SinkCommon } from "../io/sinks/common.ts";
 import { createSinkConnector } from "../io/sinks/index.ts";
@@ -257,6 +258,11 @@ export class RunHandle {
   /** Every node's metrics in status order: sources, operators, sinks. */
   nodes(): readonly NodeMetrics[] {
     return this.run.nodes();
+  }
+
+  /** What the run's buffered windows hold against the rule's `windowMaxRows`/`windowMaxBytes`. */
+  windowBudget(): ByteBudget {
+    return this.run.windowBudget;
   }
 
   /** The run's status keys (rest-api.md §6.2) in order, without the state fields the host adds. */

@@ -375,10 +375,14 @@ export class Topology {
     for (const op of ops) await op.settle();
   }
 
-  /** Rows dropped inside the rule (late events), for the lost count. */
+  /** Rows dropped inside the rule (late events, rows over the windows' cap), for the lost count. */
   dropped(): number {
     let n = 0;
-    for (const op of this.operators) if (op instanceof WatermarkOp) n += op.dropped;
+    for (const op of this.operators) {
+      if (op instanceof WatermarkOp) n += op.dropped;
+      // Rows over the windows' cap, counted by the window and watermark nodes.
+      if ((op instanceof WindowOp || op instanceof WatermarkOp) && op.metrics.recordsLost > 0) n += op.metrics.recordsLost;
+    }
     return n;
   }
 
@@ -405,6 +409,23 @@ export class Topology {
       if (s !== undefined) out[op.metrics.name] = s;
     }
     return out;
+  }
+
+  /** The state of the sinks that keep one (a keyed connector's item count, io/sinks/pipeline.ts), by sink name. */
+  sinkState(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const s of this.sinks) {
+      const st = s.name === undefined ? undefined : s.snapshot?.();
+      if (st !== undefined) out[s.name!] = st;
+    }
+    return out;
+  }
+
+  restoreSinks(state: Record<string, unknown>): void {
+    for (const s of this.sinks) {
+      const st = s.name === undefined ? undefined : state[s.name];
+      if (st !== undefined) s.restore?.(st);
+    }
   }
 
   /** Loads a `snapshot()` into this fresh topology, before any input; unknown nodes are ignored. */

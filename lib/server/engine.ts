@@ -4,6 +4,7 @@
  * (restore, connection.yaml provisioning, init.json import, patrol) and graceful shutdown.
  */
 import type { Level } from "../log.ts";
+import type { ByteBudget } from "../core/byte-budget.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -45,6 +46,8 @@ export interface RuntimeHooks {
   /** Trial runs: the rule's results go to `publish` instead of its actions. */
   /** Releases what the runtime holds beyond its rules (the daemon's memory lookup tables). */
   readonly close?: () => void;
+  /** What the daemon's memory lookup tables hold against their byte budgets (`/metrics`). */
+  readonly memoryTables?: () => { topic: string; key: string; budget: ByteBudget }[];
   readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
 }
 
@@ -135,7 +138,7 @@ export class Engine {
     for (const s of this.schemaStore.load()) this.schemas.set(s);
     catalog.check = (c) => checkFormat(this.schemas, c.options.FORMAT, c.options.SCHEMAID);
     const src = config.source;
-    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: anyOriginCors, origins: config.basic, maxRequestBodySize: config.basic.maxBodySize });
+    this.dataServer = new DataServer({ hostname: src.httpServerIp, port: src.httpServerPort, tls: dataServerTls(config.doc), cors: anyOriginCors, origins: config.basic, maxRequestBodySize: config.basic.maxBodySize, sseClientMaxBytes: config.basic.sseClientMaxBytes });
     this.connections.resolve = (id) => {
       for (const [full, props] of confKeys.entries()) {
         const [kind, typ, ...rest] = full.split(".");

@@ -5,6 +5,7 @@
  * last run kept after it stops. Runs come from a RunFactory (the runtime's `Rule.start`, which
  * hands back a stateless run handle); this file decides when to start and stop them.
  */
+import type { ByteBudget } from "../core/byte-budget.ts";
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
@@ -31,7 +32,7 @@ export interface Topo {
 }
 
 /** What the lifecycle uses of a run handle (runtime/rule.ts); scan tables and rewinding are optional. */
-export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek">>;
+export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
 export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
@@ -89,6 +90,11 @@ export class RuleLifecycle {
   /** Live metrics of the current run, else those kept from the last one. */
   nodes(): readonly NodeMetrics[] {
     return this.run ? this.run.nodes() : this.lastNodes;
+  }
+
+  /** What the current run's windows hold against the rule's cap; undefined when not running (or a partitioned run). */
+  windowBudget(): ByteBudget | undefined {
+    return this.run?.windowBudget?.();
   }
 
   /** The scan tables of the current run (`GET /rules/{id}/scantables`); undefined when none. */

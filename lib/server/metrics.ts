@@ -33,6 +33,13 @@ const HELP: Record<string, string> = {
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
   floe_source_duplicates_total: "Messages redelivered to the source (MQTT DUP, JetStream redeliveries)",
+  floe_rule_window_rows: "Rows the rule's buffered windows hold (rule option windowMaxRows caps them)",
+  floe_rule_window_bytes: "Estimated bytes the rule's buffered windows hold (rule option windowMaxBytes caps them)",
+  floe_trace_store_bytes: "Estimated bytes of spans the local trace store holds in memory (openTelemetry.localTraceMaxBytes caps them)",
+  floe_memory_table_bytes: "Estimated bytes of rows a memory lookup table holds (its maxBytes caps them)",
+  floe_memory_table_dropped_rows_total: "Rows refused by a memory lookup table at its maxBytes",
+  floe_sse_events_dropped_total: "Events not queued for an SSE client whose queue held its byte budget",
+  floe_sink_duplicates_total: "Publishes the destination did not store again as duplicates of stored ones (JetStream Nats-Msg-Id)",
 };
 
 function helpOf(name: string): string {
@@ -60,6 +67,7 @@ export function prometheusText(e: Engine): string {
     f.lines.push(`${name}${l ? `{${l}}` : ""} ${v}`);
   };
   const dups: [Record<string, string>, number][] = [];
+  const sinkDups: [Record<string, string>, number][] = [];
   for (const [id, lc] of e.rules.rules) {
     add("kuiper_rule_status", "gauge", { rule: id }, lc.state === RuleStateName.running ? 1 : lc.state === RuleStateName.stoppedByErr ? -1 : 0);
     if (!lc.running) continue;
@@ -76,9 +84,12 @@ export function prometheusText(e: Engine): string {
       if (n.recordsLost >= 0) add(p + "records_lost_total", "counter", labels, n.recordsLost);
       // floe's own: redelivered MQTT publishes (DUP) the source admitted, also in records_in_total.
       if (n.kind === "source") dups.push([labels, n.duplicates]);
+      if (n.destinationDuplicates >= 0) sinkDups.push([labels, n.destinationDuplicates]);
     }
   }
   for (const [labels, v] of dups) add("floe_source_duplicates_total", "counter", labels, v);
+  for (const [labels, v] of sinkDups) add("floe_sink_duplicates_total", "counter", labels, v);
+  budgetText(e, add);
   for (const [name, v] of e.connections.gauges()) add("kuiper_conn_status_gauge", "gauge", { name }, v);
   const c = e.rules.counts();
   add("kuiper_rule_count", "gauge", { status: "running" }, c.running);
@@ -90,6 +101,23 @@ export function prometheusText(e: Engine): string {
   let out = "";
   for (const [name, f] of fam) out += `# HELP ${name} ${helpOf(name)}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
   return out + lagText();
+}
+
+/** What floe holds in memory on users' behalf, against its byte budgets (docs/memory-budgets.md). */
+function budgetText(e: Engine, add: (name: string, type: string, labels: Record<string, string>, v: number) => void): void {
+  for (const [id, lc] of e.rules.rules) {
+    const w = lc.windowBudget();
+    if (!w) continue;
+    add("floe_rule_window_rows", "gauge", { rule: id }, w.rows);
+    add("floe_rule_window_bytes", "gauge", { rule: id }, w.bytes);
+  }
+  add("floe_trace_store_bytes", "gauge", {}, e.traces.store.budget.bytes);
+  for (const t of e.hooks.memoryTables?.() ?? []) {
+    const labels = { key: t.key, topic: t.topic };
+    add("floe_memory_table_bytes", "gauge", labels, t.budget.bytes);
+    add("floe_memory_table_dropped_rows_total", "counter", labels, t.budget.droppedRows);
+  }
+  for (const [path, hub] of e.dataServer.sseHubs()) add("floe_sse_events_dropped_total", "counter", { path }, hub.dropped);
 }
 
 /**

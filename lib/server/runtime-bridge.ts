@@ -4,6 +4,7 @@
  * its start), KV confKeys visible to connectors, memory lookup tables, and trial runs whose results
  * go to SSE clients. The run handles go to server/lifecycle.ts as they are.
  */
+import { memoryTableStats } from "../io/lookup/memory.ts";
 import { parseSinkCommon } from "../io/sinks/common.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector.ts";
 import { SinkPipeline } from "../io/sinks/pipeline.ts";
@@ -128,6 +129,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     env,
     factory,
     close: () => tables.closeAll(),
+    memoryTables: () => memoryTableStats(env.pubsub),
     validate: (def) => void create(def),
     trial: async (def, publish, mocks, onExit) => {
       const connectors = new Map<string, SourceConnector>();

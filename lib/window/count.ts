@@ -14,11 +14,11 @@ export class CountWindowOp extends WindowOp {
   private readonly m: number;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined, eventTime: boolean) {
-    super(name, env, eventTime);
+    super(name, env, eventTime, inc === undefined);
     this.n = spec.length;
     this.m = spec.interval;
     // eKuiper's inc_agg_window: window_start is the first row's time (windows §9).
-    this.holder = inc ? new CountTables(inc, this.n, this.m, inc.ekuiper) : new RowBuffer();
+    this.holder = inc ? new CountTables(inc, this.n, this.m, inc.ekuiper) : new RowBuffer(this.rowCap);
   }
 
   protected onRow(t: Tuple): void {

@@ -32,9 +32,24 @@ export abstract class EventWindowOp extends WindowOp {
 
   protected arrived(_t: Tuple): void {}
 
+  /** A row over the rule's cap is not held, but its trigger (a sliding window's) still counts. */
+  protected override overCap(t: Tuple): void {
+    if (Number.isNaN(this.previous)) this.previous = t.ts;
+    this.arrived(t);
+  }
+
   protected override onWatermark(w: Watermark): void {
     this.fire(w.ts);
-    if (this.incremental) this.rows.length = 0;
+    if (this.incremental) {
+      this.rowCap?.release(this.rows);
+      this.rows.length = 0;
+    }
+  }
+
+  /** The oldest `n` rows leave the buffer. */
+  protected drop(n: number): void {
+    this.rowCap?.release(this.rows, 0, n);
+    this.rows = this.rows.slice(n);
   }
 
   protected abstract fire(wm: number): void;
@@ -51,6 +66,7 @@ export abstract class EventWindowOp extends WindowOp {
   override restore(s: unknown): void {
     const st = s as { rows?: Tuple[]; pending?: Tuple[]; previous: number; own: unknown };
     this.rows = (this.incremental ? st.pending : st.rows)!;
+    this.rowCap?.restored(this.rows);
     this.previous = st.previous;
     this.loadOwn(st.own);
   }

@@ -35,13 +35,13 @@ export class EventGridWindowOp extends WindowOp {
   private readonly spec: WindowSpec;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
-    super(name, env, true);
+    super(name, env, true, inc === undefined);
     this.spec = spec;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
     this.step = this.hopping ? spec.interval : spec.length;
     this.k = this.step / unitMs(spec);
-    this.holder = inc ? new GridTables(inc, this.hopping, this.step, this.length) : new RowGrid();
+    this.holder = inc ? new GridTables(inc, this.hopping, this.step, this.length) : new RowGrid(this.rowCap);
   }
 
   protected onRow(t: Tuple): void {
@@ -118,7 +118,7 @@ export class EventSlidingWindowOp extends EventWindowOp {
     const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts <= before) i++;
-    if (i) this.rows = b.slice(i);
+    if (i) this.drop(i);
   }
 
   protected fire(wm: number): void {
@@ -152,7 +152,7 @@ export class EventSlidingWindowOp extends EventWindowOp {
     const b = this.rows;
     let i = 0;
     while (i < b.length && b[i]!.ts < left) i++;
-    if (i) this.rows = b.slice(i);
+    if (i) this.drop(i);
     const out: Tuple[] = [];
     for (const t of this.rows) {
       if (closed ? t.ts > end : t.ts >= end) break;
@@ -199,7 +199,7 @@ export class EventSessionWindowOp extends EventWindowOp {
       while (i < b.length && b[i]!.ts < cut.end) i++;
       const start = this.previous;
       this.previous = cut.end;
-      this.rows = b.slice(i);
+      this.drop(i);
       this.endedByTick = cut.ticked;
       this.emitWindow(b.slice(0, i), { start, end: cut.end, trigger: cut.end });
     }

@@ -20,12 +20,12 @@ export class HoppingWindowOp extends WindowOp {
   private readonly hop: number;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
-    super(name, env);
+    super(name, env, false, inc === undefined);
     this.length = spec.length;
     this.hop = spec.interval;
     this.previous = this.clock.now();
     const k = spec.interval / unitMs(spec);
-    this.holder = inc ? new TableHops(inc, alignedEnd(this.previous, k, spec.unit!, this.zone) - spec.length, spec.interval, spec.length) : new RowBuffer();
+    this.holder = inc ? new TableHops(inc, alignedEnd(this.previous, k, spec.unit!, this.zone) - spec.length, spec.interval, spec.length) : new RowBuffer(this.rowCap);
     this.ticker = new Ticker(this.clock, this.zone, k, spec.unit!, spec.interval, (t) => this.scan(t));
     this.ticker.start();
   }

@@ -2,9 +2,13 @@
 import type { Tuple, WindowRange } from "../expr/row.ts";
 import { Collection } from "../core/item.ts";
 import type { CountHolder, GridHolder, HopHolder, PaneHolder } from "./holder.ts";
+import type { HeldRows } from "./held-rows.ts";
 
+/** The rows, each let go from `rowCap` (the rule's cap) when a firing takes it out. */
 export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
   protected buffer: Tuple[] = [];
+
+  constructor(private readonly rowCap: HeldRows | null) {}
 
   add(t: Tuple): void {
     this.buffer.push(t);
@@ -25,18 +29,29 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
   takeBefore(end: number, range: WindowRange): Collection {
     const inside: Tuple[] = [];
     const rest: Tuple[] = [];
-    for (const t of this.buffer) (t.ts < end ? inside : rest).push(t);
+    // The bytes let go are summed in the same pass: a second one over a big window's rows costs as much again.
+    let bytes = 0;
+    for (const t of this.buffer) {
+      if (t.ts < end) {
+        inside.push(t);
+        bytes += t.size;
+      } else rest.push(t);
+    }
     this.buffer = rest;
+    this.rowCap?.releaseBytes(bytes, inside.length);
     return new Collection(inside, range);
   }
 
   takeHop(left: number, end: number, range: WindowRange): Collection {
     let i = 0;
     while (i < this.buffer.length && this.buffer[i]!.ts < left) i++;
+    this.rowCap?.release(this.buffer, 0, i);
     const kept = this.buffer.slice(i);
     const inside = kept.filter((t) => t.ts < end);
     // [quirk] with no row inside, the whole buffer is cleared, later rows included.
-    this.buffer = inside.length ? kept.slice(kept.indexOf(inside[0]!)) : [];
+    const from = inside.length ? kept.indexOf(inside[0]!) : kept.length;
+    this.rowCap?.release(kept, 0, from);
+    this.buffer = kept.slice(from);
     return new Collection(inside, range);
   }
 
@@ -44,6 +59,7 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
   takeCount(_i: number, n: number, now: number): Collection | null {
     if (this.buffer.length < n) return null;
     const rows = this.buffer.slice(this.buffer.length - n);
+    this.rowCap?.release(this.buffer, 0, this.buffer.length - n + 1);
     this.buffer = rows.slice(1);
     return new Collection(rows, { start: now, end: now, trigger: now });
   }
@@ -54,6 +70,7 @@ export class RowBuffer implements PaneHolder, HopHolder, CountHolder {
 
   load(s: Record<string, unknown>): void {
     this.buffer = s.rows as Tuple[];
+    this.rowCap?.restored(this.buffer);
   }
 }
 

@@ -22,8 +22,8 @@ export class SessionWindowOp extends WindowOp {
   private readonly ticker: Ticker;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
-    super(name, env);
-    this.holder = inc ? new TablePane(inc) : new RowBuffer();
+    super(name, env, false, inc === undefined);
+    this.holder = inc ? new TablePane(inc) : new RowBuffer(this.rowCap);
     this.maxDuration = spec.length;
     this.timeout = spec.interval;
     this.ticker = new Ticker(this.clock, this.zone, spec.length / unitMs(spec), spec.unit!, spec.length, (t) => this.tick(t));

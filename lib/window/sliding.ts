@@ -30,6 +30,15 @@ export class SlidingWindowOp extends WindowOp {
 
   protected onRow(t: Tuple): void {
     this.buffer.push(t);
+    this.step(t);
+  }
+
+  /** A trigger over the cap still emits the rows held. */
+  protected override overCap(t: Tuple): void {
+    this.step(t);
+  }
+
+  private step(t: Tuple): void {
     const T = t.ts;
     if (!triggers(this.trigger, this.hits, t)) {
       this.gc(T - this.length - this.delay);
@@ -56,15 +65,21 @@ export class SlidingWindowOp extends WindowOp {
   private gc(before: number): void {
     let i = 0;
     while (i < this.buffer.length && this.buffer[i]!.ts <= before) i++;
-    if (i) this.buffer = this.buffer.slice(i);
+    if (i) this.drop(i);
   }
 
   private scan(left: number, end: number, closed: boolean, trigger: number): void {
     let i = 0;
     while (i < this.buffer.length && this.buffer[i]!.ts < left) i++;
-    if (i) this.buffer = this.buffer.slice(i);
+    if (i) this.drop(i);
     const rows = this.buffer.filter((t) => (closed ? t.ts <= end : t.ts < end));
     this.emitWindow(rows, { start: left, end, trigger });
+  }
+
+  /** The oldest `n` rows leave the buffer. */
+  private drop(n: number): void {
+    this.rowCap?.release(this.buffer, 0, n);
+    this.buffer = this.buffer.slice(n);
   }
 
   flushTime(): number | undefined {
@@ -82,6 +97,7 @@ export class SlidingWindowOp extends WindowOp {
   override restore(s: unknown): void {
     const st = s as { rows: Tuple[]; triggers: number[]; hits: [number, number] | null };
     this.buffer = st.rows;
+    this.rowCap?.restored(st.rows);
     for (const T of st.triggers) this.delayed(T);
     if (this.hits && st.hits) [this.hits.count, this.hits.time] = st.hits;
   }

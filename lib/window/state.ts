@@ -35,6 +35,15 @@ export class StateWindowOp extends WindowOp {
   }
 
   protected onRow(t: Tuple): void {
+    this.step(t, true);
+  }
+
+  protected override overCap(t: Tuple): void {
+    this.step(t, false);
+  }
+
+  /** One row through its partition's state machine; `hold`: the row joins the window (else only its conditions count). */
+  private step(t: Tuple, hold: boolean): void {
     let key = "parKey_";
     for (const p of this.partition) {
       try {
@@ -46,24 +55,27 @@ export class StateWindowOp extends WindowOp {
     let s = this.states.get(key);
     if (!s) this.states.set(key, (s = { started: false, start: 0, rows: [] }));
     if (!s.started) {
-      if (this.holds(this.begin, t)) Object.assign(s, { started: true, start: t.ts, rows: [t] });
+      if (this.holds(this.begin, t)) Object.assign(s, { started: true, start: t.ts, rows: hold ? [t] : [] });
+      else if (hold) this.rowCap?.releaseOne(t);
       return;
     }
     if (this.single) {
       if (this.holds(this.begin, t)) {
         const rows = s.rows;
         const start = s.start;
-        s.rows = [t];
+        s.rows = hold ? [t] : [];
         s.start = t.ts;
+        this.rowCap?.release(rows);
         this.emitWindow(rows, { start, end: t.ts, trigger: t.ts });
-      } else s.rows.push(t);
+      } else if (hold) s.rows.push(t);
       return;
     }
-    s.rows.push(t);
+    if (hold) s.rows.push(t);
     if (this.holds(this.emitCond, t)) {
       const rows = s.rows;
       s.rows = [];
       s.started = false;
+      this.rowCap?.release(rows);
       this.emitWindow(rows, { start: s.start, end: t.ts, trigger: t.ts });
     }
   }
@@ -80,7 +92,10 @@ export class StateWindowOp extends WindowOp {
 
   override restore(s: unknown): void {
     const st = s as { states: [string, boolean, number, Tuple[]][]; hits: [number, number] | null };
-    for (const [k, started, start, rows] of st.states) this.states.set(k, { started, start, rows });
+    for (const [k, started, start, rows] of st.states) {
+      this.states.set(k, { started, start, rows });
+      this.rowCap?.restored(rows);
+    }
     if (this.hits && st.hits) [this.hits.count, this.hits.time] = st.hits;
   }
 }

@@ -14,8 +14,8 @@ export class TumblingWindowOp extends WindowOp {
   private readonly length: number;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
-    super(name, env);
-    this.holder = inc ? new TablePane(inc) : new RowBuffer();
+    super(name, env, false, inc === undefined);
+    this.holder = inc ? new TablePane(inc) : new RowBuffer(this.rowCap);
     this.length = spec.length;
     this.previous = this.clock.now();
     this.ticker = new Ticker(this.clock, this.zone, spec.length / unitMs(spec), spec.unit!, spec.length, (t) => this.scan(t));

@@ -7,11 +7,15 @@ import type { Tuple, WindowRange } from "../expr/row.ts";
 import type { Zone } from "../value/time.ts";
 import { Collection, type Item, type Watermark } from "../core/item.ts";
 import { Operator, type OpEnv } from "../core/operator.ts";
+import type { ByteBudget } from "../core/byte-budget.ts";
 import { WallClock, type Clock } from "./clock.ts";
+import { HeldRows } from "./held-rows.ts";
 
 export interface WindowEnv extends OpEnv {
   readonly clock: Clock;
   readonly zone: Zone;
+  /** The rule's cap on the rows its windows hold (held-rows.ts); none when undefined. */
+  readonly windowBudget?: ByteBudget;
 }
 
 export abstract class WindowOp extends Operator {
@@ -21,19 +25,28 @@ export abstract class WindowOp extends Operator {
   protected readonly eventTime: boolean;
   /** A processing-time window on the wall clock (which needs the catch-up below). */
   private readonly wall: WallClock | undefined;
-  constructor(name: string, env: WindowEnv, eventTime = false) {
+  /** The rows this window holds, against the rule's cap; null when it holds accumulators only (or no cap is set). */
+  protected readonly rowCap: HeldRows | null;
+  /** `holdsRows`: the window keeps its rows until it fires (the buffered evaluator), not accumulators. */
+  constructor(name: string, env: WindowEnv, eventTime = false, holdsRows = true) {
     super(name, env, "");
     this.clock = env.clock;
     this.zone = env.zone;
     this.eventTime = eventTime;
     this.wall = !eventTime && env.clock instanceof WallClock ? env.clock : undefined;
+    this.rowCap = holdsRows && env.windowBudget !== undefined ? new HeldRows(env.windowBudget, this.metrics) : null;
   }
 
   protected process(item: Item): void {
     if ((item as Tuple).data === undefined) return;
     this.metrics.messagesProcessed++;
     const t = item as Tuple;
+    // Timers due by the row's time fire first: what they emit makes room for it.
     this.catchUp(t.ts);
+    if (this.rowCap !== null && !this.rowCap.admit(t)) {
+      this.overCap(t);
+      return;
+    }
     this.onRow(t);
   }
 
@@ -51,6 +64,12 @@ export abstract class WindowOp extends Operator {
   }
 
   protected abstract onRow(t: Tuple): void;
+
+  /**
+   * A row the rule's cap refused: not held, but a window driven by its rows' conditions still
+   * reads them (a state window's end, a sliding window's trigger), or it would never fire again.
+   */
+  protected overCap(_t: Tuple): void {}
 
   /** Watermarks end at the window; event-time windows override this to trigger. */
   protected override onWatermark(_w: Watermark): void {}

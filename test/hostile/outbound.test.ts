@@ -18,6 +18,7 @@ import { MemoryPubSub } from "../../lib/io/memory-pubsub.ts";
 import { createLookupSource, LOOKUP_TYPES } from "../../lib/io/lookup/index.ts";
 import { createNetGuard, systemResolve, type NetGuard, type Resolver } from "../../lib/io/outbound/guard.ts";
 import { ConnectionReporter, SinkItem } from "../../lib/io/sinks/connector.ts";
+import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { createSinkConnector, SINK_TYPES } from "../../lib/io/sinks/index.ts";
 import { createSourceConnector, SOURCE_TYPES } from "../../lib/io/sources/index.ts";
 import { OtlpExporter } from "../../lib/runtime/trace/otlp.ts";
@@ -134,7 +135,7 @@ async function sinkAttack(type: string, props: Record<string, unknown>, guard: N
   const status = new ConnectionReporter();
   try {
     // A client sink opens at its first connection: a failed handshake shows in its status instead.
-    const opened = Promise.resolve(sink.open({ ruleId: "r", name: `${type}_0`, status, log: () => {} }));
+    const opened = Promise.resolve(sink.open({ ruleId: "r", name: `${type}_0`, status, metrics: new NodeMetrics("sink", `${type}_0`), log: () => {} }));
     let settled = false;
     const failed = waitFor(() => settled || status.status === -1, `${type}: opened or failed`).catch(() => undefined);
     await Promise.race([opened, failed]).finally(() => (settled = true));

@@ -55,3 +55,13 @@ test("experiment.useSliceTuple is read with Go's case-insensitive keys; off unle
   expect(parseRuleOptions("r", { experiment: { useSliceTuple: "true" } }).useSliceTuple).toBe(false);
   expect(parseRuleOptions("r", null).useSliceTuple).toBe(false);
 });
+
+test("the windows' cap: windowMaxRows and windowMaxBytes, defaults, kuiper.yaml `rule:` inherited, the rule's own over it", () => {
+  const d = parseRuleOptions("r", undefined);
+  expect([d.windowMaxRows, d.windowMaxBytes]).toEqual([1_000_000, 256 * 1024 * 1024]);
+  const y = parseRuleOptions("r", undefined, { windowMaxRows: 500, windowMaxBytes: 1024 });
+  expect([y.windowMaxRows, y.windowMaxBytes]).toEqual([500, 1024]);
+  const o = parseRuleOptions("r", { windowMaxRows: 0 }, { windowMaxRows: 500 });
+  expect(o.windowMaxRows).toBe(0);
+  expect(() => parseRuleOptions("r", { windowMaxBytes: "big" })).toThrow("json: cannot unmarshal string into Go struct field RuleOption.options.windowMaxBytes of type int");
+});

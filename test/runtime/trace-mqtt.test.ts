@@ -24,7 +24,7 @@ async function client(): Promise<MqttClient> {
 }
 
 test("a v5 traceparent continues into the rule's trace and out through its v5 publishes", async () => {
-  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, enableLocalStorage: false }, createNetGuard(), () => {}, "");
+  const hub = new TraceHub({ serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 10, localTraceMaxBytes: 64 * 1024 * 1024, enableLocalStorage: false }, createNetGuard(), () => {}, "");
   const store = hub.store as LocalTraceStore;
   const t = testRuntime({ traces: hub, vars: { MQTT_SOURCE__TR__SERVER: broker.url, MQTT_SOURCE__TR__PROTOCOLVERSION: "5" } });
   const defs = streams(`CREATE STREAM s () WITH (TYPE="mqtt", DATASOURCE="tr/in", CONF_KEY="tr")`);

@@ -106,8 +106,8 @@ test("OTLP: the collector URL, and one resource with the service name and spans 
 });
 
 test("openTelemetry settings: eKuiper's defaults, and the section read case-insensitively", () => {
-  expect(fromDoc({}).openTelemetry).toEqual({ serviceName: "kuiperd-service", enableRemoteCollector: false, remoteEndpoint: "localhost:4318", localTraceCapacity: 2048, enableLocalStorage: false });
+  expect(fromDoc({}).openTelemetry).toEqual({ serviceName: "kuiperd-service", enableRemoteCollector: false, remoteEndpoint: "localhost:4318", localTraceCapacity: 2048, localTraceMaxBytes: 67108864, enableLocalStorage: false });
   const c = fromDoc({ opentelemetry: { servicename: "x", enableremotecollector: true, remoteendpoint: "h:1", localtracecapacity: 5, enablelocalstorage: "true" } });
-  expect(c.openTelemetry).toEqual({ serviceName: "x", enableRemoteCollector: true, remoteEndpoint: "h:1", localTraceCapacity: 5, enableLocalStorage: true });
+  expect(c.openTelemetry).toEqual({ serviceName: "x", enableRemoteCollector: true, remoteEndpoint: "h:1", localTraceCapacity: 5, localTraceMaxBytes: 67108864, enableLocalStorage: true });
   expect(fromDoc({ opentelemetry: { localtracecapacity: 0 } }).openTelemetry.localTraceCapacity).toBe(2048);
 });

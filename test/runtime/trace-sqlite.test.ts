@@ -96,7 +96,7 @@ test("spans are written by a timer a few ms a turn, never by add; a full queue d
 });
 
 test("the hub keeps traces in memory unless enableLocalStorage, then in <data>/trace.db", async () => {
-  const settings = { serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 5 };
+  const settings = { serviceName: "t", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: 5, localTraceMaxBytes: 64 * 1024 * 1024 };
   const d1 = dir();
   const mem = new TraceHub({ ...settings, enableLocalStorage: false }, createNetGuard(), () => {}, d1);
   expect(mem.store).toBeInstanceOf(LocalTraceStore);

@@ -20,7 +20,7 @@ const defs = streams(
 
 /** A hub keeping its traces in memory (enableLocalStorage off). */
 function hub(capacity = 100): TraceHub {
-  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, enableLocalStorage: false }, createNetGuard(), () => {}, "");
+  return new TraceHub({ serviceName: "floe-test", enableRemoteCollector: false, remoteEndpoint: "", localTraceCapacity: capacity, localTraceMaxBytes: 64 * 1024 * 1024, enableLocalStorage: false }, createNetGuard(), () => {}, "");
 }
 
 /** Its store, read synchronously. */

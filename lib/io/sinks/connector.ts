@@ -32,12 +32,26 @@ export class SinkItem {
   source: SinkSource | null;
   /** The trace context of the result (a traced rule, rest-api.md §15), or null. */
   traceparent: string | null;
-  constructor(payload: string | Uint8Array | Obj | Obj[], props: Record<string, unknown> | null, rows: number, source: SinkSource | null = null, traceparent: string | null = null) {
+  /**
+   * The item's emission key for a `keyed` connector, else "": `<sink>:<epoch>-<n>`, the
+   * pipeline's count of the items it made, checkpointed with the rule (SinkPipeline.snapshot) —
+   * unique per item, the same for an item replayed from a checkpoint.
+   */
+  key: string;
+  constructor(
+    payload: string | Uint8Array | Obj | Obj[],
+    props: Record<string, unknown> | null,
+    rows: number,
+    source: SinkSource | null = null,
+    traceparent: string | null = null,
+    key = "",
+  ) {
     this.payload = payload;
     this.props = props;
     this.rows = rows;
     this.source = source;
     this.traceparent = traceparent;
+    this.key = key;
   }
 }
 
@@ -134,6 +148,8 @@ export interface SinkContext {
   /** Sink node name, e.g. `mqtt_0`. */
   readonly name: string;
   readonly status: ConnectionReporter;
+  /** The sink node's metrics, for what only the connector can tell (the stream's duplicates). */
+  readonly metrics: NodeMetrics;
   /** Info-level log line (the log sink writes here). */
   log(line: string, level?: Level): void;
 }
@@ -146,6 +162,8 @@ export interface SinkConnector {
    * while its queue is empty the pipeline sends each result at once, in one reused item.
    */
   readonly direct?: boolean;
+  /** The connector reads `SinkItem.key` (the JetStream sink's message id): the pipeline keys each item. */
+  readonly keyed?: boolean;
   /** Starts connecting; resolves at the first successful connection (the worker waits for it). */
   open(ctx: SinkContext): Promise<void> | void;
   send(item: SinkItem): Promise<void> | void;

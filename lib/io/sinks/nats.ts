@@ -6,11 +6,13 @@
  * (the stream's duplicate window, 2 min by default).
  *
  * The message id is `msgId` rendered for the item when set (e.g. `{{.deviceId}}-{{.window_end}}`),
- * else `<ruleId>:<subject>:<hash>` where hash is a 64-bit hash of the payload bytes: the same rows
- * of the same rule on the same subject — a resend from the cache, the replay of a window after a
- * restore from a checkpoint, a retried publish — carry the same id. Two different emissions with
- * byte-identical payloads on one subject within the window are therefore stored once: select a
- * distinguishing column (window_end(), an offset) or set `msgId` when that matters.
+ * else `<ruleId>:<key>`, the item's emission key (SinkItem.key: the sink, and the pipeline's count
+ * of the items it made under an epoch of the run, checkpointed with the rule). A retried
+ * publish, a resend from the cache and an emission replayed after a restore from a checkpoint
+ * (a restart, a failover in a group) carry the id they had, so the stream stores them once; two
+ * distinct emissions never share one, even with byte-identical payloads (eKuiper's sink sets no
+ * id: it stores both, and a replay twice). Publishes the stream answers as duplicates are counted
+ * on the sink node (`duplicates_total`, Prometheus `floe_sink_duplicates_total`).
  *
  * Publishing while disconnected fails at once with `nats client is not connected` (an IO error:
  * the cache and retry engage). JetStream publishes are pipelined (`maxInflight`, 64) with one
@@ -46,6 +48,8 @@ class Pending {
 
 export class NatsSink implements SinkConnector {
   readonly bytes = true;
+  /** A JetStream publish takes its default message id from the item's emission key. */
+  readonly keyed: boolean;
   private readonly conf: NatsConf | undefined;
   private readonly subject: string;
   private readonly jetstream: boolean;
@@ -70,8 +74,6 @@ export class NatsSink implements SinkConnector {
   private readonly inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;
   private acks: Subscription | undefined;
   private expiry: ReturnType<typeof setInterval> | undefined;
-  /** Publishes the stream reported as duplicates (ids seen within its window). */
-  duplicates = 0;
   /** Publishes the stream refused (dropped, logged). */
   refused = 0;
 
@@ -91,10 +93,13 @@ export class NatsSink implements SinkConnector {
     this.maxInflight = r.int("maxInflight", 64);
     if (this.maxInflight < 1) throw new EngineError(`invalid maxInflight ${this.maxInflight}`);
     this.conf = this.selector ? undefined : parseNatsConf(props);
+    this.keyed = this.jetstream;
   }
 
   async open(ctx: SinkContext): Promise<void> {
     this.ctx = ctx;
+    // Publishes the stream reports as duplicates (ids seen within its window) are counted on the node.
+    if (this.jetstream) ctx.metrics.destinationDuplicates = Math.max(0, ctx.metrics.destinationDuplicates);
     if (this.selector) {
       if (!this.connections) throw new EngineError(`connection ${this.selector} not existed`);
       const ref = `${ctx.ruleId}_${ctx.name}_0`;
@@ -143,7 +148,7 @@ export class NatsSink implements SinkConnector {
       }
       return;
     }
-    const id = typeof p?.msgId === "string" && p.msgId ? p.msgId : this.msgId && !this.msgId.includes("{{") ? this.msgId : this.defaultId(subject, payload);
+    const id = typeof p?.msgId === "string" && p.msgId ? p.msgId : this.msgId && !this.msgId.includes("{{") ? this.msgId : this.defaultId(item, subject, payload);
     const hdrs = this.headersOf(item) ?? natsHeaders();
     hdrs.set("Nats-Msg-Id", id);
     if (this.stream) hdrs.set("Nats-Expected-Stream", this.stream);
@@ -152,9 +157,13 @@ export class NatsSink implements SinkConnector {
     return this.publish(pend);
   }
 
-  /** `<ruleId>:<subject>:<64-bit hash of the payload>` (see the file comment). */
-  private defaultId(subject: string, payload: Uint8Array): string {
-    return `${this.ctx!.ruleId}:${subject}:${Bun.hash(payload).toString(16)}`;
+  /**
+   * `<ruleId>:<emission key>` (see the file comment). An item without a key (read from the cache
+   * pages of an older floe) falls back to `<ruleId>:<subject>:<64-bit hash of the payload>`.
+   */
+  private defaultId(item: SinkItem, subject: string, payload: Uint8Array): string {
+    const rule = this.ctx!.ruleId;
+    return item.key ? `${rule}:${item.key}` : `${rule}:${subject}:${Bun.hash(payload).toString(16)}`;
   }
 
   private publish(pend: Pending): Promise<void> | void {
@@ -191,7 +200,7 @@ export class NatsSink implements SinkConnector {
       // The stream refused it (another stream, too large, …): publishing it again cannot succeed.
       this.refused++;
       this.ctx?.log(`nats sink ${this.ctx.name}: publish to ${pend.subject} refused by the stream, dropped: ${r.error.description ?? "error"}`);
-    } else if (r.duplicate) this.duplicates++;
+    } else if (r.duplicate) this.ctx!.metrics.destinationDuplicates++;
     this.settle();
   }
 
@@ -238,7 +247,7 @@ export class NatsSink implements SinkConnector {
       const pend = this.failed[0]!;
       try {
         const ack = await this.js!.publish(pend.subject, pend.payload, { headers: pend.headers });
-        if (ack.duplicate) this.duplicates++;
+        if (ack.duplicate) this.ctx!.metrics.destinationDuplicates++;
       } catch (e) {
         if (!(e instanceof JetStreamApiError)) throw new IoError(`publish to nats stream failed: ${errorText(e)}`);
         this.refused++;

@@ -213,6 +213,6 @@ export class PayloadEncoder {
       const o = outs[0]!;
       payload = this.post(o.text ?? this.encoder!(o.data), now, false, false);
     } else payload = tupleData(outs[0]!);
-    return new SinkItem(payload, item.props, item.rows, src, item.traceparent);
+    return new SinkItem(payload, item.props, item.rows, src, item.traceparent, item.key);
   }
 }

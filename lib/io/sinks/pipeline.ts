@@ -10,6 +10,7 @@
  * which counts against `room()` and encodes it in slices, in order, ahead of later results.
  */
 import type { Level } from "../../log.ts";
+import { EmissionKeys } from "./emission-keys.ts";
 import { errorText, failureText, IoError, RowError } from "../../errors.ts";
 import { Emission, type Item } from "../../core/item.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
@@ -92,6 +93,8 @@ export class SinkPipeline implements SinkNode {
   private sleepDone: (() => void) | undefined;
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
+  /** A keyed connector's item keys (SinkItem.key), checkpointed (`snapshot`); null for the others. */
+  private readonly keys: EmissionKeys | null;
   /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
@@ -174,12 +177,47 @@ export class SinkPipeline implements SinkNode {
     const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
     this.retryMs = retry;
     this.direct = init.connector.direct === true && !c.cache.enableCache && this.resend === null;
+    this.keys = init.connector.keyed ? new EmissionKeys(this.name) : null;
+  }
+
+  private nextKey(): string {
+    return this.keys === null ? "" : this.keys.next();
+  }
+
+  /**
+   * The item keys of a keyed connector, for the rule's checkpoint; undefined for the others. What
+   * was pushed before it is counted: the backlog is made into items now, and outputs waiting for
+   * their batch keep one key (their batch takes it; a restored run does not make it again).
+   */
+  snapshot(): { epoch: string; made: number } | undefined {
+    if (this.keys === null) return undefined;
+    this.backlog.drain();
+    return this.keys.snapshot(this.pending.length > 0 ? 1 : 0);
+  }
+
+  restore(s: unknown): void {
+    this.keys?.restore(s);
+  }
+
+  /** The connector reads item keys. */
+  get keyed(): boolean {
+    return this.keys !== null;
+  }
+
+  /** A stateful run with checkpoints that starts without one (EmissionKeys.startFrom). */
+  keysFrom(fingerprint: string): void {
+    this.keys?.startFrom(fingerprint);
+  }
+
+  /** A run whose sources do not replay what followed its checkpoint (EmissionKeys.fresh). */
+  keysFresh(): void {
+    this.keys?.fresh();
   }
 
   /** Connects the connector and starts the worker (which waits for the first connection). */
   open(): void {
     const ready = Promise.resolve(
-      this.conn.open({ ruleId: this.init.ruleId, name: this.name, status: this.status, log: this.init.log }),
+      this.conn.open({ ruleId: this.init.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.init.log }),
     );
     if (this.c.lingerInterval > 0) this.linger = setInterval(() => this.flushBatch(), this.c.lingerInterval);
     this.worker = this.work(ready);
@@ -296,7 +334,7 @@ export class SinkPipeline implements SinkNode {
       this.sendNow(it, now);
       return;
     }
-    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp), now, timed);
+    this.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -330,7 +368,7 @@ export class SinkPipeline implements SinkNode {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
-    this.enqueue(new SinkItem(payload, list[0]!.props, rows, src), now, true);
+    this.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey()), now, true);
   }
 
   private enqueue(item: SinkItem, now: number, timed: boolean): void {
@@ -367,7 +405,7 @@ export class SinkPipeline implements SinkNode {
       m.exception(errorText(e), Date.now());
       if (e instanceof IoError && this.retryMs > 0) {
         this.failing = true;
-        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent));
+        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key));
         m.bufferLength = this.queue.memLength;
         this.wake();
         return;

@@ -106,14 +106,17 @@ export function encodePage(items: readonly SinkItem[]): string {
       if (p instanceof Uint8Array) out += `[{"\\u0000b":"${base64(p)}"},`;
       else if (typeof p === "string") out += "[" + JSON.stringify(p) + ",";
       else {
-        out += JSON.stringify([p, i.props, i.rows], replacer) + "\n";
+        out += JSON.stringify(i.key ? [p, i.props, i.rows, null, false, i.key] : [p, i.props, i.rows], replacer) + "\n";
         continue;
       }
-      out += (i.props === null ? "null" : JSON.stringify(i.props)) + "," + i.rows + "]\n";
+      out += (i.props === null ? "null" : JSON.stringify(i.props)) + "," + i.rows + (i.key ? `,null,false,${JSON.stringify(i.key)}]\n` : "]\n");
       continue;
     }
-    out += JSON.stringify(i.source ? [p, i.props, i.rows, i.source.outs, i.source.batched] : [p, i.props, i.rows], replacer);
-    out += "\n";
+    const row: unknown[] = [p, i.props, i.rows];
+    if (i.source) row.push(i.source.outs, i.source.batched);
+    else if (i.key) row.push(null, false);
+    if (i.key) row.push(i.key);
+    out += JSON.stringify(row, replacer) + "\n";
   }
   return out;
 }
@@ -138,10 +141,11 @@ function hasTagged(v: unknown): boolean {
   return false;
 }
 
-type PageRow = [SinkItem["payload"], SinkItem["props"], number, SinkSource["outs"]?, boolean?];
+/** An item in a page: payload, props, rows, then what a resend re-encodes (or null, false) and the item's key, when kept. */
+type PageRow = [SinkItem["payload"], SinkItem["props"], number, (SinkSource["outs"] | null)?, boolean?, string?];
 
-function decodeRow([p, props, n, outs, batched]: PageRow): SinkItem {
-  return new SinkItem(p, props, n, outs ? new SinkSource(outs, !!batched) : null);
+function decodeRow([p, props, n, outs, batched, key]: PageRow): SinkItem {
+  return new SinkItem(p, props, n, outs ? new SinkSource(outs, !!batched) : null, null, key ?? "");
 }
 
 /** Decodes page text (`encodePage`), or a page of an older floe: one JSON array of items. */

@@ -72,7 +72,7 @@ export class ResendSink {
   }
 
   open(): void {
-    const ready = Promise.resolve(this.init.connector.open({ ruleId: this.init.ruleId, name: this.sink.name, status: this.status, log: this.init.log }));
+    const ready = Promise.resolve(this.init.connector.open({ ruleId: this.init.ruleId, name: this.sink.name, status: this.status, metrics: this.sink, log: this.init.log }));
     this.worker = this.work(ready);
     if (this.queue.length > 0) this.updateGauge();
   }

@@ -3,10 +3,16 @@
  * watermark — the minimum over the rule's streams of the largest timestamp seen, minus
  * `lateTolerance` — passes them, releases them in timestamp order, then (when the rule has a
  * window) sends the watermark itself. Rows older than the last watermark are dropped and counted.
+ * The rows it holds have a cap of their own, as large as the rule's window cap (window/held-rows.ts):
+ * a row over it is dropped and counted. Not the windows' own cap: a full window would make this node
+ * drop the rows whose conditions must still reach it (a state window's end).
  */
 import { Tuple } from "../../expr/row.ts";
 import { Watermark, type Item } from "../../core/item.ts";
 import { Operator, type OpEnv } from "../../core/operator.ts";
+import { ByteBudget } from "../../core/byte-budget.ts";
+import { HeldRows } from "../../window/held-rows.ts";
+import type { WindowEnv } from "../../window/window-op.ts";
 
 export class WatermarkOp extends Operator {
   /** Largest timestamp seen per stream, by the stream's index in `streams`. */
@@ -20,6 +26,8 @@ export class WatermarkOp extends Operator {
   private head = 0;
   /** Late rows dropped (the pipe runner's lost count). */
   dropped = 0;
+  /** The held rows against a cap the size of the rule's window cap (none without one). */
+  private readonly rowCap: HeldRows | null;
 
   constructor(name: string, env: OpEnv, streams: readonly string[], lateTolerance: number, markers: boolean) {
     super(name, env, "");
@@ -28,6 +36,8 @@ export class WatermarkOp extends Operator {
     this.maxTs = streams.map(() => -Infinity);
     this.tolerance = lateTolerance;
     this.markers = markers;
+    const budget = (env as Partial<WindowEnv>).windowBudget;
+    this.rowCap = budget ? new HeldRows(new ByteBudget(budget.maxBytes, budget.maxRows), this.metrics, "the rows waiting for the watermark") : null;
   }
 
   protected process(item: Item): void {
@@ -44,6 +54,7 @@ export class WatermarkOp extends Operator {
       this.dropped++; // [quirk] silently: counted in, not out, no exception
       return;
     }
+    if (this.rowCap !== null && !this.rowCap.admit(item)) return;
     this.insert(item);
     let min = Infinity;
     for (const m of this.maxTs) if (m < min) min = m;
@@ -63,6 +74,7 @@ export class WatermarkOp extends Operator {
     this.lastWM = st.$$wartermark;
     this.held = st.$$eventinputs;
     this.head = 0;
+    this.rowCap?.restored(this.held);
     for (const [name, i] of this.streams) {
       const m = st.$$streamwms[name];
       if (m !== undefined) this.maxTs[i] = m;
@@ -91,6 +103,7 @@ export class WatermarkOp extends Operator {
     while (i < h.length && h[i]!.ts <= wm) {
       const t = h[i]!;
       h[i++] = undefined as unknown as Tuple; // let released rows be collected
+      this.rowCap?.releaseOne(t);
       this.emit(t);
     }
     this.head = i;

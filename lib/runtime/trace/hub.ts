@@ -6,15 +6,21 @@
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
 import type { NetGuard } from "../../io/outbound/guard.ts";
+import type { ByteBudget } from "../../core/byte-budget.ts";
 import { parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";
 import { epochMs, Span, type SpanSink } from "./span.ts";
 import { SqliteTraceStore } from "./sqlite-store.ts";
 import { LocalTraceStore, type TraceNode } from "./store.ts";
 
-/** What `GET /trace/**` asks the local store; both stores keep at most `localTraceCapacity` traces. */
+/**
+ * What `GET /trace/**` asks the local store; both stores keep at most `localTraceCapacity` traces
+ * and at most `localTraceMaxBytes` of spans in memory (the sqlite one: spans not yet written).
+ */
 export interface TraceStore {
   add(span: Span): void;
+  /** What the store holds in memory against `localTraceMaxBytes`. */
+  readonly budget: ByteBudget;
   /** Trace ids of `ruleId`, most recent first; `limit` ≤ 0 means all. */
   traceIds(ruleId: string, limit: number): string[] | Promise<string[]>;
   tree(traceId: string): TraceNode | undefined | Promise<TraceNode | undefined>;
@@ -35,7 +41,9 @@ export class TraceHub implements SpanSink {
     dataDir: string,
   ) {
     this.serviceName = settings.serviceName;
-    this.store = settings.enableLocalStorage ? new SqliteTraceStore(dataDir, settings.localTraceCapacity) : new LocalTraceStore(settings.localTraceCapacity);
+    this.store = settings.enableLocalStorage
+      ? new SqliteTraceStore(dataDir, settings.localTraceCapacity, settings.localTraceMaxBytes)
+      : new LocalTraceStore(settings.localTraceCapacity, settings.localTraceMaxBytes);
     if (settings.enableRemoteCollector) this.exporter = new OtlpExporter(settings.remoteEndpoint, settings.serviceName, outbound, log);
   }
 

@@ -4,14 +4,16 @@
  * bounds — the most recent `localTraceCapacity` traces, MAX_SPANS_PER_TRACE spans each — and it
  * keeps them across restarts. Spans are not written on the message path: `add` only queues them
  * (at most PENDING_MAX, the rest dropped and counted) and a timer writes them in transactions of
- * CHUNK spans for at most TURN_MS a turn of the event loop. A query waits, without blocking,
+ * CHUNK spans for at most TURN_MS a turn of the event loop; the queue is also bounded in bytes
+ * (`localTraceMaxBytes`, core/byte-budget.ts). A query waits, without blocking,
  * until the spans queued before it are written.
  */
 import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { ByteBudget } from "../../core/byte-budget.ts";
 import type { Span, SpanLink } from "./span.ts";
-import { MAX_SPANS_PER_TRACE, spanTree, type SpanRecord, type TraceNode } from "./store.ts";
+import { detachLinks, MAX_SPANS_PER_TRACE, spanBytes, spanTree, type SpanRecord, type TraceNode } from "./store.ts";
 
 /** Spans waiting for the writer; more are dropped (counted) until it catches up. */
 export const PENDING_MAX = 8192;
@@ -43,6 +45,10 @@ export class SqliteTraceStore {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Spans refused: their trace was full, or the queue was. */
   dropped = 0;
+  /** The spans queued for the writer (rows: spans). */
+  readonly budget: ByteBudget;
+  /** Bytes of each queued span, by queue position. */
+  private sizes: number[] = [];
   private readonly newTrace: Statement<unknown, [string, string]>;
   private readonly countSpan: Statement<unknown, [string, number]>;
   private readonly insSpan: Statement<unknown, [string, string, string, string, string, number, number, string, string | null]>;
@@ -54,7 +60,9 @@ export class SqliteTraceStore {
   constructor(
     dataDir: string,
     readonly capacity: number,
+    maxBytes = Infinity,
   ) {
+    this.budget = new ByteBudget(maxBytes, PENDING_MAX);
     mkdirSync(dataDir, { recursive: true });
     const db = (this.db = new Database(join(dataDir, "trace.db"), { create: true, strict: true }));
     db.run("PRAGMA journal_mode = WAL");
@@ -90,11 +98,14 @@ export class SqliteTraceStore {
   }
 
   add(span: Span): void {
-    if (this.queue.length - this.head >= PENDING_MAX) {
+    detachLinks(span);
+    const bytes = spanBytes(span);
+    if (!this.budget.take(bytes)) {
       this.dropped++;
       return;
     }
     this.queue.push(span);
+    this.sizes.push(bytes);
     this.timer ??= setTimeout(() => this.writeTurn(), FLUSH_DELAY_MS);
   }
 
@@ -108,10 +119,14 @@ export class SqliteTraceStore {
   private writeChunk(n: number): void {
     const batch = this.queue.slice(this.head, this.head + n);
     this.write(batch);
+    let bytes = 0;
+    for (let i = this.head; i < this.head + batch.length; i++) bytes += this.sizes[i]!;
+    this.budget.release(bytes, batch.length);
     this.head += batch.length;
     this.taken += batch.length;
     if (this.head === this.queue.length) {
       this.queue = [];
+      this.sizes = [];
       this.head = 0;
     }
     if (this.waiters.length === 0) return;

@@ -4,7 +4,7 @@ import type { Obj, Value } from "../../../lib/value/values.ts";
 import { CachedLookup, lookupCacheConf } from "../../../lib/io/lookup/cache.ts";
 import { createLookupSource } from "../../../lib/io/lookup/index.ts";
 import type { LookupSource } from "../../../lib/io/lookup/lookup.ts";
-import { MemoryLookup } from "../../../lib/io/lookup/memory.ts";
+import { MemoryLookup, memoryTableStats } from "../../../lib/io/lookup/memory.ts";
 import { SimulatorLookup } from "../../../lib/io/lookup/simulator.ts";
 import { MemoryPubSub } from "../../../lib/io/memory-pubsub.ts";
 import { createRuntimeEnv } from "../../../lib/runtime/env.ts";
@@ -32,6 +32,31 @@ describe("memory lookup", () => {
     c.open();
     expect(c.lookup(["id"], [1n])).toEqual([]); // the last user closed it: a new one starts empty
     c.close();
+  });
+
+  test("a table holds at most maxBytes of rows: new keys past it are refused and counted, updates that fit and deletes go on", async () => {
+    const ps = new MemoryPubSub();
+    const t = new MemoryLookup({ datasource: "big", key: "id", maxBytes: 64 * 1024 }, ps);
+    t.open();
+    const pad = "x".repeat(1000);
+    for (let i = 0; i < 200; i++) await ps.publish("big", { id: i, pad });
+    const [stats] = memoryTableStats(ps);
+    expect(stats!.topic).toBe("big");
+    const b = stats!.budget;
+    expect(b.bytes).toBeLessThanOrEqual(64 * 1024);
+    // About 1.1 KB a row as estimated.
+    expect(b.rows).toBeGreaterThan(40);
+    expect(b.rows).toBeLessThan(64);
+    expect(b.droppedRows).toBe(200 - b.rows);
+    expect(t.lookup(["id"], [0])).toHaveLength(1);
+    expect(t.lookup(["id"], [199])).toEqual([]);
+    // An update of a held key that fits replaces it; a delete makes room for a new key.
+    await ps.publish("big", { id: 0, pad: "y" });
+    expect(t.lookup(["id"], [0])).toEqual([{ id: 0, pad: "y" }]);
+    await ps.publish("big", { id: 1, op: "delete" }, { rowkindField: "op", keyField: "id" });
+    await ps.publish("big", { id: 199, pad });
+    expect(t.lookup(["id"], [199])).toHaveLength(1);
+    t.close();
   });
 
   test("DATASOURCE and KEY are required", () => {

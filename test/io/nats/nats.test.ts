@@ -174,7 +174,7 @@ describe("nats JetStream", () => {
     await again.stop();
   });
 
-  test("a JetStream sink publishes with Nats-Msg-Id: the same rows published twice are stored once", async () => {
+  test("a JetStream sink publishes with Nats-Msg-Id: distinct emissions of the same rows are all stored, a msgId template decides", async () => {
     await jsm.streams.add({ name: "RESULTS", subjects: ["results.>"] });
     const t = rt();
     const defs = streams(`CREATE STREAM d () WITH (TYPE="nats", DATASOURCE="dd.in", ${conf()})`);
@@ -194,14 +194,14 @@ describe("nats JetStream", () => {
     await nc.flush();
     for (let round = 0; round < 2; round++) for (let i = 0; i < 10; i++) nc.publish("dd.in", JSON.stringify({ dev: `d${i % 2}`, v: i }));
     await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === 20 && metric(rule, "sink_nats_1_0_records_out_total") === 20, "40 publishes");
-    // 10 distinct rows on results.d0/d1 + 10 on results.tpl: the second round was deduplicated.
-    let stored = 0;
+    // 20 emissions on results.d0/d1, each its own id; on results.tpl the template's 10 ids: the second round was deduplicated.
     const end = Date.now() + 5000;
-    while ((stored = (await jsm.streams.info("RESULTS")).state.messages) < 20 && Date.now() < end) await Bun.sleep(20);
-    await Bun.sleep(200);
-    expect((await jsm.streams.info("RESULTS")).state.messages).toBe(20);
+    while ((await jsm.streams.info("RESULTS")).state.messages < 30 && Date.now() < end) await Bun.sleep(20);
+    await waitFor(() => metric(rule, "sink_nats_1_0_duplicates_total") === 10, "10 duplicates reported on the template's sink");
+    expect((await jsm.streams.info("RESULTS")).state.messages).toBe(30);
+    expect(metric(rule, "sink_nats_0_0_duplicates_total")).toBe(0);
     const m = await jsm.streams.getMessage("RESULTS", { last_by_subj: "results.d0" });
-    expect(m!.header!.get("Nats-Msg-Id")).toMatch(/^dedup:results\.d0:[0-9a-f]+$/);
+    expect(m!.header!.get("Nats-Msg-Id")).toMatch(/^dedup:nats_0:[0-9a-f]{12}-19$/);
     const tpl = await jsm.streams.getMessage("RESULTS", { last_by_subj: "results.tpl" });
     expect(tpl!.header!.get("Nats-Msg-Id")).toBe("d1-9");
     await rule.stop();

@@ -223,3 +223,17 @@ test("a page that vanished from disk is counted as dropped, not read as empty it
   expect(send(q)).toEqual([0, 1, 2, 3, 8, 9, 10, 11]);
   expect([drops, q.dropped, q.length]).toEqual([[4], 4, 0]);
 });
+
+test("an item's emission key (a JetStream message id) survives its cache page, in every encoding of the item", () => {
+  const items = [
+    new SinkItem("text", null, 1, null, null, "e1-1"),
+    new SinkItem(new Uint8Array([1, 2]), { subject: "a" }, 1, null, null, "e1-2"),
+    new SinkItem({ a: 1 }, null, 1, null, null, "e1-3"),
+    new SinkItem("big", { n: 5n }, 1, null, null, "e1-4"),
+    new SinkItem("plain", null, 1),
+  ];
+  const back = decodePage(encodePage(items));
+  expect(back.map((i) => i.key)).toEqual(["e1-1", "e1-2", "e1-3", "e1-4", ""]);
+  expect(back.map((i) => i.payload)).toEqual(items.map((i) => i.payload));
+  expect(back[3]!.props).toEqual({ n: 5n });
+});
