@@ -1,7 +1,8 @@
 /** A floe group over NATS JetStream (README "Scaling out"). */
 export { assignPartitions, ownerOf } from "./assignment.ts";
 export { PartitionCheckpoints, type PartitionCheckpoint } from "./checkpoints.ts";
-export { DefinitionSync, type ApplyChange, type DefinitionChange } from "./definitions.ts";
+export { DefinitionSync, GroupEntryRefused, type ApplyChange, type CheckChange, type DefinitionChange, type Refusals } from "./definitions.ts";
+export { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 export { Membership, type Member, type MemberInfo } from "./membership.ts";
 export { ClusterNode, type ClusterView } from "./node.ts";
 export { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";

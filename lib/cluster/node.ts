@@ -8,8 +8,9 @@ import type { ClusterSettings } from "../config/kuiper.ts";
 import { errorText } from "../errors.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
 import { assignPartitions } from "./assignment.ts";
+import { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 import { PartitionCheckpoints } from "./checkpoints.ts";
-import { DefinitionSync } from "./definitions.ts";
+import { DefinitionSync, type CheckChange, type Refusals } from "./definitions.ts";
 import { Membership, type Member } from "./membership.ts";
 import { connectGroup, openBucket, type NatsConnection } from "./nats.ts";
 import type { ReplicatedStore } from "./replicated-store.ts";
@@ -24,6 +25,8 @@ export interface ClusterView {
   readonly connected: boolean;
   /** Definition writes of this instance the group's bucket has not taken yet (re-sent until it does). */
   readonly unsentDefinitions: number;
+  /** Group entries this member refused (unsigned, tampered, invalid ids or definitions), and the last one. */
+  readonly refusedEntries: Refusals;
   readonly leader: string;
   readonly partitions: number;
   readonly instances: readonly {
@@ -63,7 +66,8 @@ export class ClusterNode {
 
   /** Connects and opens the group's buckets; nothing is shared until `replicate` and `join`. */
   static async connect(settings: ClusterSettings, log: (line: string) => void): Promise<ClusterNode> {
-    const nc = await connectGroup(settings.nats, `floe ${settings.group}/${settings.instance}`);
+    const signer = new EntrySigner(groupSecret(settings.auth));
+    const nc = await connectGroup(settings.nats, groupConnectionOptions(settings.nats, settings.auth, `floe ${settings.group}/${settings.instance}`));
     try {
       const g = settings.group;
       const defs = await openBucket(nc, `floe_${g}`, { description: `floe group ${g}: definitions` });
@@ -81,7 +85,7 @@ export class ClusterNode {
       return new ClusterNode(
         settings,
         nc,
-        new DefinitionSync(defs, settings.instance, log, () => link.up && !nc.isClosed()),
+        new DefinitionSync(defs, settings.instance, signer, log, () => link.up && !nc.isClosed()),
         new Membership(mem, settings.instance, settings.heartbeatMs, settings.leaseMs, log),
         new PartitionCheckpoints(state, settings.instance, chunk),
         new GroupRpc(nc, g, settings.instance),
@@ -93,9 +97,9 @@ export class ClusterNode {
     }
   }
 
-  /** Brings `local` in line with the group and returns the store the managers use. */
-  async replicate(local: DefinitionStore): Promise<ReplicatedStore> {
-    this.store = await this.definitions.open(local);
+  /** Brings `local` in line with the group (entries `check` refuses are not taken) and returns the store the managers use. */
+  async replicate(local: DefinitionStore, check?: CheckChange): Promise<ReplicatedStore> {
+    this.store = await this.definitions.open(local, check);
     return this.store;
   }
 
@@ -125,6 +129,7 @@ export class ClusterNode {
       nats: this.settings.nats,
       connected: this.definitions.isConnected,
       unsentDefinitions: this.definitions.unsentCount,
+      refusedEntries: { ...this.definitions.refusals },
       leader: this.members.leader() ?? "",
       partitions: this.settings.partitions,
       instances: [...all.values()].map((m) => ({

@@ -33,6 +33,7 @@ const HELP: Record<string, string> = {
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
   floe_source_duplicates_total: "Messages redelivered to the source (MQTT DUP, JetStream redeliveries)",
+  floe_cluster_entries_refused_total: "Group definition entries refused: unsigned, tampered, invalid ids or definitions",
 };
 
 function helpOf(name: string): string {
@@ -87,6 +88,7 @@ export function prometheusText(e: Engine): string {
   add("process_cpu_seconds_total", "counter", {}, (cpu.user + cpu.system) / 1e6);
   add("process_resident_memory_bytes", "gauge", {}, process.memoryUsage.rss());
   add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
+  if (e.cluster) add("floe_cluster_entries_refused_total", "counter", {}, e.cluster.definitions.refusals.count);
   let out = "";
   for (const [name, f] of fam) out += `# HELP ${name} ${helpOf(name)}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
   return out + lagText();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 import mqtt from "mqtt";
 import { freePort, Mosquitto } from "../helpers/mosquitto.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_SECRET, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
@@ -26,6 +26,7 @@ interface View {
 function groupEnv(instance: string): Record<string, string> {
   return {
     KUIPER__CLUSTER__NATS: nats.url,
+    KUIPER__CLUSTER__SECRET: GROUP_SECRET,
     KUIPER__CLUSTER__GROUP: "g1",
     KUIPER__CLUSTER__INSTANCE: instance,
     KUIPER__CLUSTER__HEARTBEATINTERVAL: "500ms",
@@ -228,5 +229,5 @@ test("without cluster.nats a daemon is a single node: no group, no NATS", async 
 test("a member that cannot reach NATS does not start, and says why", async () => {
   // A port nothing listens on (no server started and stopped for it).
   const dead = `nats://127.0.0.1:${await freePort()}`;
-  await expect(startFloe(tempHome(), { KUIPER__CLUSTER__NATS: dead, KUIPER__CLUSTER__INSTANCE: "z" })).rejects.toThrow(`cluster: cannot connect to NATS ${dead}`);
+  await expect(startFloe(tempHome(), { KUIPER__CLUSTER__NATS: dead, KUIPER__CLUSTER__SECRET: GROUP_SECRET, KUIPER__CLUSTER__INSTANCE: "z" })).rejects.toThrow(`cluster: cannot connect to NATS ${dead}`);
 });

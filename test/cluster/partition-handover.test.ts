@@ -20,7 +20,7 @@ import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun, partitionRunId } from "../../lib/server/partitioned-run.ts";
 import { checkpointStore } from "../../lib/store/checkpoint.ts";
 import type { RuleDef } from "../../lib/store/rule-def.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
@@ -45,7 +45,7 @@ afterAll(async () => {
 const until = (fn: () => boolean, ms = 15_000) => waitFor(fn, "the condition", ms, 20);
 
 async function connect(group: string, instance: string): Promise<ClusterNode> {
-  const node = await ClusterNode.connect({ nats: [nats.url], group, instance, partitions: PARTITIONS, heartbeatMs: 200, leaseMs: 1000 }, () => {});
+  const node = await ClusterNode.connect({ nats: [nats.url], group, instance, partitions: PARTITIONS, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH }, () => {});
   nodes.push(node);
   return node;
 }

@@ -9,14 +9,14 @@ import { assignPartitions, ownerOf } from "../../lib/cluster/assignment.ts";
 
 test("no cluster section is a single node with the documented defaults", async () => {
   const c = (await loadKuiperConfig(undefined, {})).cluster;
-  expect(c).toEqual({ nats: [], group: "default", instance: `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}`, partitions: 12, heartbeatMs: 1000, leaseMs: 6000 });
+  expect(c).toEqual({ nats: [], group: "default", instance: `${hostname().replace(/[^A-Za-z0-9_-]/g, "_")}-${process.pid}`, partitions: 12, heartbeatMs: 1000, leaseMs: 6000, auth: { secret: "", secretFile: "", nats: {}, base: process.cwd() } });
 });
 
 test("kuiper.yaml sets the group; the environment wins over the file", async () => {
   const dir = mkdtempSync(join(tmpdir(), "floe-cl-"));
   writeFileSync(join(dir, "kuiper.yaml"), "cluster:\n  nats: nats://10.0.0.1:4222, nats://10.0.0.2:4222\n  group: plant\n  instance: gw1\n  partitions: 24\n  leaseTimeout: 4s\n");
   const c = (await loadKuiperConfig(dir, { KUIPER__CLUSTER__GROUP: "plant2", KUIPER__CLUSTER__HEARTBEATINTERVAL: "500ms" })).cluster;
-  expect(c).toEqual({ nats: ["nats://10.0.0.1:4222", "nats://10.0.0.2:4222"], group: "plant2", instance: "gw1", partitions: 24, heartbeatMs: 500, leaseMs: 4000 });
+  expect(c).toEqual({ nats: ["nats://10.0.0.1:4222", "nats://10.0.0.2:4222"], group: "plant2", instance: "gw1", partitions: 24, heartbeatMs: 500, leaseMs: 4000, auth: { secret: "", secretFile: "", nats: {}, base: dir } });
   const env = (await loadKuiperConfig(undefined, { KUIPER__CLUSTER__NATS: "nats://127.0.0.1:4222", KUIPER__CLUSTER__INSTANCE: "7" })).cluster;
   expect([env.nats, env.instance]).toEqual([["nats://127.0.0.1:4222"], "7"]);
 });

@@ -7,11 +7,11 @@ import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClusterNode, DefinitionSync, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { ClusterNode, DefinitionSync, EntrySigner, groupSecret, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
 import { connectGroup, openBucket, type KV } from "../../lib/cluster/nats.ts";
 import type { ClusterSettings } from "../../lib/config/kuiper.ts";
 import { Kv } from "../../lib/store/kv.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 function settings(group: string, instance: string): ClusterSettings {
-  return { nats: [nats.url], group, instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000 };
+  return { nats: [nats.url], group, instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH };
 }
 
 interface Member {
@@ -101,8 +101,8 @@ test("a member whose watch lags behind both members' writes converges all the sa
       },
     });
   const a = await member("lag", "a");
-  const nc = await connectGroup([nats.url], "lag-b");
-  const sync = new DefinitionSync(lagging(await openBucket(nc, "floe_lag")), "b", () => {});
+  const nc = await connectGroup([nats.url], { servers: [nats.url], name: "lag-b" });
+  const sync = new DefinitionSync(lagging(await openBucket(nc, "floe_lag")), "b", new EntrySigner(groupSecret(GROUP_AUTH)), () => {});
   const local = new Kv(join(mkdtempSync(join(tmpdir(), "floe-sync-")), "kv.db"));
   const store = await sync.open(local);
   sync.attach((c) => {
