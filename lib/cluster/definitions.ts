@@ -5,7 +5,7 @@
  * the HMAC of the rest under the group secret (auth.ts). An entry that is not signed with the
  * secret, whose key names no valid id, that was deleted or purged from outside (a KV delete is
  * never signed) or that the engine refuses (`GroupEntryRefused`, server/group-entry.ts) is
- * refused whole: logged, counted (`refusals`), and nothing of it is applied.
+ * refused whole: logged, counted (refusals.ts), and nothing of it is applied.
  *
  * The bucket is the truth; every member keeps a local copy and converges on the last revision of
  * each key. Echo: a member's own write comes back through the watch; it is skipped when the local
@@ -25,6 +25,7 @@ import { fromKeyToken, keyToken } from "./nats.ts";
 import { errorText } from "../errors.ts";
 import { idError } from "../store/ids.ts";
 import type { EntrySigner } from "./auth.ts";
+import type { RefusalLog } from "./refusals.ts";
 import type { DefinitionStore, Namespace } from "../store/definition-store.ts";
 import { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
 
@@ -52,11 +53,6 @@ export class GroupEntryRefused extends Error {}
 /** Statically checks one change before it is stored locally (no engine needed: start-up); the reason or undefined. */
 export type CheckChange = (c: DefinitionChange) => string | undefined;
 
-/** The refusals of entries so far (GET /cluster, /metrics). */
-export interface Refusals {
-  count: number;
-  last: { key: string; reason: string; at: number } | undefined;
-}
 
 /** A change to apply, with the own write sequence of its key when it was received. */
 interface Delivery {
@@ -125,7 +121,6 @@ export class DefinitionSync {
   private inflight = new Set<Promise<unknown>>();
   /** Changes applied from the group (tests and GET /cluster). */
   applied = 0;
-  readonly refusals: Refusals = { count: 0, last: undefined };
   /** Definitions the start-up copied from the bucket into the local store, for the engine's full check (`takeSnapshot`). */
   private taken: DefinitionChange[] = [];
   /** The newest bucket revision the watch has delivered (definitions or not). */
@@ -140,6 +135,7 @@ export class DefinitionSync {
     private readonly kv: KV,
     private readonly instance: string,
     private readonly signer: EntrySigner,
+    private readonly refusals: RefusalLog,
     private readonly log: (line: string) => void,
     /** Whether NATS is reachable now: while it is not, REST calls neither wait for the group nor for their writes (re-sent later). */
     private readonly connected: () => boolean = () => true,
@@ -339,9 +335,7 @@ export class DefinitionSync {
 
   /** Logs and counts an entry that is not applied. */
   private refuse(k: string, reason: string): void {
-    this.refusals.count++;
-    this.refusals.last = { key: k, reason, at: Date.now() };
-    this.log(`cluster: refused the group entry ${k}: ${reason}`);
+    this.refusals.refuse(k, reason);
   }
 
   private receive(k: string, revision: number, value: Uint8Array, operation: string): void {

@@ -33,7 +33,8 @@ const HELP: Record<string, string> = {
   process_resident_memory_bytes: "Resident memory size in bytes",
   process_start_time_seconds: "Start time of the process since unix epoch in seconds",
   floe_source_duplicates_total: "Messages redelivered to the source (MQTT DUP, JetStream redeliveries)",
-  floe_cluster_entries_refused_total: "Group definition entries refused: unsigned, tampered, invalid ids or definitions",
+  floe_cluster_entries_refused_total: "Group entries refused: unsigned or tampered definitions, checkpoints and heartbeats, invalid definitions, stale owners' writes",
+  floe_cluster_fenced_writes_total: "This member's checkpoint writes refused because a newer owner had claimed the partition",
 };
 
 function helpOf(name: string): string {
@@ -88,7 +89,10 @@ export function prometheusText(e: Engine): string {
   add("process_cpu_seconds_total", "counter", {}, (cpu.user + cpu.system) / 1e6);
   add("process_resident_memory_bytes", "gauge", {}, process.memoryUsage.rss());
   add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
-  if (e.cluster) add("floe_cluster_entries_refused_total", "counter", {}, e.cluster.definitions.refusals.count);
+  if (e.cluster) {
+    add("floe_cluster_entries_refused_total", "counter", {}, e.cluster.refusals.count);
+    add("floe_cluster_fenced_writes_total", "counter", {}, e.cluster.checkpoints.fencedWrites);
+  }
   let out = "";
   for (const [name, f] of fam) out += `# HELP ${name} ${helpOf(name)}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
   return out + lagText();

@@ -94,7 +94,10 @@ for (const [name, seeder, released] of [
     const group = `ho${released ? 1 : 0}`;
     // The group's checkpoints as the earlier owner left them (killed, or released).
     const old = await connect(group, seeder);
-    for (let p = 0; p < PARTITIONS; p++) await old.checkpoints.save("r", p, `old-${p}`, released);
+    for (let p = 0; p < PARTITIONS; p++) {
+      await old.checkpoints.claim("r", p, "");
+      await old.checkpoints.save("r", p, `old-${p}`, released);
+    }
     // The survivor takes every partition over from them and reads on.
     const b = await member(group, "b", (p) => `b-${p}`);
     expect(b.run.owned()).toHaveLength(PARTITIONS);
