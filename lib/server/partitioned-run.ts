@@ -181,20 +181,10 @@ export class PartitionedRun implements RuleRun {
     for (const [p, { held }] of [...this.runs]) {
       if (held.valid) continue;
       fenced = true;
-      await this.fenced(p);
+      await this.release(p);
     }
     await this.uploadAll();
     if (fenced || this.runs.size !== this.o.cluster.owned(this.o.partitions).length) await this.rebalanceNow();
-  }
-
-  /** Partition `p`'s ownership moved on without this member's release: its run stops, uploading nothing. */
-  private async fenced(p: number): Promise<void> {
-    const r = this.runs.get(p);
-    if (!r) return;
-    this.runs.delete(p);
-    await r.run.stop();
-    this.lastNodes = this.nodes();
-    this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
   }
 
   private async acquire(p: number): Promise<void> {
@@ -268,13 +258,15 @@ export class PartitionedRun implements RuleRun {
     this.o.log(`rule ${this.id}: partition ${p} started here (epoch ${held.epoch})${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
   }
 
+  /** Stops partition `p`'s run and hands its state over; a superseded ownership (another member claimed it) uploads nothing. */
   private async release(p: number): Promise<void> {
     const r = this.runs.get(p);
     if (!r) return;
     this.runs.delete(p);
     await r.run.stop();
     this.lastNodes = this.nodes();
-    await this.upload(p, r.held, true);
+    if (r.held.valid) await this.upload(p, r.held, true);
+    else this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
   }
 
   /**
