@@ -62,3 +62,15 @@ export class CpuQuota {
     rmdirSync(this.dir);
   }
 }
+
+/** CPU time (user + system, seconds) process `pid` used so far (`/proc/<pid>/stat`, 100 ticks a second); 0 once it is gone. */
+export function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}

@@ -120,13 +120,14 @@ test("a member joining mid-take-over: the partition it wins runs in one place at
   await until(async () => (await a.node.checkpoints.load("r", 0))?.owner === "a", "a claimed partition 0");
   expect(events.filter((e) => e.startsWith("start "))).toEqual([]);
   // The joining member is one that wins partition 0 from a; it waits only briefly for a's release.
-  const cName = [...Array(64).keys()].map((i) => `j${i}`).find((id) => ownerOf(0, ["a", id]) === id)!;
+  const cName = [...Array(64).keys()].map((i) => `j${i}`).find((id) => ownerOf(0, 12, ["a", id]) === id)!;
   expect(cName).toBeDefined();
   const c = await member(cName, 300);
-  const toC = [...Array(12).keys()].filter((p) => ownerOf(p, ["a", cName]) === cName);
+  const toC = [...Array(12).keys()].filter((p) => ownerOf(p, 12, ["a", cName]) === cName);
   await until(async () => (await c.node.checkpoints.load("r", 0))?.owner === cName, `${cName} claimed partition 0 over a's stalled claim`);
   open();
-  await until(() => c.run.owned().join() === toC.join() && a.run.owned().length === 12 - toC.length, "the partitions settled");
+  const toA = [...Array(12).keys()].filter((p) => !toC.includes(p));
+  await until(() => c.run.owned().join() === toC.join() && a.run.owned().join() === toA.join(), "the partitions settled");
   // a's run of partition 0 started after c's claim: fenced from its start (no checkpoint, no acknowledgement, no result), then stopped.
   expect(fences.get("a 0")!()).toBe(false);
   expect(events).toContain("start a 0 1");

@@ -190,10 +190,11 @@ test("kill -9 of a member: the others take its partitions over within the lease 
   // Lease 3 s + heartbeat 0.5 s + one check (the default 6 s + 1 s stays under 10 s the same way).
   expect(took).toBeLessThan(5_000);
   const after = await view(a);
-  // Only c's partitions moved (rendezvous hashing).
+  // c's partitions moved; a survivor gives up at most one of its own to rebalance (bounded-load rendezvous hashing).
   for (const i of after.instances.filter((x) => x.live)) {
     const had = before.instances.find((x) => x.instance === i.instance)!.partitions;
-    expect(i.partitions.filter((p) => !cParts.includes(p))).toEqual(had);
+    expect(i.partitions).toHaveLength(6);
+    expect(had.filter((p) => !i.partitions.includes(p)).length).toBeLessThanOrEqual(1);
   }
   // c comes back with the same data dir: it rejoins and gets its partitions back.
   floes[2] = await startFloe(c.dir, groupEnv("c"));

@@ -104,7 +104,7 @@ for (const [name, seeder, released] of [
     for (let p = 0; p < PARTITIONS; p++) expect(b.restored.get(p)).toBe(`old-${p}`);
     // "a" (back with a fresh data dir, or new) wins some partitions from the live survivor.
     const a = await member(group, "a");
-    const mine = [...Array(PARTITIONS).keys()].filter((p) => ownerOf(p, ["a", "b"]) === "a");
+    const mine = [...Array(PARTITIONS).keys()].filter((p) => ownerOf(p, PARTITIONS, ["a", "b"]) === "a");
     expect(mine.length).toBeGreaterThan(0);
     await until(() => a.run.owned().join() === mine.join());
     // Each starts from the state the survivor stopped with, not from the older one.

@@ -43,6 +43,11 @@ export class NatsServer {
     return s;
   }
 
+  /** The server process id (benchmarks read its CPU time). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
   get running(): boolean {
     return this.proc !== undefined && this.proc.exitCode === null;
   }
