@@ -13,15 +13,20 @@ export const CPU_CGROUP_ROOT = "/sys/fs/cgroup/cpu";
 export class CpuQuota {
   private constructor(readonly dir: string) {}
 
-  /** Creates (or reuses) group `name` allowing `cores` of one core (0.25 = 25 ms per 100 ms). */
-  static create(name: string, cores: number, periodUs = 100_000, root = CPU_CGROUP_ROOT): CpuQuota {
+  /**
+   * Creates (or reuses) group `name` allowing `cores` of one core (0.25 = 25 ms per 100 ms;
+   * Infinity = no limit) with `shares` (cpu.shares, 1024 = a plain process's weight against the
+   * machine's other work).
+   */
+  static create(name: string, cores: number, shares = 1024, periodUs = 100_000, root = CPU_CGROUP_ROOT): CpuQuota {
     if (!(cores > 0)) throw new Error(`cpu quota must be a positive fraction of a core, not ${cores}`);
     if (!existsSync(join(root, "cpu.cfs_period_us"))) throw new Error(`no cgroup v1 cpu controller at ${root} (mount it, or run without --cpu-quota)`);
     const dir = join(root, name);
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, "cpu.cfs_period_us"), String(periodUs));
-      writeFileSync(join(dir, "cpu.cfs_quota_us"), String(Math.round(cores * periodUs)));
+      writeFileSync(join(dir, "cpu.cfs_quota_us"), cores === Infinity ? "-1" : String(Math.round(cores * periodUs)));
+      writeFileSync(join(dir, "cpu.shares"), String(shares));
     } catch (e) {
       throw new Error(`cannot set up cgroup ${dir} (root is needed): ${(e as Error).message}`);
     }

@@ -17,7 +17,7 @@
  *    suppressed (sink publishes the stream dropped as already stored), lost, wrong.
  *
  *    The failover time is from the kill to the first output (a publish the sinks made, deduplicated
- *    or not) of a partition the killed member ran.
+ *    or not) of a partition the killed member ran, sent by its next owner (a newer Floe-Epoch).
  *
  *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--cpu-quota Q] [--json FILE]
  *
@@ -33,6 +33,7 @@ import { parseArgs } from "node:util";
 import { NatsCluster, NatsServer } from "../test/helpers/nats.ts";
 import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
 import { startFloe, type DaemonProc } from "../test/server/daemon.ts";
+import { Kvm } from "@nats-io/kv";
 import { CpuQuota, cpuSeconds } from "./cgroup.ts";
 
 const { values } = parseArgs({
@@ -47,11 +48,16 @@ const { values } = parseArgs({
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
-/** Member i's cgroup (`--cpu-quota`), created on first use. */
+/**
+ * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
+ * 4× a plain process (cpu.shares 4096) so that other work on the machine does not take the quota
+ * from them; NATS has no limit.
+ */
+const SHARES = 4096;
 const quotas: CpuQuota[] = [];
 function confine(i: number, m: DaemonProc): void {
   if (QUOTA === undefined) return;
-  quotas[i] ??= CpuQuota.create(`floe-m${i}`, QUOTA);
+  quotas[i] ??= CpuQuota.create(`floe-m${i}`, QUOTA, SHARES);
   quotas[i]!.add(m.proc.pid);
 }
 const confineAll = (g: Group) => g.members.forEach((m, i) => confine(i, m));
@@ -65,12 +71,14 @@ const TIMEOUT = Math.max(120_000, M * 2);
 // is given all three URLs) instead of one server.
 const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start();
 console.log(`nats: ${values["nats-cluster"] ? "a 3-node cluster" : "one server"} (${nats.url})`);
+const natsGroup = QUOTA === undefined ? undefined : CpuQuota.create("floe-nats", Infinity, SHARES);
+if (natsGroup) for (const pid of "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid]) if (pid !== undefined) natsGroup.add(pid);
 const nc = await connect({ servers: nats.url.split(",") });
 const jsm = await jetstreamManager(nc);
 await createStreams(jsm);
 const data = dataSet(D, M);
 const perPartition = Array.from({ length: 12 }, (_, p) => data.filter((m) => m.p === p).length);
-console.log(`data: ${D} devices, ${M} messages (+12 ticks), 12 partitions; ${cpus().length} cores${QUOTA === undefined ? "" : `; each member held to ${QUOTA} of a core (cgroup v1 cpu), NATS and the publisher unconstrained`}`);
+console.log(`data: ${D} devices, ${M} messages (+12 ticks), 12 partitions; ${cpus().length} cores${QUOTA === undefined ? "" : `; each member held to ${QUOTA} of a core (cgroup v1 cpu), NATS and the publisher unconstrained; members and NATS at cpu.shares ${SHARES}`}`);
 
 /** Messages of IN not yet acknowledged by the durables of `tag` (pending or unacknowledged). */
 async function remaining(tag: string): Promise<number> {
@@ -150,14 +158,19 @@ try {
       const share = (data.length * lost.size) / 12;
       const own = async () => (JSON.parse((await g.members[victim]!.call("GET", `/v2/rules/r/status?instance=m${victim}`)).text) as Record<string, number>).source_s_0_records_in_total ?? 0;
       await until(async () => (await own()) >= share / 3, TIMEOUT, "a third of the victim's share taken");
-      // The first output of a partition the victim ran, after the kill: its failover is over.
+      // The first output of a partition the victim ran sent by its next owner (a newer epoch in
+      // header Floe-Epoch, not a publish of the victim's still in flight): its failover is over.
+      const kv = await new Kvm(nc).open("floe_kill_state");
+      const epochs = new Map<number, number>();
+      for (const p of lost) epochs.set(p, (JSON.parse(new TextDecoder().decode((await kv.get(`m.${Buffer.from("r").toString("base64url")}.${p}`))!.value)) as { epoch: number }).epoch);
       let resumedAt = 0;
       let killAt = Infinity;
       const watch = nc.subscribe(`out.${tag}`, {
         callback: (_e, m) => {
           if (resumedAt || performance.now() < killAt) return;
           const d = (m.json() as { deviceId?: string }).deviceId ?? "";
-          if (/^d\d+$/.test(d) && lost.has(Number(d.slice(1)) % 12)) resumedAt = performance.now();
+          const p = Number(d.slice(1)) % 12;
+          if (/^d\d+$/.test(d) && lost.has(p) && Number(m.headers?.get("Floe-Epoch")) > epochs.get(p)!) resumedAt = performance.now();
         },
       });
       killAt = performance.now();
@@ -194,6 +207,7 @@ try {
   await nc.close();
   await nats.stop();
   for (const q of quotas) q.remove();
+  natsGroup?.remove();
 }
 if (results.length > 1) {
   const base = results[0]!;
