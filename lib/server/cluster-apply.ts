@@ -9,16 +9,12 @@ import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { registerBrokenScript, registerScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { ConnectionRegistry } from "../io/connections.ts";
 import type { FunctionRegistry } from "../functions/index.ts";
-import type { Catalog } from "../store/catalog.ts";
 import type { KuiperConfig } from "../config/index.ts";
-import type { RuleManager } from "./rule-manager.ts";
-import { groupEntryError } from "./group-entry.ts";
+import { groupEntryError, type EntryCheckHost } from "./group-entry.ts";
 import type { SafeMode } from "./safe-mode.ts";
 
 /** What applying a change needs of the engine (server/engine.ts owns all of it). */
-export interface GroupHost {
-  readonly catalog: Catalog;
-  readonly rules: RuleManager;
+export interface GroupHost extends EntryCheckHost {
   readonly connections: ConnectionRegistry;
   readonly functions: FunctionRegistry;
   readonly config: KuiperConfig;

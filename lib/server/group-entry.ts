@@ -11,8 +11,19 @@ import { errorText } from "../errors.ts";
 import { parseStatement } from "../sql/parse.ts";
 import { idError } from "../store/ids.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
-import type { GroupHost } from "./cluster-apply.ts";
+import type { FunctionRegistry } from "../functions/index.ts";
+import type { ScriptDef } from "../functions/js-udf.ts";
+import type { Catalog } from "../store/catalog.ts";
 import { MAX_DEFINITION_BODY } from "./request-body.ts";
+import type { RuleManager } from "./rule-manager.ts";
+
+/** What the check reads of the engine (server/cluster-apply.ts's GroupHost has it). */
+export interface EntryCheckHost {
+  readonly catalog: Catalog;
+  readonly rules: RuleManager;
+  readonly functions: FunctionRegistry;
+  readonly scripts: ReadonlyMap<string, ScriptDef>;
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -44,7 +55,7 @@ export function staticEntryError(c: DefinitionChange): string | undefined {
 }
 
 /** Why the engine refuses the change as REST would, or undefined: nothing is applied before it passes. */
-export function groupEntryError(engine: GroupHost, c: DefinitionChange): string | undefined {
+export function groupEntryError(engine: EntryCheckHost, c: DefinitionChange): string | undefined {
   const early = staticEntryError(c);
   if (early !== undefined || c.value === undefined) return early;
   try {
