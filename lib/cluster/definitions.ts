@@ -153,6 +153,10 @@ export class DefinitionSync {
     const snapshot = new Map<string, { ns: Namespace; key: string; env: Envelope; rev: number }>();
     // Keys whose bucket entry is refused: the local copy stays as it is (an overwrite from outside deletes nothing).
     const refused = new Set<string>();
+    // Of those, the ones with no valid signature: the local copy is signed and stored again (it was
+    // applied here under the secret), so an overwrite from outside, or an entry of a group that ran
+    // before entries were signed, heals when a member holding the definition starts.
+    const resign: { ns: Namespace; key: string }[] = [];
     for await (const k of await this.kv.keys("d.>")) {
       const e = await this.kv.get(k);
       if (!e) continue;
@@ -161,6 +165,8 @@ export class DefinitionSync {
       if (why !== undefined || typeof entry === "string") {
         this.refuse(k, why ?? "");
         refused.add(k);
+        const parsed = parseBucketKey(k);
+        if (typeof entry === "string" && typeof parsed !== "string") resign.push(parsed);
         continue;
       }
       snapshot.set(k, { ...entry, rev: e.revision });
@@ -189,6 +195,12 @@ export class DefinitionSync {
         }
       }
     });
+    for (const { ns, key } of resign) {
+      const value = local.get(ns, key);
+      if (value === undefined) continue;
+      this.log(`cluster: stored ${ns} ${key} in the group again, signed, from this member's copy`);
+      this.publish(ns, key, value);
+    }
     if (seeding) this.log(`cluster: seeded the group's definitions from this instance`);
     this.seenRev = last;
     // Every key, so that the newest revision seen can be compared with the bucket's (caughtUp).

@@ -76,7 +76,8 @@ test("a second member with the secret from a key file joins and shares the defin
   writeFileSync(join(dir, "etc", "group.key"), `${GROUP_SECRET}\n`);
   floes.push(await startFloe(dir, env("b", { KUIPER__CLUSTER__SECRETFILE: "group.key" })));
   const [a, b] = floes as [DaemonProc, DaemonProc];
-  expect((await a.call("POST", "/streams", { sql: 'CREATE STREAM sim () WITH (TYPE="memory", DATASOURCE="sim")' })).status).toBe(201);
+  const created = await a.call("POST", "/streams", { sql: 'CREATE STREAM sim () WITH (TYPE="memory", DATASOURCE="sim")' });
+  expect([created.status, created.text]).toEqual([201, "Stream sim is created."]);
   await waitFor(async () => (await b.call("GET", "/streams/sim")).status === 200, "the stream on b", 10_000);
   // The secret is not in the bucket: only the HMAC of each entry is.
   for await (const k of await kv.keys()) expect(new TextDecoder().decode((await kv.get(k))!.value)).not.toContain(GROUP_SECRET);
@@ -128,16 +129,25 @@ test("injected, tampered, moved, deleted and invalid entries are refused whole, 
 }, 30_000);
 
 test("a member starting with refused entries in the bucket takes none of them", async () => {
-  const a = floes[0]!;
+  const [a, b] = floes as [DaemonProc, DaemonProc];
   // The intruder's delete removed sim from the bucket (the members kept theirs): a REST write stores it again.
   expect((await a.call("PUT", "/streams/sim", { sql: 'CREATE STREAM sim () WITH (TYPE="memory", DATASOURCE="sim")' })).status).toBe(200);
   await waitFor(async () => (await kv.get(bucketKey("stream", "sim")))?.operation === "PUT", "sim stored again", 10_000);
+  // An overwrite of a definition the members hold heals when one of them starts: it signs and stores its copy again.
+  const ok = JSON.parse(new TextDecoder().decode((await kv.get(bucketKey("rule", "ok")))!.value)) as { v: string };
+  await kv.put(bucketKey("rule", "ok"), JSON.stringify({ ...ok, v: ok.v.replace("nop", "log") }));
+  await b.stop("SIGTERM");
+  floes[1] = await startFloe(b.dir, env("b", { KUIPER__CLUSTER__SECRETFILE: "group.key" }));
+  expect(floes[1].stderr()).toContain("cluster: stored rule ok in the group again, signed, from this member's copy");
+  await waitFor(async () => JSON.parse(new TextDecoder().decode((await kv.get(bucketKey("rule", "ok")))!.value)).h !== undefined, "ok signed again", 10_000);
   const c = await startFloe(tempHome(), env("c", { KUIPER__CLUSTER__SECRET: GROUP_SECRET }));
   floes.push(c);
   expect(await ruleIds(c)).toEqual(["ok"]);
+  expect(JSON.parse((await c.call("GET", "/rules/ok")).text).actions).toEqual([{ nop: {} }]);
   expect(JSON.parse((await c.call("GET", "/streams")).text)).toEqual(["sim"]);
   // evil (unsigned), sim2 (moved), the bad id, and nostream: signed, but its SQL reads no stream.
   expect((await refusals(c)).count).toBe(4);
+  expect(await ruleIds(floes[1]!)).toEqual(["ok"]);
   expect(c.stderr()).toContain(`cluster: refused the group entry ${bucketKey("rule", "evil")}: no valid signature of the group secret`);
   expect(c.stderr()).toContain(`cluster: refused the group entry ${bucketKey("rule", "nostream")}: `);
 }, 30_000);
