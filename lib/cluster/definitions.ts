@@ -53,7 +53,6 @@ export class GroupEntryRefused extends Error {}
 /** Statically checks one change before it is stored locally (no engine needed: start-up); the reason or undefined. */
 export type CheckChange = (c: DefinitionChange) => string | undefined;
 
-
 /** A change to apply, with the own write sequence of its key when it was received. */
 interface Delivery {
   readonly change: DefinitionChange;
@@ -160,16 +159,16 @@ export class DefinitionSync {
     for await (const k of await this.kv.keys("d.>")) {
       const e = await this.kv.get(k);
       if (!e) continue;
-      const entry = this.entry(k, e.value, e.operation);
-      const why = typeof entry === "string" ? entry : check({ ns: entry.ns, key: entry.key, value: entry.env.v ?? undefined });
-      if (why !== undefined || typeof entry === "string") {
+      const parsed = parseBucketKey(k);
+      const env = typeof parsed === "string" ? parsed : decode(k, e.value, e.operation, this.signer);
+      const why = typeof parsed === "string" ? parsed : typeof env === "string" ? env : check({ ...parsed, value: env.v ?? undefined });
+      if (why !== undefined || typeof parsed === "string" || typeof env === "string") {
         this.refuse(k, why ?? "");
         refused.add(k);
-        const parsed = parseBucketKey(k);
-        if (typeof entry === "string" && typeof parsed !== "string") resign.push(parsed);
+        if (typeof parsed !== "string" && typeof env === "string") resign.push(parsed);
         continue;
       }
-      snapshot.set(k, { ...entry, rev: e.revision });
+      snapshot.set(k, { ...parsed, env, rev: e.revision });
     }
     let seeding = false;
     try {
@@ -337,14 +336,6 @@ export class DefinitionSync {
     }
   }
 
-  /** Bucket entry `k` as a signed definition, or why it is refused. */
-  private entry(k: string, value: Uint8Array, operation: string): { ns: Namespace; key: string; env: Envelope } | string {
-    const parsed = parseBucketKey(k);
-    if (typeof parsed === "string") return parsed;
-    const env = decode(k, value, operation, this.signer);
-    return typeof env === "string" ? env : { ...parsed, env };
-  }
-
   /** Logs and counts an entry that is not applied. */
   private refuse(k: string, reason: string): void {
     this.refusals.refuse(k, reason);
@@ -352,11 +343,12 @@ export class DefinitionSync {
 
   private receive(k: string, revision: number, value: Uint8Array, operation: string): void {
     if (revision <= (this.revs.get(k) ?? 0)) return;
-    const entry = this.entry(k, value, operation);
-    if (typeof entry === "string") return this.refuse(k, entry);
-    const { env } = entry;
+    const parsed = parseBucketKey(k);
+    if (typeof parsed === "string") return this.refuse(k, parsed);
+    const env = decode(k, value, operation, this.signer);
+    if (typeof env === "string") return this.refuse(k, env);
     this.revs.set(k, revision);
-    const change: DefinitionChange = { ns: entry.ns, key: entry.key, value: env.v ?? undefined };
+    const change: DefinitionChange = { ...parsed, value: env.v ?? undefined };
     if (env.o === this.instance) {
       this.ownAt(k, revision);
       const mine = this.own.get(k);
