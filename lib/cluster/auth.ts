@@ -8,6 +8,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { nkeyAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
 import type { ClusterAuth } from "../config/kuiper.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
@@ -44,7 +45,7 @@ export function groupConnectionOptions(servers: readonly string[], auth: Cluster
   const seedFile = r.str("nkeySeedFile");
   if (!seed && seedFile) {
     try {
-      seed = readFileSync(seedFile.startsWith("/") ? seedFile : `${auth.base}/${seedFile}`, "utf8").trim();
+      seed = readFileSync(isAbsolute(seedFile) ? seedFile : join(auth.base, seedFile), "utf8").trim();
     } catch (e) {
       throw new EngineError(`cluster: cannot read cluster.nkeySeedFile ${seedFile}: ${errorText(e)}`, ErrCode.confKey, { cause: e });
     }

@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, nkeys, type NatsConnection } from "@nats-io/transport-node";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { Kvm, type KV } from "@nats-io/kv";
 import { EntrySigner } from "../../lib/cluster/auth.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
@@ -70,6 +72,25 @@ test("a member without the NATS credentials or without a group secret does not s
   await expect(startFloe(tempHome(), env("y"))).rejects.toThrow("cluster: a group needs cluster.secret or cluster.secretFile: members apply only definitions signed with it");
   await expect(startFloe(tempHome(), env("y", { KUIPER__CLUSTER__SECRET: "short" }))).rejects.toThrow("cluster: the group secret is 5 bytes long, shorter than 16");
 });
+
+test("a member connects with a token or an nkey seed (from a file) as the NATS server asks", async () => {
+  const user = nkeys.createUser();
+  const dir = mkdtempSync(join(tmpdir(), "floe-nkey-"));
+  writeFileSync(join(dir, "nats.conf"), `authorization { users = [ { nkey: "${user.getPublicKey()}" } ] }\n`);
+  const servers = [await NatsServer.start(["--auth", "a-token-for-the-group"]), await NatsServer.start(["-c", join(dir, "nats.conf")])];
+  const home = tempHome({ "member.nk": new TextDecoder().decode(user.getSeed()) });
+  const members: DaemonProc[] = [];
+  try {
+    const base = { KUIPER__CLUSTER__GROUP: "creds", KUIPER__CLUSTER__SECRET: GROUP_SECRET };
+    members.push(await startFloe(tempHome(), { ...base, KUIPER__CLUSTER__NATS: servers[0]!.url, KUIPER__CLUSTER__TOKEN: "a-token-for-the-group" }));
+    members.push(await startFloe(home, { ...base, KUIPER__CLUSTER__NATS: servers[1]!.url, KUIPER__CLUSTER__NKEYSEEDFILE: "member.nk" }));
+    for (const m of members) expect(JSON.parse((await m.call("GET", "/cluster")).text).connected).toBe(true);
+    await expect(startFloe(tempHome(), { ...base, KUIPER__CLUSTER__NATS: servers[1]!.url, KUIPER__CLUSTER__NKEYSEED: new TextDecoder().decode(nkeys.createUser().getSeed()) })).rejects.toThrow(/cluster: cannot connect to NATS/);
+  } finally {
+    for (const m of members) await m.stop("SIGKILL");
+    for (const x of servers) await x.stop();
+  }
+}, 30_000);
 
 test("a second member with the secret from a key file joins and shares the definitions", async () => {
   const dir = tempHome();
