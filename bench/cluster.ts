@@ -21,7 +21,7 @@
  *    The failover time is from the kill to the first output (a publish the sinks made, deduplicated
  *    or not) of a partition the killed member ran, sent by its next owner (a newer Floe-Epoch).
  *
- *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--cpu-quota Q] [--json FILE]
+ *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--cpu-quota Q] [--warmup F] [--json FILE]
  *
  * Without `--cpu-quota` all members share the machine's cores with NATS: on 2 cores the scaling
  * ratio cannot reach the member count (see the printed load). `--cpu-quota 0.25` puts member i in
@@ -47,9 +47,12 @@ const { values } = parseArgs({
     json: { type: "string" },
     "nats-cluster": { type: "boolean", default: false },
     "cpu-quota": { type: "string" },
+    warmup: { type: "string", default: "0" },
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
+/** `--warmup F`: each throughput group first reads F of the data set with a throw-away copy of the rule (its members' JIT warm, as a long-running gateway's is). */
+const WARMUP = Number(values.warmup);
 /**
  * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
  * 4× a plain process (cpu.shares 4096) so that other work on the machine does not take the quota
@@ -113,8 +116,16 @@ try {
     const tag = `t${n}`;
     const g = await startGroup(nats, tag, n, false);
     confineAll(g);
-    const throttledBefore = quotas.slice(0, n).map((q) => q.throttled().throttledPeriods);
     try {
+      if (WARMUP > 0) {
+        await createRule(g, nats, `w${n}`);
+        await until(async () => (await remaining(`w${n}`)) <= data.length * (1 - WARMUP), TIMEOUT, "the warm-up");
+        for (const [path, what] of [["/rules/r", "rule"], ["/streams/s", "stream"]] as const) {
+          const r = await g.members[0]!.call("DELETE", path);
+          if (r.status !== 200) throw new Error(`deleting the warm-up ${what}: ${r.text}`);
+        }
+      }
+      const throttledBefore = quotas.slice(0, n).map((q) => q.throttled().throttledPeriods);
       const t = performance.now();
       await createRule(g, nats, tag);
       // From here every partition runs. The rate is taken from 30 % to 90 % of what is left then:
