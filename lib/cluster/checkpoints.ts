@@ -5,10 +5,24 @@
  * form). A checkpoint is stored as chunks under a fresh version, then a manifest
  * `m.<rule>.<p>` that names the version is written last: readers see the old checkpoint or the
  * new one whole, never a mix, and a value bigger than the server's payload limit still fits.
+ *
+ * The manifest is also the partition's ownership, fenced by compare-and-set on its KV revision.
+ * A member claims a partition by writing the manifest with the next epoch, conditional on the
+ * revision it read (`claim`); every later write of its ownership (`save`) is conditional on the
+ * revision of its own last write. A write of an older epoch — an owner paused past its lease
+ * whose successor claimed meanwhile — therefore fails on the server, is counted as refused, and
+ * the stale owner learns that it lost the partition (`FencedError`). A watch tells the holder of
+ * a partition at once when another member claims it (its `Held` turns invalid), before its next write.
+ * Manifests carry the group secret's HMAC and the state's SHA-256: one that does not verify is
+ * refused (counted) and the partition starts without it.
  */
-import { EngineError, ErrCode } from "../errors.ts";
+import { createHash } from "node:crypto";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
+import type { EntrySigner } from "./auth.ts";
+import { KvWatchInclude } from "@nats-io/kv";
 import type { KV } from "./nats.ts";
 import { keyToken } from "./nats.ts";
+import type { RefusalLog } from "./refusals.ts";
 
 export interface PartitionCheckpoint {
   /** The encoded state. */
@@ -19,6 +33,8 @@ export interface PartitionCheckpoint {
   readonly ts: number;
   /** The owner's last checkpoint before it gave the partition up (a rebalance hand-over). */
   readonly released: boolean;
+  /** The ownership it was saved under (1 = the partition's first claim). */
+  readonly epoch: number;
 }
 
 interface Manifest {
@@ -26,36 +42,143 @@ interface Manifest {
   readonly chunks: number;
   readonly owner: string;
   readonly ts: number;
-  readonly released?: boolean;
+  readonly released: boolean;
+  readonly epoch: number;
+  /** SHA-256 (base64url) of the state. */
+  readonly sha: string;
 }
+
+/** A write of this member's ownership refused: another member claimed the partition with a newer epoch. */
+export class FencedError extends EngineError {
+  constructor(message: string) {
+    super(message, ErrCode.io);
+  }
+}
+
+/** An ownership this member claimed: its epoch, the manifest revision of its last write, and whether it still holds (false once superseded). */
+export interface Held {
+  readonly epoch: number;
+  rev: number;
+  valid: boolean;
+}
+
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("base64url");
 
 export class PartitionCheckpoints {
   private counter = 0;
+  private readonly held = new Map<string, Held>();
+  private watcher: { stop(): void } | undefined;
+  /** Writes of this member refused because a newer owner had claimed (GET /cluster, /metrics). */
+  fencedWrites = 0;
 
   constructor(
     private readonly kv: KV,
     private readonly instance: string,
     /** Largest chunk in bytes (below the server's max_payload with room for headers). */
     private readonly chunkBytes: number,
+    private readonly signer: EntrySigner,
+    private readonly refusals: RefusalLog,
+    private readonly log: (line: string) => void,
   ) {}
 
-  /** Stores `state` as the newest checkpoint of (`rule`, `partition`); replaces the previous one. `released`: the owner's last before giving the partition up. */
+  /** The manifest key base of (`rule`, `partition`). */
+  static base(rule: string, partition: number): string {
+    return `${keyToken(rule)}.${partition}`;
+  }
+
+  /** Watches the manifests, so that a holder learns of a newer claim before its next write. */
+  async watch(): Promise<void> {
+    const w = await this.kv.watch({ key: "m.>", include: KvWatchInclude.UpdatesOnly });
+    this.watcher = w;
+    void (async () => {
+      for await (const e of w) {
+        const base = e.key.slice(2);
+        const h = this.held.get(base);
+        if (!h || e.operation !== "PUT" || e.revision <= h.rev) continue;
+        const m = this.verified(e.key, e.value);
+        // Only a signed claim counts: a forged manifest cannot take a partition away.
+        if (m && (m.epoch > h.epoch || (m.epoch === h.epoch && m.owner !== this.instance))) this.supersede(base, `${m.owner} claimed it with epoch ${m.epoch}`);
+      }
+    })().catch((e) => this.log(`cluster: checkpoint watch ended: ${errorText(e)}`));
+  }
+
+  stop(): void {
+    this.watcher?.stop();
+  }
+
+  /**
+   * Claims (`rule`, `partition`) with the next epoch, storing `state` (the state its run starts
+   * from) as the claim's checkpoint; returns the ownership (`valid` turns false once another
+   * member claims). Fails with FencedError when another member wrote the manifest between this
+   * member's read and its write.
+   */
+  async claim(rule: string, partition: number, state: string): Promise<Held> {
+    const base = PartitionCheckpoints.base(rule, partition);
+    const cur = await this.kv.get(`m.${base}`);
+    const prev = cur && cur.operation === "PUT" ? this.decode(cur.value) : undefined;
+    const epoch = (prev?.epoch ?? 0) + 1;
+    const held: Held = { epoch, rev: cur?.revision ?? 0, valid: true };
+    this.held.set(base, held);
+    try {
+      await this.write(base, state, false, epoch, cur?.revision);
+    } catch (e) {
+      this.supersede(base, undefined);
+      throw e;
+    }
+    return held;
+  }
+
+  /** Stores `state` as the newest checkpoint of the ownership held; `released`: its last before giving the partition up. FencedError when it is not held any more. */
   async save(rule: string, partition: number, state: string, released = false): Promise<void> {
-    const base = `${keyToken(rule)}.${partition}`;
-    const old = await this.manifest(base);
+    const base = PartitionCheckpoints.base(rule, partition);
+    const h = this.held.get(base);
+    if (!h) throw new FencedError(`checkpoint of rule ${rule} partition ${partition}: this member does not hold the partition`);
+    await this.write(base, state, released, h.epoch, h.rev);
+    if (released) this.supersede(base, undefined);
+  }
+
+  /** Chunks, then the manifest — created when `expectRev` is undefined, else conditional on that revision. */
+  private async write(base: string, state: string, released: boolean, epoch: number, expectRev: number | undefined): Promise<void> {
+    const old = await this.manifestAt(base);
     const version = `${this.instance}-${Date.now().toString(36)}-${(++this.counter).toString(36)}`;
     const bytes = new TextEncoder().encode(state);
     const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
     for (let i = 0; i < chunks; i++) await this.kv.put(`c.${base}.${version}.${i}`, bytes.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
-    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now(), released };
-    await this.kv.put(`m.${base}`, JSON.stringify(m));
-    if (old) for (let i = 0; i < old.chunks; i++) await this.kv.purge(`c.${base}.${old.version}.${i}`);
+    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now(), released, epoch, sha: sha(bytes) };
+    const body = JSON.stringify(m);
+    const value = JSON.stringify({ ...m, h: this.signer.sign(`m.${base}`, body) });
+    let rev: number;
+    try {
+      rev = expectRev === undefined ? await this.kv.create(`m.${base}`, value) : await this.kv.update(`m.${base}`, value, expectRev);
+    } catch (e) {
+      for (let i = 0; i < chunks; i++) await this.kv.purge(`c.${base}.${version}.${i}`).catch(() => undefined);
+      const now = await this.manifestAt(base);
+      // Only a failed compare-and-set is a fence; anything else (NATS away) is an ordinary write error.
+      if (!now || now.rev === expectRev) throw e;
+      this.fencedWrites++;
+      this.refusals.refuse(`m.${base}`, `a write of epoch ${epoch} by ${this.instance}: ${now.m ? `${now.m.owner} holds epoch ${now.m.epoch}` : "the manifest changed"}`);
+      this.supersede(base, now.m ? `${now.m.owner} holds epoch ${now.m.epoch}` : "the manifest changed");
+      throw new FencedError(`partition ${base.slice(base.lastIndexOf(".") + 1)}: a newer owner claimed it; this member's write of epoch ${epoch} was refused`);
+    }
+    const h = this.held.get(base);
+    if (h && h.epoch === epoch) h.rev = rev;
+    if (old?.m) for (let i = 0; i < old.m.chunks; i++) await this.kv.purge(`c.${base}.${old.m.version}.${i}`);
   }
 
-  /** The newest checkpoint of (`rule`, `partition`), or undefined. */
+  /** The ownership of `base` ends here (`why`: another member claimed it; undefined: released or never won). */
+  private supersede(base: string, why: string | undefined): void {
+    const h = this.held.get(base);
+    if (!h) return;
+    this.held.delete(base);
+    h.valid = false;
+    if (why) this.log(`cluster: partition ${base} is no longer this member's: ${why}`);
+  }
+
+  /** The newest checkpoint of (`rule`, `partition`), or undefined (none, or one that does not verify). */
   async load(rule: string, partition: number, attempt = 0): Promise<PartitionCheckpoint | undefined> {
-    const base = `${keyToken(rule)}.${partition}`;
-    const m = await this.manifest(base);
+    const base = PartitionCheckpoints.base(rule, partition);
+    const at = await this.manifestAt(base);
+    const m = at?.m;
     if (!m) return undefined;
     const parts: Uint8Array[] = [];
     for (let i = 0; i < m.chunks; i++) {
@@ -67,7 +190,12 @@ export class PartitionCheckpoints {
       }
       parts.push(e.value);
     }
-    return { state: new TextDecoder().decode(Buffer.concat(parts)), owner: m.owner, ts: m.ts, released: m.released === true };
+    const bytes = Buffer.concat(parts);
+    if (sha(bytes) !== m.sha) {
+      this.refusals.refuse(`m.${base}`, "the checkpoint's chunks do not match its manifest's digest");
+      return undefined;
+    }
+    return { state: new TextDecoder().decode(bytes), owner: m.owner, ts: m.ts, released: m.released, epoch: m.epoch };
   }
 
   /** Partitions of `rule` that have a checkpoint, ascending. */
@@ -88,9 +216,35 @@ export class PartitionCheckpoints {
     for (const k of keys) await this.kv.purge(k);
   }
 
-  private async manifest(base: string): Promise<Manifest | undefined> {
+  /** The manifest of `base` with its revision (`m` undefined: present but refused). */
+  private async manifestAt(base: string): Promise<{ rev: number; m: Manifest | undefined } | undefined> {
     const e = await this.kv.get(`m.${base}`);
     if (!e || e.operation !== "PUT") return undefined;
-    return JSON.parse(new TextDecoder().decode(e.value)) as Manifest;
+    return { rev: e.revision, m: this.verified(e.key, e.value) };
+  }
+
+  /** A manifest's fields, whether or not it verifies (its epoch still orders the next claim). */
+  private decode(value: Uint8Array): Manifest | undefined {
+    try {
+      const o = JSON.parse(new TextDecoder().decode(value)) as Record<string, unknown>;
+      if (typeof o.version !== "string" || typeof o.chunks !== "number" || typeof o.owner !== "string" || typeof o.epoch !== "number" || typeof o.sha !== "string") return undefined;
+      return { version: o.version, chunks: o.chunks, owner: o.owner, ts: Number(o.ts ?? 0), released: o.released === true, epoch: o.epoch, sha: o.sha };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The manifest when it carries the group secret's HMAC; a refusal (counted) otherwise. */
+  private verified(key: string, value: Uint8Array): Manifest | undefined {
+    const m = this.decode(value);
+    let h: unknown;
+    try {
+      h = (JSON.parse(new TextDecoder().decode(value)) as { h?: unknown }).h;
+    } catch {
+      // decode already failed
+    }
+    if (m && this.signer.verify(key, JSON.stringify(m), h)) return m;
+    this.refusals.refuse(key, m ? "no valid signature of the group secret" : "not a checkpoint manifest");
+    return undefined;
   }
 }

@@ -1,7 +1,11 @@
 /**
  * Group-wide definitions in the JetStream KV bucket `floe_<group>`: key `d.<namespace>.<key>`
- * (key base64url), value `{v, o, s}` — the stored text (null once deleted: a tombstone, so a
- * delete names its origin too), the instance that wrote it and that instance's write sequence.
+ * (key base64url), value `{v, o, s, h}` — the stored text (null once deleted: a tombstone, so a
+ * delete names its origin too), the instance that wrote it, that instance's write sequence, and
+ * the HMAC of the rest under the group secret (auth.ts). An entry that is not signed with the
+ * secret, whose key names no valid id, that was deleted or purged from outside (a KV delete is
+ * never signed) or that the engine refuses (`GroupEntryRefused`, server/group-entry.ts) is
+ * refused whole: logged, counted (refusals.ts), and nothing of it is applied.
  *
  * The bucket is the truth; every member keeps a local copy and converges on the last revision of
  * each key. Echo: a member's own write comes back through the watch; it is skipped when the local
@@ -19,6 +23,9 @@
 import type { KV } from "./nats.ts";
 import { fromKeyToken, keyToken } from "./nats.ts";
 import { errorText } from "../errors.ts";
+import { idError } from "../store/ids.ts";
+import type { EntrySigner } from "./auth.ts";
+import type { RefusalLog } from "./refusals.ts";
 import type { DefinitionStore, Namespace } from "../store/definition-store.ts";
 import { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
 
@@ -36,7 +43,15 @@ interface Envelope {
   readonly v: string | null;
   readonly o: string;
   readonly s: number;
+  /** HMAC of `[v, o, s]` under the bucket key (auth.ts). */
+  readonly h?: string;
 }
+
+/** Thrown by an ApplyChange that refuses the entry (invalid as a REST call would be): counted as a refusal. */
+export class GroupEntryRefused extends Error {}
+
+/** Statically checks one change before it is stored locally (no engine needed: start-up); the reason or undefined. */
+export type CheckChange = (c: DefinitionChange) => string | undefined;
 
 /** A change to apply, with the own write sequence of its key when it was received. */
 interface Delivery {
@@ -51,20 +66,38 @@ function bucketKey(ns: Namespace, key: string): string {
   return `d.${ns}.${keyToken(key)}`;
 }
 
-function parseBucketKey(k: string): { ns: Namespace; key: string } | undefined {
-  const m = /^d\.([A-Za-z]+)\.([A-Za-z0-9_-]+)$/.exec(k);
-  if (!m || !GROUP_NAMESPACES.includes(m[1] as Namespace)) return undefined;
-  return { ns: m[1] as Namespace, key: fromKeyToken(m[2]!) };
+const CONF_KINDS = new Set(["sources", "sinks", "connections"]);
+
+/** Why a decoded key names nothing REST could have stored (the ids REST accepts), or undefined. */
+function keyError(ns: Namespace, key: string): string | undefined {
+  if (ns !== "confKey") return idError(key);
+  const [kind = "", type = "", ...rest] = key.split(".");
+  if (!CONF_KINDS.has(kind) || !/^[A-Za-z0-9_-]+$/.test(type)) return `confKey ${JSON.stringify(key)} is not <sources|sinks|connections>.<type>.<id>`;
+  return idError(rest.join("."));
 }
 
-function decode(value: Uint8Array, operation: string): Envelope {
-  if (operation !== "PUT") return { v: null, o: "", s: 0 };
+function parseBucketKey(k: string): { ns: Namespace; key: string } | string {
+  const m = /^d\.([A-Za-z]+)\.([A-Za-z0-9_-]+)$/.exec(k);
+  if (!m || !GROUP_NAMESPACES.includes(m[1] as Namespace)) return "not a definition key";
+  const key = fromKeyToken(m[2]!);
+  const bad = keyError(m[1] as Namespace, key);
+  return bad ?? { ns: m[1] as Namespace, key };
+}
+
+const signed = (e: Envelope) => JSON.stringify([e.v, e.o, e.s]);
+
+/** The entry's envelope when it is a signed PUT, else why not. */
+function decode(k: string, value: Uint8Array, operation: string, signer: EntrySigner): Envelope | string {
+  if (operation !== "PUT") return `${operation.toLowerCase()} from outside the group (members write tombstones)`;
+  let e: Envelope;
   try {
-    const e = JSON.parse(new TextDecoder().decode(value)) as Envelope;
-    return { v: typeof e.v === "string" ? e.v : null, o: String(e.o ?? ""), s: Number(e.s ?? 0) };
+    const o = JSON.parse(new TextDecoder().decode(value)) as Record<string, unknown>;
+    if (!(o.v === null || typeof o.v === "string") || typeof o.o !== "string" || typeof o.s !== "number") return "not an entry envelope";
+    e = { v: o.v, o: o.o, s: o.s, h: typeof o.h === "string" ? o.h : undefined };
   } catch {
-    return { v: null, o: "", s: 0 };
+    return "not JSON";
   }
+  return signer.verify(k, signed(e), e.h) ? e : "no valid signature of the group secret";
 }
 
 export class DefinitionSync {
@@ -87,6 +120,8 @@ export class DefinitionSync {
   private inflight = new Set<Promise<unknown>>();
   /** Changes applied from the group (tests and GET /cluster). */
   applied = 0;
+  /** Definitions the start-up copied from the bucket into the local store, for the engine's full check (`takeSnapshot`). */
+  private taken: DefinitionChange[] = [];
   /** The newest bucket revision the watch has delivered (definitions or not). */
   private seenRev = 0;
   private waiters: { rev: number; resolve: () => void }[] = [];
@@ -98,6 +133,8 @@ export class DefinitionSync {
   constructor(
     private readonly kv: KV,
     private readonly instance: string,
+    private readonly signer: EntrySigner,
+    private readonly refusals: RefusalLog,
     private readonly log: (line: string) => void,
     /** Whether NATS is reachable now: while it is not, REST calls neither wait for the group nor for their writes (re-sent later). */
     private readonly connected: () => boolean = () => true,
@@ -108,17 +145,30 @@ export class DefinitionSync {
    * bucket with its local definitions instead), starts watching, and returns the store the
    * managers use. Changes arriving before `attach` wait in a backlog.
    */
-  async open(local: DefinitionStore): Promise<ReplicatedStore> {
+  async open(local: DefinitionStore, check: CheckChange = () => undefined): Promise<ReplicatedStore> {
     const store = new ReplicatedStore(local, (ns, key, value) => this.publish(ns, key, value));
     this.local = local;
     const last = (await this.kv.status()).streamInfo.state.last_seq;
     const snapshot = new Map<string, { ns: Namespace; key: string; env: Envelope; rev: number }>();
+    // Keys whose bucket entry is refused: the local copy stays as it is (an overwrite from outside deletes nothing).
+    const refused = new Set<string>();
+    // Of those, the ones with no valid signature: the local copy is signed and stored again (it was
+    // applied here under the secret), so an overwrite from outside, or an entry of a group that ran
+    // before entries were signed, heals when a member holding the definition starts.
+    const resign: { ns: Namespace; key: string }[] = [];
     for await (const k of await this.kv.keys("d.>")) {
-      const parsed = parseBucketKey(k);
-      if (!parsed) continue;
       const e = await this.kv.get(k);
       if (!e) continue;
-      snapshot.set(k, { ...parsed, env: decode(e.value, e.operation), rev: e.revision });
+      const parsed = parseBucketKey(k);
+      const env = typeof parsed === "string" ? parsed : decode(k, e.value, e.operation, this.signer);
+      const why = typeof parsed === "string" ? parsed : typeof env === "string" ? env : check({ ...parsed, value: env.v ?? undefined });
+      if (why !== undefined || typeof parsed === "string" || typeof env === "string") {
+        this.refuse(k, why ?? "");
+        refused.add(k);
+        if (typeof parsed !== "string" && typeof env === "string") resign.push(parsed);
+        continue;
+      }
+      snapshot.set(k, { ...parsed, env, rev: e.revision });
     }
     let seeding = false;
     try {
@@ -131,16 +181,25 @@ export class DefinitionSync {
       for (const [k, s] of snapshot) {
         this.revs.set(k, s.rev);
         if (s.env.v === null) local.delete(s.ns, s.key);
-        else if (local.get(s.ns, s.key) !== s.env.v) local.set(s.ns, s.key, s.env.v);
+        else if (local.get(s.ns, s.key) !== s.env.v) {
+          local.set(s.ns, s.key, s.env.v);
+          this.taken.push({ ns: s.ns, key: s.key, value: s.env.v });
+        }
       }
       for (const ns of GROUP_NAMESPACES) {
         for (const [key, value] of local.entries(ns)) {
-          if (snapshot.has(bucketKey(ns, key))) continue;
+          if (snapshot.has(bucketKey(ns, key)) || refused.has(bucketKey(ns, key))) continue;
           if (seeding) this.publish(ns, key, value);
           else local.delete(ns, key);
         }
       }
     });
+    for (const { ns, key } of resign) {
+      const value = local.get(ns, key);
+      if (value === undefined) continue;
+      this.log(`cluster: stored ${ns} ${key} in the group again, signed, from this member's copy`);
+      this.publish(ns, key, value);
+    }
     if (seeding) this.log(`cluster: seeded the group's definitions from this instance`);
     this.seenRev = last;
     // Every key, so that the newest revision seen can be compared with the bucket's (caughtUp).
@@ -148,11 +207,23 @@ export class DefinitionSync {
     this.watcher = w;
     void (async () => {
       for await (const e of w) {
-        this.receive(e.key, e.revision, decode(e.value, e.operation));
+        if (e.key.startsWith("d.")) this.receive(e.key, e.revision, e.value, e.operation);
         this.seen(e.revision);
       }
     })().catch((e) => this.log(`cluster: definition watch ended: ${errorText(e)}`));
     return store;
+  }
+
+  /** The definitions `open` took from the bucket (once): the engine checks them before it restores any (server/cluster-apply.ts). */
+  takeSnapshot(): DefinitionChange[] {
+    const out = this.taken;
+    this.taken = [];
+    return out;
+  }
+
+  /** Counts and logs `c` as refused (the engine's check of a definition `open` took). */
+  refuseChange(c: DefinitionChange, reason: string): void {
+    this.refuse(bucketKey(c.ns, c.key), reason);
   }
 
   /** Starts applying group changes (after the engine has restored its own). */
@@ -225,7 +296,8 @@ export class DefinitionSync {
     const bk = bucketKey(ns, key);
     const s = ++this.seq;
     this.own.set(bk, s);
-    const env: Envelope = { v: value ?? null, o: this.instance, s };
+    const body: Envelope = { v: value ?? null, o: this.instance, s };
+    const env: Envelope = { ...body, h: this.signer.sign(bk, signed(body)) };
     this.unsent.delete(bk);
     this.pending.set(bk, (this.pending.get(bk) ?? 0) + 1);
     const p = this.kv
@@ -264,10 +336,17 @@ export class DefinitionSync {
     }
   }
 
-  private receive(k: string, revision: number, env: Envelope): void {
-    const parsed = parseBucketKey(k);
-    if (!parsed) return;
+  /** Logs and counts an entry that is not applied. */
+  private refuse(k: string, reason: string): void {
+    this.refusals.refuse(k, reason);
+  }
+
+  private receive(k: string, revision: number, value: Uint8Array, operation: string): void {
     if (revision <= (this.revs.get(k) ?? 0)) return;
+    const parsed = parseBucketKey(k);
+    if (typeof parsed === "string") return this.refuse(k, parsed);
+    const env = decode(k, value, operation, this.signer);
+    if (typeof env === "string") return this.refuse(k, env);
     this.revs.set(k, revision);
     const change: DefinitionChange = { ...parsed, value: env.v ?? undefined };
     if (env.o === this.instance) {
@@ -323,7 +402,8 @@ export class DefinitionSync {
         await apply(c);
         this.applied++;
       } catch (e) {
-        this.log(`cluster: cannot apply ${c.ns} ${c.key} from the group: ${errorText(e)}`);
+        if (e instanceof GroupEntryRefused) this.refuse(bk, e.message);
+        else this.log(`cluster: cannot apply ${c.ns} ${c.key} from the group: ${errorText(e)}`);
       }
     });
   }

@@ -1,9 +1,11 @@
 /** A floe group over NATS JetStream (docs/group.md). */
 export { assignPartitions, ownerOf } from "./assignment.ts";
-export { PartitionCheckpoints, type PartitionCheckpoint } from "./checkpoints.ts";
-export { DefinitionSync, type ApplyChange, type DefinitionChange } from "./definitions.ts";
+export { FencedError, PartitionCheckpoints, type Held, type PartitionCheckpoint } from "./checkpoints.ts";
+export { DefinitionSync, GroupEntryRefused, type ApplyChange, type CheckChange, type DefinitionChange } from "./definitions.ts";
+export { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 export { Membership, type Member, type MemberInfo } from "./membership.ts";
 export { ClusterNode, type ClusterView } from "./node.ts";
 export { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
 export { GroupRpc, type RpcHandler } from "./rpc.ts";
 export { jetStreamOffsets, restartConsumer, rewindConsumer, type JsOffset } from "./rewind.ts";
+export { RefusalLog } from "./refusals.ts";

@@ -4,10 +4,13 @@
  * is live while its last heartbeat is younger than `leaseMs`, measured on this instance's clock
  * when the heartbeat arrives (no clock agreement needed between machines). A graceful stop
  * deletes the key, so its partitions move at once; after `kill -9` they move once the lease runs
- * out (≤ leaseMs + heartbeatMs + the check interval).
+ * out (≤ leaseMs + heartbeatMs + the check interval). Heartbeats carry the group secret's HMAC:
+ * one without it is refused (counted), so a writer without the secret cannot join or take partitions.
  */
 import type { KV } from "./nats.ts";
 import { errorText } from "../errors.ts";
+import type { EntrySigner } from "./auth.ts";
+import type { RefusalLog } from "./refusals.ts";
 
 export interface MemberInfo {
   readonly instance: string;
@@ -38,6 +41,8 @@ export class Membership {
     instance: string,
     private readonly heartbeatMs: number,
     private readonly leaseMs: number,
+    private readonly signer: EntrySigner,
+    private readonly refusals: RefusalLog,
     private readonly log: (line: string) => void,
   ) {
     this.info = { instance, rest: "", startedAt: Date.now() };
@@ -51,7 +56,7 @@ export class Membership {
   async join(rest: string): Promise<void> {
     this.info = { ...this.info, rest };
     this.members.set(this.self, { ...this.info, lastSeen: Date.now() });
-    await this.kv.put(this.self, JSON.stringify(this.info));
+    await this.kv.put(this.self, this.heartbeat());
     this.beatOk = Date.now();
     // The members there are now, before the first answer on ownership: judged with the member
     // list half read, this one would own (and start) partitions that others run.
@@ -70,7 +75,7 @@ export class Membership {
       }
     })().catch((e) => this.log(`cluster: membership watch ended: ${errorText(e)}`));
     this.beat = setInterval(() => {
-      this.kv.put(this.self, JSON.stringify(this.info)).then(
+      this.kv.put(this.self, this.heartbeat()).then(
         () => (this.beatOk = Date.now()),
         (e) => this.log(`cluster: heartbeat failed: ${errorText(e)}`),
       );
@@ -79,10 +84,29 @@ export class Membership {
     this.recompute();
   }
 
+  private heartbeat(): string {
+    const { rest, startedAt } = this.info;
+    return JSON.stringify({ instance: this.self, rest, startedAt, h: this.signer.sign(this.self, JSON.stringify([rest, startedAt])) });
+  }
+
+  /**
+   * Whether this member may act as the owner of its partitions now: its last heartbeat was stored
+   * less than a lease ago (the others count it live as long). A member paused past its lease
+   * (SIGSTOP, a long GC, a stalled disk) finds this false as soon as it runs again, before any
+   * timer of its own could write or acknowledge anything.
+   */
+  holdsLease(now = Date.now()): boolean {
+    return this.beat !== undefined && now - this.beatOk < this.leaseMs;
+  }
+
   /** A heartbeat of `id` seen at `seen` (local time; the server's write time for what was there before this member joined). */
   private heard(id: string, value: Uint8Array, seen: number): void {
     try {
-      const i = JSON.parse(new TextDecoder().decode(value)) as MemberInfo;
+      const i = JSON.parse(new TextDecoder().decode(value)) as MemberInfo & { h?: unknown };
+      if (!this.signer.verify(id, JSON.stringify([i.rest, i.startedAt]), i.h)) {
+        this.refusals.refuse(`${id} (heartbeat)`, "no valid signature of the group secret");
+        return;
+      }
       const self = id === this.self;
       this.members.set(id, { instance: id, rest: self ? this.info.rest : String(i.rest ?? ""), startedAt: self ? this.info.startedAt : Number(i.startedAt ?? 0), lastSeen: seen });
     } catch {
@@ -138,7 +162,7 @@ export class Membership {
     // This member judges itself by its own stored heartbeats: cut off from NATS for a lease, it
     // gives its partitions up about when the others take them, rather than keep reading them too.
     const self = this.members.get(this.self);
-    const selfLive = this.beat !== undefined && now - this.beatOk < this.leaseMs;
+    const selfLive = this.holdsLease(now);
     if (self && selfLive) this.members.set(this.self, { ...self, lastSeen: now });
     const live = [...this.members.values()].filter((m) => (m.instance === this.self ? selfLive : now - m.lastSeen < this.leaseMs)).map((m) => m.instance).sort();
     if (live.length === this.live.length && live.every((id, i) => id === this.live[i])) return;

@@ -4,17 +4,17 @@
  * restart); while disconnected, writes fail and are logged, and heartbeats stop, so the other
  * members take this instance's partitions over.
  */
-import type { NatsConnection } from "@nats-io/transport-node";
+import type { ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { connectNats } from "../io/outbound/nats.ts";
 
 export type { KV, NatsConnection };
 
-/** Connects to `servers` (fails with a code-1003 error naming them when none answers). */
-export async function connectGroup(servers: readonly string[], name: string): Promise<NatsConnection> {
+/** Connects with `options` (auth.ts) to `servers` (fails with a code-1003 error naming them when none answers or the server refuses the credentials). */
+export async function connectGroup(servers: readonly string[], options: ConnectionOptions): Promise<NatsConnection> {
   try {
-    return await connectNats({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5000 });
+    return await connectNats(options);
   } catch (e) {
     throw new EngineError(`cluster: cannot connect to NATS ${servers.join(",")}: ${errorText(e)}`, ErrCode.io, { cause: e });
   }

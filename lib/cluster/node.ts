@@ -8,8 +8,10 @@ import type { ClusterSettings } from "../config/kuiper.ts";
 import { errorText } from "../errors.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
 import { assignPartitions } from "./assignment.ts";
+import { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 import { PartitionCheckpoints } from "./checkpoints.ts";
-import { DefinitionSync } from "./definitions.ts";
+import { DefinitionSync, type CheckChange } from "./definitions.ts";
+import { RefusalLog } from "./refusals.ts";
 import { Membership, type Member } from "./membership.ts";
 import { connectGroup, openBucket, type NatsConnection } from "./nats.ts";
 import type { ReplicatedStore } from "./replicated-store.ts";
@@ -24,6 +26,10 @@ export interface ClusterView {
   readonly connected: boolean;
   /** Definition writes of this instance the group's bucket has not taken yet (re-sent until it does). */
   readonly unsentDefinitions: number;
+  /** Group entries this member refused (unsigned or tampered definitions, checkpoints, heartbeats; invalid ids or definitions; a stale owner's writes), and the last one. */
+  readonly refusedEntries: ReturnType<RefusalLog["view"]>;
+  /** This member's checkpoint writes refused because a newer owner had claimed the partition. */
+  readonly fencedWrites: number;
   readonly leader: string;
   readonly partitions: number;
   readonly instances: readonly {
@@ -44,6 +50,8 @@ export class ClusterNode {
   private constructor(
     readonly settings: ClusterSettings,
     readonly nc: NatsConnection,
+    /** Entries refused from the group's buckets (refusals.ts). */
+    readonly refusals: RefusalLog,
     readonly definitions: DefinitionSync,
     readonly members: Membership,
     readonly checkpoints: PartitionCheckpoints,
@@ -63,7 +71,8 @@ export class ClusterNode {
 
   /** Connects and opens the group's buckets; nothing is shared until `replicate` and `join`. */
   static async connect(settings: ClusterSettings, log: (line: string) => void): Promise<ClusterNode> {
-    const nc = await connectGroup(settings.nats, `floe ${settings.group}/${settings.instance}`);
+    const signer = new EntrySigner(groupSecret(settings.auth));
+    const nc = await connectGroup(settings.nats, groupConnectionOptions(settings.nats, settings.auth, `floe ${settings.group}/${settings.instance}`));
     try {
       const g = settings.group;
       const defs = await openBucket(nc, `floe_${g}`, { description: `floe group ${g}: definitions` });
@@ -78,12 +87,16 @@ export class ClusterNode {
           else if (st.type === "reconnect") link.up = true;
         }
       })().catch(() => {});
+      const refusals = new RefusalLog(log);
+      const checkpoints = new PartitionCheckpoints(state, settings.instance, chunk, signer, refusals, log);
+      await checkpoints.watch();
       return new ClusterNode(
         settings,
         nc,
-        new DefinitionSync(defs, settings.instance, log, () => link.up && !nc.isClosed()),
-        new Membership(mem, settings.instance, settings.heartbeatMs, settings.leaseMs, log),
-        new PartitionCheckpoints(state, settings.instance, chunk),
+        refusals,
+        new DefinitionSync(defs, settings.instance, signer, refusals, log, () => link.up && !nc.isClosed()),
+        new Membership(mem, settings.instance, settings.heartbeatMs, settings.leaseMs, signer, refusals, log),
+        checkpoints,
         new GroupRpc(nc, g, settings.instance),
         log,
       );
@@ -93,9 +106,9 @@ export class ClusterNode {
     }
   }
 
-  /** Brings `local` in line with the group and returns the store the managers use. */
-  async replicate(local: DefinitionStore): Promise<ReplicatedStore> {
-    this.store = await this.definitions.open(local);
+  /** Brings `local` in line with the group (entries `check` refuses are not taken) and returns the store the managers use. */
+  async replicate(local: DefinitionStore, check?: CheckChange): Promise<ReplicatedStore> {
+    this.store = await this.definitions.open(local, check);
     return this.store;
   }
 
@@ -125,6 +138,8 @@ export class ClusterNode {
       nats: this.settings.nats,
       connected: this.definitions.isConnected,
       unsentDefinitions: this.definitions.unsentCount,
+      refusedEntries: this.refusals.view(),
+      fencedWrites: this.checkpoints.fencedWrites,
       leader: this.members.leader() ?? "",
       partitions: this.settings.partitions,
       instances: [...all.values()].map((m) => ({
@@ -141,6 +156,7 @@ export class ClusterNode {
   /** Leaves the group (graceful stop) and closes the connection after pending writes are stored. */
   async close(): Promise<void> {
     this.rpc.stop();
+    this.checkpoints.stop();
     await this.members.leave();
     this.definitions.stop();
     await this.definitions.flush();

@@ -5,7 +5,7 @@
  */
 import { YAML } from "bun";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { COMPILE_LIMIT_KEYS, DEFAULT_COMPILE_LIMITS, type CompileLimits } from "../value/compile-budget.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { goDurationMs } from "../value/duration.ts";
@@ -108,6 +108,22 @@ export interface ClusterSettings {
   readonly partitions: number;
   readonly heartbeatMs: number;
   readonly leaseMs: number;
+  /** Who may write the group's definitions, and how this member reaches NATS (cluster/auth.ts). */
+  readonly auth: ClusterAuth;
+}
+
+/**
+ * The group's trust settings: `secret` (or `secretFile`, read at connect) signs every definition
+ * entry; `nats` holds the section's NATS connection properties (token, username/password,
+ * credsFile, nkeySeed/nkeySeedFile, TLS) with the names of the `nats` connector.
+ */
+export interface ClusterAuth {
+  readonly secret: string;
+  /** Absolute path ("" = none); relative paths resolve against the etc directory. */
+  readonly secretFile: string;
+  readonly nats: Readonly<Record<string, unknown>>;
+  /** Where relative file paths of `nats` resolve (the etc directory, else the working directory). */
+  readonly base: string;
 }
 
 /** Loads the file (absent file or dir → defaults) and applies `env`. */
@@ -126,11 +142,11 @@ export async function loadKuiperConfig(etcDir: string | undefined, env: Record<s
     }
   }
   applyEnv(doc, "KUIPER", env);
-  return fromDoc(doc);
+  return fromDoc(doc, etcDir);
 }
 
 /** Builds the typed settings from a lower-cased document. */
-export function fromDoc(doc: Doc): KuiperConfig {
+export function fromDoc(doc: Doc, etcDir?: string): KuiperConfig {
   const b = (k: string) => pick(doc, "basic", k);
   const tzName = str(b("timezone"), "Local");
   let timezone: Zone;
@@ -214,7 +230,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
     sink,
     source: { httpServerIp: str(pick(doc, "source", "httpserverip"), "127.0.0.1"), httpServerPort: httpPort },
     store: { sqliteName: str(pick(doc, "store", "sqlite", "name"), "") || "sqliteKV.db" },
-    cluster: clusterSettings(doc),
+    cluster: clusterSettings(doc, etcDir ?? process.cwd()),
     openTelemetry: {
       serviceName: str(pick(doc, "openTelemetry", "serviceName"), "") || "kuiperd-service",
       enableRemoteCollector: bool(pick(doc, "openTelemetry", "enableRemoteCollector"), false),
@@ -227,7 +243,7 @@ export function fromDoc(doc: Doc): KuiperConfig {
   };
 }
 
-function clusterSettings(doc: Doc): ClusterSettings {
+function clusterSettings(doc: Doc, base: string): ClusterSettings {
   const c = (k: string) => pick(doc, "cluster", k);
   const nats = list(c("nats"));
   const group = str(c("group"), "") || "default";
@@ -237,8 +253,16 @@ function clusterSettings(doc: Doc): ClusterSettings {
   if (!/^[A-Za-z0-9_-]+$/.test(instance)) throw new EngineError(`invalid cluster.instance ${JSON.stringify(instance)}: use letters, digits, - and _`, ErrCode.confKey);
   const heartbeatMs = positive(durationMs(c("heartbeatinterval"), 1000), 1000);
   const leaseMs = Math.max(positive(durationMs(c("leasetimeout"), 6000), 6000), 2 * heartbeatMs);
-  return { nats, group, instance, partitions: positive(int(c("partitions"), 12), 12), heartbeatMs, leaseMs };
+  const section = pick(doc, "cluster");
+  const natsProps: Record<string, unknown> = {};
+  if (isDoc(section)) for (const [k, v] of Object.entries(section)) if (!CLUSTER_OWN_KEYS.has(k)) natsProps[k] = v;
+  const secretFile = str(c("secretfile"), "");
+  const auth: ClusterAuth = { secret: str(c("secret"), ""), secretFile: secretFile && !isAbsolute(secretFile) ? join(base, secretFile) : secretFile, nats: natsProps, base };
+  return { nats, group, instance, partitions: positive(int(c("partitions"), 12), 12), heartbeatMs, leaseMs, auth };
 }
+
+/** `cluster:` keys that are not NATS connection properties. */
+const CLUSTER_OWN_KEYS = new Set(["nats", "group", "instance", "partitions", "heartbeatinterval", "leasetimeout", "secret", "secretfile"]);
 
 function str(v: unknown, dflt: string): string {
   if (typeof v === "string") return v;

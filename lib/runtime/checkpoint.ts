@@ -40,6 +40,8 @@ export class Checkpointer {
     select: SelectStatement,
     windowEvaluator: string,
     private readonly log: (line: string, level?: Level) => void,
+    /** False while the run may not act as its input's owner (a group partition whose lease lapsed): nothing is stored. */
+    private readonly fence: () => boolean = () => true,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.
     this.fp = Bun.hash(encodeState(select) + "\u0000" + windowEvaluator).toString(36);
@@ -71,6 +73,7 @@ export class Checkpointer {
 
   /** Snapshots and stores one checkpoint (true when stored); a failure is logged and the rule goes on. */
   take(topo: Topology, offsets: OffsetReader): boolean {
+    if (!this.fence()) return false;
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };

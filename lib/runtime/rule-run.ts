@@ -76,6 +76,8 @@ export interface RunSpec {
   readonly errors?: ErrorReport;
   /** The `interval` rate limit (ms) of push sources, by stream (rules-and-sinks.md §8.1). */
   readonly rateLimits?: ReadonlyMap<string, number>;
+  /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
+  readonly fence?: () => boolean;
 }
 
 class Inlet {
@@ -346,7 +348,7 @@ export class RuleRun {
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log);
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);

@@ -91,6 +91,8 @@ export interface RuleHostOptions {
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
   /** Pipe mode's stderr report of decode and row errors (rule-run.ts). */
   readonly errors?: ErrorReport;
+  /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
+  readonly fence?: () => boolean;
 }
 
 interface Action {
@@ -153,6 +155,7 @@ export class Rule {
         defaultType: this.host.defaultType,
         connectors: this.host.connectors,
         errors: this.host.errors,
+        fence: this.host.fence,
       },
       this.env,
       this.hub,
@@ -199,6 +202,7 @@ export class Rule {
       aesKey: this.env.aesKey,
       schemas: this.env.schemas,
       log: (l, level) => this.env.log(l, level),
+      fence: this.host.fence,
     });
   }
 }

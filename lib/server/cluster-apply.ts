@@ -4,20 +4,17 @@
  * and live connections, JavaScript UDF sandboxes), with the store writes kept local (they came
  * from the group); and the answers this instance gives other members (rule status here).
  */
-import type { DefinitionChange, ReplicatedStore } from "../cluster/index.ts";
+import { GroupEntryRefused, type ClusterNode, type DefinitionChange, type ReplicatedStore } from "../cluster/index.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { registerBrokenScript, registerScript, type ScriptDef } from "../functions/js-udf.ts";
 import type { ConnectionRegistry } from "../io/connections.ts";
 import type { FunctionRegistry } from "../functions/index.ts";
-import type { Catalog } from "../store/catalog.ts";
 import type { KuiperConfig } from "../config/index.ts";
-import type { RuleManager } from "./rule-manager.ts";
+import { groupEntryError, type EntryCheckHost } from "./group-entry.ts";
 import type { SafeMode } from "./safe-mode.ts";
 
 /** What applying a change needs of the engine (server/engine.ts owns all of it). */
-export interface GroupHost {
-  readonly catalog: Catalog;
-  readonly rules: RuleManager;
+export interface GroupHost extends EntryCheckHost {
   readonly connections: ConnectionRegistry;
   readonly functions: FunctionRegistry;
   readonly config: KuiperConfig;
@@ -27,10 +24,13 @@ export interface GroupHost {
   removeScript(id: string): void;
 }
 
+/** Applies `c`, checked first as REST would check it (group-entry.ts): a refused entry changes nothing. */
 export async function applyGroupChange(engine: GroupHost, store: ReplicatedStore, c: DefinitionChange): Promise<void> {
   const { ns, key, value } = c;
   // Our own write coming back, or a change already made here.
   if (store.get(ns, key) === value) return;
+  const refusal = groupEntryError(engine, c);
+  if (refusal !== undefined) throw new GroupEntryRefused(refusal);
   switch (ns) {
     case "stream":
     case "tempStream":
@@ -69,6 +69,28 @@ export async function applyGroupChange(engine: GroupHost, store: ReplicatedStore
     }
     default:
       return;
+  }
+}
+
+/** Start-up order of a snapshot's check: functions before the streams and rules that may call them. */
+const NS_ORDER: Record<string, number> = { script: 0, confKey: 1, stream: 2, tempStream: 2, rule: 3 };
+
+/**
+ * Checks the definitions a joining member copied from the group at start-up (cluster/definitions.ts
+ * `open`, which checked only what needs no engine) as REST would, before any rule is restored
+ * (`loadScripts` has run, the catalog is loaded): a refused one is taken out of the local store again.
+ */
+export function checkGroupSnapshot(engine: GroupHost, cluster: ClusterNode, store: ReplicatedStore): void {
+  const taken = cluster.definitions.takeSnapshot().sort((a, b) => NS_ORDER[a.ns]! - NS_ORDER[b.ns]!);
+  for (const c of taken) {
+    const refusal = groupEntryError(engine, c);
+    if (refusal === undefined) continue;
+    cluster.definitions.refuseChange(c, refusal);
+    store.quietly(() => {
+      if (c.ns === "stream" || c.ns === "tempStream") engine.catalog.remove(c.key);
+      else if (c.ns === "script") engine.removeScript(c.key);
+      else store.delete(c.ns, c.key);
+    });
   }
 }
 

@@ -28,7 +28,8 @@ import { SchemaStore } from "../store/schemas.ts";
 import { checkFormat, SchemaRegistry, type SchemaEntry } from "../io/formats/schema-registry.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
 import type { ClusterNode } from "../cluster/index.ts";
-import { answerGroupRequest, applyGroupChange } from "./cluster-apply.ts";
+import { answerGroupRequest, applyGroupChange, checkGroupSnapshot } from "./cluster-apply.ts";
+import { staticEntryError } from "./group-entry.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import type { RuleDef } from "../store/rule-def.ts";
@@ -172,7 +173,7 @@ export class Engine {
         // The group layer and the NATS client load only in a group (a single node carries neither).
         const { ClusterNode } = await import("../cluster/node.ts");
         cluster = await ClusterNode.connect(config.cluster, log);
-        kv = await cluster.replicate(local);
+        kv = await cluster.replicate(local, staticEntryError);
       } catch (e) {
         await cluster?.close();
         local.close();
@@ -258,6 +259,7 @@ export class Engine {
       const [kind, typ, ...id] = full.split(".");
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
     }
+    if (this.cluster?.store) checkGroupSnapshot(this, this.cluster, this.cluster.store);
     this.rules.restore(!safe);
     const cluster = this.cluster;
     if (cluster?.store) {

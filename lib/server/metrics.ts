@@ -40,6 +40,8 @@ const HELP: Record<string, string> = {
   floe_memory_table_dropped_rows_total: "Rows refused by a memory lookup table at its maxBytes",
   floe_sse_events_dropped_total: "Events not queued for an SSE client whose queue held its byte budget",
   floe_sink_duplicates_total: "Publishes the destination did not store again as duplicates of stored ones (JetStream Nats-Msg-Id)",
+  floe_cluster_entries_refused_total: "Group entries refused: unsigned or tampered definitions, checkpoints and heartbeats, invalid definitions, stale owners' writes",
+  floe_cluster_fenced_writes_total: "This member's checkpoint writes refused because a newer owner had claimed the partition",
 };
 
 function helpOf(name: string): string {
@@ -98,6 +100,10 @@ export function prometheusText(e: Engine): string {
   add("process_cpu_seconds_total", "counter", {}, (cpu.user + cpu.system) / 1e6);
   add("process_resident_memory_bytes", "gauge", {}, process.memoryUsage.rss());
   add("process_start_time_seconds", "gauge", {}, Math.floor(e.startedAt / 1000));
+  if (e.cluster) {
+    add("floe_cluster_entries_refused_total", "counter", {}, e.cluster.refusals.count);
+    add("floe_cluster_fenced_writes_total", "counter", {}, e.cluster.checkpoints.fencedWrites);
+  }
   let out = "";
   for (const [name, f] of fam) out += `# HELP ${name} ${helpOf(name)}\n# TYPE ${name} ${f.type}\n${f.lines.join("\n")}\n`;
   return out + lagText();

@@ -12,8 +12,14 @@
  * run restores it, and claims it (the group's checkpoint then names the new owner); when the
  * previous owner is still alive (a rebalance, not a death) it first waits for that owner's
  * release, which uploads the state it stopped with.
+ *
+ * Fencing: the claim is a compare-and-set on the checkpoint's KV revision that starts a new epoch,
+ * and each run is fenced by its ownership — it stores no checkpoint, acknowledges nothing and sends
+ * no result once its member's lease lapsed or another member claimed the partition, and its `nats`
+ * sinks' messages carry the epoch (header `Floe-Epoch`). An upload of a superseded owner is refused
+ * by the server; the stale owner then stops that partition's run.
  */
-import type { ClusterNode } from "../cluster/index.ts";
+import { FencedError, type ClusterNode, type Held } from "../cluster/index.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -90,6 +96,17 @@ export function partitionDurables(stream: StreamDef, p: number): { stream: strin
   return s && d ? [{ stream: s, consumer: d }] : [];
 }
 
+/** A partition run's actions under ownership `epoch`: each `nats` sink's messages carry it in header `Floe-Epoch`, so that a consumer can tell a superseded owner's late output. */
+export function withEpochHeader(actions: readonly Record<string, unknown>[], epoch: number): Record<string, unknown>[] {
+  return actions.map((a) => {
+    const props = a.nats;
+    if (!props || typeof props !== "object" || Array.isArray(props)) return a;
+    const p = props as Record<string, unknown>;
+    const headers = p.headers && typeof p.headers === "object" && !Array.isArray(p.headers) ? (p.headers as Record<string, unknown>) : {};
+    return { ...a, nats: { ...p, headers: { ...headers, "Floe-Epoch": String(epoch) } } };
+  });
+}
+
 /** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
 export function partitionRunId(rule: string, p: number): string {
   return `${rule}.p${p}`;
@@ -100,10 +117,10 @@ export interface PartitionedRunOptions {
   readonly partitions: number;
   readonly cluster: ClusterNode;
   readonly dataDir: string;
-  /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`). */
   /** The JetStream durables partition `p` reads (restarted when it is taken over with no group checkpoint). */
   readonly durables?: (p: number) => { stream: string; consumer: string }[];
-  readonly startPartition: (p: number, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
+  /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`) under ownership `epoch`, fenced by `fence`. */
+  readonly startPartition: (p: number, epoch: number, fence: () => boolean, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
   readonly onExit: (exit: RunExit) => void;
   /** Whether the rule still exists (a deleted rule's runs leave nothing in the group store). */
   readonly exists: () => boolean;
@@ -115,7 +132,7 @@ export interface PartitionedRunOptions {
 }
 
 export class PartitionedRun implements RuleRun {
-  private readonly runs = new Map<number, RuleRun>();
+  private readonly runs = new Map<number, { run: RuleRun; held: Held }>();
   /** The state last copied to the group, per partition. */
   private readonly uploaded = new Map<number, string>();
   private chain: Promise<void> = Promise.resolve();
@@ -133,7 +150,7 @@ export class PartitionedRun implements RuleRun {
   /** Starts the runs of the partitions owned now, then follows ownership. */
   async open(): Promise<void> {
     this.unsubscribe = this.o.cluster.onMembers(() => void this.rebalance());
-    this.timer = setInterval(() => void this.serial(() => this.uploadAll(false)), this.o.uploadEveryMs ?? 500);
+    this.timer = setInterval(() => void this.serial(() => this.tick()), this.o.uploadEveryMs ?? 500);
     await this.rebalance();
   }
 
@@ -148,15 +165,41 @@ export class PartitionedRun implements RuleRun {
   }
 
   private rebalance(): Promise<void> {
-    return this.serial(async () => {
-      if (this.stopped) return;
-      const want = new Set(this.o.cluster.owned(this.o.partitions));
-      for (const p of [...this.runs.keys()]) if (!want.has(p)) await this.release(p);
-      for (const p of want) if (!this.runs.has(p) && !this.stopped) await this.acquire(p);
-    });
+    return this.serial(() => this.rebalanceNow());
+  }
+
+  private async rebalanceNow(): Promise<void> {
+    if (this.stopped) return;
+    const want = new Set(this.o.cluster.owned(this.o.partitions));
+    for (const p of [...this.runs.keys()]) if (!want.has(p)) await this.release(p);
+    for (const p of want) if (!this.runs.has(p) && !this.stopped) await this.acquire(p);
+  }
+
+  /** Each upload period: superseded runs stop; the others' new checkpoints go to the group; a partition owned here without a run (it was fenced) is claimed again. */
+  private async tick(): Promise<void> {
+    let fenced = false;
+    for (const [p, { held }] of [...this.runs]) {
+      if (held.valid) continue;
+      fenced = true;
+      await this.release(p);
+    }
+    await this.uploadAll();
+    if (fenced || this.runs.size !== this.o.cluster.owned(this.o.partitions).length) await this.rebalanceNow();
   }
 
   private async acquire(p: number): Promise<void> {
+    // A claim lost to another member's (their views of the members differed for a moment): read again, and wait for its release.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        return await this.acquireOnce(p);
+      } catch (e) {
+        if (!(e instanceof FencedError)) throw e;
+        this.o.log(`rule ${this.id}: partition ${p}: ${e.message}`);
+      }
+    }
+  }
+
+  private async acquireOnce(p: number): Promise<void> {
     const { cluster } = this.o;
     const runId = partitionRunId(this.id, p);
     let cp = await cluster.checkpoints.load(this.id, p);
@@ -170,16 +213,16 @@ export class PartitionedRun implements RuleRun {
     }
     // An empty state is a claim (below) of an owner that had no checkpoint in the group yet.
     const state = cp?.state ? cp.state : undefined;
-    if (this.o.def.options.qos >= 1) {
-      // (qos 0 keeps no checkpoints: its durable's acknowledgements are all there is to resume from.)
-      // Claimed before the run starts, with the state it starts from: from now on the group's
-      // checkpoint names this member, unreleased, until its own uploads and its release. Otherwise
-      // a member joining meanwhile would find the previous owner's checkpoint — its own from before
-      // a kill -9 when it comes back under the same id, or a release from an earlier ownership —
-      // and start from it at once instead of waiting for this member's release. With no state, it
-      // also keeps a joining member from reading the same durable at once (below).
-      await cluster.checkpoints.save(this.id, p, state ?? "", false);
-    }
+    if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
+    // Claimed before the run starts, with the state it starts from: from now on the group's
+    // checkpoint names this member, unreleased, until its own uploads and its release. Otherwise
+    // a member joining meanwhile would find the previous owner's checkpoint — its own from before
+    // a kill -9 when it comes back under the same id, or a release from an earlier ownership —
+    // and start from it at once instead of waiting for this member's release. With no state, it
+    // also keeps a joining member from reading the same durable at once (below). The claim is a
+    // compare-and-set: of two members claiming at once, one wins, the other reads again.
+    // (qos 0 keeps no checkpoints, yet claims too: its epoch fences its results.)
+    const held = await cluster.checkpoints.claim(this.id, p, state ?? "");
     if (state) {
       const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
       // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
@@ -201,7 +244,9 @@ export class PartitionedRun implements RuleRun {
     local.clear(runId);
     if (state) local.save(runId, state, cp!.ts);
     this.uploaded.set(p, state ?? "");
-    const run = await this.o.startPartition(p, (exit) => {
+    const members = cluster.members;
+    const fence = () => held.valid && members.holdsLease();
+    const run = await this.o.startPartition(p, held.epoch, fence, (exit) => {
       // One partition failing stops the rule, as a single run's failure does; an end of input ends that partition only.
       if (exit.kind === "error") this.o.onExit(exit);
     });
@@ -209,44 +254,56 @@ export class PartitionedRun implements RuleRun {
       await run.stop();
       return;
     }
-    this.runs.set(p, run);
-    this.o.log(`rule ${this.id}: partition ${p} started here${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
+    this.runs.set(p, { run, held });
+    this.o.log(`rule ${this.id}: partition ${p} started here (epoch ${held.epoch})${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
   }
 
+  /** Stops partition `p`'s run and hands its state over; a superseded ownership (another member claimed it) uploads nothing. */
   private async release(p: number): Promise<void> {
-    const run = this.runs.get(p);
-    if (!run) return;
+    const r = this.runs.get(p);
+    if (!r) return;
     this.runs.delete(p);
-    await run.stop();
+    await r.run.stop();
     this.lastNodes = this.nodes();
-    await this.upload(p, true);
+    if (r.held.valid) await this.upload(p, r.held, true);
+    else this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
   }
 
-  /** Copies partition `p`'s newest local checkpoint to the group when it changed (`released`: the last one of this ownership). */
-  private async upload(p: number, released: boolean): Promise<void> {
-    if (!this.o.exists()) return;
+  /**
+   * Copies partition `p`'s newest local checkpoint to the group when it changed (`released`: the
+   * last one of this ownership). Refused when another member claimed the partition meanwhile
+   * (counted by cluster/checkpoints.ts): the run is then stopped by the next tick.
+   */
+  private async upload(p: number, held: Held, released: boolean): Promise<void> {
+    if (!this.o.exists() || !held.valid) return;
     const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p)) ?? (released ? "" : undefined);
     // Released with no checkpoint of its own: the empty release still ends the new owner's wait.
     if (state === undefined) return;
     if (state === this.uploaded.get(p) && !released) return;
-    await this.o.cluster.checkpoints.save(this.id, p, state, released);
+    try {
+      await this.o.cluster.checkpoints.save(this.id, p, state, released);
+    } catch (e) {
+      if (!(e instanceof FencedError)) throw e;
+      this.o.log(`rule ${this.id}: ${e.message}`);
+      return;
+    }
     this.uploaded.set(p, state);
   }
 
-  private async uploadAll(released: boolean): Promise<void> {
-    for (const p of this.runs.keys()) await this.upload(p, released);
+  private async uploadAll(): Promise<void> {
+    for (const [p, { held }] of this.runs) await this.upload(p, held, false);
   }
 
   /** The runs' metrics added up node by node (every run has the same plan). */
   nodes(): readonly NodeMetrics[] {
-    const lists = [...this.runs.values()].map((r) => r.nodes());
+    const lists = [...this.runs.values()].map((r) => r.run.nodes());
     if (lists.length === 0) return this.lastNodes;
     return lists[0]!.map((n, i) => mergeNodes(n.kind, n.name, lists.map((l) => l[i]).filter((x): x is NodeMetrics => x !== undefined)));
   }
 
   topo(): Topo {
     const first = this.runs.values().next().value;
-    return first ? first.topo() : { sources: [], edges: {} };
+    return first ? first.run.topo() : { sources: [], edges: {} };
   }
 
   async stop(): Promise<void> {

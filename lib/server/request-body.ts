@@ -14,7 +14,7 @@ import { HttpError } from "./respond.ts";
  * the limit holds the loop for tens of ms at most (bench/limits.ts). Uploads, imports and
  * batches keep `basic.maxBodySize` (docs/daemon.md, "Errors, limits and the safe start").
  */
-const MAX_DEFINITION_BODY = 256 * 1024;
+export const MAX_DEFINITION_BODY = 256 * 1024;
 const DEFINITION_ROUTE = /^\/(?:v2\/)?(?:rules|streams|tables|metadata|udf|connections)(?:\/|$)/;
 /** A schema as JSON (`content`, escaped: at most twice its bytes) — not the multipart upload, which may be a zip. */
 const SCHEMA_ROUTE = /^\/schemas\/[^/]+(?:\/[^/]+)?\/?$/;

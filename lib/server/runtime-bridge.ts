@@ -19,7 +19,7 @@ import { SimulatorSource } from "../io/sources/simulator.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition } from "./partitioned-run.ts";
+import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 
 const utf8 = new TextDecoder();
@@ -96,10 +96,11 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         log: engine.log,
         exists: () => engine.rules.get(def.id) !== undefined,
         durables: (p) => partitionDurables(partitioned.stream, p),
-        startPartition: async (p, exit) => {
+        startPartition: async (p, epoch, fence, exit) => {
           // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
           const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
-          const rule = Rule.create(ruleJson({ ...def, id: partitionRunId(def.id, p), options }), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub);
+          const run = { ...def, id: partitionRunId(def.id, p), options, actions: withEpochHeader(def.actions, epoch) };
+          const rule = Rule.create(ruleJson(run), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub, { fence });
           return rule.start(exit);
         },
       });

@@ -6,7 +6,8 @@
  * member must end holding the value of the key's last revision.
  */
 import { afterEach, expect, test } from "bun:test";
-import { DefinitionSync, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { DefinitionSync, EntrySigner, groupSecret, RefusalLog, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { GROUP_AUTH } from "../helpers/nats.ts";
 import type { KV } from "../../lib/cluster/nats.ts";
 import { Kv } from "../../lib/store/kv.ts";
 import { prng } from "../helpers/prng.ts";
@@ -146,7 +147,7 @@ afterEach(() => {
 
 async function member(bucket: Bucket, instance: string): Promise<Member> {
   const kv = new ScriptedKv(bucket);
-  const sync = new DefinitionSync(kv as unknown as KV, instance, () => {});
+  const sync = new DefinitionSync(kv as unknown as KV, instance, new EntrySigner(groupSecret(GROUP_AUTH)), new RefusalLog(() => {}), () => {});
   syncs.push(sync);
   // The local copy in memory: the sync is under test, not sqlite (a file per member made the 300 seeds take ~20 s).
   const local = new Kv(":memory:");

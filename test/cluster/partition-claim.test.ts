@@ -12,7 +12,7 @@ import { ClusterNode } from "../../lib/cluster/index.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
 import type { RuleDef } from "../../lib/store/rule-def.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
@@ -38,7 +38,7 @@ const until = (fn: () => boolean, ms = 15_000) => waitFor(fn, "the condition", m
 test("a member joining waits for the release of a partition that has no group checkpoint yet", async () => {
   const events: string[] = [];
   const member = async (instance: string) => {
-    const node = await ClusterNode.connect({ nats: [nats.url], group: "claim", instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000 }, () => {});
+    const node = await ClusterNode.connect({ nats: [nats.url], group: "claim", instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH }, () => {});
     nodes.push(node);
     await node.join(`http://${instance}`);
     const run = new PartitionedRun({

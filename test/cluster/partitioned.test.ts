@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import mqtt from "mqtt";
 import { Mosquitto } from "../helpers/mosquitto.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_SECRET, NatsServer } from "../helpers/nats.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -24,6 +24,7 @@ interface View {
 
 const env = (instance: string) => ({
   KUIPER__CLUSTER__NATS: nats.url,
+    KUIPER__CLUSTER__SECRET: GROUP_SECRET,
   KUIPER__CLUSTER__GROUP: "pg",
   KUIPER__CLUSTER__INSTANCE: instance,
   KUIPER__CLUSTER__PARTITIONS: "4",

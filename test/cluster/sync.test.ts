@@ -7,11 +7,11 @@ import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClusterNode, DefinitionSync, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
+import { ClusterNode, DefinitionSync, EntrySigner, groupSecret, RefusalLog, type DefinitionChange, type ReplicatedStore } from "../../lib/cluster/index.ts";
 import { connectGroup, openBucket, type KV } from "../../lib/cluster/nats.ts";
 import type { ClusterSettings } from "../../lib/config/kuiper.ts";
 import { Kv } from "../../lib/store/kv.ts";
-import { NatsServer } from "../helpers/nats.ts";
+import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
 let nats: NatsServer;
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 function settings(group: string, instance: string): ClusterSettings {
-  return { nats: [nats.url], group, instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000 };
+  return { nats: [nats.url], group, instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH };
 }
 
 interface Member {
@@ -101,8 +101,8 @@ test("a member whose watch lags behind both members' writes converges all the sa
       },
     });
   const a = await member("lag", "a");
-  const nc = await connectGroup([nats.url], "lag-b");
-  const sync = new DefinitionSync(lagging(await openBucket(nc, "floe_lag")), "b", () => {});
+  const nc = await connectGroup([nats.url], { servers: [nats.url], name: "lag-b" });
+  const sync = new DefinitionSync(lagging(await openBucket(nc, "floe_lag")), "b", new EntrySigner(groupSecret(GROUP_AUTH)), new RefusalLog(() => {}), () => {});
   const local = new Kv(join(mkdtempSync(join(tmpdir(), "floe-sync-")), "kv.db"));
   const store = await sync.open(local);
   sync.attach((c) => {
@@ -195,9 +195,10 @@ test("a checkpoint saved by a partition's owner is restored by the member that t
   expect(b.node.owned()).not.toContain(p);
   // Larger than one message: stored in chunks behind one manifest.
   const state = JSON.stringify({ window: "x".repeat(2_500_000), watermark: 1234 });
+  await a.node.checkpoints.claim("rule/1", p, "");
   await a.node.checkpoints.save("rule/1", p, state);
   await a.node.checkpoints.save("rule/1", p, state + " ");
-  await a.node.checkpoints.save("rule/1", (p + 1) % 12, "other");
+  await a.node.checkpoints.claim("rule/1", (p + 1) % 12, "other");
   // a dies without leaving: no heartbeat, no goodbye.
   a.node.members.stopTimers();
   await a.node.nc.close();
@@ -205,11 +206,12 @@ test("a checkpoint saved by a partition's owner is restored by the member that t
   expect(took).toBeLessThan(1000 + 200 + 500);
   const got = await b.node.checkpoints.load("rule/1", p);
   expect(got?.state).toBe(state + " ");
-  expect(got?.owner).toBe("a");
+  expect([got?.owner, got?.epoch]).toEqual(["a", 1]);
   expect(await b.node.checkpoints.partitions("rule/1")).toEqual([p, (p + 1) % 12].sort((x, y) => x - y));
   expect(await b.node.checkpoints.load("rule/2", p)).toBeUndefined();
-  await b.node.checkpoints.save("rule/1", p, "b's");
-  expect((await b.node.checkpoints.load("rule/1", p))?.owner).toBe("b");
+  await b.node.checkpoints.claim("rule/1", p, "b's");
+  const next = await b.node.checkpoints.load("rule/1", p);
+  expect([next?.owner, next?.epoch, next?.state]).toEqual(["b", 2, "b's"]);
   await b.node.checkpoints.clear("rule/1");
   expect(await b.node.checkpoints.partitions("rule/1")).toEqual([]);
 }, 20_000);

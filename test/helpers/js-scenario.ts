@@ -22,6 +22,7 @@ import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@
 import { prng } from "./prng.ts";
 import { startFloe, tempHome, type DaemonProc } from "../server/daemon.ts";
 import { waitFor } from "./runtime.ts";
+import { GROUP_SECRET, type NatsServer } from "./nats.ts";
 
 export const PARTITIONS = 12;
 const ROOT = join(import.meta.dir, "..", "..");
@@ -118,6 +119,7 @@ export async function startGroup(nats: { readonly url: string }, group: string, 
   for (let i = 0; i < n; i++) {
     const env: Record<string, string> = {
       KUIPER__CLUSTER__NATS: nats.url,
+    KUIPER__CLUSTER__SECRET: GROUP_SECRET,
       KUIPER__CLUSTER__GROUP: group,
       KUIPER__CLUSTER__INSTANCE: `m${i}`,
       KUIPER__CLUSTER__PARTITIONS: String(PARTITIONS),

@@ -10,6 +10,11 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { canConnect, freePort } from "./mosquitto.ts";
 
+/** The group secret the tests' members share (cluster.secret). */
+export const GROUP_SECRET = "floe-tests-group-secret-0123456789";
+/** `ClusterSettings.auth` for members a test connects in-process. */
+export const GROUP_AUTH = { secret: GROUP_SECRET, secretFile: "", nats: {}, base: process.cwd() };
+
 export function natsServerPath(): string {
   const p = Bun.which("nats-server") ?? ["/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server"].find((x) => Bun.file(x).size > 0);
   if (!p) throw new Error("nats-server is not installed: `apt-get install nats-server` (the NATS tests start their own servers)");
@@ -36,6 +41,11 @@ export class NatsServer {
     const s = new NatsServer(await freePort(), extra);
     await s.restart();
     return s;
+  }
+
+  /** The server process id (benchmarks read its CPU time). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
   }
 
   get running(): boolean {

@@ -6,8 +6,8 @@ import { parseSinkCommon } from "../../lib/io/sinks/common.ts";
 import type { SinkConnector } from "../../lib/io/sinks/connector.ts";
 import { SinkPipeline } from "../../lib/io/sinks/pipeline.ts";
 
-/** The opened pipeline of sink `type` over `conn`; `sendSingle` unless `props` says otherwise. */
-export function openPipeline(type: string, conn: SinkConnector, props: Record<string, unknown> = {}): SinkPipeline {
+/** The opened pipeline of sink `type` over `conn`; `sendSingle` unless `props` says otherwise; `fence` as a group partition's run has one. */
+export function openPipeline(type: string, conn: SinkConnector, props: Record<string, unknown> = {}, fence?: () => boolean): SinkPipeline {
   const p = new SinkPipeline({
     ruleId: "r",
     type,
@@ -17,6 +17,7 @@ export function openPipeline(type: string, conn: SinkConnector, props: Record<st
     connector: conn,
     dataDir: mkdtempSync(join(tmpdir(), `floe-${type}-`)),
     log: () => {},
+    fence,
   });
   p.open();
   return p;

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { createCatalog } from "../../lib/functions/index.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
-import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition } from "../../lib/server/partitioned-run.ts";
+import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import { parseRuleDef } from "../../lib/store/rule-def.ts";
 
@@ -62,4 +62,11 @@ test("the runs' metrics add up node by node", () => {
   b.exception("new", 2);
   const m = mergeNodes("source", "tele", [a, b]);
   expect([m.recordsIn, m.processLatencyUs, m.connectionStatus, m.exceptions, m.lastException, m.recordsLost]).toEqual([7, 10, 0, 2, "new", -1]);
+});
+
+test("a partition run's nats sinks carry its epoch in header Floe-Epoch, beside their own headers; other sinks are left alone", () => {
+  const actions = [{ nats: { subject: "out", headers: { a: "1" } } }, { nats: { subject: "o2" } }, { log: {} }];
+  expect(withEpochHeader(actions, 7)).toEqual([{ nats: { subject: "out", headers: { a: "1", "Floe-Epoch": "7" } } }, { nats: { subject: "o2", headers: { "Floe-Epoch": "7" } } }, { log: {} }]);
+  // The definition itself is not changed.
+  expect(actions[0]).toEqual({ nats: { subject: "out", headers: { a: "1" } } });
 });

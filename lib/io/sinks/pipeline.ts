@@ -44,8 +44,12 @@ export interface SinkPipelineInit {
   readonly aesKey?: string;
   /** The registered schemas `format: "protobuf"` encodes with (`schemaId`). */
   readonly schemas?: SchemaRegistry;
+  /** False while the run may not act as its input's owner (a group partition whose lease lapsed): results are not sent, and counted as exceptions. */
+  readonly fence?: () => boolean;
   log(line: string, level?: Level): void;
 }
+
+const FENCED = "not sent: this member may no longer own the partition (its lease lapsed or a newer owner claimed it); the owner recomputes it from the group's checkpoint";
 
 export class SinkPipeline implements SinkNode {
   readonly metrics: NodeMetrics[];
@@ -246,6 +250,10 @@ export class SinkPipeline implements SinkNode {
 
   /** The sink's error boundary: whatever an item makes the chain throw fails that item only, counted. */
   push(item: Item): void {
+    if (this.init.fence && !this.init.fence()) {
+      this.sink.exception(FENCED, Date.now());
+      return;
+    }
     try {
       this.pushItem(item);
     } catch (e) {
