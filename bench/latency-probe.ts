@@ -1,6 +1,6 @@
 /**
  * The latency probe (bench/latency.ts): a raw MQTT 3.1.1 subscriber at QoS 0 on the bench broker.
- * Each socket read is stamped once on the monotonic clock (and the wall clock, for window rows)
+ * Each socket read is stamped once (`monoMs`, also used as the wall clock of window rows)
  * before its packets are parsed, as a client that hands messages on at once would see them.
  *   - `--in TOPIC`: the workload's input subscription — the plain subscriber; ids `${tag}_c_k` recorded.
  *   - `--out TOPIC`: floe's MQTT sink topic; each payload is written as a line to `--file` (the
@@ -113,8 +113,7 @@ if (import.meta.main) {
     port: Number(a.port),
     socket: {
       data: (_s, d) => {
-        now = monoMs();
-        wall = performance.timeOrigin + performance.now();
+        now = wall = monoMs();
         split.push(d);
       },
     },

@@ -1,6 +1,6 @@
 /**
  * Publish → sink latency of a step (issue 25). The generator records, per connection, when each
- * write handed its messages to the kernel (`SendTable`, on the machine's monotonic clock); the
+ * write handed its messages to the kernel (`SendTable`, `monoMs`); the
  * probe (bench/latency-probe.ts, a raw MQTT subscriber on the same broker) records when each
  * message arrived on the input topic — the plain subscriber, the floor — and when each of floe's
  * output rows arrived on its MQTT sink's topic. Message k of connection c has id `${tag}_${c}_${k}`
@@ -10,9 +10,14 @@
  * (the 10 s boundary on the wall clock a tumbling window is aligned to) to the row's arrival.
  */
 
-/** The monotonic clock every process of the machine shares (CLOCK_MONOTONIC), in ms. */
+/**
+ * The clock the generator and the probe share: epoch ms with a fraction (Bun's `process.hrtime` counts from the
+ * process's own start, so it cannot compare two processes). Each process's time origin is fixed when it starts,
+ * to within a millisecond of the wall clock: absolute latencies carry that offset, but floe's and the plain
+ * subscriber's arrivals are stamped by the one probe process, so their difference does not.
+ */
 export function monoMs(): number {
-  return Number(process.hrtime.bigint()) / 1e6;
+  return performance.timeOrigin + performance.now();
 }
 
 /** When message k of each connection was written: per connection, writes as (end k exclusive, time). */
