@@ -292,7 +292,7 @@ function latencySection(files: Map<string, { path: string }>): string[] {
     "## Publish → sink latency",
     "",
     "floe's rule sends each row through an MQTT sink to the same broker; a probe subscriber (`bench/latency-probe.ts`, on the",
-    "load CPU with the broker and the generator) stamps each socket read on the machine's monotonic clock, for floe's rows and,",
+    "load CPU with the broker and the generator) stamps each socket read (epoch ms with a fraction, one clock for both), for floe's rows and,",
     "in the same step, for the input itself (a plain subscriber: the floor). Latency = arrival − the generator's write of the",
     "message (a send-time table per connection, keyed by the id in the payload). Window workloads: window close (the 10 s",
     "boundary) → the row's arrival. Goal on W1 at 100k: floe's p99 ≤ the subscriber's p99 + 2 ms.",
