@@ -79,7 +79,8 @@ check: deps
 # memory over time, replay throughput; regenerates bench/RESULTS.md. Takes about an hour.
 bench: deps build
 	$(BUN) bench/run.ts --ceiling
-	$(BUN) bench/run.ts w1 w2 w3 w4 w5
+	$(BUN) bench/run.ts w1 w2 w3 w4 w5 w1-qos1 w2-1m
+	$(BUN) bench/run.ts w1 w2 --latency --reps 0
 	$(BUN) bench/run.ts w1 w2 --engine node-red
 	$(BUN) bench/run.ts --vs-floor --rates 100000 --step-seconds 30 --reps 1
 	$(BUN) bench/run.ts --soak w2 w4

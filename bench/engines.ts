@@ -46,6 +46,11 @@ export interface EngineOptions {
   cpu?: number;
   /** Extra environment of the engine process (bench/run.ts --engine-env), e.g. a JSC option. */
   env?: Record<string, string>;
+  /**
+   * floe: publish the rule's rows to this topic on the bench broker (an MQTT sink, `sendSingle`)
+   * instead of the file sink; the latency probe writes what arrives into the output directory.
+   */
+  mqttSinkTopic?: string;
 }
 
 async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -96,6 +101,7 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
     KUIPER__BASIC__PROMETHEUS: "true",
     KUIPER__BASIC__PROMETHEUSPORT: String(rest),
     MQTT_SOURCE__DEFAULT__SERVER: `tcp://127.0.0.1:${brokerPort}`,
+    MQTT_SOURCE__DEFAULT__QOS: String(w.qos),
   };
   if (opts.reader) env.FLOE_MQTT_READER = opts.reader;
   Object.assign(env, opts.env);
@@ -109,14 +115,16 @@ export async function startFloe(w: Workload, brokerPort: number, dir: string, op
   };
   await waitFor("floe serve", async () => ((await fetch(base + "/")).ok ? true : undefined));
   await call("POST", "/streams", { sql: streamSql(w) });
-  const sink = { path: join(dir, "out", "out.ndjson"), fileType: "lines", sendSingle: true, rollingInterval: 86_400_000, rollingCount: 0, rollingNamePattern: "suffix" };
-  await call("POST", "/rules", { id: "bench", sql: w.sql, actions: [{ file: sink }] });
+  const action = opts.mqttSinkTopic
+    ? { mqtt: { server: `tcp://127.0.0.1:${brokerPort}`, topic: opts.mqttSinkTopic, qos: 0, sendSingle: true } }
+    : { file: { path: join(dir, "out", "out.ndjson"), fileType: "lines", sendSingle: true, rollingInterval: 86_400_000, rollingCount: 0, rollingNamePattern: "suffix" } };
+  await call("POST", "/rules", { id: "bench", sql: w.sql, actions: [action] });
   const status = async () => JSON.parse(await call("GET", "/rules/bench/status")) as Record<string, unknown>;
   await waitFor("the rule's MQTT connection", async () => ((await status()).source_telem_0_connection_status === 1 ? true : undefined));
   return {
     kind: "floe",
     pid: p.pid,
-    command: `${envPrefix(opts.env)}${cmd.slice(pinned(opts.cpu ?? CPUS.engine).length).join(" ")} + POST /streams, POST /rules (file sink)`,
+    command: `${envPrefix(opts.env)}${cmd.slice(pinned(opts.cpu ?? CPUS.engine).length).join(" ")} + POST /streams, POST /rules (${opts.mqttSinkTopic ? `mqtt sink to ${opts.mqttSinkTopic}` : "file sink"}${w.qos ? `, source QoS ${w.qos}` : ""})`,
     status,
     counters: async () => countersOf(await status()),
     outputs: () => outFiles(join(dir, "out")),

@@ -62,7 +62,8 @@ export interface FloorLoop {
 
 const dec = new TextDecoder();
 
-export function floorLoop(id: WorkloadId, out: LineWriter): FloorLoop {
+export function floorLoop(workload: WorkloadId, out: LineWriter): FloorLoop {
+  const id = WORKLOADS[workload].base;
   switch (id) {
     case "w1":
       return {
@@ -169,7 +170,7 @@ if (import.meta.main) {
   });
   const conf = parseMqttConf({ server: `tcp://127.0.0.1:${a.broker}`, protocolVersion: "5" }, { defaultClientId: `floor-${process.pid}` });
   const conn = new MqttConnection({ conf, handler, reader: "lean", log: (l) => console.error(l) });
-  await conn.subscribe([w.subscription], 0);
+  await conn.subscribe([w.subscription], w.qos);
   console.error(`floor ${w.id}: subscribed to ${w.subscription}`);
   const stop = async () => {
     out.flush();

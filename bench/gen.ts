@@ -1,5 +1,5 @@
 /**
- * The open-loop MQTT 3.1.1 QoS 0 generator of bench.md §Method 3–4. A few connections (default 8),
+ * The open-loop MQTT 3.1.1 generator (QoS 0; QoS 1 for a QoS 1 workload, PUBACKs not awaited) of bench.md §Method 3–4. A few connections (default 8),
  * each carrying every `conns`-th message of the device round-robin, as a gateway does. Message k
  * of connection c is due at start + k / rate_per_connection; every millisecond each connection
  * gets everything that is due in one socket write, and nothing ever waits for the consumer. The
@@ -13,6 +13,7 @@
  */
 import type { Socket } from "bun";
 import { parseArgs } from "node:util";
+import { monoMs } from "./latency.ts";
 import { WORKLOADS, type Workload, type WorkloadId } from "./workloads.ts";
 
 export interface GenResult {
@@ -44,6 +45,8 @@ export interface RunOptions {
   devices?: number;
   /** Called after each write tick with the total sent so far (cheap; for end-of-send sampling). */
   onTick?: (sent: number) => void;
+  /** Called after each socket write of connection c: its messages before `end` have been written (at `t`, monoMs). */
+  onWrite?: (c: number, end: number, t: number) => void;
 }
 
 const MAX_FRAME = 320;
@@ -138,11 +141,16 @@ class Conn {
 
 /** Open connections to a broker, reused across steps. */
 export class Generator {
+  /** The last QoS 1 packet id of each connection. */
+  private readonly packetIds: number[];
+
   private constructor(
     private readonly conns: Conn[],
     readonly host: string,
     readonly port: number,
-  ) {}
+  ) {
+    this.packetIds = conns.map(() => 0);
+  }
 
   static async open(port: number, conns = 8, host = "127.0.0.1"): Promise<Generator> {
     const tag = `${process.pid}-${Date.now()}`;
@@ -161,10 +169,14 @@ export class Generator {
     const prefix = opts.devicePrefix ?? "dev_";
     const perConn = rate / C;
     const total = Math.round(perConn * seconds);
-    // Constant parts, encoded once: per device its name and the topic header (length + bytes).
+    // Constant parts, encoded once: per device its name and the topic header (length + bytes); a
+    // subscription without wildcards is the one topic of every device (W2-1M: no million buffers).
     const names = Array.from({ length: devices }, (_, n) => `${prefix}${n}`);
-    const topicBufs = names.map((d) => str(w.topic(d)));
-    const sameTopic = topicBufs.every((b) => b.equals(topicBufs[0]!));
+    const sameTopic = !/[+#]/.test(w.subscription);
+    const topicBufs = sameTopic ? [str(w.subscription)] : names.map((d) => str(w.topic(d)));
+    // QoS 1: the PUBLISH header's QoS bits and a packet id after the topic (PUBACKs are not awaited).
+    const qos1 = w.qos === 1;
+    const pid = this.packetIds;
     const idHead = Array.from({ length: C }, (_, c) => `{"id":"${tag}_${c}_`);
     const devPart = names.map((d) => `","device":"${d}","temp":`);
     const json = w.payload === "json";
@@ -197,12 +209,18 @@ export class Generator {
             pl = TEMPS[k % 150]!;
           }
           const tb = sameTopic ? topicBufs[0]! : topicBufs[d]!;
-          scratch[o++] = 0x30;
-          o = varintInto(scratch, o, tb.length + pl.length);
+          scratch[o++] = qos1 ? 0x32 : 0x30;
+          o = varintInto(scratch, o, tb.length + pl.length + (qos1 ? 2 : 0));
           o += tb.copy(scratch, o);
+          if (qos1) {
+            const id = (pid[c] = (pid[c]! % 65535) + 1);
+            scratch[o++] = id >> 8;
+            scratch[o++] = id & 255;
+          }
           o += scratch.write(pl, o, "latin1");
         }
         this.conns[c]!.send(scratch.subarray(0, o));
+        opts.onWrite?.(c, due, monoMs());
         const p = this.conns[c]!.pending;
         if (p && p.length > pendingMax) pendingMax = p.length;
         const sec = Math.floor(el / 1000);

@@ -5,8 +5,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { StepResult } from "./step.ts";
-import { WORKLOAD_IDS, WORKLOADS } from "./workloads.ts";
+import { latencyText, type StepResult } from "./step.ts";
+import { LADDER_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
 
 interface Stat {
   median: number;
@@ -155,7 +155,7 @@ export async function writeReport(root: string): Promise<string> {
     return `${ratio} at ${k(rate)}${failed ? " (steps failed: indicative)" : ""}`;
   };
   const sections: string[] = [];
-  for (const id of WORKLOAD_IDS) {
+  for (const id of LADDER_IDS) {
     for (const [engine, arch] of ["floe", "floor", "node-red"].flatMap((e) => [[e, ""] as const, [e, "-arm64"] as const])) {
       const f = load<WorkloadFile>(files, (engine === "floe" ? id : `${id}-${engine}`) + arch);
       if (!f) continue;
@@ -213,6 +213,7 @@ export async function writeReport(root: string): Promise<string> {
     }
     out.push("");
   }
+  out.push(...latencySection(files), ...groupMemorySection(files));
   out.push("## Workloads", "", ...sections);
   const soaks = ["w2", "w4"].map((id) => load<{ workload: string; rate: number; seconds: number; rss_at_30s_kb: number; rss_at_end_kb: number; growth_pct: number; step: StepResult }>(files, `soak-${id}`)).filter((x) => x);
   out.push("## Memory flatness", "");
@@ -273,3 +274,58 @@ export async function writeReport(root: string): Promise<string> {
 }
 
 if (import.meta.main) console.log(`wrote ${await writeReport(join(import.meta.dir, ".."))}`);
+
+/** Publish → sink latency per step (`bench/run.ts --latency`), floe against a plain subscriber in the same step. */
+function latencySection(files: Map<string, { path: string }>): string[] {
+  const rows: string[] = [];
+  for (const id of LADDER_IDS) {
+    const f = load<WorkloadFile>(files, `${id}-latency`);
+    for (const r of f?.ladder ?? []) {
+      const l = r.latency;
+      if (!l) continue;
+      const d = l.subscriber ? Math.round((l.floe.p99_ms - l.subscriber.p99_ms) * 100) / 100 : null;
+      rows.push(`| ${id} | ${k(r.rate)} | ${r.seconds} s | ${latencyText(l)} | ${d === null ? "—" : `${d} ms${d <= 2 ? "" : " **over 2 ms**"}`} | ${r.pass ? "pass" : `**fail**: ${r.why.join("; ").replace(/\|/g, "/")}`} | ${r.load_before[0]} | \`${r.command}\` |`);
+    }
+  }
+  if (!rows.length) return [];
+  return [
+    "## Publish → sink latency",
+    "",
+    "floe's rule sends each row through an MQTT sink to the same broker; a probe subscriber (`bench/latency-probe.ts`, on the",
+    "load CPU with the broker and the generator) stamps each socket read (epoch ms with a fraction, one clock for both), for floe's rows and,",
+    "in the same step, for the input itself (a plain subscriber: the floor). Latency = arrival − the generator's write of the",
+    "message (a send-time table per connection, keyed by the id in the payload). Window workloads: window close (the 10 s",
+    "boundary) → the row's arrival. Goal on W1 at 100k: floe's p99 ≤ the subscriber's p99 + 2 ms.",
+    "",
+    "| workload | rate | length | p50 / p99 / max | floe p99 − subscriber p99 | verdict | load | reproduce |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+  ];
+}
+
+/** Memory per open window group: anonymous growth over the send ÷ the groups a window holds (W2-1M's goal ≤ 200 bytes). */
+function groupMemorySection(files: Map<string, { path: string }>): string[] {
+  const rows: string[] = [];
+  for (const id of ["w2", "w2-1m"] as WorkloadId[]) {
+    const f = load<WorkloadFile>(files, id);
+    for (const r of f?.ladder ?? []) {
+      if (r.anon_start_mib === undefined) continue;
+      const groups = Math.min(WORKLOADS[id].devices, r.rate * 10);
+      const bytes = Math.round(((r.peak_anon_mib - r.anon_start_mib) * 1048576) / groups);
+      rows.push(`| ${id} | ${k(r.rate)} | ${groups.toLocaleString("en-US")} | ${r.anon_start_mib} → ${r.peak_anon_mib} | ${bytes} | ${lagCell(r)} | ${r.pass ? "pass" : "**fail**"} | ${r.load_before[0]} |`);
+    }
+  }
+  if (!rows.length) return [];
+  return [
+    "## Memory per open window group",
+    "",
+    "Anonymous memory at the start of the measured send → its peak, divided by the groups one 10 s window holds",
+    "(min(devices, rate × 10)); an upper bound, as the peak also holds the emission's rows and garbage not yet collected.",
+    "",
+    "| workload | rate | groups per window | anon MiB start → peak | bytes per group | lag p99.9 / max ms | verdict | load |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+  ];
+}

@@ -14,6 +14,11 @@
  *                                     runs 10–20 s into a new load; 0: the 500-message burst only)
  *   --engine-env K=V                  an environment variable for the engine only, repeatable (e.g. the unit's
  *                                     BUN_JSC_forceRAMSize=67108864, packaging/floe.service); not for the generator
+ *   --latency                         floe's rows leave through an MQTT sink to the bench broker; a probe subscriber
+ *                                     (bench/latency-probe.ts) reports publish → sink latency p50/p99/max per step and, in
+ *                                     the same step, a plain subscriber's arrival of the input (the floor); window
+ *                                     workloads report window close → sink. Saved as <date>-<workload>-latency.json
+ *   Workloads: w1–w5 (bench.md), w1-qos1 (W1 at QoS 1 end to end), w2-1m (W2 over 1,000,000 devices)
  *   bun bench/run.ts --replay [w1 …]  replay throughput (bench/replay.ts) for the workloads
  *   bun bench/run.ts --vs-floor [w1 …] [--rates 100000] [--step-seconds 20] [--reps 3]
  *                                     floe and the floor (bench/floor.ts) in turn at each rate, floe / floor per pair
@@ -51,7 +56,7 @@ import { nodeRedSupports, type EngineKind } from "./engines.ts";
 import { CPUS, load, pinSelf } from "./meter.ts";
 import { writeReport } from "./report.ts";
 import { runStep, summary, WARM_SECONDS, type StepResult } from "./step.ts";
-import { WORKLOAD_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
+import { LADDER_IDS, WORKLOAD_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const RESULTS = join(ROOT, "bench/results");
@@ -80,6 +85,7 @@ const { values: a, positionals } = parseArgs({
     "vs-floor": { type: "boolean" },
     report: { type: "boolean" },
     "no-save": { type: "boolean" },
+    latency: { type: "boolean" },
   },
 });
 
@@ -95,7 +101,7 @@ for (const kv of a["engine-env"] ?? []) {
 const WARM = Number(a["warm-seconds"]);
 if (!(WARM >= 0)) throw new Error(`--warm-seconds wants a number of seconds, got ${a["warm-seconds"]}`);
 /** Flags every reproducing command line carries: the engine's environment and a warm-up other than the default. */
-const envFlags = Object.entries(ENGINE_ENV).map(([k, v]) => ` --engine-env ${k}=${v}`).join("") + (WARM !== WARM_SECONDS ? ` --warm-seconds ${WARM}` : "");
+const envFlags = Object.entries(ENGINE_ENV).map(([k, v]) => ` --engine-env ${k}=${v}`).join("") + (WARM !== WARM_SECONDS ? ` --warm-seconds ${WARM}` : "") + (a.latency ? " --latency" : "");
 const today = () => new Date().toISOString().slice(0, 10);
 const machine = () => ({ arch: process.arch, cpus: navigator.hardwareConcurrency, pinned: CPUS, bun: Bun.version, node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() });
 /** Results of another architecture (a Raspberry Pi) are kept apart: `<date>-w1-arm64.json`. */
@@ -128,7 +134,7 @@ function cmdFor(engine: EngineKind, w: WorkloadId, rate: number, seconds: number
 
 /** A step whose generator was off schedule does not count (bench.md §3): it is run once more. */
 async function measured(engine: EngineKind, id: WorkloadId, rate: number, seconds: number, invalid: StepResult[]): Promise<StepResult> {
-  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, env: ENGINE_ENV, warmSeconds: WARM, command: cmdFor(engine, id, rate, seconds) };
+  const opts = { reader: a.reader, profDir: a.prof, bin: BIN, env: ENGINE_ENV, warmSeconds: WARM, latency: a.latency, command: cmdFor(engine, id, rate, seconds) };
   const r = await runStep(engine, WORKLOADS[id], rate, seconds, opts);
   if (r.on_schedule) return r;
   console.log(`off schedule, run again: ${summary(r)}`);
@@ -143,7 +149,7 @@ async function workload(engine: EngineKind, id: WorkloadId): Promise<void> {
   const reps = Number(a.reps);
   const steps: StepResult[] = [];
   const invalid: StepResult[] = [];
-  const name = engine === "floe" ? id : `${id}-${engine}`;
+  const name = (engine === "floe" ? id : `${id}-${engine}`) + (a.latency ? "-latency" : "");
   const persist = (extra: object = {}) => save(name, { workload: id, title: w.title, engine, method: { step_seconds: stepS, top_seconds: topS, reps, conns: 8 }, ladder: steps, off_schedule_reruns: invalid, ...extra });
   for (const rate of ladder(a.rates!.split(",").map(Number), Number(a["max-rate"]))) {
     const r = await measured(engine, id, rate, stepS, invalid);
@@ -227,6 +233,7 @@ async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps
 
 pinSelf(CPUS.load);
 const ids = (positionals.length ? positionals : WORKLOAD_IDS) as WorkloadId[];
+if (a.latency && a.engine !== "floe") throw new Error("--latency measures floe (its MQTT sink); the subscriber in the same step is the floor");
 for (const id of ids) if (!(id in WORKLOADS)) throw new Error(`unknown workload ${id}`);
 console.log(`load average ${load().join(" ")}`);
 if (a.report) {
@@ -255,7 +262,7 @@ if (a.report) {
   if (rows.some((r) => !r.pass)) process.exitCode = 1;
 } else {
   const engine = a.engine as EngineKind;
-  for (const id of ids) {
+  for (const id of positionals.length ? ids : LADDER_IDS) {
     if (engine === "node-red" && !nodeRedSupports(WORKLOADS[id])) continue;
     await workload(engine, id);
   }

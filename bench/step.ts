@@ -4,14 +4,16 @@
  * end-of-send gap from the engine's own source counter, CPU and memory meters, then the exact proof
  * on the sink output cross-checked with the engine's counters.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startBroker } from "./broker.ts";
 import { startEngine, type EngineKind, type EngineOptions } from "./engines.ts";
 import { Generator, type GenResult } from "./gen.ts";
 import { lagBetween, parseLag, type LagStep } from "./lag.ts";
-import { CPUS, cpuSeconds, load, MemSampler, mib } from "./meter.ts";
+import { SendTable, type StepLatency } from "./latency.ts";
+import { startProbe, type Probe } from "./latency-run.ts";
+import { CPUS, cpuSeconds, load, memKb, MemSampler, mib } from "./meter.ts";
 import { crossCheck, verify, type CrossCheck, type Counters, type Proof } from "./verify.ts";
 import type { Workload } from "./workloads.ts";
 
@@ -42,6 +44,10 @@ export interface StepResult {
   drain_s: number;
   peak_rss_mib: number;
   peak_anon_mib: number;
+  /** RssAnon when the measured send started (after the warm-up): peak − this is what the step's state grew by. */
+  anon_start_mib: number;
+  /** Publish → sink latency (`--latency`: floe's rows through an MQTT sink to the probe); null otherwise. */
+  latency: StepLatency | null;
   /** floe's event-loop lag during the send (bench/lag.ts); null for engines without the probe. */
   lag: LagStep | null;
   /** [seconds since the send started, VmRSS KiB, RssAnon KiB] every ~5 s. */
@@ -65,7 +71,12 @@ export interface StepOptions extends EngineOptions {
   command?: string;
   /** Seconds of warm-up at the step's rate before the measured send (default WARM_SECONDS). */
   warmSeconds?: number;
+  /** floe only: its rows go out through an MQTT sink and the latency probe measures their arrival (bench/latency.ts). */
+  latency?: boolean;
 }
+
+/** The topic of floe's MQTT sink in a latency step. */
+const OUT_TOPIC = "bench/out";
 
 /**
  * The warm-up at the step's own rate: JavaScriptCore keeps compiling for 10–20 s of a new load (bench/notes.md,
@@ -91,8 +102,16 @@ async function settle(read: () => Promise<number>, quietMs: number, maxMs: numbe
 export async function runStep(kind: EngineKind, w: Workload, rate: number, seconds: number, opts: StepOptions = {}): Promise<StepResult> {
   const dir = mkdtempSync(join(tmpdir(), `floe-bench-${w.id}-`));
   const broker = await startBroker(CPUS.load);
-  const engine = await startEngine(kind, w, broker.port, dir, opts);
-  const gen = await Generator.open(broker.port, opts.conns ?? 8);
+  if (opts.latency && kind !== "floe") throw new Error("latency steps measure floe (its MQTT sink)");
+  let probe: Probe | undefined;
+  if (opts.latency) {
+    mkdirSync(join(dir, "out"), { recursive: true });
+    // The plain subscriber of the input only where rows carry the message's id (not for windows).
+    probe = await startProbe({ port: broker.port, out: OUT_TOPIC, in: w.proof === "window" ? undefined : w.subscription, file: join(dir, "out", "out.ndjson"), arrivals: join(dir, "arrivals"), tag: "run" });
+  }
+  const engine = await startEngine(kind, w, broker.port, dir, { ...opts, mqttSinkTopic: opts.latency ? OUT_TOPIC : undefined });
+  const conns = opts.conns ?? 8;
+  const gen = await Generator.open(broker.port, conns);
   try {
     // Warm-up: a burst of its own tag and devices until the engine's source counter shows it, then the
     // same at the step's rate so that the measured send finds the engine's code compiled.
@@ -108,11 +127,13 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
     if (before.source_in === 0) throw new Error("warm-up: the engine's source never counted a message");
 
     const pid = engine.pid;
+    const anonStart = memKb(pid).anon;
     const mem = new MemSampler(pid);
     const load0 = load();
     const lag0 = engine.metrics ? parseLag(await engine.metrics()) : null;
+    const sends = probe ? new SendTable(conns) : undefined;
     const c0 = cpuSeconds(pid);
-    const g = await gen.run(w, "run", rate, seconds);
+    const g = await gen.run(w, "run", rate, seconds, sends ? { onWrite: (c, end, t) => sends.record(c, end, t) } : {});
     const sendEnd = performance.now();
     const cSend = cpuSeconds(pid);
     const inAtEnd = (await engine.counters()).source_in;
@@ -127,6 +148,7 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
     // A sink may count a row before it is in the file (Node-RED's file node queues writes): wait for the bytes.
     await settle(async () => engine.outputs().reduce((n, f) => n + Bun.file(f).size, 0), 2000, 180_000);
     const drain = (performance.now() - sendEnd) / 1000;
+    const latency = probe && sends ? await probe.finish(sends, w.proof === "window") : null;
     const c1 = cpuSeconds(pid);
     const after = await engine.counters();
     mem.stop();
@@ -162,6 +184,8 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
       gap_read_ms: gapReadMs,
       peak_rss_mib: mib(mem.peakRss),
       peak_anon_mib: mib(mem.peakAnon),
+      anon_start_mib: mib(anonStart),
+      latency,
       lag,
       rss_series: mem.series,
       load_before: load0,
@@ -176,6 +200,7 @@ export async function runStep(kind: EngineKind, w: Workload, rate: number, secon
     };
   } finally {
     gen.close();
+    probe?.kill();
     await engine.stop().catch(() => {});
     await broker.stop();
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
@@ -188,7 +213,15 @@ export function summary(r: StepResult): string {
   return (
     `${r.engine} ${r.workload} ${String(r.rate).padStart(6)}/s ${r.seconds}s ${ok} sent ${r.sent} gap ${r.gap} lost ${r.lost} dup ${r.duplicates} ` +
     `cpu ${r.cpu_pct}% ${r.us_per_msg} µs/msg rss ${r.peak_rss_mib} anon ${r.peak_anon_mib} MiB load ${r.load_before[0]}` +
+    (r.latency ? ` latency ${latencyText(r.latency)}` : "") +
     (r.lag ? ` lag p99.9 ≤ ${r.lag.p999_ms} max ≤ ${r.lag.max_ms} ms${r.lag.within_budget ? "" : " (over budget)"}` : "") +
     (r.pass ? "" : ` — ${r.why.join(" | ")}`)
   );
+}
+
+/** `floe p50/p99/max 1.2/3.4/9 ms (subscriber …)` for the console and RESULTS.md. */
+export function latencyText(l: StepLatency): string {
+  const t = (s: StepLatency["floe"]) => `${s.p50_ms}/${s.p99_ms}/${s.max_ms} ms`;
+  const what = l.kind === "window_close" ? "window close → sink" : "publish → sink";
+  return `${what} p50/p99/max floe ${t(l.floe)}${l.subscriber ? `, subscriber ${t(l.subscriber)}` : ""}${l.unmatched ? ` (${l.unmatched} unmatched)` : ""}`;
 }
