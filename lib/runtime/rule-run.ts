@@ -33,7 +33,8 @@ import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
-import type { Attachment, SourceHub } from "./sources.ts";
+import type { AttachOptions, Attachment, SourceHub } from "./sources.ts";
+import type { SkipTarget } from "./predicate-index.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { messageData } from "./trace/data.ts";
@@ -153,6 +154,24 @@ class Inlet {
   }
 
   /**
+   * What a shared stream's predicate index needs to answer this rule's WHERE for it, counting a
+   * rejected message as taken (undefined: the rule evaluates every message itself).
+   */
+  indexFilter(fold: boolean): AttachOptions["filter"] {
+    const r = this.run.topo.rejectable(this.name);
+    if (!r) return undefined;
+    const run = this.run;
+    const target: SkipTarget = {
+      skippable: () => !run.halted && run.tracer === undefined,
+      skipped: (now) => {
+        this.taken++;
+        r.skipped(now);
+      },
+    };
+    return { where: r.where, fold, target };
+  }
+
+  /**
    * Messages the subscription admitted (a push source answers after admission) less those it
    * evicted (drop-oldest, counted apart): the ones taken and the ones still waiting.
    */
@@ -214,7 +233,12 @@ class Inlet {
     const now = this.run.now();
     this.current = m;
     let rows: Obj | Obj[];
-    if (m.payload !== null && dec) {
+    if (m.payload !== null && dec && m.decodedBy === dec) {
+      // A shared stream decoded it once for all its rules.
+      rows = m.decoded!;
+      const dn = this.decoderNode;
+      if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatencyUs();
+    } else if (m.payload !== null && dec) {
       // The decoder node's latency: one payload in 64 is timed.
       const dn = this.decoderNode;
       const timed = dn !== undefined && (++this.decoded & 63) === 1;
@@ -521,6 +545,7 @@ export class RuleRun {
           offset: offsets?.get(src.name),
           checkpointAcks: this.checkpointAcks,
           meta: this.readsMeta,
+          filter: inlet.indexFilter(this.env.ignoreCase),
         });
         if (inlet.att.sub.length) inlet.wake();
       }
