@@ -135,7 +135,7 @@ export class SourceHub {
    */
   private index(s: OpenSource, sub: Subscription<SourceMessage>, stream: string, f: AttachOptions["filter"]): IndexMember | undefined {
     const cond = f ? indexableCond(f.where, stream, f.fold) : null;
-    if (!f || !cond) return undefined;
+    if (!f || !cond || !this.env.predicateIndex) return undefined;
     const member = s.index.add(cond, f.target);
     const target = f.target;
     sub.skip = (m) => {
@@ -145,6 +145,13 @@ export class SourceHub {
       return true;
     };
     return member;
+  }
+
+  /** Rules of the shared stream `name` whose WHERE its predicate index answers. */
+  indexedRules(name: string): number {
+    let n = 0;
+    for (const [key, src] of this.shared) if (key.startsWith(name + "\u0000")) n += src.index.size;
+    return n;
   }
 
   /** Resolves and validates a stream's connector properties (throws EngineError). */
