@@ -9,6 +9,8 @@
  *
  *   node_modules/.bin/bun bench/density.ts [--rules 100,1000,2000] [--seconds 15] [--rate 500]
  *                                          [--varied] [--bin dist/floe] [--settle 5] [--json]
+ *                                          [--index on|off|both]   (both: each N without, then with the
+ *                                                                   predicate index, FLOE_PREDICATE_INDEX)
  *
  * Loopback only; the pushers send a bounded number of messages (rate × seconds) and stop.
  */
@@ -89,10 +91,14 @@ export interface DensityOptions {
   readonly settleMs: number;
   /** Concurrent pushers (each one request at a time). */
   readonly pushers?: number;
+  /** The engine's extra environment (FLOE_PREDICATE_INDEX=off). */
+  readonly env?: Record<string, string>;
 }
 
 export interface DensityResult {
   readonly rules: number;
+  /** The predicate index was on. */
+  readonly index: boolean;
   readonly sent: number;
   readonly refused: number;
   /** How far behind the schedule the last message went out, ms. */
@@ -165,7 +171,7 @@ export async function runDensity(o: DensityOptions): Promise<DensityResult> {
   if (pin) pinSelf(CPUS.load);
   const dataPort = await freePort();
   const cmd = [...(pin ? pinned(CPUS.engine) : []), ...(o.floe ?? [process.execPath, `${import.meta.dir}/../cli.ts`])];
-  const d = await startFloe(tempHome(), { KUIPER__SOURCE__HTTPSERVERPORT: String(dataPort), KUIPER__SOURCE__HTTPSERVERIP: "127.0.0.1" }, [], cmd);
+  const d = await startFloe(tempHome(), { KUIPER__SOURCE__HTTPSERVERPORT: String(dataPort), KUIPER__SOURCE__HTTPSERVERIP: "127.0.0.1", ...o.env }, [], cmd);
   const pid = d.proc.pid;
   try {
     await must(d, "POST", "/streams", { sql: 'CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/density", FORMAT="json", SHARED="true")' }, 201);
@@ -216,6 +222,7 @@ export async function runDensity(o: DensityOptions): Promise<DensityResult> {
     const n = ids.length;
     return {
       rules: n,
+      index: o.env?.FLOE_PREDICATE_INDEX !== "off",
       sent: total - refused,
       refused,
       lateMs,
@@ -239,12 +246,12 @@ export async function runDensity(o: DensityOptions): Promise<DensityResult> {
 
 export function densityTable(rows: readonly DensityResult[]): string {
   const lines = [
-    "| rules | sent (refused, late ms) | CPU % of one core | µs per rule evaluation | idle RSS per rule (KiB) | idle RSS / anon (MiB) | peak RSS / anon (MiB) | counts |",
-    "|---|---|---|---|---|---|---|---|",
+    "| rules | index | sent (refused, late ms) | CPU % of one core | µs per rule evaluation | idle RSS per rule (KiB) | idle RSS / anon (MiB) | peak RSS / anon (MiB) | counts |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.rules} | ${r.sent} (${r.refused}, ${r.lateMs}) | ${r.cpuPct} | ${r.usPerEval} | ${r.idleKbPerRule} | ${mib(r.idleRssKb)} / ${mib(r.idleAnonKb)} | ${mib(r.peakRssKb)} / ${mib(r.peakAnonKb)} | ${r.wrong.length ? `${r.wrong.length} wrong` : "exact"} |`,
+      `| ${r.rules} | ${r.index ? "on" : "off"} | ${r.sent} (${r.refused}, ${r.lateMs}) | ${r.cpuPct} | ${r.usPerEval} | ${r.idleKbPerRule} | ${mib(r.idleRssKb)} / ${mib(r.idleAnonKb)} | ${mib(r.peakRssKb)} / ${mib(r.peakAnonKb)} | ${r.wrong.length ? `${r.wrong.length} wrong` : "exact"} |`,
     );
   }
   return lines.join("\n");
@@ -261,12 +268,16 @@ if (import.meta.main) {
       bin: { type: "string" },
       varied: { type: "boolean" },
       json: { type: "boolean" },
+      index: { type: "string", default: "on" },
     },
   });
+  const modes = a.index === "both" ? ["off", "on"] : [a.index!];
+  if (modes.some((m) => m !== "on" && m !== "off")) throw new Error(`--index wants on, off or both, got ${a.index}`);
   const rows: DensityResult[] = [];
-  for (const n of a.rules!.split(",").map(Number)) {
+  for (const n of a.rules!.split(",").map(Number)) for (const mode of modes) {
     const rules = a.varied ? variedRules(n) : sameRules(n);
     const r = await runDensity({
+      env: mode === "off" ? { FLOE_PREDICATE_INDEX: "off" } : {},
       rules,
       seconds: Number(a.seconds),
       rate: Number(a.rate),
@@ -276,7 +287,7 @@ if (import.meta.main) {
     });
     rows.push(r);
     for (const w of r.wrong.slice(0, 5)) console.error(w);
-    console.error(`${n} rules: ${r.cpuPct} % CPU, ${r.usPerEval} µs per rule evaluation, load ${r.load.join(" ")}`);
+    console.error(`${n} rules, index ${mode}: ${r.cpuPct} % CPU, ${r.usPerEval} µs per rule evaluation, load ${r.load.join(" ")}`);
   }
   console.log(a.json ? JSON.stringify(rows, null, 2) : densityTable(rows));
 }
