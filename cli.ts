@@ -122,8 +122,10 @@ function smallHeap(command: string | undefined): void {
   if (env.BUN_JSC_forceRAMSize !== undefined || env.FLOE_JSC_RAM === "system" || typeof process.execve !== "function") return;
   const size = env.FLOE_JSC_RAM ?? "67108864";
   if (!/^[1-9]\d*$/.test(size)) return;
-  // A compiled executable's script is inside it (/$bunfs/…): its arguments follow the executable.
-  const args = (process.argv[1] ?? "").startsWith("/$bunfs/") ? process.argv.slice(2) : process.argv.slice(1);
+  // A compiled executable's script is inside it (/$bunfs/…) and it applies its own runtime flags;
+  // `bun [flags] cli.ts` keeps its flags (--cpu-prof, --smol) and script.
+  const compiled = (process.argv[1] ?? "").startsWith("/$bunfs/");
+  const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
   process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size });
 }
 

@@ -103,12 +103,14 @@ export class Bus<T> {
   subscribe(capacity: number, policy: OverflowPolicy, wake: () => void): Subscription<T> {
     const s = new Subscription(this, capacity, policy, wake);
     this.subs.push(s);
+    this.resize();
     return s;
   }
 
   unsubscribe(s: Subscription<T>): void {
     const i = this.subs.indexOf(s);
     if (i >= 0) this.subs.splice(i, 1);
+    this.resize();
     this.released();
   }
 
@@ -123,11 +125,17 @@ export class Bus<T> {
     return this.subs.length;
   }
 
-  /** The largest batch `publish` accepts: the smallest blocking subscriber's capacity. */
+  /** The largest batch `publish` accepts: the smallest blocking subscriber's capacity (kept as subscribers come and go). */
   get maxBatch(): number {
+    return this.smallest;
+  }
+
+  private smallest = Infinity;
+
+  private resize(): void {
     let m = Infinity;
     for (const s of this.subs) if (s.policy === "block" && s.queue.capacity < m) m = s.queue.capacity;
-    return m;
+    this.smallest = m;
   }
 
   /**

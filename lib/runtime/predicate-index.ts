@@ -82,6 +82,8 @@ const ALL = 2;
 class ThresholdGroup {
   members: IndexMember[] = [];
   thresholds = new Float64Array(0);
+  /** Members changed since the ranks were laid out (rebuilt at the next message, not per attach). */
+  dirty = false;
   constructor(
     readonly slot: number,
     readonly field: string,
@@ -91,6 +93,7 @@ class ThresholdGroup {
 
   /** Ranks follow the thresholds, ascending (attach and detach only; never per message). */
   rebuild(): void {
+    this.dirty = false;
     this.members.sort((a, b) => a.c - b.c);
     this.thresholds = new Float64Array(this.members.length);
     for (let i = 0; i < this.members.length; i++) {
@@ -101,6 +104,7 @@ class ThresholdGroup {
 
   /** Writes (mode, lo, hi) for the row's value into `cuts` at this group's slot. */
   classify(row: Obj, cuts: Int32Array): void {
+    if (this.dirty) this.rebuild();
     const raw = this.fold ? getFold(row, this.field) : row[this.field];
     const o = this.slot * 3;
     const n = this.thresholds.length;
@@ -192,7 +196,7 @@ export class PredicateIndex {
     }
     const m = new IndexMember(g, cond.c, target);
     g.members.push(m);
-    g.rebuild();
+    g.dirty = true;
     return m;
   }
 
@@ -201,7 +205,7 @@ export class PredicateIndex {
     const i = g.members.indexOf(m);
     if (i < 0) return;
     g.members.splice(i, 1);
-    g.rebuild();
+    g.dirty = true;
   }
 
   /**
