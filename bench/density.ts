@@ -11,9 +11,12 @@
  *                                          [--varied] [--bin dist/floe] [--settle 5] [--json]
  *                                          [--index on|off|both]   (both: each N without, then with the
  *                                                                   predicate index, FLOE_PREDICATE_INDEX)
+ *                                          [--base PATH]           (first, each N with another build: paired)
+ *                                          [--engine-env K=V]      (the engine's environment, repeatable)
  *
  * Loopback only; the pushers send a bounded number of messages (rate × seconds) and stop.
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startFloe, tempHome, type DaemonProc } from "../test/server/daemon.ts";
 import { freePort } from "../test/helpers/mosquitto.ts";
@@ -97,6 +100,8 @@ export interface DensityOptions {
 
 export interface DensityResult {
   readonly rules: number;
+  /** "base": the --base build (paired with this one). */
+  readonly build?: string;
   /** The predicate index was on. */
   readonly index: boolean;
   readonly sent: number;
@@ -246,12 +251,12 @@ export async function runDensity(o: DensityOptions): Promise<DensityResult> {
 
 export function densityTable(rows: readonly DensityResult[]): string {
   const lines = [
-    "| rules | index | sent (refused, late ms) | CPU % of one core | µs per rule evaluation | idle RSS per rule (KiB) | idle RSS / anon (MiB) | peak RSS / anon (MiB) | counts |",
+    "| rules | build / index | sent (refused, late ms) | CPU % of one core | µs per rule evaluation | idle RSS per rule (KiB) | idle RSS / anon (MiB) | peak RSS / anon (MiB) | counts |",
     "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.rules} | ${r.index ? "on" : "off"} | ${r.sent} (${r.refused}, ${r.lateMs}) | ${r.cpuPct} | ${r.usPerEval} | ${r.idleKbPerRule} | ${mib(r.idleRssKb)} / ${mib(r.idleAnonKb)} | ${mib(r.peakRssKb)} / ${mib(r.peakAnonKb)} | ${r.wrong.length ? `${r.wrong.length} wrong` : "exact"} |`,
+      `| ${r.rules} | ${r.build ?? (r.index ? "on" : "off")} | ${r.sent} (${r.refused}, ${r.lateMs}) | ${r.cpuPct} | ${r.usPerEval} | ${r.idleKbPerRule} | ${mib(r.idleRssKb)} / ${mib(r.idleAnonKb)} | ${mib(r.peakRssKb)} / ${mib(r.peakAnonKb)} | ${r.wrong.length ? `${r.wrong.length} wrong` : "exact"} |`,
     );
   }
   return lines.join("\n");
@@ -269,23 +274,33 @@ if (import.meta.main) {
       varied: { type: "boolean" },
       json: { type: "boolean" },
       index: { type: "string", default: "on" },
+      base: { type: "string" },
+      "engine-env": { type: "string", multiple: true },
     },
   });
+  const engineEnv: Record<string, string> = {};
+  for (const kv of a["engine-env"] ?? []) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new Error(`--engine-env wants K=V, got ${kv}`);
+    engineEnv[kv.slice(0, i)] = kv.slice(i + 1);
+  }
   const modes = a.index === "both" ? ["off", "on"] : [a.index!];
   if (modes.some((m) => m !== "on" && m !== "off")) throw new Error(`--index wants on, off or both, got ${a.index}`);
+  if (a.base) modes.unshift("base");
   const rows: DensityResult[] = [];
   for (const n of a.rules!.split(",").map(Number)) for (const mode of modes) {
     const rules = a.varied ? variedRules(n) : sameRules(n);
     const r = await runDensity({
-      env: mode === "off" ? { FLOE_PREDICATE_INDEX: "off" } : {},
+      env: { ...engineEnv, ...(mode === "off" ? { FLOE_PREDICATE_INDEX: "off" } : {}) },
       rules,
       seconds: Number(a.seconds),
       rate: Number(a.rate),
       settleMs: Number(a.settle) * 1000,
       pushers: Number(a.pushers),
-      floe: a.bin ? [a.bin] : undefined,
+      // The daemon runs in a directory of its own: paths are resolved here.
+      floe: mode === "base" ? [resolve(a.base!)] : a.bin ? [resolve(a.bin)] : undefined,
     });
-    rows.push(r);
+    rows.push(mode === "base" ? { ...r, build: "base" } : r);
     for (const w of r.wrong.slice(0, 5)) console.error(w);
     console.error(`${n} rules, index ${mode}: ${r.cpuPct} % CPU, ${r.usPerEval} µs per rule evaluation, load ${r.load.join(" ")}`);
   }

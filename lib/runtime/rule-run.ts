@@ -234,18 +234,22 @@ class Inlet {
     this.current = m;
     let rows: Obj | Obj[];
     if (m.payload !== null && dec && m.decodedBy === dec) {
-      // A shared stream decoded it once for all its rules.
+      // Decoded once for all the rules of a shared stream.
       rows = m.decoded!;
       const dn = this.decoderNode;
-      if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatencyUs();
+      if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatency.us;
     } else if (m.payload !== null && dec) {
       // The decoder node's latency: one payload in 64 is timed.
       const dn = this.decoderNode;
       const timed = dn !== undefined && (++this.decoded & 63) === 1;
       const t0 = timed ? performance.now() : 0;
       try {
-        rows = dec(m.payload);
-        if (timed) dn.processLatencyUs = Math.round((performance.now() - t0) * 1000);
+        const decoded = dec(m.payload);
+        rows = decoded;
+        // The rules after this one on a shared stream (one decoder for all) reuse the rows.
+        m.decoded = decoded;
+        m.decodedBy = dec;
+        if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
       } catch (e) {
         // Any decoder failure is a decode error of this message (counted; the rule goes on).
         const text = failureText(e);

@@ -59,8 +59,11 @@ export interface Attachment {
   readonly own: SourceConnector | undefined;
   /** The connector acknowledges only what its rules took (SourceConnector.holdsAcks). */
   readonly holdsAcks: boolean;
-  /** A shared stream's decode time (µs, sampled), for the decoder node of a rule reusing its decode. */
-  decodeLatencyUs(): number;
+  /**
+   * The stream's sampled decode time (µs): whoever decodes a message for the stream's rules writes
+   * it, and a rule reusing that decode reports it on its decoder node.
+   */
+  readonly decodeLatency: { us: number };
   release(): Promise<void>;
 }
 
@@ -78,20 +81,23 @@ class OpenSource {
   metaReaders = 0;
   connector: SourceConnector | undefined;
   ended = false;
-  /** A shared byte stream's one decoder: each message is decoded once, in `prepare`, for every rule. */
+  /**
+   * A shared byte stream's one decoder: the first rule to take a message decodes it for all (the
+   * rows stay on the message), or `prepare` does when the predicate index needs them.
+   */
   decoder: Decoder | null = null;
   readonly index = new PredicateIndex();
-  decodeLatencyUs = 0;
+  readonly decodeLatency = { us: 0 };
   private decodes = 0;
 
-  /** Decodes each admitted message once and classifies it for the predicate index. */
+  /** With rules in the index: decodes each admitted message once and classifies it. */
   readonly prepare = (batch: readonly SourceMessage[], from: number, to: number): void => {
     const dec = this.decoder;
-    const indexed = this.index.size > 0;
+    if (dec === null || this.index.size === 0) return;
     for (let i = from; i < to; i++) {
       const m = batch[i]!;
       m.cuts = null;
-      if (dec !== null && m.payload !== null && m.decodedBy !== dec) {
+      if (m.payload !== null && m.decodedBy !== dec) {
         const timed = (++this.decodes & 63) === 1;
         const t0 = timed ? performance.now() : 0;
         try {
@@ -101,11 +107,11 @@ class OpenSource {
           // Each rule decodes it again and counts the error on its own decoder node.
           continue;
         }
-        if (timed) this.decodeLatencyUs = Math.round((performance.now() - t0) * 1000);
+        if (timed) this.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
       }
-      if (indexed && m.decoded !== null) m.cuts = this.index.classify(m.decoded);
+      if (m.decoded !== null) m.cuts = this.index.classify(m.decoded);
     }
-    if (indexed) this.now = Date.now();
+    this.now = Date.now();
   };
   /** The time of the batch being admitted (what a skipped rule's nodes record as their last invocation). */
   now = 0;
@@ -238,7 +244,7 @@ export class SourceHub {
       decoder,
       own: isShared ? undefined : s.connector,
       holdsAcks: s.connector?.holdsAcks === true,
-      decodeLatencyUs: () => s.decodeLatencyUs,
+      decodeLatency: s.decodeLatency,
       release: async () => {
         if (member) s.index.remove(member);
         sub.close();

@@ -13,8 +13,8 @@ export class SourceMessage {
   /** The W3C `traceparent` the message arrived with (an HTTP push's header), read only by a traced rule. */
   traceparent: string | null;
   /**
-   * A shared stream's payload decoded once for all its rules: the rows, and the decoder that made
-   * them (a rule reuses them only when it decodes with the same one). Never changed once set.
+   * The payload decoded: the rows and the decoder that made them. The rules of a shared stream
+   * decode with one decoder, so the first decodes for all; the rows are never changed afterwards.
    */
   decoded: Obj[] | null;
   decodedBy: unknown;
