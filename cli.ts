@@ -121,7 +121,10 @@ function smallHeap(command: string | undefined): void {
   const env = process.env;
   if (env.BUN_JSC_forceRAMSize !== undefined || env.FLOE_JSC_RAM === "system" || typeof process.execve !== "function") return;
   const size = env.FLOE_JSC_RAM ?? "67108864";
-  if (!/^[1-9]\d*$/.test(size)) return;
+  if (!/^[1-9]\d*$/.test(size)) {
+    process.stderr.write(`floe: FLOE_JSC_RAM=${size}: a number of bytes, or system\n`);
+    process.exit(2);
+  }
   // A compiled executable's script is inside it (/$bunfs/…) and it applies its own runtime flags;
   // `bun [flags] cli.ts` keeps its flags (--cpu-prof, --smol) and script.
   const compiled = (process.argv[1] ?? "").startsWith("/$bunfs/");

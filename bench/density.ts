@@ -13,10 +13,12 @@
  *                                                                   predicate index, FLOE_PREDICATE_INDEX)
  *                                          [--base PATH]           (first, each N with another build: paired)
  *                                          [--engine-env K=V]      (the engine's environment, repeatable)
+ *                                          [--save]                (bench/results/<date>-density[-varied].json,
+ *                                                                   a table of bench/RESULTS.md)
  *
  * Loopback only; the pushers send a bounded number of messages (rate × seconds) and stop.
  */
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startFloe, tempHome, type DaemonProc } from "../test/server/daemon.ts";
 import { freePort } from "../test/helpers/mosquitto.ts";
@@ -276,6 +278,7 @@ if (import.meta.main) {
       index: { type: "string", default: "on" },
       base: { type: "string" },
       "engine-env": { type: "string", multiple: true },
+      save: { type: "boolean" },
     },
   });
   const engineEnv: Record<string, string> = {};
@@ -305,4 +308,11 @@ if (import.meta.main) {
     console.error(`${n} rules, index ${mode}: ${r.cpuPct} % CPU, ${r.usPerEval} µs per rule evaluation, load ${r.load.join(" ")}`);
   }
   console.log(a.json ? JSON.stringify(rows, null, 2) : densityTable(rows));
+  if (a.save) {
+    const date = new Date().toISOString().slice(0, 10);
+    const path = join(import.meta.dir, "results", `${date}-density${a.varied ? "-varied" : ""}.json`);
+    const command = `node_modules/.bin/bun bench/density.ts ${process.argv.slice(2).join(" ")}`;
+    await Bun.write(path, JSON.stringify({ date, command, varied: !!a.varied, seconds: Number(a.seconds), rate: Number(a.rate), rows }, null, 2) + "\n");
+    console.error(`saved ${path}`);
+  }
 }
