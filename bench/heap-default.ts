@@ -7,7 +7,7 @@
  *   node_modules/.bin/bun bench/heap-default.ts [w1] [--records 100000] [--pairs 3] [--bin dist/floe]
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_FLOE_BIN } from "./arch.ts";
 import { load, mib } from "./meter.ts";
@@ -19,7 +19,7 @@ const { values: a, positionals } = parseArgs({
 });
 const w = positionals[0] ?? "w1";
 const records = Number(a.records);
-const bin = a.bin ?? join(ROOT, DEFAULT_FLOE_BIN);
+const bin = a.bin ? resolve(a.bin) : DEFAULT_FLOE_BIN;
 const input = join(ROOT, `bench/data/replay-${w}-${records}-10000.ndjson`);
 if (!existsSync(input)) Bun.spawnSync([process.execPath, join(ROOT, "bench/replay-gen.ts"), w, String(records), "10000"], { stdout: "inherit", stderr: "inherit" });
 if (!existsSync(input)) throw new Error(`no replay file ${input} (bench/replay-gen.ts ${w} ${records} 10000)`);

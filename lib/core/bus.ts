@@ -103,7 +103,7 @@ export class Bus<T> {
   subscribe(capacity: number, policy: OverflowPolicy, wake: () => void): Subscription<T> {
     const s = new Subscription(this, capacity, policy, wake);
     this.subs.push(s);
-    this.resize();
+    if (policy === "block" && capacity < this.smallest) this.smallest = capacity;
     return s;
   }
 
