@@ -276,7 +276,8 @@ export async function writeReport(root: string): Promise<string> {
       d.varied
         ? "rules of different thresholds, fields, operators and projections, one in 25 a window, one in 25 a compound WHERE)."
         : "every rule `SELECT * FROM s WHERE temp > 21.0`, the Rust rewrite's set-up).",
-      "µs per rule evaluation is the engine's CPU ÷ (messages × rules); `counts` checks every rule's decoder and filter counters.",
+      "µs per rule evaluation is the engine's CPU ÷ (messages × rules); `counts` checks every rule's decoder and filter counters;",
+      "`base` is the `--base` build, `off` / `on` the measured build without / with the predicate index (FLOE_PREDICATE_INDEX), in turn.",
       `Measured ${d.date}, load average in the JSON: \`${d.command}\``,
       "",
       densityTable(d.rows),
