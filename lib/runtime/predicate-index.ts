@@ -65,12 +65,12 @@ export interface SkipTarget {
   skipped(now: number): void;
 }
 
+/** One rule in the index: its group and its threshold's rank there. */
 export class IndexMember {
   rank = 0;
   constructor(
     readonly group: ThresholdGroup,
     readonly c: number,
-    readonly target: SkipTarget,
   ) {}
 }
 
@@ -186,7 +186,7 @@ export class PredicateIndex {
     return n;
   }
 
-  add(cond: IndexCond, target: SkipTarget): IndexMember {
+  add(cond: IndexCond): IndexMember {
     const key = `${cond.fold ? 1 : 0}${cond.op}\u0000${cond.field}`;
     let g = this.groups.get(key);
     if (!g) {
@@ -194,7 +194,7 @@ export class PredicateIndex {
       this.groups.set(key, g);
       this.list.push(g);
     }
-    const m = new IndexMember(g, cond.c, target);
+    const m = new IndexMember(g, cond.c);
     g.members.push(m);
     g.dirty = true;
     return m;

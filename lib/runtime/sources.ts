@@ -142,7 +142,7 @@ export class SourceHub {
   private index(s: OpenSource, sub: Subscription<SourceMessage>, stream: string, f: AttachOptions["filter"]): IndexMember | undefined {
     const cond = f ? indexableCond(f.where, stream, f.fold) : null;
     if (!f || !cond || !this.env.predicateIndex) return undefined;
-    const member = s.index.add(cond, f.target);
+    const member = s.index.add(cond);
     const target = f.target;
     sub.skip = (m) => {
       const cuts = m.cuts;
