@@ -110,6 +110,28 @@ const onEpipe = (e: unknown) => {
 process.on("uncaughtException", onEpipe);
 process.on("unhandledRejection", onEpipe);
 
+/**
+ * JSC sizes its heap's slack by the RAM it believes the machine has, and reads that once, before any
+ * code runs: `run` and `serve` start again (execve, same process id) with BUN_JSC_forceRAMSize set
+ * to 64 MiB unless it is set already, as the service unit sets it (docs/memory.md). It is not a
+ * limit. FLOE_JSC_RAM=<bytes> picks another size; FLOE_JSC_RAM=system keeps the runtime's own sizing.
+ */
+function smallHeap(command: string | undefined): void {
+  if (command !== "run" && command !== "serve") return;
+  const env = process.env;
+  if (env.BUN_JSC_forceRAMSize !== undefined || env.FLOE_JSC_RAM === "system" || typeof process.execve !== "function") return;
+  const size = env.FLOE_JSC_RAM ?? "67108864";
+  if (!/^[1-9]\d*$/.test(size)) {
+    process.stderr.write(`floe: FLOE_JSC_RAM=${size}: a number of bytes, or system\n`);
+    process.exit(2);
+  }
+  // A compiled executable's script is inside it (/$bunfs/…) and it applies its own runtime flags;
+  // `bun [flags] cli.ts` keeps its flags (--cpu-prof, --smol) and script.
+  const compiled = (process.argv[1] ?? "").startsWith("/$bunfs/");
+  const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size });
+}
+
 const argv = process.argv.slice(2);
 // Installed (or symlinked) as `kuiper`: the whole command line is the kuiper grammar.
 if ([process.argv0, process.argv[1] ?? ""].some((p) => /(^|\/)kuiper$/.test(p))) {
@@ -121,5 +143,6 @@ if ([process.argv0, process.argv[1] ?? ""].some((p) => /(^|\/)kuiper$/.test(p)))
     console.log(`floe ${pkg.version}`);
     process.exit(0);
   }
+  smallHeap(argv[0]);
   exitCode(argv).then((code) => process.exit(code));
 }

@@ -4,6 +4,7 @@
  * replay throughput, memory flatness, and bench/notes.md (hand-written observations) at the end.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { densityTable, type DensityResult } from "./density.ts";
 import { join } from "node:path";
 import { latencyText, type StepResult } from "./step.ts";
 import { LADDER_IDS, WORKLOADS, type WorkloadId } from "./workloads.ts";
@@ -265,6 +266,24 @@ export async function writeReport(root: string): Promise<string> {
       out.push(`| ${r.workload} | ${r.records.toLocaleString("en-US")} | ${r.recordsPerSecWall.toLocaleString("en-US")} | ${r.recordsPerSecCpu.toLocaleString("en-US")} | ${r.floorRecordsPerSec.toLocaleString("en-US")} | ${r.floorRatio} | ${r.floorRecordsPerSecCpu?.toLocaleString("en-US") ?? "—"} | ${r.floorRatioCpu ?? "—"} | ${(r.peakRssKb / 1024).toFixed(1)} | ${r.proof ? "ok" : "**mismatch**"} | ${r.load?.[0] ?? "—"} |`);
     }
     out.push("");
+  }
+  for (const name of ["density", "density-varied"]) {
+    const d = load<{ date: string; command: string; varied: boolean; seconds: number; rate: number; rows: DensityResult[] }>(files, name);
+    if (!d) continue;
+    out.push(
+      `## Rule density${d.varied ? ", varied rules" : ""}`,
+      "",
+      `One shared httppush stream at ${d.rate} msg/s for ${d.seconds} s into N rules with a nop sink, floe pinned to one core (bench/density.ts;`,
+      d.varied
+        ? "rules of different thresholds, fields, operators and projections, one in 25 a window, one in 25 a compound WHERE)."
+        : "every rule `SELECT * FROM s WHERE temp > 21.0`, the Rust rewrite's set-up).",
+      "µs per rule evaluation is the engine's CPU ÷ (messages × rules); `counts` checks every rule's decoder and filter counters;",
+      "`base` is the `--base` build, `off` / `on` the measured build without / with the predicate index (FLOE_PREDICATE_INDEX), in turn.",
+      `Measured ${d.date}, load average in the JSON: \`${d.command}\``,
+      "",
+      densityTable(d.rows),
+      "",
+    );
   }
   const notes = join(root, "bench/notes.md");
   if (existsSync(notes)) out.push(readFileSync(notes, "utf8").trim(), "");

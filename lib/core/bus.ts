@@ -27,6 +27,13 @@ export class Subscription<T> {
   /** Called with the number of records evicted by one admission. */
   onDrop: ((n: number) => void) | undefined;
   /**
+   * A blocking subscriber's gate: true when the record need not be queued (its consumer has
+   * accounted for it already — a shared stream's predicate index). Asked once per record at commit.
+   */
+  skip: ((record: T) => boolean) | undefined;
+  /** Records were appended by the admission being committed (its wake is due). */
+  appended = false;
+  /**
    * Sampled queueing latency, µs: one probe record at a time (at most one per 64 admitted) is
    * followed from its admission to the take that removes it — one clock read per probe, none
    * per record.
@@ -46,6 +53,7 @@ export class Subscription<T> {
     this.policy = policy;
     this.wake = wake;
     this.onDrop = undefined;
+    this.skip = undefined;
   }
 
   get length(): number {
@@ -89,16 +97,20 @@ export class Bus<T> {
    * taken (JetStream) learns here when to, reading `backlog`.
    */
   onTake: (() => void) | undefined = undefined;
+  /** Called once per admitted batch before it is committed (a shared stream decodes and classifies it once here). */
+  prepare: ((batch: readonly T[], from: number, to: number) => void) | undefined = undefined;
 
   subscribe(capacity: number, policy: OverflowPolicy, wake: () => void): Subscription<T> {
     const s = new Subscription(this, capacity, policy, wake);
     this.subs.push(s);
+    if (policy === "block" && capacity < this.smallest) this.smallest = capacity;
     return s;
   }
 
   unsubscribe(s: Subscription<T>): void {
     const i = this.subs.indexOf(s);
     if (i >= 0) this.subs.splice(i, 1);
+    this.resize();
     this.released();
   }
 
@@ -113,11 +125,17 @@ export class Bus<T> {
     return this.subs.length;
   }
 
-  /** The largest batch `publish` accepts: the smallest blocking subscriber's capacity. */
+  /** The largest batch `publish` accepts: the smallest blocking subscriber's capacity (kept as subscribers come and go). */
   get maxBatch(): number {
+    return this.smallest;
+  }
+
+  private smallest = Infinity;
+
+  private resize(): void {
     let m = Infinity;
     for (const s of this.subs) if (s.policy === "block" && s.queue.capacity < m) m = s.queue.capacity;
-    return m;
+    this.smallest = m;
   }
 
   /**
@@ -128,6 +146,7 @@ export class Bus<T> {
     const n = to - from;
     if (n <= 0) return true;
     if (!this.reserve(n)) return false;
+    this.prepare?.(batch, from, to);
     const subs = this.subs;
     // Commit.
     let now = 0;
@@ -147,14 +166,27 @@ export class Bus<T> {
         s.evicted(dropped - Math.max(0, over));
         s.onDrop?.(dropped);
       }
-      if (s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {
+      const skip = s.skip;
+      let added = to - start;
+      if (skip === undefined) for (let j = start; j < to; j++) q.push(batch[j]!);
+      else {
+        for (let j = start; j < to; j++) {
+          const r = batch[j]!;
+          if (skip(r)) added--;
+          else q.push(r);
+        }
+      }
+      if (added > 0 && s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {
         s.probeSeq = s.lastProbe = s.admitted;
         s.probeAt = now === 0 ? (now = performance.now()) : now;
       }
-      for (let j = start; j < to; j++) q.push(batch[j]!);
-      s.admitted += to - start;
+      s.admitted += added;
+      s.appended = added > 0;
     }
-    for (let i = 0; i < subs.length; i++) subs[i]!.wake();
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      if (s.appended) s.wake();
+    }
     return true;
   }
 

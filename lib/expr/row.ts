@@ -31,7 +31,7 @@ export interface Row {
 const EMPTY: Obj = Object.freeze({}) as Obj;
 
 /** Case-insensitive key lookup: the exact spelling first. */
-function getFold(data: Obj, name: string): Value {
+export function getFold(data: Obj, name: string): Value {
   const v = data[name];
   if (v !== undefined) return v;
   const lower = name.toLowerCase();

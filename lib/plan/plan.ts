@@ -234,7 +234,7 @@ class Planner {
   }
 
   private filterOp(where: Expr): OpSpec {
-    return { kind: "filter", name: this.name("filter"), cond: this.compile(where), hits: this.hits.row };
+    return { kind: "filter", name: this.name("filter"), cond: this.compile(where), hits: this.hits.row, where };
   }
 
   private analyticOp(): OpSpec {

@@ -6,7 +6,7 @@ import type { Evaluator } from "../expr/compile.ts";
 import type { HitState } from "../expr/hits.ts";
 import type { Zone } from "../value/time.ts";
 import type { CallCtx, FuncDef } from "../functions/registry.ts";
-import type { FieldType, JoinType, StreamField } from "../sql/ast.ts";
+import type { Expr, FieldType, JoinType, StreamField } from "../sql/ast.ts";
 import type { StreamDef } from "./streams.ts";
 import type { IncSpec, WindowSpec } from "./window-spec.ts";
 
@@ -95,7 +95,8 @@ export type OpSpec =
   | { kind: "decoder"; name: string }
   | { kind: "ratelimit"; name: string; interval: number }
   | { kind: "analytic"; name: string; sites: AnalyticSite[]; slots: number }
-  | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator; hits?: HitState }
+  /** `where`: the condition `cond` was compiled from (a shared stream's predicate index reads it). */
+  | { kind: "filter" | "windowFilter"; name: string; cond: Evaluator; hits?: HitState; where?: Expr }
   | { kind: "watermark"; name: string; streams: string[]; lateTolerance: number; markers: boolean }
   | { kind: "window"; name: string; window: WindowSpec; trigger?: Evaluator; begin?: Evaluator; emit?: Evaluator; partition: Evaluator[]; eventTime: boolean; hits?: HitState; inc?: IncSpec }
   | { kind: "join_aligner"; name: string; tables: { name: string; retain: number }[] }

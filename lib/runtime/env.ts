@@ -37,6 +37,11 @@ export interface RuntimeEnv {
    * loopback/private addresses only with `basic.enablePrivateNet` (default: guarded, getaddrinfo).
    */
   readonly outbound: NetGuard;
+  /**
+   * Shared streams answer their rules' simple WHEREs through a predicate index (runtime/predicate-index.ts);
+   * `FLOE_PREDICATE_INDEX=off` makes every rule evaluate every message (bench/density.ts compares both).
+   */
+  readonly predicateIndex: boolean;
   /** MQTT source read path (bench/tests); default lean. */
   readonly mqttReader: ReaderKind | undefined;
   /** How long a stopping sink may take to drain (gracefulShutdownTimeout), ms. */
@@ -73,6 +78,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     cacheDefaults: p.cacheDefaults ?? SHIPPED_CACHE_DEFAULTS,
     aesKey: p.aesKey,
     outbound: p.outbound ?? createNetGuard(),
+    predicateIndex: p.predicateIndex ?? (p.vars ?? process.env).FLOE_PREDICATE_INDEX !== "off",
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),

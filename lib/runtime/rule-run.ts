@@ -36,7 +36,8 @@ import type { RuleOptions } from "../plan/rule-options.ts";
 import { coerceToSchema } from "./schema-coerce.ts";
 import type { Peek } from "./peek.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
-import type { Attachment, SourceHub } from "./sources.ts";
+import type { AttachOptions, Attachment, SourceHub } from "./sources.ts";
+import type { SkipTarget } from "./predicate-index.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { messageData } from "./trace/data.ts";
@@ -164,6 +165,24 @@ class Inlet {
   }
 
   /**
+   * What a shared stream's predicate index needs to answer this rule's WHERE for it, counting a
+   * rejected message as taken (undefined: the rule evaluates every message itself).
+   */
+  indexFilter(fold: boolean): AttachOptions["filter"] {
+    const r = this.run.topo.rejectable(this.name);
+    if (!r) return undefined;
+    const run = this.run;
+    const target: SkipTarget = {
+      skippable: () => !run.halted && run.tracer === undefined,
+      skipped: (now) => {
+        this.taken++;
+        r.skipped(now);
+      },
+    };
+    return { where: r.where, fold, target };
+  }
+
+  /**
    * Messages the subscription admitted (a push source answers after admission) less those it
    * evicted (drop-oldest, counted apart): the ones taken and the ones still waiting.
    */
@@ -225,14 +244,23 @@ class Inlet {
     const now = this.run.now();
     this.current = m;
     let rows: Obj | Obj[];
-    if (m.payload !== null && dec) {
+    if (m.payload !== null && dec && m.decodedBy === dec) {
+      // Decoded once for all the rules of a shared stream.
+      rows = m.decoded!;
+      const dn = this.decoderNode;
+      if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatency.us;
+    } else if (m.payload !== null && dec) {
       // The decoder node's latency: one payload in 64 is timed.
       const dn = this.decoderNode;
       const timed = dn !== undefined && (++this.decoded & 63) === 1;
       const t0 = timed ? performance.now() : 0;
       try {
-        rows = dec(m.payload);
-        if (timed) dn.processLatencyUs = Math.round((performance.now() - t0) * 1000);
+        const decoded = dec(m.payload);
+        rows = decoded;
+        // The rules after this one on a shared stream (one decoder for all) reuse the rows.
+        m.decoded = decoded;
+        m.decodedBy = dec;
+        if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
       } catch (e) {
         // Any decoder failure is a decode error of this message (counted; the rule goes on).
         const text = failureText(e);
@@ -548,6 +576,7 @@ export class RuleRun {
           offset: offsets?.get(src.name),
           checkpointAcks: this.checkpointAcks,
           meta: this.readsMeta,
+          filter: inlet.indexFilter(this.env.ignoreCase),
         });
         if (inlet.att.sub.length) inlet.wake();
       }

@@ -15,6 +15,8 @@ import type { SourceConnector, SourceContext } from "../io/sources/source.ts";
 import { PropReader } from "../io/props.ts";
 import { Bus, type OverflowPolicy, type Subscription } from "../core/bus.ts";
 import type { RuntimeEnv } from "./env.ts";
+import { indexableCond, PredicateIndex, rejects, type IndexMember, type SkipTarget } from "./predicate-index.ts";
+import type { Expr } from "../sql/ast.ts";
 
 export interface AttachOptions {
   readonly capacity: number;
@@ -41,6 +43,12 @@ export interface AttachOptions {
   readonly checkpointAcks?: boolean;
   /** The rule reads the messages' metadata (SourceContext.wantsMeta); undefined counts as true. */
   readonly meta?: boolean;
+  /**
+   * The rule's first node after the decoder is a WHERE, and nothing else comes before it: on a
+   * shared byte stream the predicate index may answer it (`where`, as written) and count what it
+   * rejects through `target` instead of queueing the message.
+   */
+  readonly filter?: { readonly where: Expr; readonly fold: boolean; readonly target: SkipTarget };
 }
 
 export interface Attachment {
@@ -51,6 +59,11 @@ export interface Attachment {
   readonly own: SourceConnector | undefined;
   /** The connector acknowledges only what its rules took (SourceConnector.holdsAcks). */
   readonly holdsAcks: boolean;
+  /**
+   * The stream's sampled decode time (µs): whoever decodes a message for the stream's rules writes
+   * it, and a rule reusing that decode reports it on its decoder node.
+   */
+  readonly decodeLatency: { us: number };
   release(): Promise<void>;
 }
 
@@ -68,6 +81,40 @@ class OpenSource {
   metaReaders = 0;
   connector: SourceConnector | undefined;
   ended = false;
+  /**
+   * A shared byte stream's one decoder: the first rule to take a message decodes it for all (the
+   * rows stay on the message), or `prepare` does when the predicate index needs them.
+   */
+  decoder: Decoder | null = null;
+  readonly index = new PredicateIndex();
+  readonly decodeLatency = { us: 0 };
+  private decodes = 0;
+
+  /** With rules in the index: decodes each admitted message once and classifies it. */
+  readonly prepare = (batch: readonly SourceMessage[], from: number, to: number): void => {
+    const dec = this.decoder;
+    if (dec === null || this.index.size === 0) return;
+    for (let i = from; i < to; i++) {
+      const m = batch[i]!;
+      m.cuts = null;
+      if (m.payload !== null && m.decodedBy !== dec) {
+        const timed = (++this.decodes & 63) === 1;
+        const t0 = timed ? performance.now() : 0;
+        try {
+          m.decoded = dec(m.payload);
+          m.decodedBy = dec;
+        } catch {
+          // Each rule decodes it again and counts the error on its own decoder node.
+          continue;
+        }
+        if (timed) this.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
+      }
+      if (m.decoded !== null) m.cuts = this.index.classify(m.decoded);
+    }
+    this.now = Date.now();
+  };
+  /** The time of the batch being admitted (what a skipped rule's nodes record as their last invocation). */
+  now = 0;
 }
 
 /**
@@ -83,6 +130,35 @@ export class SourceHub {
   private readonly shared = new Map<string, OpenSource>();
 
   constructor(private readonly env: RuntimeEnv) {}
+
+  private decoderOf(def: StreamDef, props: Record<string, unknown>): Decoder {
+    return createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber"), schemas: this.env.schemas });
+  }
+
+  /**
+   * Puts a rule whose WHERE the index can hold into the shared stream's index: its subscription
+   * then skips (and the rule counts) each message the index says the WHERE rejects.
+   */
+  private index(s: OpenSource, sub: Subscription<SourceMessage>, stream: string, f: AttachOptions["filter"]): IndexMember | undefined {
+    const cond = f ? indexableCond(f.where, stream, f.fold) : null;
+    if (!f || !cond || !this.env.predicateIndex) return undefined;
+    const member = s.index.add(cond);
+    const target = f.target;
+    sub.skip = (m) => {
+      const cuts = m.cuts;
+      if (cuts === null || !rejects(member, cuts) || !target.skippable()) return false;
+      target.skipped(s.now);
+      return true;
+    };
+    return member;
+  }
+
+  /** Rules of the shared stream `name` whose WHERE its predicate index answers. */
+  indexedRules(name: string): number {
+    let n = 0;
+    for (const [key, src] of this.shared) if (key.startsWith(name + "\u0000")) n += src.index.size;
+    return n;
+  }
 
   /** Resolves and validates a stream's connector properties (throws EngineError). */
   async connectorFor(def: StreamDef, type: string): Promise<{ connector: SourceConnector; props: Record<string, unknown> }> {
@@ -107,7 +183,13 @@ export class SourceHub {
       fresh = true;
       src.node = isShared ? new NodeMetrics("source", sharedNodeName(def, props)) : o.node;
       src.status.attach(src.node);
-      if (isShared) this.shared.set(key, src);
+      if (isShared) {
+        this.shared.set(key, src);
+        if (isByteSource(type)) {
+          src.decoder = this.decoderOf(def, props);
+          src.bus.prepare = src.prepare;
+        }
+      }
     }
     const s = src;
     const node = s.node;
@@ -116,6 +198,7 @@ export class SourceHub {
     if (readsMeta) s.metaReaders++;
     const sub = s.bus.subscribe(o.capacity, o.policy, o.wake);
     sub.onDrop = (n) => node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
+    const member = s.decoder && o.policy === "block" ? this.index(s, sub, def.name, o.filter) : undefined;
     s.refs++;
     s.eofs.add(o.onEof);
     const onFail = o.onFail;
@@ -125,7 +208,7 @@ export class SourceHub {
       s.sharers.push(share);
       share(node, s.sharers.length === 1);
     }
-    const decoder = isByteSource(type) ? createDecoder(def, { useInt64ForWholeNumber: new PropReader(props).bool("useInt64ForWholeNumber"), schemas: this.env.schemas }) : null;
+    const decoder = s.decoder ?? (isByteSource(type) ? this.decoderOf(def, props) : null);
     if (fresh && !isShared && o.offset !== undefined) s.connector!.rewind?.(o.offset);
     if (fresh) {
       const ctx: SourceContext = {
@@ -161,7 +244,9 @@ export class SourceHub {
       decoder,
       own: isShared ? undefined : s.connector,
       holdsAcks: s.connector?.holdsAcks === true,
+      decodeLatency: s.decodeLatency,
       release: async () => {
+        if (member) s.index.remove(member);
         sub.close();
         if (readsMeta) s.metaReaders--;
         s.eofs.delete(o.onEof);

@@ -5,6 +5,7 @@
  */
 import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
+import type { Expr } from "../sql/ast.ts";
 import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
 import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
 import { bytesPreview } from "../core/error-groups.ts";
@@ -54,7 +55,7 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
       return new AnalyticOp(spec.name, env, spec.sites, spec.slots);
     case "filter":
     case "windowFilter":
-      return new FilterOp(spec.name, env, spec.cond, spec.hits);
+      return new FilterOp(spec.name, env, spec.cond, spec.hits, spec.kind === "filter" ? spec.where : undefined);
     case "watermark":
       return new WatermarkOp(spec.name, env, spec.streams, spec.lateTolerance, spec.markers);
     case "window":
@@ -309,6 +310,33 @@ export class Topology {
       m.lastInvocation = this.env.now();
     }
     src.head.push(t);
+  }
+
+  /**
+   * The rule's WHERE when it is the node right after the stream's decoder (nothing else between,
+   * the rule's only source), with what one message it rejects counts on the way: the source (when
+   * this rule counts a shared one), the decoder and the filter. Undefined: not answerable by an index.
+   */
+  rejectable(stream: string): { where: Expr; skipped(now: number): void } | undefined {
+    const src = this.sources.get(stream);
+    if (this.graphTopo || this.sources.size !== 1 || !src || src.helpers.length > 2) return undefined;
+    const dec = src.helpers[0];
+    const filter = src.helpers[1] ?? this.operators[0];
+    if (!(dec instanceof DecoderOp) || !(filter instanceof FilterOp) || filter.where === undefined) return undefined;
+    return {
+      where: filter.where,
+      skipped(now) {
+        if (src.counts) {
+          const m = src.metrics;
+          m.recordsIn++;
+          m.recordsOut++;
+          m.messagesProcessed++;
+          m.lastInvocation = now;
+        }
+        dec.passed(now);
+        filter.rejected(now);
+      },
+    };
   }
 
   /** Counts a record the source could not decode; `payload` is its bytes, when it had any. */

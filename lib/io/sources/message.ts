@@ -12,11 +12,22 @@ export class SourceMessage {
   meta: Obj | null;
   /** The W3C `traceparent` the message arrived with (an HTTP push's header), read only by a traced rule. */
   traceparent: string | null;
+  /**
+   * The payload decoded: the rows and the decoder that made them. The rules of a shared stream
+   * decode with one decoder, so the first decodes for all; the rows are never changed afterwards.
+   */
+  decoded: Obj[] | null;
+  decodedBy: unknown;
+  /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
+  cuts: Int32Array | null;
   constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
     this.meta = meta;
     this.traceparent = traceparent;
+    this.decoded = null;
+    this.decodedBy = null;
+    this.cuts = null;
   }
 }
 

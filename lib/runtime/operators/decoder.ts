@@ -15,14 +15,17 @@ export class DecoderOp extends Operator {
 
   /** A pass-through: counts only (no timing of its own, which would overwrite the decode time). */
   override push(item: Item): void {
-    if (!(item instanceof RowError || item instanceof Watermark)) {
-      const m = this.metrics;
-      m.recordsIn++;
-      m.recordsOut++;
-      m.messagesProcessed++;
-      m.lastInvocation = this.env.now();
-    }
+    if (!(item instanceof RowError || item instanceof Watermark)) this.passed(this.env.now());
     this.next.push(item);
+  }
+
+  /** Counts one decoded record at `now` (also for a record the next node's index rejected). */
+  passed(now: number): void {
+    const m = this.metrics;
+    m.recordsIn++;
+    m.recordsOut++;
+    m.messagesProcessed++;
+    m.lastInvocation = now;
   }
 
   protected process(item: Item): void {

@@ -1,5 +1,6 @@
 /** WHERE (`<n>_filter`) and window FILTER (`<n>_windowFilter`): keeps rows whose condition is true. */
 import type { Evaluator } from "../../expr/compile.ts";
+import type { Expr } from "../../sql/ast.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { Tuple, type EvalCtx, type Row } from "../../expr/row.ts";
 import { truthy } from "../../expr/truthy.ts";
@@ -11,10 +12,21 @@ export class FilterOp extends Operator {
   /** last_hit_* state advanced by each passing row (functions §2), when WHERE holds one. */
   private readonly hits: HitState | undefined;
   private readonly ctx: EvalCtx = { window: null };
-  constructor(name: string, env: OpEnv, cond: Evaluator, hits?: HitState) {
+  /** The condition as written, when nothing but its truth decides a row (no last_hit_* state): what an index may answer. */
+  readonly where: Expr | undefined;
+  constructor(name: string, env: OpEnv, cond: Evaluator, hits?: HitState, where?: Expr) {
     super(name, env, "run Where error: ");
     this.cond = cond;
     this.hits = hits;
+    this.where = hits === undefined ? where : undefined;
+  }
+
+  /** A row whose condition an index found false: counted as `process` counts one it rejects. */
+  rejected(now: number): void {
+    const m = this.metrics;
+    m.recordsIn++;
+    m.messagesProcessed++;
+    m.lastInvocation = now;
   }
 
   protected process(item: Item): void {
