@@ -1,5 +1,5 @@
 /**
- * The one byte budget for what floe holds in memory on a user's behalf (THREAT-MODEL-memory.md):
+ * The one byte budget for what floe holds in memory on a user's behalf (THREAT-MODEL.md, "Memory"):
  * a window's buffered rows, the trace store, trial-run streams, memory tables. A holder charges
  * what it takes in and releases what it lets go; what does not fit is refused (and counted) or,
  * for a store that keeps the newest, makes it evict its oldest until it fits.
