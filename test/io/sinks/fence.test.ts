@@ -46,7 +46,7 @@ test("a fenced sink sends nothing and counts each result; reopened, it sends aga
 test("a fenced checkpoint coordinator stores no checkpoint", () => {
   const dir = mkdtempSync(join(tmpdir(), "floe-fence-cp-"));
   let open = false;
-  const topo = { snapshot: () => ({ op: 1 }) } as unknown as Topology;
+  const topo = { snapshot: () => ({ op: 1 }), sinkState: () => ({}) } as unknown as Topology;
   const cp = new Checkpointer("r.p0", checkpointStore(dir), parseSelect("SELECT * FROM s", createCatalog()), "inc", () => {}, () => open);
   expect(cp.take(topo, () => ({}))).toBe(false);
   expect(checkpointStore(dir).latest("r.p0")).toBeUndefined();
