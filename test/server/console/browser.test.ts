@@ -3,66 +3,36 @@
  * forms, MQTT data fed from a real Mosquitto, the rates moving, the topology drawn, the rule
  * stopped, a trial run, the token prompt under JWT. Screenshots land in test/server/console/screenshots/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { createSign, generateKeyPairSync } from "node:crypto";
-import mqtt from "mqtt";
-import { chromiumPath, NO_BROWSER, openBrowser, type Browser } from "../../helpers/browser.ts";
-import { Mosquitto } from "../../helpers/mosquitto.ts";
-import { startFloe, tempHome, type DaemonProc } from "../daemon.ts";
+import { startFloe, tempHome } from "../daemon.ts";
+import { consoleStage } from "./stage.ts";
 
-// Without a browser every test fails with the install line (never a silent skip).
-const HAVE = chromiumPath() !== undefined;
-
-let broker: Mosquitto;
-let client: mqtt.MqttClient;
-let d: DaemonProc;
-let b: Browser;
-let feeder: ReturnType<typeof setInterval> | undefined;
-
-beforeAll(async () => {
-  if (!HAVE) throw new Error(NO_BROWSER);
-  broker = await Mosquitto.start();
-  client = await mqtt.connectAsync(broker.url.replace("tcp:", "mqtt:"));
-  d = await startFloe(tempHome(), { MQTT_SOURCE__DEFAULT__SERVER: broker.url });
-  b = await openBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  if (feeder) clearInterval(feeder);
-  await b?.close();
-  await d?.stop();
-  await client?.endAsync();
-  await broker?.stop();
-});
-
-/** Problems the test did not cause on purpose. */
-function unexpected(allowed: RegExp[] = []): string[] {
-  return b.problems.filter((p) => !allowed.some((a) => a.test(p)));
-}
+const stage = consoleStage();
 
 test(
   "create a stream and a rule in the console, feed MQTT, watch the rates and the topology, stop it",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui`);
     await page.locator('[data-k="version"]').filter({ hasText: /\d+\.\d+/ }).waitFor();
-    await b.screenshot("01-overview-empty");
+    await stage.b.screenshot("01-overview-empty");
 
     // Streams: a bad statement shows the REST API's own error, then a good one is created.
     await page.click('a[href="#/streams"]');
     const bad = "CREATE STREAM demo (temperature FLOAT WITH (TYPE=\"mqtt\")";
     await page.fill("#create-sql", bad);
     await page.click("#create-run");
-    const want = JSON.parse((await d.call("POST", "/streams", { sql: bad })).text).message as string;
+    const want = JSON.parse((await stage.d.call("POST", "/streams", { sql: bad })).text).message as string;
     await page.locator("#streams-msg .err").filter({ hasText: want }).waitFor();
     expect(await page.textContent("#streams-msg")).toBe(want);
-    const badRequests = b.problems.splice(0).filter((p) => !/status of 400|HTTP 400: POST .*\/streams$/.test(p));
+    const badRequests = stage.b.problems.splice(0).filter((p) => !/status of 400|HTTP 400: POST .*\/streams$/.test(p));
     expect(badRequests).toEqual([]);
     await page.fill("#create-sql", 'CREATE STREAM demo (temperature FLOAT) WITH (TYPE="mqtt", DATASOURCE="console/demo", FORMAT="json")');
     await page.click("#create-run");
     await page.locator("#streams-msg .ok").filter({ hasText: "Stream demo is created." }).waitFor();
     await page.locator('#streams details[data-name="demo"]').waitFor();
-    await b.screenshot("02-streams");
+    await stage.b.screenshot("02-streams");
 
     // Rules: create one (it starts), feed it, see the rates move.
     await page.click('a[href="#/rules"]');
@@ -74,10 +44,10 @@ test(
     const row = page.locator('tr[data-rule="hot"]');
     await row.locator(".state").filter({ hasText: "running" }).waitFor();
     let n = 0;
-    feeder = setInterval(() => client.publish("console/demo", JSON.stringify({ temperature: n++ % 2 ? 30 : 10 })), 20);
-    await row.locator('[data-k="in"]').filter({ hasText: /^[1-9][\d.]* (k\/)?\/?s|^[1-9]/ }).waitFor({ timeout: 15_000 });
+    stage.feeder = setInterval(() => stage.client.publish("console/demo", JSON.stringify({ temperature: n++ % 2 ? 30 : 10 })), 20);
+    await row.locator('[data-k="in"]').filter({ hasText: /^[1-9][\stage.d.]* (k\/)?\/?s|^[1-9]/ }).waitFor({ timeout: 15_000 });
     await row.locator('[data-k="records-out"]').filter({ hasText: /^[1-9]/ }).waitFor();
-    await b.screenshot("03-rules-running");
+    await stage.b.screenshot("03-rules-running");
 
     // The rule's page: SQL, topology with per-node rates.
     await row.locator("a").click();
@@ -87,26 +57,26 @@ test(
     expect(await topo.locator("g[data-node]").count()).toBeGreaterThanOrEqual(3);
     await topo.locator('g.source text').filter({ hasText: /in [1-9]/ }).first().waitFor({ timeout: 10_000 });
     await page.locator('#rule-nodes tr[data-node^="sink_nop"]').waitFor();
-    await b.screenshot("04-rule-topology");
-    await b.screenshot("04-rule-topology-top", { x: 0, y: 0, width: 1280, height: 560 });
+    await stage.b.screenshot("04-rule-topology");
+    await stage.b.screenshot("04-rule-topology-top", { x: 0, y: 0, width: 1280, height: 560 });
 
     // Stop it: the state follows, the rates fall to zero.
     await page.click('button[data-action="stop"]');
     await page.locator('#rule-state [data-state="stopped"]').waitFor();
-    clearInterval(feeder);
-    feeder = undefined;
-    await b.screenshot("05-rule-stopped");
+    clearInterval(stage.feeder);
+    stage.feeder = undefined;
+    await stage.b.screenshot("05-rule-stopped");
 
     // The overview's sparklines carry the burst.
     await page.click('a[href="#/"]');
     await page.locator('[data-spark="in"] polyline').first().waitFor();
     expect(await page.textContent('[data-k="state-stopped"]')).toBe("1");
-    await b.screenshot("06-overview");
+    await stage.b.screenshot("06-overview");
     await page.emulateMedia({ colorScheme: "dark" });
-    await b.screenshot("07-overview-dark");
+    await stage.b.screenshot("07-overview-dark");
     await page.emulateMedia({ colorScheme: "light" });
 
-    expect(unexpected()).toEqual([]);
+    expect(stage.unexpected()).toEqual([]);
   },
   90_000,
 );
@@ -114,22 +84,22 @@ test(
 test(
   "a trial run streams its rows into the page; confKeys and connections are shown",
   async () => {
-    const { page } = b;
+    const { page } = stage.b;
     await page.click('a[href="#/trial"]');
     await page.fill("#trial-sql", "SELECT temperature FROM demo WHERE temperature > 1");
     await page.fill("#trial-mock", JSON.stringify({ demo: { data: [{ temperature: 1 }, { temperature: 2 }, { temperature: 3 }], interval: 20, loop: false } }));
     await page.click("#trial-start");
     await page.locator("#trial-out").filter({ hasText: '"temperature":3' }).waitFor({ timeout: 10_000 });
     expect(await page.textContent("#trial-out")).not.toContain('"temperature":1}');
-    await b.screenshot("08-trial");
+    await stage.b.screenshot("08-trial");
     await page.click("#trial-stop");
 
     await page.click('a[href="#/config"]');
     await page.locator("#connections").filter({ hasText: "No connections." }).waitFor();
     await page.selectOption("#conf-type", "mqtt");
     await page.locator("#confkeys").filter({ hasText: '"default"' }).waitFor();
-    await b.screenshot("09-config");
-    expect(unexpected()).toEqual([]);
+    await stage.b.screenshot("09-config");
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -143,7 +113,7 @@ test(
     const token = `${head}.${createSign("RSA-SHA256").update(head).sign(privateKey).toString("base64url")}`;
     const jd = await startFloe(tempHome({ "mgmt/sample_key.pub": publicKey.export({ type: "spki", format: "pem" }).toString() }), { KUIPER__BASIC__AUTHENTICATION: "true" });
     // A page of the same browser (a second launch took 8 s on a loaded machine); another origin, so its own session.
-    const jb = await b.newPage({ dark: true });
+    const jb = await stage.b.newPage({ dark: true });
     try {
       await jb.page.goto(`${jd.base}/ui`);
       await jb.page.locator("#token").waitFor();

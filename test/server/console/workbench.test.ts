@@ -5,53 +5,23 @@
  * see its rows arrive, break a payload and find the error grouped with its payload, and see the
  * connection's live status. Screenshots land in test/server/console/screenshots/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import mqtt from "mqtt";
-import { chromiumPath, NO_BROWSER, openBrowser, type Browser } from "../../helpers/browser.ts";
-import { Mosquitto } from "../../helpers/mosquitto.ts";
+import { expect, test } from "bun:test";
 import { waitFor } from "../../helpers/runtime.ts";
-import { startFloe, tempHome, type DaemonProc } from "../daemon.ts";
+import { consoleStage } from "./stage.ts";
 
-const HAVE = chromiumPath() !== undefined;
-
-let broker: Mosquitto;
-let client: mqtt.MqttClient;
-let d: DaemonProc;
-let b: Browser;
-let feeder: ReturnType<typeof setInterval> | undefined;
-
-beforeAll(async () => {
-  if (!HAVE) throw new Error(NO_BROWSER);
-  broker = await Mosquitto.start();
-  client = await mqtt.connectAsync(broker.url.replace("tcp:", "mqtt:"));
-  d = await startFloe(tempHome(), { MQTT_SOURCE__DEFAULT__SERVER: broker.url });
-  b = await openBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  if (feeder) clearInterval(feeder);
-  await b?.close();
-  await d?.stop();
-  await client?.endAsync();
-  await broker?.stop();
-});
-
-/** Problems the test did not cause on purpose (the 4xx answers of the saves it expects to fail). */
-function unexpected(allowed: RegExp[] = []): string[] {
-  return b.problems.filter((p) => !allowed.some((a) => a.test(p)));
-}
+const stage = consoleStage();
 
 test(
   "write a stream and a rule with a typo: the caret and the fix in place, then create them",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui#/streams`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui#/streams`);
     // A missing parenthesis: the parser's message and its place, as the CLI shows it.
     await page.fill("#create-sql", 'CREATE STREAM demo (temperature FLOAT, humidity BIGINT WITH (TYPE="mqtt", DATASOURCE="wb/demo", FORMAT="json")');
     await page.locator('#create-sql-diag [data-k="caret"]').filter({ hasText: "^" }).waitFor();
     expect(await page.textContent('#create-sql-diag [data-k="where"]')).toMatch(/^line 1, column \d+$/);
     expect(await page.locator(".editor .hl .bad").count()).toBeGreaterThan(0);
-    await b.screenshot("w01-stream-typo");
+    await stage.b.screenshot("w01-stream-typo");
     await page.fill("#create-sql", 'CREATE STREAM demo (temperature FLOAT, humidity BIGINT) WITH (TYPE="mqtt", DATASOURCE="wb/demo", FORMAT="json")');
     await page.locator("#create-sql-diag .ok").filter({ hasText: "valid" }).waitFor();
     await page.click("#create-run");
@@ -72,7 +42,7 @@ test(
     expect(await diag.locator('[data-k="where"]').textContent()).toBe("line 2, column 17");
     expect(await diag.locator('[data-k="caret"]').textContent()).toBe("  at sql:2:17\n  2 | FROM demo WHERE temperatur > 20\n    |                 ^^^^^^^^^^\n  did you mean temperature? (a column)\n");
     expect(await page.locator("#new-rule-sql").locator("xpath=..").locator(".hl .bad").allTextContents()).toEqual(["temperatur"]);
-    await b.screenshot("w02-rule-typo");
+    await stage.b.screenshot("w02-rule-typo");
     await diag.locator('[data-k="fix"]').click();
     expect(await page.inputValue("#new-rule-sql")).toBe("SELECT temperature * 2 AS t, humidity\nFROM demo WHERE temperature > 20");
     await diag.locator(".ok").filter({ hasText: "valid" }).waitFor();
@@ -83,7 +53,7 @@ test(
     await page.locator("#sink-prop-retained").check();
     await page.click("#sink-add");
     expect(JSON.parse(await page.inputValue("#new-rule-actions"))).toEqual([{ mqtt: { topic: "wb/out", retained: true } }]);
-    await b.screenshot("w02b-sink-form");
+    await stage.b.screenshot("w02b-sink-form");
     await page.fill("#new-rule-actions", "[]");
     await page.selectOption("#sink-type", "nop");
     await page.click("#sink-add");
@@ -91,7 +61,7 @@ test(
     await page.click("#new-rule-create");
     await page.locator("#rules-msg .ok").filter({ hasText: "Rule wb was created successfully." }).waitFor();
     await page.locator('tr[data-rule="wb"] .state').filter({ hasText: "running" }).waitFor();
-    expect(unexpected()).toEqual([]);
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -99,25 +69,25 @@ test(
 test(
   "edit a rule: a bad definition is refused in place and the rule keeps running the old one; a good one restarts it",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui#/rules/wb`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui#/rules/wb`);
     await page.locator("#rule-edit-open summary").click();
     await page.fill("#edit-sql", "SELECT temperature FROM demo WHERE nosuch > 1");
     await page.locator('#edit-sql-diag [data-k="message"]').filter({ hasText: "unknown field nosuch" }).waitFor();
     await page.click("#edit-save");
     await page.locator('#edit-msg [data-k="kept"]').waitFor();
     expect(await page.textContent("#edit-msg .err")).toContain("unknown field nosuch");
-    const stored = JSON.parse((await d.call("GET", "/rules/wb")).text) as { sql: string };
+    const stored = JSON.parse((await stage.d.call("GET", "/rules/wb")).text) as { sql: string };
     expect(stored.sql).toBe("SELECT temperature * 2 AS t, humidity\nFROM demo WHERE temperature > 20");
     await page.locator('#rule-state [data-state="running"]').waitFor();
-    await b.screenshot("w03-edit-refused");
+    await stage.b.screenshot("w03-edit-refused");
     await page.fill("#edit-sql", "SELECT temperature * 3 AS t, humidity FROM demo WHERE temperature > 20");
     await page.locator("#edit-sql-diag .ok").waitFor();
     await page.click("#edit-save");
     await page.locator("#edit-msg .ok").filter({ hasText: "Rule wb was updated successfully." }).waitFor();
     await page.locator("#rule-def").filter({ hasText: "temperature * 3" }).waitFor();
-    expect(unexpected([/HTTP 400: PUT .*\/rules\/wb$/, /status of 400/])).toEqual([]);
-    b.problems.splice(0);
+    expect(stage.unexpected([/HTTP 400: PUT .*\/rules\/wb$/, /status of 400/])).toEqual([]);
+    stage.b.problems.splice(0);
   },
   60_000,
 );
@@ -125,28 +95,28 @@ test(
 test(
   "run it: a trial on the live feed shows rows as they come; a broken payload is one grouped error with its payload",
   async () => {
-    const { page } = b;
+    const { page } = stage.b;
     let n = 0;
-    feeder = setInterval(() => client.publish("wb/demo", JSON.stringify({ temperature: 20 + (n++ % 10), humidity: n })), 50);
-    await page.goto(`${d.base}/ui#/trial`);
+    stage.feeder = setInterval(() => stage.client.publish("wb/demo", JSON.stringify({ temperature: 20 + (n++ % 10), humidity: n })), 50);
+    await page.goto(`${stage.d.base}/ui#/trial`);
     await page.fill("#trial-sql", "SELECT temperature, humidity FROM demo WHERE temperature > 25");
     await page.click("#trial-start");
     await page.locator("#trial-out").filter({ hasText: /"temperature":2[6-9]/ }).waitFor({ timeout: 15_000 });
     const first = (await page.textContent("#trial-out"))!.split("\n").filter(Boolean).length;
     await page.locator("#trial-msg .ok").filter({ hasText: new RegExp(`^(?!${first} results)\\d+ results`) }).waitFor({ timeout: 15_000 });
-    await b.screenshot("w04-trial-live");
+    await stage.b.screenshot("w04-trial-live");
     await page.click("#trial-stop");
 
     // Fifteen broken payloads: one row, counted 15 times, with the payload that broke.
-    for (let i = 0; i < 15; i++) client.publish("wb/demo", "{bad json " + i);
-    await page.goto(`${d.base}/ui#/rules/wb`);
+    for (let i = 0; i < 15; i++) stage.client.publish("wb/demo", "{bad json " + i);
+    await page.goto(`${stage.d.base}/ui#/rules/wb`);
     const row = page.locator("#rule-errors tr[data-node]").filter({ hasText: "invalid character" });
     await row.locator('[data-k="count"]').filter({ hasText: "15" }).waitFor({ timeout: 15_000 });
     expect(await page.locator("#rule-errors tr[data-node]").count()).toBe(1);
     expect(await row.locator('[data-k="payload"]').textContent()).toBe("{bad json 14");
     await page.locator('#rule-topo g.bad').first().waitFor();
-    await b.screenshot("w05-errors-grouped");
-    expect(unexpected()).toEqual([]);
+    await stage.b.screenshot("w05-errors-grouped");
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -154,8 +124,8 @@ test(
 test(
   "a data peek, off until asked, shows the last rows each node took in and pushed out",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui#/rules/wb`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui#/rules/wb`);
     await page.locator("#peek-msg").filter({ hasText: "Off" }).waitFor();
     expect(await page.locator("#peek tr").count()).toBe(0);
     await page.click("#peek-toggle");
@@ -165,10 +135,10 @@ test(
     for (const t of await filterOut.allTextContents()) expect((JSON.parse(t) as { temperature: number }).temperature).toBeGreaterThan(20);
     await page.locator('#peek tr[data-node="op_3_filter"] [data-k="in"] pre').first().waitFor();
     await page.locator('#peek tr[data-node="sink_nop_0"] [data-k="in"] pre').first().waitFor();
-    await b.screenshot("w06-peek");
+    await stage.b.screenshot("w06-peek");
     await page.click("#peek-toggle");
     await page.locator("#peek-msg").filter({ hasText: "Off." }).waitFor();
-    expect(unexpected()).toEqual([]);
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -176,11 +146,11 @@ test(
 test(
   "a trace: pick a recorded message and see its span tree through the nodes with timings and data",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui#/rules/wb`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui#/rules/wb`);
     await page.click("#trace-start");
     await page.locator("#trace-msg .ok").filter({ hasText: "Tracing every message." }).waitFor();
-    await waitFor(async () => (JSON.parse((await d.call("GET", "/trace/rule/wb?limit=5")).text) as string[]).length >= 3, "three traces of rule wb", 10_000, 100);
+    await waitFor(async () => (JSON.parse((await stage.d.call("GET", "/trace/rule/wb?limit=5")).text) as string[]).length >= 3, "three traces of rule wb", 10_000, 100);
     await page.click("#trace-stop");
     await page.locator("#trace-msg .ok").filter({ hasText: "Tracing stopped." }).waitFor();
     await page.locator('#trace-list option[value]:not([value=""])').first().waitFor({ state: "attached" });
@@ -192,8 +162,8 @@ test(
     expect(await spans.first().locator('[data-k="start"]').textContent()).toBe("+0 µs");
     for (const t of await page.locator('#trace-spans [data-k="duration"]').allTextContents()) expect(t).toMatch(/^\d+(\.\d+)? (ms|µs)$/);
     expect(await spans.first().locator("pre.payload").textContent()).toContain('"temperature"');
-    await b.screenshot("w07-trace");
-    expect(unexpected()).toEqual([]);
+    await stage.b.screenshot("w07-trace");
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -216,8 +186,8 @@ function clippedLabels(): string[] {
 test(
   "layout: at 1280 px no topology label overflows its box; at 420 px every page fits the width",
   async () => {
-    const { page } = b;
-    await page.goto(`${d.base}/ui#/rules/wb`);
+    const { page } = stage.b;
+    await page.goto(`${stage.d.base}/ui#/rules/wb`);
     await page.locator("#rule-topo g.node").first().waitFor();
     expect(await page.evaluate(clippedLabels)).toEqual([]);
     await page.setViewportSize({ width: 420, height: 860 });
@@ -230,16 +200,16 @@ test(
         ["trial", "#/trial", "#trial-sql"],
         ["connections", "#/config", "#connections table"],
       ] as const) {
-        await page.goto(`${d.base}/ui${hash}`);
+        await page.goto(`${stage.d.base}/ui${hash}`);
         await page.locator(ready).first().waitFor();
         const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
         expect([name, scroll]).toEqual([name, inner]);
-        await b.screenshot(`n-${name}`);
+        await stage.b.screenshot(`n-${name}`);
       }
     } finally {
       await page.setViewportSize({ width: 1280, height: 860 });
     }
-    expect(unexpected()).toEqual([]);
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
@@ -248,7 +218,7 @@ test(
 async function sampleWhere(ok: (s: Sample) => boolean): Promise<Sample> {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), 10_000);
-  const res = await fetch(`${d.base}/ui/events`, { signal: ctl.signal });
+  const res = await fetch(`${stage.d.base}/ui/events`, { signal: ctl.signal });
   let buf = "";
   try {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -277,30 +247,30 @@ interface Sample {
 test(
   "honest numbers: three rules on one feed count its In once; connections show live status and their rules; charts have axes and a range",
   async () => {
-    const { page } = b;
-    for (const id of ["wb2", "wb3"]) expect((await d.call("POST", "/rules", { id, sql: "SELECT * FROM demo", actions: [{ nop: {} }] })).status).toBe(201);
+    const { page } = stage.b;
+    for (const id of ["wb2", "wb3"]) expect((await stage.d.call("POST", "/rules", { id, sql: "SELECT * FROM demo", actions: [{ nop: {} }] })).status).toBe(201);
     const s = await sampleWhere((x) => x.rules.length === 3 && x.rules.every((r) => r.inRate > 0));
     expect(s.sources).toBe(1);
     expect(s.totals.in).toBe(Math.max(...s.rules.map((r) => r.inRate)));
     expect(s.totals.in).toBeLessThan(s.rules.reduce((n, r) => n + r.inRate, 0) / 2);
 
-    await page.goto(`${d.base}/ui#/`);
+    await page.goto(`${stage.d.base}/ui#/`);
     await page.locator('[data-spark="in"] polyline').first().waitFor();
     expect(await page.locator('[data-spark="in"] text.tick').count()).toBeGreaterThanOrEqual(7);
     expect(await page.textContent('[data-spark="in"] [data-k="range"]')).toMatch(/^\d\d:\d\d:\d\d – \d\d:\d\d:\d\d \(last 10 minutes\)$/);
     expect(await page.locator('[data-spark="in"] text.unit').textContent()).toBe("records/s");
-    await b.screenshot("w08-overview");
+    await stage.b.screenshot("w08-overview");
 
     await page.click('a[href="#/config"]');
     const conn = page.locator('#connections tr[data-conn="stream demo"]');
     await conn.locator('[data-k="status"]').filter({ hasText: "connected" }).waitFor();
     expect(await conn.locator('[data-k="rules"]').textContent()).toBe("wb, wb2, wb3");
-    await b.screenshot("w09-connections");
+    await stage.b.screenshot("w09-connections");
     // The broker goes away: the stream's clients report it.
-    await broker.stop();
+    await stage.broker.stop();
     await conn.locator('[data-k="status"]').filter({ hasText: /^(connecting|disconnected)$/ }).waitFor({ timeout: 15_000 });
-    await b.screenshot("w10-connection-lost");
-    expect(unexpected()).toEqual([]);
+    await stage.b.screenshot("w10-connection-lost");
+    expect(stage.unexpected()).toEqual([]);
   },
   60_000,
 );
