@@ -6,12 +6,12 @@
  * included (sendError turns them into rows).
  */
 import { describe, expect, test } from "bun:test";
+import { replayLines } from "../helpers/replay-lines.ts";
 import { createCatalog } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { windowEvaluatorOf } from "../../lib/plan/plan-window.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
-import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 import { prng as rng } from "../helpers/prng.ts";
 
@@ -109,21 +109,7 @@ function input(seed: number, rows: number, keys: number, eventTime: boolean, sta
 const STREAM = (eventTime: boolean) => `CREATE STREAM s (k BIGINT, x BIGINT, y BIGINT, o BIGINT, j BIGINT, ts BIGINT) WITH (FORMAT="JSON"${eventTime ? ', TIMESTAMP="ts"' : ""});\n`;
 
 async function run(sql: string, lines: string[], options: Record<string, unknown>): Promise<{ out: string; lost: number }> {
-  let out = "";
-  let err = "";
-  const res = await runPipe({
-    sql,
-    options,
-    input: (async function* () {
-      yield lines;
-    })(),
-    replay: true,
-    emit: "array",
-    onEof: "flush",
-    zone: UTC,
-    write: (t) => void (out += t),
-    warn: (t) => void (err += t),
-  });
+  const { out, err, res } = await replayLines(sql, lines, options);
   if (res.exitCode !== 0) throw new Error(`rule failed: ${err}`);
   return { out, lost: res.lost };
 }

@@ -4,11 +4,11 @@
  * The §10.7 timelines themselves are in timelines.test.ts.
  */
 import { describe, expect, test } from "bun:test";
+import { replayLines } from "../helpers/replay-lines.ts";
 import { createCatalog } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
-import { runPipe } from "../../lib/pipe/direct.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
 const functions = createCatalog();
@@ -30,21 +30,7 @@ function nodes(select: string, options: Record<string, unknown> = { isEventTime:
 }
 
 async function run(sql: string, input: unknown[], options: Record<string, unknown>) {
-  let out = "";
-  let err = "";
-  const res = await runPipe({
-    sql: STREAMS + sql,
-    options,
-    input: (async function* () {
-      yield input.map((x) => JSON.stringify(x));
-    })(),
-    replay: true,
-    emit: "array",
-    onEof: "flush",
-    zone: UTC,
-    write: (t) => void (out += t),
-    warn: (t) => void (err += t),
-  });
+  const { out, err, res } = await replayLines(STREAMS + sql, input.map((x) => JSON.stringify(x)), options);
   const emissions = out
     .split("\n")
     .filter((l) => l)

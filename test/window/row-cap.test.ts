@@ -5,8 +5,7 @@
  * Replayed on the virtual clock through pipe mode.
  */
 import { expect, test } from "bun:test";
-import { UTC } from "../../lib/value/time.ts";
-import { runPipe } from "../../lib/pipe/direct.ts";
+import { replayLines } from "../helpers/replay-lines.ts";
 import type { PipeResult } from "../../lib/pipe/request.ts";
 import { ByteBudget } from "../../lib/core/byte-budget.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
@@ -25,21 +24,7 @@ interface Run {
 }
 
 async function run(select: string, options: Record<string, unknown>, lines: string[]): Promise<Run> {
-  let out = "";
-  let err = "";
-  const res = await runPipe({
-    sql: (options.isEventTime ? EVENT_STREAM : STREAM) + select,
-    options,
-    input: (async function* () {
-      yield lines;
-    })(),
-    replay: true,
-    emit: "array",
-    onEof: "flush",
-    zone: UTC,
-    write: (t) => void (out += t),
-    warn: (t) => void (err += t),
-  });
+  const { out, err, res } = await replayLines((options.isEventTime ? EVENT_STREAM : STREAM) + select, lines, options);
   const windows = out
     .split("\n")
     .filter((l) => l !== "")
