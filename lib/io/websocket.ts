@@ -7,7 +7,7 @@
 import { EngineError, errorText, IoError } from "../errors.ts";
 import { refusalOf, type NetGuard } from "./outbound/guard.ts";
 import { openWebSocket } from "./outbound/websocket.ts";
-import type { ConnectionReporter } from "./sinks/connector.ts";
+import type { ConnectionReporter } from "../core/connection.ts";
 import { PropReader, type Props } from "./props.ts";
 import { connectFailureLine } from "./connect-failure.ts";
 import type { Level } from "../log.ts";

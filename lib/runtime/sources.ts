@@ -8,7 +8,7 @@ import { errorText } from "../errors.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { createDecoder, type Decoder } from "../io/formats/decode.ts";
-import { ConnectionReporter } from "../io/sinks/connector.ts";
+import { ConnectionReporter } from "../core/connection.ts";
 import { createSourceConnector, isByteSource, resolveSourceProps } from "../io/sources/index.ts";
 import type { SourceMessage } from "../io/sources/message.ts";
 import type { SourceConnector, SourceContext } from "../io/sources/source.ts";

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import type { Obj } from "../../lib/value/values.ts";
-import { ConnectionReporter } from "../../lib/io/sinks/connector.ts";
+import { ConnectionReporter } from "../../lib/core/connection.ts";
 import type { SourceMessage } from "../../lib/io/sources/message.ts";
 import type { SourceConnector, SourceContext } from "../../lib/io/sources/source.ts";
 import { Bus, type Subscription } from "../../lib/core/bus.ts";

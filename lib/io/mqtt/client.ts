@@ -14,7 +14,7 @@ import { connectMqtt } from "../outbound/mqtt.ts";
 import type { Obj } from "../../value/values.ts";
 import { goNetErrorText } from "../../value/go-net-error.ts";
 import { connectFailureLine } from "../connect-failure.ts";
-import { ConnectionReporter } from "../sinks/connector.ts";
+import { ConnectionReporter } from "../../core/connection.ts";
 import type { MqttConf } from "./conf.ts";
 import { Publish } from "./frames.ts";
 import { LeanStream, type PublishHandler } from "./lean-stream.ts";

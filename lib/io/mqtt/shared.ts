@@ -11,7 +11,7 @@
  * (its docs point to shared streams instead); floe delivers to both.
  */
 import type { Level } from "../../log.ts";
-import type { ConnectionReporter } from "../sinks/connector.ts";
+import type { ConnectionReporter } from "../../core/connection.ts";
 import { MqttConnection, type PublishHandler, type ReaderKind } from "./client.ts";
 import type { MqttConf } from "./conf.ts";
 import type { Publish } from "./frames.ts";

@@ -12,7 +12,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { errorText } from "../../errors.ts";
 import { connectNats } from "../outbound/nats.ts";
-import { ConnectionReporter } from "../sinks/connector.ts";
+import { ConnectionReporter } from "../../core/connection.ts";
 import type { NatsConf } from "./conf.ts";
 
 export class NatsLink {

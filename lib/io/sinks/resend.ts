@@ -19,7 +19,8 @@ import { errorText, IoError } from "../../errors.ts";
 import { NodeMetrics } from "../../core/metrics.ts";
 import { cacheDb, SinkCacheStore } from "../../store/sink-cache.ts";
 import type { CacheConf } from "./common.ts";
-import { ConnectionReporter, type SinkConnector, type SinkItem } from "./connector.ts";
+import type { SinkConnector, SinkItem } from "./connector.ts";
+import { ConnectionReporter } from "../../core/connection.ts";
 import { elapsedUs } from "./payload.ts";
 import { CachedQueue } from "./cached-queue.ts";
 

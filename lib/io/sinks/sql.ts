@@ -11,7 +11,8 @@ import { EngineError, errorText, IoError } from "../../errors.ts";
 import { fmtV, isObj, type Obj } from "../../value/values.ts";
 import { PropReader, type Props } from "../props.ts";
 import { dbUrlProp, parseDbUrl, sqlIdent, SqlDb, toParam } from "../sql-db.ts";
-import type { ConnectionReporter, SinkConnector, SinkContext, SinkItem } from "./connector.ts";
+import type { SinkConnector, SinkContext, SinkItem } from "./connector.ts";
+import type { ConnectionReporter } from "../../core/connection.ts";
 
 const KINDS = new Set(["insert", "update", "delete", "upsert"]);
 /** Parameters per statement stay under SQLite's limit (32766; PostgreSQL and MySQL allow 65535). */

@@ -4,7 +4,7 @@
  */
 import type { Level } from "../../log.ts";
 import type { Bus } from "../../core/bus.ts";
-import type { ConnectionReporter } from "../sinks/connector.ts";
+import type { ConnectionReporter } from "../../core/connection.ts";
 import type { SourceMessage } from "./message.ts";
 
 export interface SourceContext {
