@@ -1,6 +1,6 @@
 /**
  * The floor engine of the harness (issue 11): W1–W5 written by hand on the same lean MQTT reader
- * floe's sources use (lib/io/mqtt: MQTT.js for the handshake, frames.ts for the data path), with no
+ * floe's sources use (lib/connectors/mqtt: MQTT.js for the handshake, frames.ts for the data path), with no
  * SQL, no planner and no bus, writing the same NDJSON lines the verifier proves. It is what this
  * runtime costs for the workload itself, so every RESULTS.md row can show floe / floor.
  *
@@ -16,9 +16,9 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { MqttConnection, type PublishHandler } from "../lib/io/mqtt/client.ts";
-import { parseMqttConf } from "../lib/io/mqtt/conf.ts";
-import type { Publish } from "../lib/io/mqtt/frames.ts";
+import { MqttConnection, type PublishHandler } from "../lib/connectors/mqtt/client.ts";
+import { parseMqttConf } from "../lib/connectors/mqtt/conf.ts";
+import type { Publish } from "../lib/connectors/mqtt/frames.ts";
 import { LAG_BUCKETS, loopLag } from "../lib/runtime/loop-lag.ts";
 import { WORKLOADS, type WorkloadId } from "./workloads.ts";
 

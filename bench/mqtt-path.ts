@@ -31,7 +31,7 @@ interface Handler {
   onDrain(fn: () => void): void;
 }
 const handlers: Handler[] = [];
-/** Stands in for lib/io/mqtt/client.ts's MqttConnection: subscribed at once, never connects. */
+/** Stands in for lib/connectors/mqtt/client.ts's MqttConnection: subscribed at once, never connects. */
 class StandIn {
   readonly client = { on() {}, off() {} };
   readonly duplicates = 0;
@@ -56,7 +56,7 @@ plugin({
   },
 });
 
-const { Publish } = await import(join(ROOT, "lib/io/mqtt/frames.ts"));
+const { Publish } = await import(join(ROOT, "lib/connectors/mqtt/frames.ts"));
 const { testRuntime, streams, metric } = await import(join(ROOT, "test/helpers/runtime.ts"));
 const payloads = readFileSync(DATA, "utf8")
   .split("\n", 20_000)

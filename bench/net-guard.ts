@@ -1,9 +1,9 @@
 /**
- * Per-request cost of the private-network guard (lib/io/outbound/guard.ts) with the connection itself
+ * Per-request cost of the private-network guard (lib/net/guard.ts) with the connection itself
  * replaced by a constant response: what the guard adds to each REST sink / httppull request.
  *   node_modules/.bin/bun bench/net-guard.ts [requests]
  */
-import { createNetGuard, guardedFetch, systemResolve, type NetGuard } from "../lib/io/outbound/guard.ts";
+import { createNetGuard, guardedFetch, systemResolve, type NetGuard } from "../lib/net/guard.ts";
 
 const N = Number(process.argv[2] ?? 100_000);
 const ok = new Response("x");

@@ -1,5 +1,5 @@
 /**
- * ORDER BY's sort of one window's 10,000 groups (sortRows, runtime/operators/order.ts): the
+ * ORDER BY's sort of one window's 10,000 groups (sortRows, ops/order.ts): the
  * median time of 30 sorts per key type (floats, int64 bigints, strings). `--root` runs another
  * checkout's lib/ in this same process shape, so before and after can be set side by side.
  *
@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 const { values: a } = parseArgs({ options: { root: { type: "string" }, rows: { type: "string", default: "10000" } } });
 const ROOT = resolve(a.root ?? join(import.meta.dir, ".."));
 const n = Number(a.rows);
-const { sortRows } = await import(join(ROOT, "lib/runtime/operators/order.ts"));
+const { sortRows } = await import(join(ROOT, "lib/ops/order.ts"));
 const { Tuple } = await import(join(ROOT, "lib/expr/row.ts"));
 
 const value = (kind: string, i: number) => (kind === "float" ? Math.sin(i) * 100 : kind === "int" ? BigInt((i * 7919) % 10007) : "dev_" + ((i * 7919) % 10007));

@@ -19,8 +19,8 @@ import { WORKLOADS, type WorkloadId } from "./workloads.ts";
 const ROOT = join(import.meta.dir, "..");
 
 async function reader(root: string, port: string, sub: string): Promise<void> {
-  const { MqttConnection } = (await import(join(root, "lib/io/mqtt/client.ts"))) as typeof import("../lib/io/mqtt/client.ts");
-  const { parseMqttConf } = (await import(join(root, "lib/io/mqtt/conf.ts"))) as typeof import("../lib/io/mqtt/conf.ts");
+  const { MqttConnection } = (await import(join(root, "lib/connectors/mqtt/client.ts"))) as typeof import("../lib/connectors/mqtt/client.ts");
+  const { parseMqttConf } = (await import(join(root, "lib/connectors/mqtt/conf.ts"))) as typeof import("../lib/connectors/mqtt/conf.ts");
   let reads = 0;
   let msgs = 0;
   const handler = {

@@ -13,7 +13,7 @@ import type { StreamDef } from "../lib/plan/streams.ts";
 import type { SinkNode } from "../lib/core/sink.ts";
 import { Topology } from "../lib/runtime/topology.ts";
 import { parseRuleFile } from "../lib/sql/parse.ts";
-import { VirtualClock } from "../lib/window/clock.ts";
+import { VirtualClock } from "../lib/ops/window/clock.ts";
 import { WORKLOADS, type Workload } from "./replay-gen.ts";
 import { join } from "node:path";
 

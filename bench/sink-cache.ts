@@ -14,13 +14,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseSinkCommon } from "../lib/io/sinks/common.ts";
-import { createSinkConnector } from "../lib/io/sinks/index.ts";
-import { SinkPipeline } from "../lib/io/sinks/pipeline.ts";
-import { MemoryPubSub } from "../lib/io/memory-pubsub.ts";
+import { parseSinkCommon } from "../lib/sink/common.ts";
+import { createSinkConnector } from "../lib/connectors/sinks.ts";
+import { SinkPipeline } from "../lib/sink/pipeline.ts";
+import { MemoryPubSub } from "../lib/connectors/memory/pubsub.ts";
 import { Emission } from "../lib/core/item.ts";
 import { freePort } from "../test/helpers/mosquitto.ts";
-import { createNetGuard } from "../lib/io/outbound/guard.ts";
+import { createNetGuard } from "../lib/net/guard.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: number) => {

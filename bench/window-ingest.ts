@@ -7,7 +7,7 @@
  * worktree` of the starting commit with node_modules linked) the two trees run in turn, A B A B,
  * each run in its own process, and the outputs (bytes and a hash) must match. `--evaluator
  * buffered` holds the rows (windows §3.4) instead of accumulators, under the rule's row and byte
- * cap (window/held-rows.ts) in a tree that has one: the cost of sizing each row.
+ * cap (ops/window/held-rows.ts) in a tree that has one: the cost of sizing each row.
  *   node_modules/.bin/bun bench/window-ingest.ts [w2|w4|w5] [--runs 5] [--base DIR] [--evaluator buffered]
  */
 import { existsSync } from "node:fs";
@@ -35,12 +35,12 @@ async function child(tree: string, w: string, evaluator: string): Promise<Result
   const { createCatalog } = await import(join(tree, "lib/functions/index.ts"));
   const { Tuple } = await import(join(tree, "lib/expr/row.ts"));
   const { UTC } = await import(join(tree, "lib/value/time.ts"));
-  const { StdoutSink } = await import(join(tree, "lib/io/sinks/stdout.ts"));
+  const { StdoutSink } = await import(join(tree, "lib/connectors/stdio/stdout.ts"));
   const { planRule } = await import(join(tree, "lib/plan/plan.ts"));
   const { streamDef } = await import(join(tree, "lib/plan/streams.ts"));
   const { Topology } = await import(join(tree, "lib/runtime/topology.ts"));
   const { parseRuleFile } = await import(join(tree, "lib/sql/parse.ts"));
-  const { VirtualClock } = await import(join(tree, "lib/window/clock.ts"));
+  const { VirtualClock } = await import(join(tree, "lib/ops/window/clock.ts"));
   const text = await Bun.file(join(ROOT, `bench/rules/${w}.sql`)).text();
   const rule = text
     .split("\n")

@@ -23,8 +23,10 @@ const FLOORS: readonly (readonly string[])[] = [
   ["core"], // the dataflow contract: item, operator, ring, bus, metrics, sink node
   ["plan"], // analyzer + planner: AST -> operator specs; rule options
   ["config", "store"], // settings from etc/; sqlite definitions, checkpoints, sink cache pages
-  ["window", "io"], // window operators; sources, sinks, formats, connections
-  ["runtime", "cluster"], // operators, topology, the rule run, shared sources; a floe group over NATS JetStream
+  ["net", "formats", "template", "lookup"], // the outbound client and its guard, the inbound origin policy; codecs and the schema registry; Go text/template; the lookup-table contract and cache
+  ["sink", "source", "ops"], // sink machinery (queue, cache, backlog, resend, encode); the source contract; every operator, windows inside
+  ["connectors"], // one folder per technology (source, sink, lookup, conf, client) and the registries
+  ["runtime", "cluster"], // run a rule: topology, inlet, shared sources, tracing; a floe group over NATS JetStream
   ["server", "pipe"], // the two hosts: the REST daemon (rule lifecycle, scheduler, cron), pipe mode
   ["cli"], // one file per subcommand
   ["cli.ts"], // the entry

@@ -1,5 +1,5 @@
 /**
- * One outbound client: `lib/io/outbound/` is the only place in lib/ (and cli.ts) that opens a
+ * One outbound client: `lib/net/` is the only place in lib/ (and cli.ts) that opens a
  * connection — HTTP requests, websockets, raw sockets, and the broker and database clients. The
  * scan reads every source file with its comments removed and fails on any way of opening one
  * elsewhere, beyond the exceptions listed with their reason. The scanner itself is tested on
@@ -12,7 +12,7 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dir, "..");
 
 /** The outbound module: the guarded clients (HTTP, websocket) and the broker clients. */
-const OUTBOUND = "lib/io/outbound/";
+const OUTBOUND = "lib/net/";
 
 /** Code that opens connections but not on the daemon's behalf to a user-supplied address. */
 const EXCEPTIONS: readonly { readonly prefix: string; readonly why: string }[] = [
@@ -112,7 +112,7 @@ describe("one outbound client", () => {
     expect(new Set(inModule)).toEqual(new Set(["fetch", "WebSocket", "Bun.connect", "MQTT.js connect", "NATS connect", "Redis client", "SQL client"]));
   });
 
-  test("no connection is opened in lib/ or cli.ts outside lib/io/outbound/ (beyond the listed exceptions)", () => {
+  test("no connection is opened in lib/ or cli.ts outside lib/net/ (beyond the listed exceptions)", () => {
     const outside = scan.filter((s) => !s.file.startsWith(OUTBOUND) && !EXCEPTIONS.some((x) => s.file.startsWith(x.prefix)));
     expect(outside.flatMap((s) => s.found)).toEqual([]);
   });
@@ -172,7 +172,7 @@ describe("the scanner", () => {
   });
 
   test("a planted violation in a real file is caught with its line", () => {
-    const file = "lib/io/sinks/rest.ts";
+    const file = "lib/connectors/http/sink.ts";
     const src = readFileSync(join(ROOT, file), "utf8");
     expect(openings(file, src)).toEqual([]);
     const planted = src.replace("export class RestSink", "const sneak = () => fetch(\"http://127.0.0.1/\");\nexport class RestSink");

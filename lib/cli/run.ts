@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { extname } from "node:path";
 import { loadBasicConfig } from "../config/pipe-basic.ts";
 import { runPipe } from "../pipe/direct.ts";
-import { OutputWriter } from "../io/sinks/stdout.ts";
+import { OutputWriter } from "../connectors/stdio/stdout.ts";
 import { lineBatches, openInput } from "./input.ts";
 import { explain } from "./where.ts";
 import { readStreamsFile, ruleOptions, UsageError } from "./options.ts";

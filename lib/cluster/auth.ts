@@ -12,8 +12,8 @@ import { isAbsolute, join } from "node:path";
 import { nkeyAuthenticator, type ConnectionOptions } from "@nats-io/transport-node";
 import type { ClusterAuth } from "../config/kuiper.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { parseNatsConf } from "../io/nats/conf.ts";
-import { PropReader } from "../io/props.ts";
+import { parseNatsConf } from "../connectors/nats/conf.ts";
+import { PropReader } from "../config/props.ts";
 
 /** Shorter secrets are refused: an HMAC key is only as strong as its guessability. */
 export const MIN_SECRET_BYTES = 16;
@@ -36,7 +36,7 @@ export function groupSecret(auth: ClusterAuth): Uint8Array {
 
 /**
  * The group connection's options: the `cluster:` section's NATS properties read by the `nats`
- * connector's own parser (io/nats/conf.ts), plus `nkeySeed` / `nkeySeedFile` (an nkey user).
+ * connector's own parser (connectors/nats/conf.ts), plus `nkeySeed` / `nkeySeedFile` (an nkey user).
  */
 export function groupConnectionOptions(servers: readonly string[], auth: ClusterAuth, name: string): ConnectionOptions {
   const conf = parseNatsConf({ ...auth.nats, server: [...servers] }, { base: auth.base, name });

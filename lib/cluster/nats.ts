@@ -7,7 +7,7 @@
 import type { ConnectionOptions, NatsConnection } from "@nats-io/transport-node";
 import { Kvm, type KV, type KvOptions } from "@nats-io/kv";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { connectNats } from "../io/outbound/nats.ts";
+import { connectNats } from "../net/nats.ts";
 
 export type { KV, NatsConnection };
 

@@ -1,6 +1,6 @@
 /**
  * Exactness at a take-over over JetStream. A partition's run acknowledges its messages once its
- * local checkpoint covers them (io/sources/nats.ts, ackMode checkpoint), and that checkpoint
+ * local checkpoint covers them (connectors/nats/source.ts, ackMode checkpoint), and that checkpoint
  * reaches the group's store a moment later (server/partitioned-run.ts). An owner killed in that
  * moment leaves messages acknowledged that the group's checkpoint does not hold. The new owner
  * therefore rewinds the partition's durable consumer to the checkpoint's read position before it
@@ -16,7 +16,7 @@ import { DeliverPolicy, jetstreamManager, type ConsumerConfig } from "@nats-io/j
 import { decodeState } from "../store/state-codec.ts";
 import type { NatsConnection } from "./nats.ts";
 
-/** A JetStream source's read position in a checkpoint (`$$offset` of io/sources/nats.ts). */
+/** A JetStream source's read position in a checkpoint (`$$offset` of connectors/nats/source.ts). */
 export interface JsOffset {
   readonly stream: string;
   readonly consumer: string;

@@ -84,7 +84,7 @@ export interface BasicSettings {
   /** floe: the web console at `/ui` on the REST port (`basic.console`, default true). */
   readonly console: boolean;
   /**
-   * floe: the request-origin policy (io/origin-policy.ts). `basic.allowedOrigins`: origins whose
+   * floe: the request-origin policy (net/origin-policy.ts). `basic.allowedOrigins`: origins whose
    * pages may call the API and the websocket endpoints (`*`: any, eKuiper's behaviour);
    * `basic.allowedHosts`: host names accepted in `Host` besides loopback, IP addresses and the
    * listen addresses (`*`: any). A YAML list or a comma-separated string; default none.

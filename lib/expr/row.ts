@@ -47,7 +47,7 @@ export class Tuple implements Row {
   emitter: string;
   /** Analytic results by call-site index, or null when the rule has none. */
   cache: Value[] | null;
-  /** Estimated bytes, set by a window that holds the tuple (window/held-rows.ts); 0 until then. */
+  /** Estimated bytes, set by a window that holds the tuple (ops/window/held-rows.ts); 0 until then. */
   size: number;
   constructor(data: Obj, meta: Obj | null, ts: number, emitter: string) {
     this.data = data;

@@ -10,24 +10,24 @@ import { ByteBudget } from "../core/byte-budget.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import { bufferFromBase64 } from "../value/base64.ts";
 import type { FuncEnv } from "../functions/registry.ts";
-import { createDecoder, type Decoder } from "../io/formats/decode.ts";
-import { decodeEnvelopeJson, decodeTupleJson } from "../io/formats/json-tuple.ts";
-import { pickEnvelopeJson, pickTupleJson } from "../io/formats/json-pick.ts";
-import { StdoutSink } from "../io/sinks/stdout.ts";
+import { createDecoder, type Decoder } from "../formats/decode.ts";
+import { decodeEnvelopeJson, decodeTupleJson } from "../formats/json-tuple.ts";
+import { pickEnvelopeJson, pickTupleJson } from "../formats/json-pick.ts";
+import { StdoutSink } from "../connectors/stdio/stdout.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
 import { createCatalog } from "../functions/index.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
-import type { LookupSource } from "../io/lookup/index.ts";
+import type { LookupSource } from "../connectors/lookups.ts";
 import type { CreateStatement } from "../sql/ast.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
-import { VirtualClock, WallClock } from "../window/clock.ts";
+import { VirtualClock, WallClock } from "../ops/window/clock.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
 import { coerceToSchema } from "../runtime/schema-coerce.ts";
 import { Topology } from "../runtime/topology.ts";
 import { failed, fedFromInput, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
-import type { SchemaRegistry } from "../io/formats/schema-registry.ts";
+import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 
@@ -157,7 +157,7 @@ class PipeRun {
     const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
     if (!tables.length) return;
     // Loaded here, not at the top: the lookup connectors reach the network clients (start-up time).
-    const [{ createRuntimeEnv }, { openLookupTable }] = await Promise.all([import("../runtime/env.ts"), import("../io/lookup/index.ts")]);
+    const [{ createRuntimeEnv }, { openLookupTable }] = await Promise.all([import("../runtime/env.ts"), import("../connectors/lookups.ts")]);
     const env = createRuntimeEnv(pipeEnv(this.req));
     for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
   }

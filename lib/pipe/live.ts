@@ -7,10 +7,10 @@
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { loadConnectionYaml } from "../config/connectors.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
-import { DataServer } from "../io/data-server.ts";
-import { StdoutSink } from "../io/sinks/stdout.ts";
-import { StdinSource } from "../io/sources/stdin.ts";
-import type { SourceConnector } from "../io/sources/source.ts";
+import { DataServer } from "../connectors/http/server.ts";
+import { StdoutSink } from "../connectors/stdio/stdout.ts";
+import { StdinSource } from "../connectors/stdio/stdin.ts";
+import type { SourceConnector } from "../source/connector.ts";
 import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { Item } from "../core/item.ts";

@@ -4,11 +4,11 @@
  * streams read standard input".
  */
 import { dirname, join, resolve } from "node:path";
-import { SchemaRegistry } from "../io/formats/schema-registry.ts";
-import { createNetGuard } from "../io/outbound/guard.ts";
+import { SchemaRegistry } from "../formats/schema-registry.ts";
+import { createNetGuard } from "../net/guard.ts";
 import { readSchemaDir } from "../store/schemas.ts";
-import type { EmitMode } from "../io/sinks/stdout.ts";
-import type { DataServerOptions } from "../io/data-server.ts";
+import type { EmitMode } from "../connectors/stdio/stdout.ts";
+import type { DataServerOptions } from "../connectors/http/server.ts";
 import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import type { Zone } from "../value/time.ts";
 

@@ -51,7 +51,7 @@ export interface RuleOptions {
   /** What a full subscription does: back-pressure (default) or eKuiper's drop-oldest (opt-in). */
   readonly overflow: OverflowPolicy;
   /**
-   * floe: the cap on the rows a rule's buffered windows hold together (window/held-rows.ts),
+   * floe: the cap on the rows a rule's buffered windows hold together (ops/window/held-rows.ts),
    * `windowMaxRows` (default 1,000,000) and `windowMaxBytes` (estimated, default 256 MiB); ≤ 0 is no cap.
    */
   readonly windowMaxRows: number;

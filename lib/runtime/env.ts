@@ -6,14 +6,14 @@ import type { Level } from "../log.ts";
 import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
-import { ConnectionRegistry } from "../io/connections.ts";
-import { DataServer } from "../io/data-server.ts";
-import { MemoryPubSub } from "../io/memory-pubsub.ts";
-import type { ReaderKind } from "../io/mqtt/client.ts";
-import { createNetGuard, type NetGuard } from "../io/outbound/guard.ts";
-import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../io/sinks/common.ts";
+import { ConnectionRegistry } from "../connectors/connections.ts";
+import { DataServer } from "../connectors/http/server.ts";
+import { MemoryPubSub } from "../connectors/memory/pubsub.ts";
+import type { ReaderKind } from "../connectors/mqtt/client.ts";
+import { createNetGuard, type NetGuard } from "../net/guard.ts";
+import { SHIPPED_CACHE_DEFAULTS, type CacheConf } from "../sink/common.ts";
 import type { SpanSink } from "./trace/span.ts";
-import { SchemaRegistry } from "../io/formats/schema-registry.ts";
+import { SchemaRegistry } from "../formats/schema-registry.ts";
 
 export interface RuntimeEnv {
   /** etc directory: `mqtt_source.yaml`, `sources/*.yaml` (undefined: shipped defaults). */

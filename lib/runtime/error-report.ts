@@ -4,8 +4,8 @@
  * on, and the failure that stopped the rule. Every error is also counted in the metrics.
  */
 import type { Value } from "../value/values.ts";
-import type { SourceMessage } from "../io/sources/message.ts";
-import { LineMessage } from "../io/sources/stdin.ts";
+import type { SourceMessage } from "../source/message.ts";
+import { LineMessage } from "../connectors/stdio/stdin.ts";
 
 export interface ErrorReport {
   /** A record that did not decode; `where` locates it (`line 3`), or is empty. */

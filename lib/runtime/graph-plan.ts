@@ -2,11 +2,11 @@
  * Plans a graph rule in the runtime's environment (graph-rules.md §2): source types and sink
  * provisioning are checked against the connector registries, as eKuiper does at create.
  */
-import { createSinkConnector } from "../io/sinks/index.ts";
-import { parseSinkCommon } from "../io/sinks/common.ts";
-import { checkSinkFormat } from "../io/sinks/payload.ts";
-import { checkFormat } from "../io/formats/schema-registry.ts";
-import { isByteSource, sourceType } from "../io/sources/index.ts";
+import { createSinkConnector } from "../connectors/sinks.ts";
+import { parseSinkCommon } from "../sink/common.ts";
+import { checkSinkFormat } from "../sink/payload.ts";
+import { checkFormat } from "../formats/schema-registry.ts";
+import { isByteSource, sourceType } from "../connectors/sources.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -14,7 +14,7 @@ import { parseSelect } from "../sql/parse.ts";
 import { createCatalog } from "../functions/index.ts";
 import type { RuntimeEnv } from "./env.ts";
 
-/** Source connector types floe has (io/sources/index.ts `createSourceConnector`). */
+/** Source connector types floe has (connectors/sources.ts `createSourceConnector`). */
 const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql", "nats"]);
 
 /** The SELECT a graph rule carries where the runtime wants one (it is never planned). */

@@ -12,12 +12,12 @@ import { Tuple } from "../expr/row.ts";
 import { ByteBudget } from "../core/byte-budget.ts";
 import type { Obj } from "../value/values.ts";
 import type { FuncEnv } from "../functions/registry.ts";
-import type { Decoder } from "../io/formats/decode.ts";
-import { SinkPipeline } from "../io/sinks/pipeline.ts";
-import type { SourceMessage } from "../io/sources/message.ts";
-import type { SourceConnector } from "../io/sources/source.ts";
-import { isByteSource, sourceType } from "../io/sources/index.ts";
-import { openLookupTable } from "../io/lookup/index.ts";
+import type { Decoder } from "../formats/decode.ts";
+import { SinkPipeline } from "../sink/pipeline.ts";
+import type { SourceMessage } from "../source/message.ts";
+import type { SourceConnector } from "../source/connector.ts";
+import { isByteSource, sourceType } from "../connectors/sources.ts";
+import { openLookupTable } from "../connectors/lookups.ts";
 import { planRuleDef } from "../plan/plan-rule-def.ts";
 import type { GraphPlan } from "../plan/graph.ts";
 import { planRuleGraph } from "./graph-plan.ts";
@@ -27,7 +27,7 @@ import type { SelectStatement } from "../sql/ast.ts";
 import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
-import { WallClock } from "../window/clock.ts";
+import { WallClock } from "../ops/window/clock.ts";
 import { Checkpointer } from "./checkpoint.ts";
 import { memoryGovernor } from "./memory.ts";
 import type { RuntimeEnv } from "./env.ts";
@@ -342,7 +342,7 @@ export class RuleRun {
   private readonly stateless: boolean;
   /** Messages the previous run lost, counted at this run's start from the ledger. */
   private restoredLost = 0;
-  /** What the rule's buffered windows hold against `windowMaxRows`/`windowMaxBytes` (window/held-rows.ts). */
+  /** What the rule's buffered windows hold against `windowMaxRows`/`windowMaxBytes` (ops/window/held-rows.ts). */
   readonly windowBudget: ByteBudget;
 
   constructor(
@@ -542,7 +542,7 @@ export class RuleRun {
       // The newest checkpoint is loaded before any source delivers (§5).
       const cp = this.checkpoints;
       const offsets = cp?.restore(this.topo);
-      // A stateful rule with checkpoints and a keyed sink (io/sinks/emission-keys.ts) keeps the
+      // A stateful rule with checkpoints and a keyed sink (sink/emission-keys.ts) keeps the
       // checkpoint's keys — or, with none, starts them from the rule's fingerprint as a run that
       // died before its first checkpoint did — only if every source replays what followed the
       // checkpoint; which is known once they are attached, so nothing is drained before.

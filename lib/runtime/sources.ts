@@ -7,12 +7,12 @@
 import { errorText } from "../errors.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import type { StreamDef } from "../plan/streams.ts";
-import { createDecoder, type Decoder } from "../io/formats/decode.ts";
+import { createDecoder, type Decoder } from "../formats/decode.ts";
 import { ConnectionReporter } from "../core/connection.ts";
-import { createSourceConnector, isByteSource, resolveSourceProps } from "../io/sources/index.ts";
-import type { SourceMessage } from "../io/sources/message.ts";
-import type { SourceConnector, SourceContext } from "../io/sources/source.ts";
-import { PropReader } from "../io/props.ts";
+import { createSourceConnector, isByteSource, resolveSourceProps } from "../connectors/sources.ts";
+import type { SourceMessage } from "../source/message.ts";
+import type { SourceConnector, SourceContext } from "../source/connector.ts";
+import { PropReader } from "../config/props.ts";
 import { Bus, type OverflowPolicy, type Subscription } from "../core/bus.ts";
 import type { RuntimeEnv } from "./env.ts";
 import { indexableCond, PredicateIndex, rejects, type IndexMember, type SkipTarget } from "./predicate-index.ts";

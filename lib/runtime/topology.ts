@@ -7,31 +7,31 @@ import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import type { Expr } from "../sql/ast.ts";
 import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
-import { createWindowOp, WindowOp, type WindowEnv } from "../window/index.ts";
+import { createWindowOp, WindowOp, type WindowEnv } from "../ops/window/index.ts";
 import { bytesPreview } from "../core/error-groups.ts";
 import type { Peek } from "./peek.ts";
 import type { Consumer, Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import { Operator } from "../core/operator.ts";
 import type { SinkNode } from "../core/sink.ts";
-import { AggregateOp } from "./operators/aggregate.ts";
-import { AggFuncOp } from "./operators/agg-func.ts";
-import { AnalyticOp } from "./operators/analytic.ts";
-import { FilterOp } from "./operators/filter.ts";
-import { HavingOp } from "./operators/having.ts";
-import { JoinAlignerOp, JoinOp, type ScanTableContent } from "./operators/join.ts";
-import { LookupOp } from "./operators/lookup.ts";
-import { OrderOp } from "./operators/order.ts";
-import { DecoderOp } from "./operators/decoder.ts";
-import { RateLimitOp } from "./operators/rate-limit.ts";
-import { PreprocessorOp } from "./operators/preprocessor.ts";
-import { ProjectOp } from "./operators/project.ts";
-import { ProjectSetOp } from "./operators/project-set.ts";
-import { WatermarkOp } from "./operators/watermark.ts";
-import { WindowFuncOp } from "./operators/window-func.ts";
-import { ColumnOp } from "./operators/column.ts";
-import { PickOp } from "./operators/pick.ts";
-import { SwitchOp } from "./operators/switch.ts";
+import { AggregateOp } from "../ops/aggregate.ts";
+import { AggFuncOp } from "../ops/agg-func.ts";
+import { AnalyticOp } from "../ops/analytic.ts";
+import { FilterOp } from "../ops/filter.ts";
+import { HavingOp } from "../ops/having.ts";
+import { JoinAlignerOp, JoinOp, type ScanTableContent } from "../ops/join.ts";
+import { LookupOp } from "../ops/lookup.ts";
+import { OrderOp } from "../ops/order.ts";
+import { DecoderOp } from "../ops/decoder.ts";
+import { RateLimitOp } from "../ops/rate-limit.ts";
+import { PreprocessorOp } from "../ops/preprocessor.ts";
+import { ProjectOp } from "../ops/project.ts";
+import { ProjectSetOp } from "../ops/project-set.ts";
+import { WatermarkOp } from "../ops/watermark.ts";
+import { WindowFuncOp } from "../ops/window-func.ts";
+import { ColumnOp } from "../ops/column.ts";
+import { PickOp } from "../ops/pick.ts";
+import { SwitchOp } from "../ops/switch.ts";
 import { graphSinkInput, FanOutAll, GraphSinkInput } from "./graph-wiring.ts";
 import { LinkPool, TracedConsumer, type RuleTracer } from "./trace/rule-tracer.ts";
 
@@ -439,7 +439,7 @@ export class Topology {
     return out;
   }
 
-  /** The state of the sinks that keep one (a keyed connector's item count, io/sinks/pipeline.ts), by sink name. */
+  /** The state of the sinks that keep one (a keyed connector's item count, sink/pipeline.ts), by sink name. */
   sinkState(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const s of this.sinks) {

@@ -7,7 +7,7 @@
 import { GroupEntryRefused, type ClusterNode, type DefinitionChange, type ReplicatedStore } from "../cluster/index.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { registerBrokenScript, registerScript, type ScriptDef } from "../functions/js-udf.ts";
-import type { ConnectionRegistry } from "../io/connections.ts";
+import type { ConnectionRegistry } from "../connectors/connections.ts";
 import type { FunctionRegistry } from "../functions/index.ts";
 import type { KuiperConfig } from "../config/index.ts";
 import { groupEntryError, type EntryCheckHost } from "./group-entry.ts";

@@ -52,7 +52,7 @@ function validateProps(typ: string, props: Record<string, unknown>): string | un
   if (typ === "mqtt" && (typeof props.server !== "string" || props.server === "")) return "missing server property";
   if (typ === "nats") {
     try {
-      (require("../io/nats/conf.ts") as typeof import("../io/nats/conf.ts")).parseNatsConf(props);
+      (require("../connectors/nats/conf.ts") as typeof import("../connectors/nats/conf.ts")).parseNatsConf(props);
     } catch (e) {
       return errorText(e);
     }

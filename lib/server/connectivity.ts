@@ -6,10 +6,10 @@
  * `<source|sink|lookup source> <type> doesn't support ping connection`.
  */
 import { ErrCode, errorText } from "../errors.ts";
-import type { MqttConnection } from "../io/mqtt/client.ts";
-import { parseMqttConf } from "../io/mqtt/conf.ts";
-import { openSql } from "../io/outbound/brokers.ts";
-import type { DbUrl } from "../io/sql-db.ts";
+import type { MqttConnection } from "../connectors/mqtt/client.ts";
+import { parseMqttConf } from "../connectors/mqtt/conf.ts";
+import { openSql } from "../net/brokers.ts";
+import type { DbUrl } from "../connectors/sql/db.ts";
 import { goNetErrorText } from "../value/go-net-error.ts";
 import { isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";
@@ -27,7 +27,7 @@ const PROBE_MS = 5000;
 async function probeMqtt(props: Record<string, unknown>): Promise<string | undefined> {
   let conn: MqttConnection;
   // The MQTT client loads with the first MQTT connector, not with the daemon (memory).
-  const { MqttConnection: Connection } = await import("../io/mqtt/client.ts");
+  const { MqttConnection: Connection } = await import("../connectors/mqtt/client.ts");
   try {
     conn = new Connection({ conf: parseMqttConf(props, { defaultClientId: `floe-probe-${Date.now()}` }), log: () => {} });
   } catch (e) {
@@ -55,7 +55,7 @@ const pingMqtt: Ping = async (props) => {
 
 const pingSql: Ping = async (props) => {
   // The SQL client loads with the first sql connector or check, not with the daemon (memory).
-  const { dbUrlProp, parseDbUrl } = await import("../io/sql-db.ts");
+  const { dbUrlProp, parseDbUrl } = await import("../connectors/sql/db.ts");
   let url: DbUrl;
   try {
     url = parseDbUrl(dbUrlProp(props));

@@ -1,7 +1,7 @@
 /**
  * gorilla/handlers CORS as eKuiper configures it (rest-api.md §1.3); preflights are never routed.
  * eKuiper allows every origin; floe sends the `Access-Control-Allow-Origin` the origin policy
- * (io/origin-policy.ts) admitted, `*` where nothing sensitive is served (the data server's
+ * (net/origin-policy.ts) admitted, `*` where nothing sensitive is served (the data server's
  * httppush and SSE endpoints, open routes).
  */
 const ALLOWED_METHODS = new Set(["POST", "GET", "PUT", "DELETE", "HEAD"]);

@@ -2,12 +2,12 @@
  * `file` references in import, upload and schema requests (rest-api.md §11.3): `file:///abs`, a
  * plain path, or an http(s) URL. Local files outside `<data>/uploads` need
  * `basic.allowExternalFileAccess`; URLs are fetched through the private-network guard
- * (io/outbound/guard.ts): loopback/private addresses, also behind a redirect, need `basic.enablePrivateNet`.
+ * (net/guard.ts): loopback/private addresses, also behind a redirect, need `basic.enablePrivateNet`.
  */
 import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { EngineError, ErrCode } from "../errors.ts";
-import { guardedFetch, type NetGuard } from "../io/outbound/guard.ts";
+import { guardedFetch, type NetGuard } from "../net/guard.ts";
 
 /** What a file reference needs from the engine (structural: the Engine is one, without an import cycle). */
 export interface FileRefHost {

@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { ErrCode } from "../errors.ts";
-import { OriginPolicy } from "../io/origin-policy.ts";
+import { OriginPolicy } from "../net/origin-policy.ts";
 import { checkToken } from "./auth.ts";
 import { preflight, withOrigin } from "./cors.ts";
 import { connectionRoutes } from "./connections.ts";

@@ -9,7 +9,7 @@ import type { ByteBudget } from "../core/byte-budget.ts";
 import { errorText } from "../errors.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
-import type { ScanTableContent } from "../runtime/operators/join.ts";
+import type { ScanTableContent } from "../ops/join.ts";
 import type { RunExit, RunHandle } from "../runtime/rule.ts";
 import type { Peek } from "../runtime/peek.ts";
 import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";

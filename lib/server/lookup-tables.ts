@@ -5,9 +5,9 @@
  * (memory.ts), so rows published before a rule starts are there when it looks them up.
  */
 import { errorText } from "../errors.ts";
-import { MemoryLookup } from "../io/lookup/memory.ts";
-import type { MemoryPubSub } from "../io/memory-pubsub.ts";
-import { sourceType } from "../io/sources/index.ts";
+import { MemoryLookup } from "../connectors/memory/lookup.ts";
+import type { MemoryPubSub } from "../connectors/memory/pubsub.ts";
+import { sourceType } from "../connectors/sources.ts";
 import type { StreamDef } from "../plan/streams.ts";
 
 interface Held {

@@ -15,7 +15,7 @@ import { connectivityRoutes } from "./connectivity.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, GoMap, json, jsonSniffed } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
-import { SINK_TYPES as CONNECTOR_SINKS } from "../io/sinks/index.ts";
+import { SINK_TYPES as CONNECTOR_SINKS } from "../connectors/sinks.ts";
 
 /**
  * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):

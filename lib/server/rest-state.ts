@@ -2,8 +2,8 @@
  * The REST layer's run-time state, held by the Engine (one daemon, one set): trial runs, the
  * controllers of async data-import tasks, and the CPU sample `GET /` compares against.
  */
-import type { SseHub } from "../io/data-server.ts";
-import type { MockSpec } from "../io/sources/simulator.ts";
+import type { SseHub } from "../connectors/http/server.ts";
+import type { MockSpec } from "../connectors/simulator/source.ts";
 import type { RuleRun } from "./lifecycle.ts";
 
 export interface Trial {

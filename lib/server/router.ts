@@ -28,7 +28,7 @@ export interface RouteDef<E> {
   /**
    * Serves nothing sensitive (`/ping`, the console's page): no token needed, and a page of any
    * origin may read it. Every other route, a new one included, needs the token and refuses pages
-   * of foreign origins (io/origin-policy.ts).
+   * of foreign origins (net/origin-policy.ts).
    */
   readonly open?: boolean;
 }

@@ -6,10 +6,10 @@
  */
 import { ErrCode, errorText } from "../errors.ts";
 import type { RuleRun } from "./lifecycle.ts";
-import type { MockSpec } from "../io/sources/simulator.ts";
+import type { MockSpec } from "../connectors/simulator/source.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";
-import type { SseHub } from "../io/data-server.ts";
+import type { SseHub } from "../connectors/http/server.ts";
 import { errorBody, jsonSniffed, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
 

@@ -4,18 +4,18 @@
  * its start), KV confKeys visible to connectors, memory lookup tables, and trial runs whose results
  * go to SSE clients. The run handles go to server/lifecycle.ts as they are.
  */
-import { memoryTableStats } from "../io/lookup/memory.ts";
-import { parseSinkCommon } from "../io/sinks/common.ts";
-import type { SinkConnector, SinkContext, SinkItem } from "../io/sinks/connector.ts";
-import { SinkPipeline } from "../io/sinks/pipeline.ts";
+import { memoryTableStats } from "../connectors/memory/lookup.ts";
+import { parseSinkCommon } from "../sink/common.ts";
+import type { SinkConnector, SinkContext, SinkItem } from "../sink/connector.ts";
+import { SinkPipeline } from "../sink/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
 import type { RunFactory } from "./lifecycle.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
-import type { SourceConnector } from "../io/sources/source.ts";
-import { SimulatorSource } from "../io/sources/simulator.ts";
+import type { SourceConnector } from "../source/connector.ts";
+import { SimulatorSource } from "../connectors/simulator/source.ts";
 import type { RuleDef } from "../store/rule-def.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";

@@ -5,8 +5,8 @@
  * floe does not load Go plugins; any other type is unknown, with eKuiper's texts.
  */
 import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
-import { isZip, readZip } from "../io/zip.ts";
-import { CUSTOM_FORMAT_ERROR, type SchemaEntry } from "../io/formats/schema-registry.ts";
+import { isZip, readZip } from "../formats/zip.ts";
+import { CUSTOM_FORMAT_ERROR, type SchemaEntry } from "../formats/schema-registry.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import type { Engine } from "./engine.ts";

@@ -5,7 +5,7 @@
  * changes nothing). Starting and stopping a rule's tracing is a rule route (rules.ts, §5).
  */
 import { ErrCode } from "../errors.ts";
-import { refusalOf } from "../io/outbound/guard.ts";
+import { refusalOf } from "../net/guard.ts";
 import { tracesUrl } from "../runtime/trace/otlp.ts";
 import { isObject, readJson } from "./body.ts";
 import type { Engine } from "./engine.ts";

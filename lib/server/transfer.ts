@@ -14,7 +14,7 @@ import { jsonUnmarshalError } from "../store/rule-def.ts";
 import { safeUploadPath } from "./uploads-fs.ts";
 import { readFileRef } from "./file-ref.ts";
 import { goJson } from "./respond.ts";
-import { CUSTOM_FORMAT_ERROR } from "../io/formats/schema-registry.ts";
+import { CUSTOM_FORMAT_ERROR } from "../formats/schema-registry.ts";
 import { validateId } from "../store/ids.ts";
 import type { Engine } from "./engine.ts";
 

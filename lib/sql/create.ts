@@ -21,7 +21,7 @@ export interface RawCreate {
   options: { name: string; value: string }[];
 }
 
-/** eKuiper's registered formats; floe decodes json, binary, delimited and urlencoded (io/formats). */
+/** eKuiper's registered formats; floe decodes json, binary, delimited and urlencoded (formats). */
 export const FORMATS = new Set(["json", "binary", "delimited", "urlencoded", "protobuf", "custom"]);
 
 const BOOL_OPTIONS = new Set(["STRICT_VALIDATION", "SHARED", "TEMP"]);

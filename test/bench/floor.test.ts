@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { floorLoop, LineWriter } from "../../bench/floor.ts";
 import { verify } from "../../bench/verify.ts";
 import { deviceOf, WORKLOADS, type WorkloadId } from "../../bench/workloads.ts";
-import { Publish } from "../../lib/io/mqtt/frames.ts";
+import { Publish } from "../../lib/connectors/mqtt/frames.ts";
 
 const CONNS = 2;
 // Every device of W3/W4 (10,000) must appear for the window and transform proofs.

@@ -1,5 +1,5 @@
 /** Test helpers for the data server: a runtime whose data server takes a free port, collecting memory-sink rows. */
-import { DataServer } from "../../lib/io/data-server.ts";
+import { DataServer } from "../../lib/connectors/http/server.ts";
 import { testRuntime, type TestRuntime } from "./runtime.ts";
 
 export function dataRuntime(): TestRuntime {

@@ -9,7 +9,7 @@ import { Rule, type RuleDefinition, type RunHandle } from "../../lib/runtime/rul
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
-import { createNetGuard } from "../../lib/io/outbound/guard.ts";
+import { createNetGuard } from "../../lib/net/guard.ts";
 
 export { waitFor, waitForValue } from "./wait.ts";
 

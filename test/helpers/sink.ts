@@ -2,9 +2,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseSinkCommon } from "../../lib/io/sinks/common.ts";
-import type { SinkConnector } from "../../lib/io/sinks/connector.ts";
-import { SinkPipeline } from "../../lib/io/sinks/pipeline.ts";
+import { parseSinkCommon } from "../../lib/sink/common.ts";
+import type { SinkConnector } from "../../lib/sink/connector.ts";
+import { SinkPipeline } from "../../lib/sink/pipeline.ts";
 
 /** The opened pipeline of sink `type` over `conn`; `sendSingle` unless `props` says otherwise; `fence` as a group partition's run has one. */
 export function openPipeline(type: string, conn: SinkConnector, props: Record<string, unknown> = {}, fence?: () => boolean): SinkPipeline {

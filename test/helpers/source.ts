@@ -5,8 +5,8 @@
 import { join } from "node:path";
 import type { Obj } from "../../lib/value/values.ts";
 import { ConnectionReporter } from "../../lib/core/connection.ts";
-import type { SourceMessage } from "../../lib/io/sources/message.ts";
-import type { SourceConnector, SourceContext } from "../../lib/io/sources/source.ts";
+import type { SourceMessage } from "../../lib/source/message.ts";
+import type { SourceConnector, SourceContext } from "../../lib/source/connector.ts";
 import { Bus, type Subscription } from "../../lib/core/bus.ts";
 
 export interface SourceProbe {

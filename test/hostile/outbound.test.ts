@@ -14,14 +14,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MemoryPubSub } from "../../lib/io/memory-pubsub.ts";
-import { createLookupSource, LOOKUP_TYPES } from "../../lib/io/lookup/index.ts";
-import { createNetGuard, systemResolve, type NetGuard, type Resolver } from "../../lib/io/outbound/guard.ts";
-import { SinkItem } from "../../lib/io/sinks/connector.ts";
+import { MemoryPubSub } from "../../lib/connectors/memory/pubsub.ts";
+import { createLookupSource, LOOKUP_TYPES } from "../../lib/connectors/lookups.ts";
+import { createNetGuard, systemResolve, type NetGuard, type Resolver } from "../../lib/net/guard.ts";
+import { SinkItem } from "../../lib/sink/connector.ts";
 import { ConnectionReporter } from "../../lib/core/connection.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
-import { createSinkConnector, SINK_TYPES } from "../../lib/io/sinks/index.ts";
-import { createSourceConnector, SOURCE_TYPES } from "../../lib/io/sources/index.ts";
+import { createSinkConnector, SINK_TYPES } from "../../lib/connectors/sinks.ts";
+import { createSourceConnector, SOURCE_TYPES } from "../../lib/connectors/sources.ts";
 import { OtlpExporter } from "../../lib/runtime/trace/otlp.ts";
 import { Span } from "../../lib/runtime/trace/span.ts";
 import { readFileRef } from "../../lib/server/file-ref.ts";
@@ -172,7 +172,7 @@ const HTTP_CLASS: Readonly<Record<string, Attack>> = {
 };
 
 /** Every other connector type, and why it is not HTTP-class. */
-const BROKER = "a broker or database client: its policy allows private addresses (lib/io/outbound/brokers.ts)";
+const BROKER = "a broker or database client: its policy allows private addresses (lib/net/brokers.ts)";
 const LOCAL = "opens no connection (in-process, files, standard streams, or a server endpoint that listens)";
 const NOT_HTTP: Readonly<Record<string, string>> = {
   "source:mqtt": BROKER,

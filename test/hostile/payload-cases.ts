@@ -7,8 +7,8 @@
  * the refusal that proves it.
  */
 import protobuf from "protobufjs";
-import { MAX_DELIMITED_FIELDS } from "../../lib/io/formats/decode.ts";
-import { CUSTOM_FORMAT_ERROR } from "../../lib/io/formats/schema-registry.ts";
+import { MAX_DELIMITED_FIELDS } from "../../lib/formats/decode.ts";
+import { CUSTOM_FORMAT_ERROR } from "../../lib/formats/schema-registry.ts";
 import { DEPTH_ERROR } from "../../lib/value/json-depth.ts";
 
 const enc = new TextEncoder();

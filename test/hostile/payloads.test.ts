@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isByteSource, SOURCE_TYPES } from "../../lib/io/sources/index.ts";
+import { isByteSource, SOURCE_TYPES } from "../../lib/connectors/sources.ts";
 import { FORMATS } from "../../lib/sql/create.ts";
 import { waitFor } from "../helpers/runtime.ts";
 import { FORMAT_CASES, NOT_ATTACKED, PROTO_SCHEMA, streamSql, type FormatCase, type Outcome } from "./payload-cases.ts";
@@ -32,7 +32,7 @@ const SOURCES: Record<string, { readonly bytes: boolean; readonly how: string }>
   file: { bytes: true, how: "lines and array elements reach the same inlet decoder; the file is the operator's" },
   memory: { bytes: false, how: "rows published by other rules: nothing to decode" },
   simulator: { bytes: false, how: "rows from the operator's config: nothing to decode" },
-  httppull: { bytes: false, how: "responses are decoded by lib/io/http.ts (responseType), attacked in test/io/sources/httppull.test.ts" },
+  httppull: { bytes: false, how: "responses are decoded by lib/connectors/http/client.ts (responseType), attacked in test/connectors/http/pull-source.test.ts" },
   sql: { bytes: false, how: "rows from a database query: nothing to decode" },
 };
 

@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
-import { MqttMeta, SourceMessage } from "../../lib/io/sources/message.ts";
-import { LineMessage } from "../../lib/io/sources/stdin.ts";
+import { MqttMeta, SourceMessage } from "../../lib/source/message.ts";
+import { LineMessage } from "../../lib/connectors/stdio/stdin.ts";
 import { runPipe } from "../../lib/pipe/direct.ts";
 import type { PipeResult } from "../../lib/pipe/request.ts";
 import { ERRORS_IN_FULL, RateLimitedErrors } from "../../lib/runtime/rate-limited-errors.ts";

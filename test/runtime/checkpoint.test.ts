@@ -11,14 +11,14 @@ import { createCatalog } from "../../lib/functions/index.ts";
 import { Tuple } from "../../lib/expr/row.ts";
 import { DateTime, Duration, FixedZone, UTC } from "../../lib/value/time.ts";
 import type { Obj } from "../../lib/value/values.ts";
-import { StdoutSink } from "../../lib/io/sinks/stdout.ts";
+import { StdoutSink } from "../../lib/connectors/stdio/stdout.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { Topology } from "../../lib/runtime/topology.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 import { checkpointStore, KEEP_CHECKPOINTS } from "../../lib/store/checkpoint.ts";
 import { decodeState, encodeState } from "../../lib/store/state-codec.ts";
-import { VirtualClock } from "../../lib/window/clock.ts";
+import { VirtualClock } from "../../lib/ops/window/clock.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 
 const functions = createCatalog();

@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { collect, dataRuntime } from "../helpers/data-server.ts";
 import { streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
-import { DataServer } from "../../lib/io/data-server.ts";
+import { DataServer } from "../../lib/connectors/http/server.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { indexableCond } from "../../lib/runtime/predicate-index.ts";
 import { parseSelect } from "../../lib/sql/parse.ts";

@@ -4,7 +4,7 @@
  * What is asserted is the longest time the event loop is held while both run, not a rate.
  */
 import { expect, test } from "bun:test";
-import type { Rows } from "../../lib/io/memory-pubsub.ts";
+import type { Rows } from "../../lib/connectors/memory/pubsub.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 
 const defs = streams(

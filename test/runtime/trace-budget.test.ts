@@ -11,7 +11,7 @@ import { Span } from "../../lib/runtime/trace/span.ts";
 import { heapStats } from "bun:jsc";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
-import { createNetGuard } from "../../lib/io/outbound/guard.ts";
+import { createNetGuard } from "../../lib/net/guard.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

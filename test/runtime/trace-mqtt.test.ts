@@ -9,7 +9,7 @@ import { TraceHub } from "../../lib/runtime/trace/hub.ts";
 import type { LocalTraceStore } from "../../lib/runtime/trace/store.ts";
 import { Mosquitto } from "../helpers/mosquitto.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
-import { createNetGuard } from "../../lib/io/outbound/guard.ts";
+import { createNetGuard } from "../../lib/net/guard.ts";
 
 let broker: Mosquitto;
 beforeAll(async () => {

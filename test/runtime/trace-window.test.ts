@@ -10,7 +10,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { createCatalog } from "../../lib/functions/index.ts";
 import { Tuple } from "../../lib/expr/row.ts";
-import { StdoutSink } from "../../lib/io/sinks/stdout.ts";
+import { StdoutSink } from "../../lib/connectors/stdio/stdout.ts";
 import { planRule } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { Topology } from "../../lib/runtime/topology.ts";
@@ -19,7 +19,7 @@ import { LocalTraceStore, type TraceNode } from "../../lib/runtime/trace/store.t
 import { findSpan } from "../helpers/trace.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { WallClock } from "../../lib/window/clock.ts";
+import { WallClock } from "../../lib/ops/window/clock.ts";
 
 const DAY = 86_400_000;
 const clocks: WallClock[] = [];

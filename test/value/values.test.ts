@@ -1,6 +1,6 @@
 /** The value model's Go renderings and conversions (sql.md §0.3, §0.4; functions.md §0.6). */
 import { describe, expect, test } from "bun:test";
-import { decodeEnvelopeJson, decodeTupleJson } from "../../lib/io/formats/json-tuple.ts";
+import { decodeEnvelopeJson, decodeTupleJson } from "../../lib/formats/json-tuple.ts";
 import { fmtV, formatFloatPlain, parseGoFloat, parseGoInt, toStrConv, typeValue } from "../../lib/value/values.ts";
 
 /** Values written as JSON text: a whole number is an int64, one with a fraction a float64. */

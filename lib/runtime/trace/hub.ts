@@ -5,7 +5,7 @@
  * remote collection is on (kuiper.yaml `openTelemetry`, or switched at run time by `POST /tracer`).
  */
 import type { OpenTelemetrySettings } from "../../config/kuiper.ts";
-import type { NetGuard } from "../../io/outbound/guard.ts";
+import type { NetGuard } from "../../net/guard.ts";
 import type { ByteBudget } from "../../core/byte-budget.ts";
 import { parseTraceparent } from "./ids.ts";
 import { OtlpExporter } from "./otlp.ts";

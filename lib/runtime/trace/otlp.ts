@@ -8,7 +8,7 @@
  * kuiper.yaml alike) is refused unless `basic.enablePrivateNet`, each request and redirect checked.
  */
 import { errorText } from "../../errors.ts";
-import { guardedFetch, refusalOf, type NetGuard } from "../../io/outbound/guard.ts";
+import { guardedFetch, refusalOf, type NetGuard } from "../../net/guard.ts";
 import { unixNano, type Span } from "./span.ts";
 
 const QUEUE = 4096;

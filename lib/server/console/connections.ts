@@ -5,7 +5,7 @@
  * the connection metrics of the rules' source and sink nodes: one entry per stream (all rules
  * reading it), one per action of a rule. A console route: its JSON is the console's own.
  */
-import { sourceType } from "../../io/sources/index.ts";
+import { sourceType } from "../../connectors/sources.ts";
 import type { Engine } from "../engine.ts";
 import { json } from "../respond.ts";
 import type { RouteDef } from "../router.ts";

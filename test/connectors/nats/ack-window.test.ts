@@ -1,0 +1,47 @@
+import { expect, test } from "bun:test";
+import { AckWindow } from "../../../lib/connectors/nats/ack-window.ts";
+import { JsDelivery, type PullReader } from "../../../lib/connectors/nats/consumer.ts";
+
+/** Records what would be sent to the server (the reader's publish side only). */
+function recorder(): { reader: PullReader; sent: string[] } {
+  const sent: string[] = [];
+  const reader = {
+    ack: (d: JsDelivery) => void sent.push(`ack ${d.seq}`),
+    nak: (d: JsDelivery) => void sent.push(`nak ${d.seq}`),
+    working: (d: JsDelivery) => void sent.push(`wpi ${d.seq}`),
+  } as unknown as PullReader;
+  return { reader, sent };
+}
+
+const d = (seq: number) => new JsDelivery("s", new Uint8Array(), undefined, `$JS.ACK.S.C.1.${seq}.${seq}.0.0`, seq, 1, 0, 0);
+
+test("acknowledges positions in admission order, each once; ackPolicy all sends only the last", () => {
+  const { reader, sent } = recorder();
+  const w = new AckWindow(false);
+  w.admit([d(3), d(5), d(8)]);
+  expect([w.holds(5), w.pending]).toEqual([true, 3]);
+  w.ackThrough(2, reader);
+  w.ackThrough(2, reader);
+  expect(sent).toEqual(["ack 3", "ack 5"]);
+  expect([w.holds(5), w.holds(8), w.pending, w.takenSeq]).toEqual([false, true, 1, 5]);
+  const all = recorder();
+  const wa = new AckWindow(true);
+  wa.admit([d(1), d(2), d(3)]);
+  wa.ackThrough(3, all.reader);
+  expect(all.sent).toEqual(["ack 3"]);
+});
+
+test("a checkpoint mark covers what was consumed when its offset was read; release gives the rest back", () => {
+  const { reader, sent } = recorder();
+  const w = new AckWindow(false);
+  w.admit([d(10), d(11), d(12), d(13)]);
+  // Two still wait in the rule's queue.
+  expect(w.markConsumed(2)).toBe(11);
+  w.admit([d(14)]);
+  w.keepAlive(reader);
+  w.ackMark(reader);
+  expect(w.takenSeq).toBe(11);
+  w.release(reader);
+  expect(sent).toEqual(["wpi 10", "wpi 11", "wpi 12", "wpi 13", "wpi 14", "ack 10", "ack 11", "nak 12", "nak 13", "nak 14"]);
+  expect(w.pending).toBe(0);
+});
