@@ -1,7 +1,7 @@
 /**
  * This machine's build and where its results go: the bench scripts measure `make build`'s executable
  * for the architecture they run on, and keep the results of another architecture than x64 (a
- * Raspberry Pi, issue 11) in files of their own.
+ * Raspberry Pi) in files of their own.
  */
 import { join } from "node:path";
 

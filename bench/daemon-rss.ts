@@ -1,5 +1,5 @@
 /**
- * Daemon memory (issue 5): idle RSS of `floe serve` holding 100 stopped rules and 10 running
+ * Daemon memory: idle RSS of `floe serve` holding 100 stopped rules and 10 running
  * MQTT rules (a real mosquitto on a free port), then RSS growth over N create+delete cycles of a
  * running rule over REST. Loopback only; bounded loop.
  *

@@ -1,5 +1,5 @@
 /**
- * Rule density (issue 25): the Rust rewrite's set-up. `floe serve` pinned to one core; one shared
+ * Rule density: the Rust rewrite's set-up. `floe serve` pinned to one core; one shared
  * httppush stream; N rules `SELECT * FROM s WHERE temp > 21.0` with a nop sink (or, with --varied,
  * rules of different thresholds, fields, operators, projections and a few windows over the same
  * stream); HTTP pushers at 500 msg/s on the other core. Reports the engine's CPU share (from

@@ -1,6 +1,6 @@
 /**
- * The event-loop stall of one window emission (issue 11, the lag budget carried over from issue
- * 10): a daemon rule (the streaming runtime, the sink pipeline, a file sink) over a memory
+ * The event-loop stall of one window emission (the lag budget: an emission may hold
+ * the loop only briefly): a daemon rule (the streaming runtime, the sink pipeline, a file sink) over a memory
  * stream, GROUP BY device over a 2 s tumbling window, with `--devices` groups (W2: 1,000, W4:
  * 10,000). The rows are published between firings; a 1 ms probe timer records how late it fires
  * while each window is emitted. Reports the longest stall per firing and the rows written.

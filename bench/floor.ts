@@ -1,5 +1,5 @@
 /**
- * The floor engine of the harness (issue 11): W1–W5 written by hand on the same lean MQTT reader
+ * The floor engine of the harness: W1–W5 written by hand on the same lean MQTT reader
  * floe's sources use (lib/connectors/mqtt: MQTT.js for the handshake, frames.ts for the data path), with no
  * SQL, no planner and no bus, writing the same NDJSON lines the verifier proves. It is what this
  * runtime costs for the workload itself, so every RESULTS.md row can show floe / floor.

@@ -1,5 +1,5 @@
 /**
- * floe's default heap (issue 25): `floe run` as a user starts it (no BUN_JSC_* variable, so floe
+ * floe's default heap: `floe run` as a user starts it (no BUN_JSC_* variable, so floe
  * starts itself again with BUN_JSC_forceRAMSize, cli.ts) against `FLOE_JSC_RAM=system` (the
  * runtime's own sizing), alternated in pairs over one replay file. Peak VmRSS, RssAnon and RssFile
  * sampled every 20 ms from /proc/<pid>/status; CPU from the child's resource usage.

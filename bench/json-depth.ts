@@ -1,5 +1,5 @@
 /**
- * Cost of the JSON nesting guard on the decode hot path (issue 10): the byte decoder of a json
+ * Cost of the JSON nesting guard on the decode hot path: the byte decoder of a json
  * stream (bytes → text → JSON.parse) with and without the guard it runs (`valueTooDeep` on the
  * parsed value, from 600 B on), and the two text scans alone (`bytesTooDeep`, `textTooDeep`, for
  * comparison), over a W1-like payload (62 B: the guard is one length compare), a 763 B object

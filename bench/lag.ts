@@ -1,5 +1,5 @@
 /**
- * Event-loop lag of a step (issue 10's stall budget): floe's `floe_event_loop_lag_seconds`
+ * Event-loop lag of a step (the stall budget): floe's `floe_event_loop_lag_seconds`
  * histogram is read from /metrics before and after the send; the difference is the lag of every
  * 10 ms probe tick during the send. p99.9 and max are reported as the bucket bound they fall under
  * (the buckets include the budget's 10 ms and 30 ms, so the verdict is exact).

@@ -1,5 +1,5 @@
 /**
- * Publish → sink latency of a step (issue 25). The generator records, per connection, when each
+ * Publish → sink latency of a step. The generator records, per connection, when each
  * write handed its messages to the kernel (`SendTable`, `monoMs`); the
  * probe (bench/latency-probe.ts, a raw MQTT subscriber on the same broker) records when each
  * message arrived on the input topic — the plain subscriber, the floor — and when each of floe's

@@ -1,5 +1,5 @@
 /**
- * floe's per-message CPU on the MQTT daemon path without a broker (issue 11): the rule runtime of
+ * floe's per-message CPU on the MQTT daemon path without a broker: the rule runtime of
  * a checkout (`--root`, default this one) runs W1 (`SELECT … WHERE temp > 21.0`, file sink, lines)
  * on an MQTT stream whose connection is replaced by a stand-in that hands over the source's
  * PublishHandler. Batches of `--batch` publishes (payload views of one buffer, as frames.ts makes

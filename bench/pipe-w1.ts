@@ -1,5 +1,5 @@
 /**
- * Pipe-mode throughput of W1 (issue 2): `dist/floe run bench/rules/w1.sql` over 1,000,000 NDJSON
+ * Pipe-mode throughput of W1: `dist/floe run bench/rules/w1.sql` over 1,000,000 NDJSON
  * records, against the floor of reading and JSON.parse-ing the same file in the same runtime.
  *   node_modules/.bin/bun bench/pipe-w1.ts [records]
  */

@@ -1,5 +1,5 @@
 /**
- * The QoS 1 burst (issue 10): a default-configured mosquitto (`max_queued_messages 1000`,
+ * The QoS 1 burst: a default-configured mosquitto (`max_queued_messages 1000`,
  * `max_inflight_messages 20`) on a free port, `floe run` subscribed at QoS 1 with floe's defaults
  * and the reference `mosquitto_sub -q 1` on the same broker and topic, then N messages published
  * as fast as `mosquitto_pub -l -q 1` goes. Per run: what each subscriber received (distinct and

@@ -1,6 +1,6 @@
 /**
  * Messages per socket read of the lean MQTT reader, and its CPU per message, with no engine behind
- * it (issue 11, W3): a bounded broker of the harness, the generator, and a reader process pinned
+ * it (W3): a bounded broker of the harness, the generator, and a reader process pinned
  * to CPU 1 that only counts. `--root` runs the reader of another checkout (a base build's tree),
  * so that two readers can be alternated: A B A B …
  *

@@ -1,5 +1,5 @@
 /**
- * The window stage alone (issue 3 hot path): 1,000,000 pre-decoded W2/W4/W5 records pushed
+ * The window stage alone: 1,000,000 pre-decoded W2/W4/W5 records pushed
  * straight into a rule topology on the virtual clock — no file, no JSON — on both evaluators,
  * next to a window-less rule (a filter that keeps nothing): the cost of the rest of the path.
  *   node_modules/.bin/bun bench/replay-window.ts [records]

@@ -257,7 +257,7 @@ export async function writeReport(root: string): Promise<string> {
       "`floe run RULE --input FILE --replay` (compiled `dist/floe`) over generated NDJSON envelopes, median of 3, against the floor of reading and `JSON.parse`-ing the same file in Bun: `node_modules/.bin/bun bench/run.ts --replay`.",
       "",
       "`engine / floor (CPU)` compares CPU time (user + system) of the engine process with the floor loop's own: on a shared",
-      "machine it is the ratio that holds (issue 11's targets: W1 ≥ 0.5, W2–W5 ≥ 0.35).",
+      "machine it is the ratio that holds (the targets: W1 ≥ 0.5, W2–W5 ≥ 0.35).",
       "",
       "| workload | records | records/s (wall) | records/s (CPU) | floor records/s (wall) | engine / floor (wall) | floor records/s (CPU) | engine / floor (CPU) | peak RSS MiB | proof | load after |",
       "|---|---|---|---|---|---|---|---|---|---|---|",

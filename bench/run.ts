@@ -1,5 +1,5 @@
 /**
- * The benchmark harness (bench.md, issue 6). For each workload: the rate ladder (5k, 20k, 50k,
+ * The benchmark harness (bench.md). For each workload: the rate ladder (5k, 20k, 50k,
  * 100k, then upward until a step fails), then the top passing step repeated (3 × 60 s by
  * default); writes bench/results/<date>-<workload>[-node-red].json and regenerates bench/RESULTS.md.
  *
@@ -8,7 +8,7 @@
  *   bun bench/run.ts --quick          one 10 s step at 20k msg/s of every workload (under 3 minutes)
  *   bun bench/run.ts --ceiling        the generator's own ceiling (publisher → broker → counting subscriber)
  *   bun bench/run.ts --soak [w2 w4]   one 120 s step at 50k msg/s: RSS after 30 s vs at the end
- *                    [--soak-seconds 600] [--soak-rate 100000]   (issue 10's 10 minutes at 100k msg/s)
+ *                    [--soak-seconds 600] [--soak-rate 100000]   (the 10 minutes at 100k msg/s)
  *   --bin PATH                        the floe executable to measure (default dist/floe)
  *   --warm-seconds 10                 warm-up at the step's rate before each measured send (JIT compilation
  *                                     runs 10–20 s into a new load; 0: the 500-message burst only)
@@ -29,7 +29,7 @@
  * §Method); FLOE_BENCH_CPUS=ENGINE,LOAD picks two others. Results of a machine other than x64 are
  * saved as bench/results/<date>-<name>-<arch>.json, their own rows in RESULTS.md.
  *
- * On a Raspberry Pi (issue 11: W1 and W2 on arm64; a 64-bit OS, 4 cores). Not run on a Pi yet; the
+ * On a Raspberry Pi (W1 and W2 on arm64; a 64-bit OS, 4 cores). Not run on a Pi yet; the
  * arm64 executable itself was run on x64 under emulation (Debian's qemu-user-static and
  * libc6-arm64-cross; a script /tmp/floe-arm64 holding
  * `exec qemu-aarch64-static -L /usr/aarch64-linux-gnu dist/floe-linux-arm64 "$@"`): W1–W5 replays of

@@ -1,5 +1,5 @@
 /**
- * The sink cache's cost (issue 10, "acknowledged means durable"): items/s pushed through one
+ * The sink cache's cost ("acknowledged means durable"): items/s pushed through one
  * sink pipeline with `enableCache` — JSON rows of ~90 bytes, `sendSingle`, default cache
  * properties — in batches of 1,024 as the rule's inlet delivers them (the pipeline's `flush`,
  * where it exists, at the end of each batch, as the inlet does), in three cases:

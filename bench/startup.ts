@@ -1,5 +1,5 @@
 /**
- * Start-up and resident memory of the compiled executable (issue 11, "Start-up" and the file-backed
+ * Start-up and resident memory of the compiled executable ("Start-up" and the file-backed
  * pages of the executable). For each binary, in turn (A B A B … so a drift of the machine hits both):
  *   - `BIN --version`: wall time from spawn to exit, and its CPU time (user + system);
  *   - `BIN run rules/demo.sql --input fixtures/demo.jsonl` (the README's first command): wall time from

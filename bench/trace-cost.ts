@@ -40,7 +40,7 @@ interface Lib {
   TraceHub?: new (settings: Obj, log: (l: string) => void, dataDir: string) => unknown;
 }
 interface BenchRule {
-  /** A run handle from checkouts where the runtime returns one (issue 15), else nothing. */
+  /** A run handle from checkouts where the runtime returns one, else nothing. */
   start(): Promise<BenchRun | undefined>;
 }
 /** A run: the rule itself on older checkouts, the run handle on newer ones. */

@@ -1,5 +1,5 @@
 /**
- * The window path alone (issue 11): W2/W4/W5's rule planned in-process, 1,000,000 tuples built
+ * The window path alone: W2/W4/W5's rule planned in-process, 1,000,000 tuples built
  * before the clock starts (their `device` a substring of a line, as the pick decoder makes it),
  * then fed through the topology — window, aggregate, project, stdout sink encoding — on a virtual
  * clock. Prints the CPU time of that loop only, so the decode and the file read (the replay's

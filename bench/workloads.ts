@@ -4,7 +4,7 @@
  * (round-robin over the global sequence), temp = 20.0 + (k % 150) / 10, speed = (k % 1300) / 10.
  */
 export type BaseId = "w1" | "w2" | "w3" | "w4" | "w5";
-/** bench.md's five, and issue 25's two on the ladder: W1 at QoS 1 end to end, W2 over a million devices. */
+/** bench.md's five, and the two on the ladder: W1 at QoS 1 end to end, W2 over a million devices. */
 export type WorkloadId = BaseId | "w1-qos1" | "w2-1m";
 export type ProofKind = "filter" | "transform" | "window";
 

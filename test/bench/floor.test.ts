@@ -1,5 +1,5 @@
 /**
- * The bench's floor engine (bench/floor.ts, issue 11): its hand-written W1–W5 loops write what the
+ * The bench's floor engine (bench/floor.ts): its hand-written W1–W5 loops write what the
  * exact proof (bench/verify.ts) accepts for the payloads the generator sends (bench.md §Method 4),
  * so a floe / floor ratio compares two engines that did the same, proven work.
  */

@@ -1,5 +1,5 @@
 /**
- * Start-up loads only what a command needs (issue 11): subcommands, the kuiper client, the streaming
+ * Start-up loads only what a command needs: subcommands, the kuiper client, the streaming
  * runner with its connectors, node:zlib, re2js and protobufjs load at their first use, through
  * import() or require(). These prove that each still loads, from `cli.ts` and from the compiled
  * executable (make build: split into chunks, `--splitting`), which must carry every chunk and asset.

@@ -1,5 +1,5 @@
 /**
- * `floe run` never loses a bad row silently (issue 10): row errors and decode errors reach stderr
+ * `floe run` never loses a bad row silently: row errors and decode errors reach stderr
  * with their line number (stdin) or source and topic (MQTT), rate-limited; `--strict` exits 3 when
  * any occurred; a rule stopped by error exits 1. Through cli.ts, and once through dist/floe.
  */
@@ -107,7 +107,7 @@ describe("a streaming run over MQTT", () => {
     const code = await p.exited;
     await pumps;
     const lines = err.trimEnd().split("\n");
-    // The first line says the source is receiving (issue 10); the errors follow.
+    // The first line says the source is receiving; the errors follow.
     expect(lines[0]).toMatch(/^floe: source s: connected to mqtt:\/\/127\.0\.0\.1:\d+ \(MQTT 5\), subscribed to errs\/\+ at qos 1$/);
     expect(lines[1]).toMatch(/^floe: source s, topic errs\/garbled: invalid character in JSON payload: /);
     expect(lines[2]).toBe(`floe: source s, topic errs/dry: ${DIV}`);

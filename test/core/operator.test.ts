@@ -1,4 +1,4 @@
-/** The operator boundary (issue 10): whatever an item makes a node throw fails that item only, with a message. */
+/** The operator boundary: whatever an item makes a node throw fails that item only, with a message. */
 import { expect, test } from "bun:test";
 import { RowError } from "../../lib/errors.ts";
 import type { Item } from "../../lib/core/item.ts";

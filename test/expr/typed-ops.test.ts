@@ -1,5 +1,5 @@
 /**
- * Comparisons and arithmetic compiled by operand type (issue 11) answer exactly what the generic
+ * Comparisons and arithmetic compiled by operand type answer exactly what the generic
  * `compare` / `arith` of expr/ops.ts answer — values and error texts — for every pair of tricky
  * operands: floats with NaN, ±0 and ±Inf, int64 (bigint, small and beyond 2^53), mixed, strings,
  * booleans, null, objects and arrays; with a column or a float literal on the right.

@@ -1,5 +1,5 @@
 /**
- * Pipe mode's error report (pipe-mode.md, issue 10): decode errors and row errors reach stderr with
+ * Pipe mode's error report (pipe-mode.md): decode errors and row errors reach stderr with
  * where they happened, rate-limited, and are counted; a rule that stops by error fails the run.
  * The runner cases form one contract suite run against both runners: the file/replay runner
  * (lib/pipe/direct.ts) and the streaming runner (lib/pipe/live.ts, chosen here by giving the rule an action).

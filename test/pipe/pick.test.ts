@@ -1,5 +1,5 @@
 /**
- * Pipe mode's member-selective decoding (json-pick.ts, issue 11) as the file/replay runner uses it:
+ * Pipe mode's member-selective decoding (json-pick.ts) as the file/replay runner uses it:
  * the output and the errors are those of the full decoder, whatever the scan decides.
  */
 import { describe, expect, test } from "bun:test";

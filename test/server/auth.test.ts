@@ -43,7 +43,7 @@ test.each([
   expect([r.status, r.text]).toEqual([401, body]);
 });
 
-// Claims are decoded into golang-jwt's RegisteredClaims before the key is looked up (issue 10:
+// Claims are decoded into golang-jwt's RegisteredClaims before the key is looked up (
 // `exp: "1"` used to be ignored, so the token was accepted).
 const malformed = (m: string) => `validate token error: token is malformed: could not JSON decode claim: ${m}\n`;
 test.each([

@@ -1,5 +1,5 @@
 /**
- * Acknowledged means durable (issue 10): an httppush stream feeds a rule whose MQTT sink has the
+ * Acknowledged means durable: an httppush stream feeds a rule whose MQTT sink has the
  * offline cache on while its broker is down; every message the source answered `ok` to is in the
  * cache's disk pages, so after `kill -9` of the daemon, a restart and the broker's return, every
  * one of them is published — none lost, none counted lost. A windowed qos 1 rule beside it loses

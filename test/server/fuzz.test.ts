@@ -1,5 +1,5 @@
 /**
- * A bounded fuzz of the management API (issue 10): ~2,000 mutated SQL statements and rule bodies,
+ * A bounded fuzz of the management API: ~2,000 mutated SQL statements and rule bodies,
  * from a fixed seed, against a live daemon. Seeds are the valid statements of the conformance
  * vectors and fixtures/sql; mutations truncate, flip bytes, nest deeply, insert huge numbers and
  * odd unicode, and put the wrong JSON types in rule fields. Passes when no request is answered

@@ -1,5 +1,5 @@
 /**
- * Issue 10, "nothing a row or a definition holds can stop the engine", against a real daemon:
+ * "Nothing a row or a definition holds can stop the engine", against a real daemon:
  * a 50,000-deep JSON payload is a counted decode error and the rule goes on; a deep value built
  * at run time fails its row only; deep rule options are refused before they are stored; an
  * 8 MB SQL body is refused with 413 while the API keeps answering; and pipe mode drops the deep

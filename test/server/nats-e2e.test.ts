@@ -1,5 +1,5 @@
 /**
- * JetStream in and out of a `floe serve` killed with -9 mid-stream (issue 14 part 1). A stateless
+ * JetStream in and out of a `floe serve` killed with -9 mid-stream. A stateless
  * rule acknowledges what it took, after its cached sink wrote it (what it had not acknowledged
  * comes back after ackWait); a count-window rule at qos 1 acknowledges at each stored checkpoint
  * and, restored, restarts its consumer right after the checkpoint's last sequence, so the window

@@ -1,5 +1,5 @@
 /**
- * The safe start (issue 10): `floe serve --safe`, and by itself after 3 starts in a row that
+ * The safe start: `floe serve --safe`, and by itself after 3 starts in a row that
  * ended early, serves REST without starting rules or loading UDF scripts; both can be inspected
  * and deleted, GET / says so, the log says why. A graceful stop counts the start as a good one.
  */

@@ -1,5 +1,5 @@
 /**
- * Sliced encoding in the sink pipeline (issue 11): one result fanning out into more than SLICE
+ * Sliced encoding in the sink pipeline: one result fanning out into more than SLICE
  * outputs is encoded a slice at a time with the event loop running in between; the order of
  * every output (later results queue behind the backlog), the payloads and the back-pressure
  * (`room()` counts the backlog) are what one synchronous pass gave. Without `sendSingle` a window

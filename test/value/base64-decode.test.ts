@@ -1,5 +1,5 @@
 /**
- * A replay envelope's `raw` → bytes (lib/value/base64.ts, issue 11) is `Buffer.from(raw, "base64")`
+ * A replay envelope's `raw` → bytes (lib/value/base64.ts) is `Buffer.from(raw, "base64")`
  * byte for byte and as a Buffer, for canonical texts (decoded in a loop) and for everything Buffer
  * takes leniently (whitespace, the URL alphabet, missing or misplaced padding, stray characters).
  */

@@ -1,5 +1,5 @@
 /**
- * Bytes → base64 (a loop up to 64 bytes, the native `toBase64` above; issue 11) writes what Buffer's encoder wrote: standard
+ * Bytes → base64 (a loop up to 64 bytes, the native `toBase64` above) writes what Buffer's encoder wrote: standard
  * alphabet, padded, for every length, for views at an offset into a larger buffer (a sub-array of
  * a read buffer or of Buffer's pool), and inside Go JSON output.
  */

@@ -96,7 +96,7 @@ describe("tuple JSON keeps int vs float", () => {
   });
 });
 
-describe("tuple JSON: the whole-float scan runs only when an observed value is integral (issue 11)", () => {
+describe("tuple JSON: the whole-float scan runs only when an observed value is integral", () => {
   const keep = new Set(["a", "b"]);
   test("kept columns: a whole-valued float stays a float, an int becomes int64", () => {
     expect(decodeTupleJson('{"a": 2.0, "b": 3, "z": 1.5}', keep)).toEqual({ a: 2, b: 3n, z: 1.5 });

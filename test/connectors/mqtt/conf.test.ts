@@ -16,7 +16,7 @@ test("MQTT 3.1.1 sends no v5 properties; a persistent session is clean=false wit
   expect([c.protocolVersion, c.clean, c.clientId, c.options.clean]).toEqual([4, false, "fixed", false]);
 });
 
-test("a connection leaves MQTT.js's 65,536-Buffer packet-id cache unbuilt (issue 11, memory)", () => {
+test("a connection leaves MQTT.js's 65,536-Buffer packet-id cache unbuilt (memory)", () => {
   // In a process of its own: the cache is a module global of mqtt-packet, built at its first write.
   const script = `
     const { MqttClient } = require("mqtt");

@@ -1,6 +1,6 @@
 /**
- * Property test: the incremental evaluator emits exactly what the buffered one does (windows §9,
- * issue 3). Random rows — mixed types, nulls, many keys, out-of-order and late rows in event time —
+ * Property test: the incremental evaluator emits exactly what the buffered one does (windows §9).
+ * Random rows — mixed types, nulls, many keys, out-of-order and late rows in event time —
  * go through both evaluators of the same rule for every window kind the incremental evaluator
  * covers and every incremental aggregate; the outputs must match emission by emission, errors
  * included (sendError turns them into rows).

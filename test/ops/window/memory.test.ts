@@ -1,5 +1,5 @@
 /**
- * Incremental windows never keep rows (issue 3): while a keyed tumbling window runs over many
+ * Incremental windows never keep rows: while a keyed tumbling window runs over many
  * windows, the heap holds at most one row per group of the open window (its non-aggregated
  * columns) — never the rows of closed windows, never a window's worth of rows.
  */
