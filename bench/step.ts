@@ -79,8 +79,8 @@ export interface StepOptions extends EngineOptions {
 const OUT_TOPIC = "bench/out";
 
 /**
- * The warm-up at the step's own rate: JavaScriptCore keeps compiling for 10–20 s of a new load (bench/notes.md),
- * issue 11 session 7), and a step that measures those compilations charges a runtime's start to its µs/msg.
+ * The warm-up at the step's own rate: JavaScriptCore keeps compiling for 10–20 s of a new load (bench/notes.md,
+ * "session 7"), and a step that measures those compilations charges a runtime's start to its µs/msg.
  */
 export const WARM_SECONDS = 10;
 
