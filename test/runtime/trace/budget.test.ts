@@ -4,14 +4,14 @@
  * data only — not the whole row it was cut from.
  */
 import { afterEach, expect, test } from "bun:test";
-import { TraceHub } from "../../lib/runtime/trace/hub.ts";
-import type { LocalTraceStore } from "../../lib/runtime/trace/store.ts";
-import { SqliteTraceStore } from "../../lib/runtime/trace/sqlite-store.ts";
-import { Span } from "../../lib/runtime/trace/span.ts";
+import { TraceHub } from "../../../lib/runtime/trace/hub.ts";
+import type { LocalTraceStore } from "../../../lib/runtime/trace/store.ts";
+import { SqliteTraceStore } from "../../../lib/runtime/trace/sqlite-store.ts";
+import { Span } from "../../../lib/runtime/trace/span.ts";
 import { heapStats } from "bun:jsc";
-import type { RunHandle } from "../../lib/runtime/rule.ts";
-import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
-import { createNetGuard } from "../../lib/net/guard.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
+import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
+import { createNetGuard } from "../../../lib/net/guard.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -5,13 +5,13 @@
  * and an untraced wiring after the stop.
  */
 import { afterEach, expect, test } from "bun:test";
-import { DataServer } from "../../lib/connectors/http/server.ts";
-import { TraceHub } from "../../lib/runtime/trace/hub.ts";
-import type { LocalTraceStore, TraceNode } from "../../lib/runtime/trace/store.ts";
-import { findSpan } from "../helpers/trace.ts";
-import type { RunHandle } from "../../lib/runtime/rule.ts";
-import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
-import { createNetGuard } from "../../lib/net/guard.ts";
+import { DataServer } from "../../../lib/connectors/http/server.ts";
+import { TraceHub } from "../../../lib/runtime/trace/hub.ts";
+import type { LocalTraceStore, TraceNode } from "../../../lib/runtime/trace/store.ts";
+import { findSpan } from "../../helpers/trace.ts";
+import type { RunHandle } from "../../../lib/runtime/rule.ts";
+import { metric, streams, testRuntime, waitFor, type TestRuntime } from "../../helpers/runtime.ts";
+import { createNetGuard } from "../../../lib/net/guard.ts";
 
 const defs = streams(
   `CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="in")`,

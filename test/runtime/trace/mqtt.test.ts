@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connectAsync, type MqttClient } from "mqtt";
-import { TraceHub } from "../../lib/runtime/trace/hub.ts";
-import type { LocalTraceStore } from "../../lib/runtime/trace/store.ts";
-import { Mosquitto } from "../helpers/mosquitto.ts";
-import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
-import { createNetGuard } from "../../lib/net/guard.ts";
+import { TraceHub } from "../../../lib/runtime/trace/hub.ts";
+import type { LocalTraceStore } from "../../../lib/runtime/trace/store.ts";
+import { Mosquitto } from "../../helpers/mosquitto.ts";
+import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
+import { createNetGuard } from "../../../lib/net/guard.ts";
 
 let broker: Mosquitto;
 beforeAll(async () => {

@@ -8,11 +8,11 @@ import { expect, test } from "bun:test";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TraceHub } from "../../lib/runtime/trace/hub.ts";
-import { createNetGuard } from "../../lib/net/guard.ts";
-import { PENDING_MAX, SqliteTraceStore } from "../../lib/runtime/trace/sqlite-store.ts";
-import { Span } from "../../lib/runtime/trace/span.ts";
-import { LocalTraceStore, MAX_SPANS_PER_TRACE } from "../../lib/runtime/trace/store.ts";
+import { TraceHub } from "../../../lib/runtime/trace/hub.ts";
+import { createNetGuard } from "../../../lib/net/guard.ts";
+import { PENDING_MAX, SqliteTraceStore } from "../../../lib/runtime/trace/sqlite-store.ts";
+import { Span } from "../../../lib/runtime/trace/span.ts";
+import { LocalTraceStore, MAX_SPANS_PER_TRACE } from "../../../lib/runtime/trace/store.ts";
 
 const dir = () => mkdtempSync(join(tmpdir(), "floe-trace-db-"));
 

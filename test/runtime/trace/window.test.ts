@@ -8,18 +8,18 @@
  * of windows §3.2): it would close at once, empty.
  */
 import { afterEach, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
-import { Tuple } from "../../lib/expr/row.ts";
-import { StdoutSink } from "../../lib/connectors/stdio/stdout.ts";
-import { planRule } from "../../lib/plan/plan.ts";
-import { streamDef } from "../../lib/plan/streams.ts";
-import { Topology } from "../../lib/runtime/topology.ts";
-import { RuleTracer } from "../../lib/runtime/trace/rule-tracer.ts";
-import { LocalTraceStore, type TraceNode } from "../../lib/runtime/trace/store.ts";
-import { findSpan } from "../helpers/trace.ts";
-import { parseRuleFile } from "../../lib/sql/parse.ts";
-import { UTC } from "../../lib/value/time.ts";
-import { WallClock } from "../../lib/ops/window/clock.ts";
+import { createCatalog } from "../../../lib/functions/index.ts";
+import { Tuple } from "../../../lib/expr/row.ts";
+import { StdoutSink } from "../../../lib/connectors/stdio/stdout.ts";
+import { planRule } from "../../../lib/plan/plan.ts";
+import { streamDef } from "../../../lib/plan/streams.ts";
+import { Topology } from "../../../lib/runtime/topology.ts";
+import { RuleTracer } from "../../../lib/runtime/trace/rule-tracer.ts";
+import { LocalTraceStore, type TraceNode } from "../../../lib/runtime/trace/store.ts";
+import { findSpan } from "../../helpers/trace.ts";
+import { parseRuleFile } from "../../../lib/sql/parse.ts";
+import { UTC } from "../../../lib/value/time.ts";
+import { WallClock } from "../../../lib/ops/window/clock.ts";
 
 const DAY = 86_400_000;
 const clocks: WallClock[] = [];

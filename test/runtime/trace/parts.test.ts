@@ -1,10 +1,10 @@
 /** The parts of rule tracing: W3C traceparent, ids, times, the local store's bounds and trees, OTLP encoding, settings. */
 import { expect, test } from "bun:test";
-import { fromDoc } from "../../lib/config/kuiper.ts";
-import { formatTraceparent, newSpanId, newTraceId, parseTraceparent } from "../../lib/runtime/trace/ids.ts";
-import { otlpBody, tracesUrl } from "../../lib/runtime/trace/otlp.ts";
-import { rfc3339Nano, Span, unixNano } from "../../lib/runtime/trace/span.ts";
-import { LocalTraceStore, MAX_SPANS_PER_TRACE } from "../../lib/runtime/trace/store.ts";
+import { fromDoc } from "../../../lib/config/kuiper.ts";
+import { formatTraceparent, newSpanId, newTraceId, parseTraceparent } from "../../../lib/runtime/trace/ids.ts";
+import { otlpBody, tracesUrl } from "../../../lib/runtime/trace/otlp.ts";
+import { rfc3339Nano, Span, unixNano } from "../../../lib/runtime/trace/span.ts";
+import { LocalTraceStore, MAX_SPANS_PER_TRACE } from "../../../lib/runtime/trace/store.ts";
 
 test("traceparent: valid headers continue their trace, malformed ones are ignored", () => {
   const t = "4bf92f3577b34da6a3ce929d0e0e4736";
