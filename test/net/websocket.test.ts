@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createNetGuard, type Resolver } from "../../lib/net/guard.ts";
 import { openWebSocket } from "../../lib/net/websocket.ts";
 
-const TLS_DIR = join(import.meta.dir, "..", "..", "..", "fixtures", "tls");
+const TLS_DIR = join(import.meta.dir, "..", "..", "fixtures", "tls");
 const cert = readFileSync(join(TLS_DIR, "guard-test.crt"), "utf8");
 const key = readFileSync(join(TLS_DIR, "guard-test.key"), "utf8");
 
