@@ -34,11 +34,13 @@ provision:
 # Compiled executables (bun build --compile): linux x64 and arm64.
 build: dist/floe dist/floe-linux-arm64
 
-SOURCES := cli.ts package.json $(shell find lib -name '*.ts' -o -name '*.js' 2>/dev/null)
+SOURCES := cli.ts package.json $(shell find lib generated -name '*.ts' -o -name '*.js' 2>/dev/null)
 
-# The web console's script (lib/server/console/ui/ → assets/app.js, committed; a test fails when it
-# is stale). The executable embeds it as a file.
-UI_JS  := lib/server/console/assets/app.js
+# Built files live in generated/, outside lib/, and are committed so that `bun cli.ts …` runs on a
+# fresh clone with nothing built; a test fails when one is stale.
+# The web console's script (lib/server/console/ui/ → generated/console/app.js). The executable
+# embeds it as a file.
+UI_JS  := generated/console/app.js
 UI_SRC := $(shell find lib/server/console/ui -name '*.ts' -o -name '*.css' 2>/dev/null)
 
 ui: $(UI_JS)
@@ -63,9 +65,9 @@ dist/floe: node_modules/.installed $(SOURCES) packaging/bytecode-order.ts
 dist/floe-linux-arm64: dist/floe
 	$(COMPILE) --target=bun-linux-arm64 $$(cat $(ORDER)/flags) cli.ts --outfile $@
 
-# Regenerates the SQL parser from the grammar (committed; a test fails when it is stale).
+# Regenerates the SQL parser (generated/sql/parser.js) from the grammar.
 parser: deps
-	$(PEGGY) --format es --allowed-start-rules $(PARSER_RULES) -o lib/sql/parser.js lib/sql/grammar.peggy
+	$(PEGGY) --format es --allowed-start-rules $(PARSER_RULES) -o generated/sql/parser.js lib/sql/grammar.peggy
 
 # Static checks: types, the bundled rules, golden cases.
 check: deps

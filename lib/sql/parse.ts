@@ -9,7 +9,7 @@ import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts
 import type { FunctionCatalog } from "./catalog.ts";
 import { finishCreate, type RawCreate } from "./create.ts";
 import { checkAstDepth, scanSqlDepth } from "./depth.ts";
-import { parse as pegParse, SyntaxError as PegSyntaxError } from "./parser.js";
+import { parse as pegParse, SyntaxError as PegSyntaxError } from "../../generated/sql/parser.js";
 import { finishSelect } from "./select.ts";
 import { validateWindowArgs, WINDOW_NAMES } from "./window-args.ts";
 

@@ -124,7 +124,7 @@ describe("connectors and the kuiper client, from the executable", () => {
       expect(await page.text()).toContain('<script type="module" src="/ui/app.js"></script>');
       const app = await fetch(`${d.base}/ui/app.js`);
       expect(app.status).toBe(200);
-      expect(await app.text()).toBe(readFileSync(join(ROOT, "lib/server/console/assets/app.js"), "utf8"));
+      expect(await app.text()).toBe(readFileSync(join(ROOT, "generated/console/app.js"), "utf8"));
     } finally {
       await d.stop("SIGKILL");
     }

@@ -10,8 +10,8 @@ import { authoringRoutes } from "./authoring.ts";
 import { connectionViewRoutes } from "./connections.ts";
 import { peekRoutes } from "./peeks.ts";
 import { Sampler, type Sample } from "./sampler.ts";
-// Built from ui/ by `make ui` (its stylesheet inside); embedded by `bun build --compile` as a file.
-import appJs from "./assets/app.js" with { type: "file" };
+// Built from ui/ by `make ui` into generated/console/ (its stylesheet inside); embedded by `bun build --compile` as a file.
+import appJs from "../../../generated/console/app.js" with { type: "file" };
 
 const PAGE = `<!doctype html>
 <html lang="en">

@@ -210,7 +210,8 @@ test("backpressure: the source stops reading while the bus refuses, and resumes 
 test("sendInterval delays each row", async () => {
   const d = fixture({ "s.json": "[1,2,3]".replace(/\d/g, (x) => `{"n":${x}}`) });
   const p = await openOn(new FileSource({ path: d, datasource: "s.json", sendInterval: "80ms" }, env));
-  // A fixed wait: time is the subject (the second row is due at 80 ms).
+  await waitFor(() => p.sub.length > 0, "the first row");
+  // A fixed wait: time is the subject (the second row is due 80 ms after the first).
   await Bun.sleep(30);
   expect(p.sub.length).toBe(1);
   await waitFor(p.eof, "eof");

@@ -79,7 +79,8 @@ describe("nats core", () => {
     const a = await aDef.start();
     const b = await bDef.start();
     await waitFor(() => metric(a, "source_q_0_connection_status") === 1 && metric(b, "source_q_0_connection_status") === 1, "connections");
-    await Bun.sleep(50);
+    // A source is announced once the server holds its subscription.
+    await waitFor(() => t.ready.filter((s) => s === "q").length === 2, "both rules to subscribe");
     for (let i = 0; i < 200; i++) nc.publish("work", JSON.stringify({ n: i }));
     const inA = () => metric(a, "source_q_0_records_in_total") as number;
     const inB = () => metric(b, "source_q_0_records_in_total") as number;
@@ -124,8 +125,7 @@ describe("nats JetStream", () => {
     await waitFor(() => got.length === 100, "100 results");
     expect(JSON.parse(got[99]!.slice("jsr.out ".length))).toEqual({ n: 99, seq: 100, st: "TELEM" });
     // Acknowledged once taken: nothing pending at the server.
-    const deadline = Date.now() + 5000;
-    while ((await jsm.consumers.info("TELEM", "floe1")).num_ack_pending > 0 && Date.now() < deadline) await Bun.sleep(20);
+    await waitFor(async () => (await jsm.consumers.info("TELEM", "floe1")).num_ack_pending === 0, "no acknowledgement pending", 5000, 20);
     const info = await jsm.consumers.info("TELEM", "floe1");
     expect([info.num_ack_pending, info.ack_floor.stream_seq, info.num_redelivered]).toEqual([0, 100, 0]);
     await rule.stop();
@@ -133,6 +133,7 @@ describe("nats JetStream", () => {
     ruleDef = t.rule(def, defs);
     rule = await ruleDef.start();
     await waitFor(() => got.length === 150, "150 results");
+    // A fixed wait, to show that no redelivered duplicate follows the last result.
     await Bun.sleep(100);
     const ns = got.map((l) => (JSON.parse(l.slice("jsr.out ".length)) as { n: number }).n);
     expect(ns).toEqual([...Array(150).keys()]);
@@ -154,7 +155,14 @@ describe("nats JetStream", () => {
     );
     const rule = await ruleDef.start();
     for (let i = 0; i < 200; i++) await js.publish("hold.in", JSON.stringify({ n: i }));
-    await Bun.sleep(500);
+    // The rule takes what its queues hold, then stops taking: the count holds still over 100 ms.
+    let last = -1;
+    await waitFor(() => {
+      const now = metric(rule, "source_h_0_records_in_total") as number;
+      const still = now > 0 && now === last;
+      last = now;
+      return still;
+    }, "the rule to stop taking", 10_000, 100);
     const info = await jsm.consumers.info("HOLD", "hold1");
     const taken = metric(rule, "source_h_0_records_in_total") as number;
     expect(taken).toBeLessThan(100);
@@ -195,8 +203,7 @@ describe("nats JetStream", () => {
     for (let round = 0; round < 2; round++) for (let i = 0; i < 10; i++) nc.publish("dd.in", JSON.stringify({ dev: `d${i % 2}`, v: i }));
     await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === 20 && metric(rule, "sink_nats_1_0_records_out_total") === 20, "40 publishes");
     // 20 emissions on results.d0/d1, each its own id; on results.tpl the template's 10 ids: the second round was deduplicated.
-    const end = Date.now() + 5000;
-    while ((await jsm.streams.info("RESULTS")).state.messages < 30 && Date.now() < end) await Bun.sleep(20);
+    await waitFor(async () => (await jsm.streams.info("RESULTS")).state.messages >= 30, "30 stored", 5000, 20);
     await waitFor(() => metric(rule, "sink_nats_1_0_duplicates_total") === 10, "10 duplicates reported on the template's sink");
     expect((await jsm.streams.info("RESULTS")).state.messages).toBe(30);
     expect(metric(rule, "sink_nats_0_0_duplicates_total")).toBe(0);
@@ -314,12 +321,13 @@ describe("nats recovery", () => {
     await waitFor(() => metric(rule, "source_g_0_connection_status") === 1, "connection");
     const taken = () => metric(rule, "source_g_0_records_in_total") as number;
     // Wait for the consumer to exist, then publish and delete it.
-    for (let i = 0; i < 200 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(10);
+    const exists = async () => (await jsm.consumers.info("GONE", "gone1").catch(() => null)) !== null;
+    await waitFor(exists, "the consumer", 2000, 10);
     await js.publish("gone.in", JSON.stringify({ n: 1 }));
     await waitFor(() => taken() === 1, "the first message");
     await deleteConsumer(jsm, "GONE", "gone1");
     await waitFor(() => String(rule.metrics().source_g_0_last_exception ?? "").includes("is gone: creating it again"), "the loss noticed", 15_000);
-    for (let i = 0; i < 100 && !(await jsm.consumers.info("GONE", "gone1").catch(() => null)); i++) await Bun.sleep(20);
+    await waitFor(exists, "the consumer created again", 2000, 20);
     await js.publish("gone.in", JSON.stringify({ n: 2 }));
     await waitFor(() => taken() === 2, "the message after the recreation", 15_000);
     expect(rule.exit).toBeUndefined();
@@ -354,8 +362,7 @@ describe("nats sink failures", () => {
     await waitFor(() => t.logs.some((l) => l.includes("no stream answers for this subject")), "the failure logged");
     await jsm.streams.add({ name: "LATE", subjects: ["late.out"] });
     // Published again by the sink's timer (no further item comes to take them along).
-    const end = Date.now() + 10_000;
-    while ((await jsm.streams.info("LATE")).state.messages < 3 && Date.now() < end) await Bun.sleep(50);
+    await waitFor(async () => (await jsm.streams.info("LATE")).state.messages >= 3, "3 stored", 10_000, 50);
     const ns: number[] = [];
     for (let seq = 1; seq <= 3; seq++) ns.push((await jsm.streams.getMessage("LATE", { seq }))!.json<{ n: number }>().n);
     expect(ns.sort()).toEqual([0, 1, 2]);
@@ -376,14 +383,13 @@ describe("nats sink failures", () => {
     try {
       await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === -1, "sink disconnected");
       for (let n = 0; n < 20; n++) t.env.pubsub.publish("cached/in", { n });
-      await Bun.sleep(300);
+      await waitFor(() => metric(rule, "sink_nats_0_0_records_in_total") === 20 && (metric(rule, "sink_nats_0_0_exceptions_total") as number) > 0, "the items at the sink, a send refused");
     } finally {
       await server.restart();
     }
     await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink reconnected", 15_000);
     await waitFor(() => !nc.isClosed() && (nc as unknown as { protocol: { connected: boolean } }).protocol.connected, "test client");
-    const end = Date.now() + 15_000;
-    while ((await jsm.streams.info("CACHED")).state.messages < 20 && Date.now() < end) await Bun.sleep(50);
+    await waitFor(async () => (await jsm.streams.info("CACHED")).state.messages >= 20, "20 stored", 15_000, 50);
     expect((await jsm.streams.info("CACHED")).state.messages).toBe(20);
     await rule.stop();
   });

@@ -49,6 +49,7 @@ test("loop restarts after the last row and never ends", async () => {
 
 test("interval 0 emits only the first row", async () => {
   const p = await openOn(new SimulatorSource({ data, interval: 0, loop: false }));
+  await waitFor(() => p.sub.length > 0, "the first row");
   // A fixed wait, to show that no second row follows.
   await Bun.sleep(50);
   expect(rowsOf(p.take())).toEqual([want[0]!]);
@@ -58,6 +59,7 @@ test("interval 0 emits only the first row", async () => {
 test("a refused row is offered again when the bus drains: nothing lost, nothing read ahead", async () => {
   const src = new SimulatorSource({ data, interval: 5, loop: false });
   const p = await openOn(src, 1);
+  await waitFor(() => p.bus.refusals > 0, "the full bus to refuse a row");
   // A fixed wait over several intervals, to show that nothing is read ahead while the bus is full.
   await Bun.sleep(40);
   expect(p.sub.length).toBe(1);

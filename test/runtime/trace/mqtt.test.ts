@@ -36,7 +36,7 @@ test("a v5 traceparent continues into the rule's trace and out through its v5 pu
   const rule = await def.start();
   try {
     await waitFor(() => metric(rule, "source_s_0_connection_status") === 1 && metric(rule, "sink_mqtt_0_0_connection_status") === 1, "connections");
-    await Bun.sleep(50);
+    await waitFor(() => t.ready.includes("s"), "the source to subscribe");
     const pub = await client();
     // Untraced first: nothing is added to the publish.
     await pub.publishAsync("tr/in", JSON.stringify({ a: 0 }), { qos: 1, properties: { userProperties: { traceparent: `00-${"e".repeat(32)}-${"f".repeat(16)}-01` } } });

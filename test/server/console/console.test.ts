@@ -44,11 +44,11 @@ async function events(base: string, path: string, until: (evs: { event: string; 
   return out;
 }
 
-test("the built console script is up to date with its sources (make ui)", async () => {
+test("the built console script (generated/console/app.js) is up to date with its sources (make ui)", async () => {
   const built = await Bun.build({ entrypoints: [join(ROOT, "lib/server/console/ui/main.ts")], minify: true, target: "browser" });
   expect(built.success).toBe(true);
   const fresh = await built.outputs[0]!.text();
-  expect(readFileSync(join(ROOT, "lib/server/console/assets/app.js"), "utf8")).toBe(fresh);
+  expect(readFileSync(join(ROOT, "generated/console/app.js"), "utf8")).toBe(fresh);
 });
 
 test("/ui serves the page and /ui/app.js the embedded script", async () => {
@@ -59,7 +59,7 @@ test("/ui serves the page and /ui/app.js the embedded script", async () => {
   const js = await d.call("GET", "/ui/app.js");
   expect(js.status).toBe(200);
   expect(js.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
-  expect(js.text).toBe(readFileSync(join(ROOT, "lib/server/console/assets/app.js"), "utf8"));
+  expect(js.text).toBe(readFileSync(join(ROOT, "generated/console/app.js"), "utf8"));
   expect((await d.call("GET", "/ui/nothing")).status).toBe(404);
   expect((await d.call("POST", "/ui")).status).toBe(405);
 });

@@ -4,7 +4,8 @@
 
 
 
-  import { goQuote } from "../value/values.ts";
+  // The path is relative to the generated parser (generated/sql/parser.js), not to this file.
+  import { goQuote } from "../../lib/value/values.ts";
 
   const KEYWORDS = new Set([
     "SELECT", "AS", "FROM", "WHERE", "AND", "OR", "GROUP", "HAVING", "ORDER", "BY", "DESC", "ASC",
