@@ -9,12 +9,12 @@
  *     are being posted (the client shares the machine).
  *   node_modules/.bin/bun bench/limits.ts
  */
-import { createCatalog } from "../lib/functions/index.ts";
+import { createFunctionRegistry } from "../lib/functions/index.ts";
 import { textTooDeep } from "../lib/value/json-depth.ts";
 import { MAX_SQL_LENGTH, parseSelect } from "../lib/sql/parse.ts";
 import { startFloe } from "../test/server/daemon.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 function best(f: () => void, runs = 5): number {
   let b = Infinity;

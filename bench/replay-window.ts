@@ -4,11 +4,11 @@
  * next to a window-less rule (a filter that keeps nothing): the cost of the rest of the path.
  *   node_modules/.bin/bun bench/replay-window.ts [records]
  */
-import { createCatalog } from "../lib/functions/index.ts";
+import { createFunctionRegistry } from "../lib/functions/index.ts";
 import { Tuple } from "../lib/expr/row.ts";
 import { UTC } from "../lib/value/time.ts";
 import type { Obj } from "../lib/value/values.ts";
-import { planRule } from "../lib/plan/plan.ts";
+import { planSelect } from "../lib/plan/plan.ts";
 import type { StreamDef } from "../lib/plan/streams.ts";
 import type { SinkNode } from "../lib/core/sink.ts";
 import { Topology } from "../lib/runtime/topology.ts";
@@ -17,7 +17,7 @@ import { VirtualClock } from "../lib/ops/window/clock.ts";
 import { WORKLOADS, type Workload } from "./replay-gen.ts";
 import { join } from "node:path";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const ROOT = join(import.meta.dir, "..");
@@ -34,7 +34,7 @@ function records(devices: number): Obj[] {
 function run(sql: string, rows: Obj[], evaluator: "auto" | "buffered"): number {
   const clock = new VirtualClock(START);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "bench", ruleStart: START };
-  const { plan } = planRule(parseRuleFile(sql, functions).select, defs, { functions, env, zone: UTC, windowEvaluator: evaluator });
+  const { plan } = planSelect(parseRuleFile(sql, functions).select, defs, { functions, env, zone: UTC, windowEvaluator: evaluator });
   let emissions = 0;
   const sink: SinkNode = { metrics: [], push: () => void emissions++, end() {} };
   const topo = new Topology(plan, { now: () => clock.now(), sendError: false, clock, zone: UTC }, [sink]);

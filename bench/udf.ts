@@ -4,7 +4,7 @@
  *
  *   node_modules/.bin/bun bench/udf.ts [N]
  */
-import { createCatalog } from "../lib/functions/index.ts";
+import { createFunctionRegistry } from "../lib/functions/index.ts";
 import { UTC } from "../lib/value/time.ts";
 import type { Value } from "../lib/value/values.ts";
 import { invoke } from "../lib/functions/invoke.ts";
@@ -12,7 +12,7 @@ import { createSandbox, loadSandbox } from "../lib/functions/js-sandbox.ts";
 import { registerScript } from "../lib/functions/js-udf.ts";
 import type { CallCtx } from "../lib/functions/registry.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const N = Number(process.argv[2] ?? 200_000);
 const ROUNDS = 5;

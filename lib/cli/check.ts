@@ -3,9 +3,9 @@ import { defineCommand } from "citty";
 import { extname } from "node:path";
 import { EngineError, errorText, ParseError } from "../errors.ts";
 import { UTC } from "../value/time.ts";
-import { planRuleDef } from "../plan/plan-rule-def.ts";
+import { planRule } from "../plan/plan-rule.ts";
 import { parseRuleOptions } from "../plan/rule-options.ts";
-import { createCatalog } from "../functions/index.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { readStreamsFile, UsageError } from "./options.ts";
@@ -79,7 +79,7 @@ export default defineCommand({
     const streamsSql = fromFile !== undefined || fromServer !== undefined ? `${fromFile ?? ""}\n${fromServer ?? ""}` : undefined;
     const streamsFile = args.server ? (args.streams ? `${args.streams} and ${args.server}` : args.server) : args.streams;
     let bad = 0;
-    const functions = createCatalog();
+    const functions = createFunctionRegistry();
     for (const f of files) {
       const text = await Bun.file(f)
         .text()
@@ -105,7 +105,7 @@ export default defineCommand({
           if (all.length === 0)
             for (const n of [file.select.from.name, ...file.select.joins.map((j) => j.source.name)])
               defs.set(n, { name: n, kind: "stream", fields: null, options: {}, statement: "" });
-          planRuleDef({ id: "check", select: file.select, options: parseRuleOptions("check", undefined) }, defs, { functions, zone: UTC, env: { now: () => 0, zone: UTC, ruleId: "check", ruleStart: 0 } });
+          planRule({ id: "check", select: file.select, options: parseRuleOptions("check", undefined) }, defs, { functions, zone: UTC, env: { now: () => 0, zone: UTC, ruleId: "check", ruleStart: 0 } });
         }
         process.stdout.write(`${f}: ok\n`);
       } catch (e) {

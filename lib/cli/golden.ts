@@ -6,7 +6,7 @@
 import { extname, resolve } from "node:path";
 import { loadLocation, UTC } from "../value/time.ts";
 import { runPipe } from "../pipe/direct.ts";
-import { createCatalog } from "../functions/index.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import { parseStatement, splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, FieldType, StreamField } from "../sql/ast.ts";
 import { didYouMean } from "../plan/suggest.ts";
@@ -159,7 +159,7 @@ function checkParse(c: GoldenCase): string | undefined {
   try {
     const parts = /several statements/.test(c.note ?? "") ? splitStatements(c.sql!) : [{ text: c.sql! }];
     for (const p of parts) {
-      const s = parseStatement(p.text, createCatalog());
+      const s = parseStatement(p.text, createFunctionRegistry());
       if (c.stream !== undefined && s.kind === "create") {
         const got = neutralStream(s);
         if (!deepEqual(got, c.stream, undefined)) return `stream:\n  want ${JSON.stringify(c.stream)}\n  got  ${JSON.stringify(got)}`;

@@ -1,5 +1,5 @@
 /** Shared by `floe run` and `floe check`: which file an error of a rule belongs to, and what it adds. */
-import { createCatalog } from "../functions/index.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { ParseError } from "../errors.ts";
 import type { CreateStatement } from "../sql/ast.ts";
@@ -30,7 +30,7 @@ function creates(text: string | undefined, functions: FunctionRegistry): CreateS
 
 /** The lines to print below eKuiper's message for error `e` of rule `src` ("" when none). */
 export function explain(e: unknown, src: RuleSource): string {
-  const functions = createCatalog();
+  const functions = createFunctionRegistry();
   let inRule = true;
   if (src.streamsSql !== undefined) {
     try {

@@ -6,7 +6,7 @@
  * the plugin functions (JavaScript UDFs) of its owner: the daemon's engine, or one pipe run.
  */
 import type { Expr } from "../sql/ast.ts";
-import type { FunctionCatalog } from "../sql/catalog.ts";
+import type { FunctionSignatures } from "../sql/function-signatures.ts";
 import type { Value } from "../value/values.ts";
 import type { Zone } from "../value/time.ts";
 
@@ -114,8 +114,8 @@ export function lookupBuiltin(name: string): FuncDef | undefined {
   return builtins.get(name.toLowerCase());
 }
 
-/** The built-ins plus this owner's plugin functions. Make one with `createCatalog()` (index.ts). */
-export class FunctionRegistry implements FunctionCatalog {
+/** The built-ins plus this owner's plugin functions. Make one with `createFunctionRegistry()` (index.ts). */
+export class FunctionRegistry implements FunctionSignatures {
   private readonly plugins = new Map<string, FuncDef>();
 
   lookup(name: string): FuncDef | undefined {

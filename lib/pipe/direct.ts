@@ -14,8 +14,8 @@ import { createDecoder, type Decoder } from "../formats/decode.ts";
 import { decodeEnvelopeJson, decodeTupleJson } from "../formats/json-tuple.ts";
 import { pickEnvelopeJson, pickTupleJson } from "../formats/json-pick.ts";
 import { StdoutSink } from "../connectors/stdio/stdout.ts";
-import { planRuleDef } from "../plan/plan-rule-def.ts";
-import { createCatalog } from "../functions/index.ts";
+import { planRule } from "../plan/plan-rule.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import type { RulePlan } from "../plan/specs.ts";
 import { isLookupTable, streamDef, type StreamDef } from "../plan/streams.ts";
 import type { LookupSource } from "../connectors/lookups.ts";
@@ -67,7 +67,7 @@ const runLive: typeof import("./live.ts").runLive = async (...a) => (await impor
 export async function runPipe(req: PipeRequest): Promise<PipeResult> {
   let run: PipeRun;
   try {
-    const functions = createCatalog();
+    const functions = createFunctionRegistry();
     if (req.graph !== undefined) {
       const extra = req.streamsSql ? parseCreates(req.streamsSql, functions) : [];
       return await runLive(req, undefined, streamDefs(extra, []), functions);
@@ -81,7 +81,7 @@ export async function runPipe(req: PipeRequest): Promise<PipeResult> {
     // Lookup tables are queried, not read: a stdin rule joining them stays on this runner.
     const live = (n: string) => defs.has(n) && !fedFromInput(defs.get(n)!, req) && !isLookupTable(defs.get(n)!);
     if (names.some(live) || req.actions?.length) return await runLive(req, file.select, defs, functions);
-    run = new PipeRun(req, options, defs, (env) => planRuleDef({ id: req.ruleId ?? "rule", select: file.select, options }, defs, { env, functions, zone: req.zone, ignoreCase: req.ignoreCase }).plan);
+    run = new PipeRun(req, options, defs, (env) => planRule({ id: req.ruleId ?? "rule", select: file.select, options }, defs, { env, functions, zone: req.zone, ignoreCase: req.ignoreCase }).plan);
     await run.openLookups();
   } catch (e) {
     if (e instanceof EngineError || e instanceof RowError) return failure(req, e);

@@ -7,7 +7,7 @@
  * name it complains about is looked up in the SELECT statement's text, outside strings and comments.
  */
 import { ParseError, PlanError } from "../errors.ts";
-import { createCatalog } from "../functions/index.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import { splitStatements } from "../sql/parse.ts";
 import type { CreateStatement, StreamField } from "../sql/ast.ts";
 import { closest, editDistance } from "./suggest.ts";
@@ -56,7 +56,7 @@ function subject(e: Error, names: Names): { word: string; candidates: string[]; 
   let m: RegExpExecArray | null;
   if (e instanceof ParseError && (m = /[Ff]ound "([^"]+)"/.exec(e.message)) && /^[A-Za-z_]+$/.test(m[1]!)) return { word: m[1]!, candidates: KEYWORDS, what: "keyword" };
   if ((m = /^unknown field (?:(\w+)\.)?(\S+)$/.exec(e.message))) return { word: m[2]!, candidates: names.columns, what: "column" };
-  if ((m = /function (\S+) not found/.exec(e.message))) return { word: m[1]!, candidates: createCatalog().names(), what: "function" };
+  if ((m = /function (\S+) not found/.exec(e.message))) return { word: m[1]!, candidates: createFunctionRegistry().names(), what: "function" };
   if ((m = /^fail to get stream (\S+),/.exec(e.message)) || (m = /^stream (\S+) not found$/.exec(e.message))) return { word: m[1]!, candidates: names.streams, what: "stream" };
   return undefined;
 }

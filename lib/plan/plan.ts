@@ -50,7 +50,7 @@ export interface PlannedRule {
   readonly analysis: Analysis;
 }
 
-export function planRule(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: PlanOptions): PlannedRule {
+export function planSelect(stmt: SelectStatement, streams: ReadonlyMap<string, StreamDef>, opts: PlanOptions): PlannedRule {
   const analysis = analyze(stmt, streams, { functions: opts.functions, sendMetaToSink: opts.sendMetaToSink });
   return { plan: new Planner(analysis, opts).build(), analysis };
 }

@@ -3,7 +3,7 @@
  * configuration defaults, the process-wide memory pub/sub and shared-stream hub, logging.
  */
 import type { Level } from "../log.ts";
-import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
+import { createFunctionRegistry, type FunctionRegistry } from "../functions/index.ts";
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
 import { ConnectionRegistry } from "../connectors/connections.ts";
@@ -87,7 +87,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     confKey: p.confKey,
     log,
     sourceReady: p.sourceReady,
-    functions: p.functions ?? createCatalog(),
+    functions: p.functions ?? createFunctionRegistry(),
     traces: p.traces,
     schemas: p.schemas ?? new SchemaRegistry(),
   };

@@ -11,14 +11,14 @@ import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { parseSelect } from "../sql/parse.ts";
-import { createCatalog } from "../functions/index.ts";
+import { createFunctionRegistry } from "../functions/index.ts";
 import type { RuntimeEnv } from "./env.ts";
 
 /** Source connector types floe has (connectors/sources.ts `createSourceConnector`). */
 const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql", "nats"]);
 
 /** The SELECT a graph rule carries where the runtime wants one (it is never planned). */
-export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createCatalog());
+export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createFunctionRegistry());
 
 export function planRuleGraph(
   id: string,

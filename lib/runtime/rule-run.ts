@@ -18,7 +18,7 @@ import type { SourceMessage } from "../source/message.ts";
 import type { SourceConnector } from "../source/connector.ts";
 import { isByteSource, sourceType } from "../connectors/sources.ts";
 import { openLookupTable } from "../connectors/lookups.ts";
-import { planRuleDef } from "../plan/plan-rule-def.ts";
+import { planRule } from "../plan/plan-rule.ts";
 import type { GraphPlan } from "../plan/graph.ts";
 import { planRuleGraph } from "./graph-plan.ts";
 import type { RulePlan } from "../plan/specs.ts";
@@ -361,7 +361,7 @@ export class RuleRun {
     this.graph = graph;
     this.plan = graph
       ? { sources: graph.sources, ops: [], slots: 0 }
-      : planRuleDef(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
+      : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
     this.clock.onError = (e) => this.fatal(e);
     this.pipelines = spec.sinks();
     for (const p of this.pipelines) p.clock = now;

@@ -69,7 +69,7 @@ import type { TraceStrategy } from "./trace/rule-tracer.ts";
 export type RunExit = { readonly kind: "eof" } | { readonly kind: "error"; readonly message: string };
 
 /** The parts of an eKuiper rule JSON the runtime reads (rules-and-sinks.md §1). */
-export interface RuleDefinition {
+export interface RuleJson {
   readonly id: string;
   readonly name?: string;
   readonly sql: string;
@@ -120,7 +120,7 @@ export class Rule {
   ) {}
 
   /** Validates a rule definition (see the contract above). */
-  static create(def: RuleDefinition, streams: ReadonlyMap<string, StreamDef>, env: RuntimeEnv, hub: SourceHub, host: RuleHostOptions = {}): Rule {
+  static create(def: RuleJson, streams: ReadonlyMap<string, StreamDef>, env: RuntimeEnv, hub: SourceHub, host: RuleHostOptions = {}): Rule {
     const options = parseRuleOptions(def.id, def.options, env.ruleDefaults);
     if (def.graph !== undefined && def.graph !== null) {
       // Planned here to validate (sources, operators, sinks); each run plans again.

@@ -1,6 +1,6 @@
 /** Request bodies decoded with Go's `json.Decoder` error texts (rest-api.md §1.6). */
 import { jsonKind } from "../value/go-json.ts";
-import { jsonDecodeError } from "../store/rule-def.ts";
+import { jsonDecodeError } from "../store/stored-rule.ts";
 import type { Ctx } from "./router.ts";
 
 export { field, isObject } from "../value/go-json.ts";

@@ -18,11 +18,11 @@ import { createNetGuard, type NetGuard } from "../net/guard.ts";
 import type { Zone } from "../value/time.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { CpuMeter, Trials } from "./rest-state.ts";
-import { createCatalog, type FunctionRegistry } from "../functions/index.ts";
+import { createFunctionRegistry, type FunctionRegistry } from "../functions/index.ts";
 import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
 import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./lifecycle.ts";
 import { patrol } from "./scheduler.ts";
-import { Catalog } from "../store/catalog.ts";
+import { StreamCatalog } from "../store/stream-catalog.ts";
 import { Kv } from "../store/kv.ts";
 import { SchemaStore } from "../store/schemas.ts";
 import { checkFormat, SchemaRegistry, type SchemaEntry } from "../formats/schema-registry.ts";
@@ -32,7 +32,7 @@ import { answerGroupRequest, applyGroupChange, checkGroupSnapshot } from "./clus
 import { staticEntryError } from "./group-entry.ts";
 import { clearRuleCache } from "../store/sink-cache.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
-import type { RuleDef } from "../store/rule-def.ts";
+import type { StoredRule } from "../store/stored-rule.ts";
 import { ConfKeys } from "./confkeys.ts";
 import { anyOriginCors } from "./cors.ts";
 import type { MockSpec } from "../connectors/simulator/source.ts";
@@ -43,13 +43,13 @@ import type { SafeMode } from "./safe-mode.ts";
 
 export interface RuntimeHooks {
   readonly factory: RunFactory;
-  readonly validate: (def: RuleDef) => void;
+  readonly validate: (def: StoredRule) => void;
   /** Trial runs: the rule's results go to `publish` instead of its actions. */
   /** Releases what the runtime holds beyond its rules (the daemon's memory lookup tables). */
   readonly close?: () => void;
   /** What the daemon's memory lookup tables hold against their byte budgets (`/metrics`). */
   readonly memoryTables?: () => { topic: string; key: string; budget: ByteBudget }[];
-  readonly trial?: (def: RuleDef, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
+  readonly trial?: (def: StoredRule, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
 }
 
 /** What the rule runtime reads from the engine when it plans a rule. */
@@ -121,7 +121,7 @@ export class Engine {
     readonly env: Record<string, string | undefined>,
     /** Definitions: the sqlite KV, or its group-replicated form when `cluster.nats` is set. */
     readonly kv: DefinitionStore,
-    readonly catalog: Catalog,
+    readonly catalog: StreamCatalog,
     /** The built-in functions and this daemon's JavaScript UDFs: what every rule parses, plans and calls with. */
     readonly functions: FunctionRegistry,
     readonly confKeys: ConfKeys,
@@ -180,8 +180,8 @@ export class Engine {
         throw e;
       }
     }
-    const functions = createCatalog();
-    const catalog = new Catalog(kv, functions, log);
+    const functions = createFunctionRegistry();
+    const catalog = new StreamCatalog(kv, functions, log);
     const connYaml = await loadConnectionYaml(o.paths.etc, env);
     const confKeys = new ConfKeys(kv, o.paths.etc, env, connYaml);
     await confKeys.load();
@@ -316,7 +316,7 @@ export class Engine {
   }
 
   /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */
-  async trialRun(def: RuleDef, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<RuleRun> {
+  async trialRun(def: StoredRule, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<RuleRun> {
     if (this.hooks.trial) return this.hooks.trial(def, publish, mocks, onExit);
     return this.hooks.factory(def, onExit);
   }

@@ -13,13 +13,13 @@ import { idError } from "../store/ids.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import type { FunctionRegistry } from "../functions/index.ts";
 import type { ScriptDef } from "../functions/js-udf.ts";
-import type { Catalog } from "../store/catalog.ts";
+import type { StreamCatalog } from "../store/stream-catalog.ts";
 import { MAX_DEFINITION_BODY } from "./request-body.ts";
 import type { RuleManager } from "./rule-manager.ts";
 
 /** What the check reads of the engine (server/cluster-apply.ts's GroupHost has it). */
 export interface EntryCheckHost {
-  readonly catalog: Catalog;
+  readonly catalog: StreamCatalog;
   readonly rules: RuleManager;
   readonly functions: FunctionRegistry;
   readonly scripts: ReadonlyMap<string, ScriptDef>;

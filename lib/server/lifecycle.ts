@@ -7,7 +7,7 @@
  */
 import type { ByteBudget } from "../core/byte-budget.ts";
 import { errorText } from "../errors.ts";
-import type { RuleDef } from "../store/rule-def.ts";
+import type { StoredRule } from "../store/stored-rule.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { ScanTableContent } from "../ops/join.ts";
 import type { RunExit, RunHandle } from "../runtime/rule.ts";
@@ -35,12 +35,12 @@ export interface Topo {
 export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
-export type RunFactory = (def: RuleDef, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
+export type RunFactory = (def: StoredRule, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
 
 type Action = "start" | "stop" | "scheduleStart" | "scheduleStop";
 
 /** A rule is scheduled when it has datetime ranges or both cron and duration (rules-and-sinks.md §7). */
-export function isScheduled(def: RuleDef): boolean {
+export function isScheduled(def: StoredRule): boolean {
   const o = def.options;
   return o.cronDatetimeRange.length > 0 || (o.cron !== "" && o.duration !== "");
 }
@@ -64,7 +64,7 @@ export class RuleLifecycle {
   onState: ((id: string, state: RuleStateName, message: string) => void) | undefined;
 
   constructor(
-    public def: RuleDef,
+    public def: StoredRule,
     private readonly factory: RunFactory,
     /** Called when all sources reached EOF (the manager sets `triggered=false`). */
     private readonly onEof: (id: string) => void,
@@ -131,7 +131,7 @@ export class RuleLifecycle {
    * Starts (or restarts) the rule now, re-planning from `def`: the REST start API, create and
    * update. A running run stops first with `stopMessage`.
    */
-  startNow(def: RuleDef = this.def, stopMessage = "stopped by update"): Promise<void> {
+  startNow(def: StoredRule = this.def, stopMessage = "stopped by update"): Promise<void> {
     return this.enqueue("start", async () => {
       this.def = def;
       if (this.run) await this.doStop(stopMessage, RuleStateName.stopped);
@@ -140,7 +140,7 @@ export class RuleLifecycle {
   }
 
   /** A scheduled rule started outside its schedule: stop any run and wait for the scheduler. */
-  waitForSchedule(def: RuleDef = this.def, stopMessage = "stopped by update"): Promise<void> {
+  waitForSchedule(def: StoredRule = this.def, stopMessage = "stopped by update"): Promise<void> {
     return this.enqueue("start", async () => {
       this.def = def;
       if (this.run) await this.doStop(stopMessage, RuleStateName.scheduledStop);

@@ -24,7 +24,7 @@ import { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
-import { ruleSources, type RuleDef } from "../store/rule-def.ts";
+import { ruleSources, type StoredRule } from "../store/stored-rule.ts";
 import type { RuleRun, RunExit, Topo } from "./lifecycle.ts";
 
 export const PARTITION_TOKEN = "{partition}";
@@ -48,7 +48,7 @@ function extraOf(s: StreamDef): Record<string, unknown> {
 }
 
 /** The partitioned stream a rule reads (SQL rules only), or undefined. */
-export function partitionedStream(def: RuleDef, streams: ReadonlyMap<string, StreamDef>, groupCount: number): Partitioning | undefined {
+export function partitionedStream(def: StoredRule, streams: ReadonlyMap<string, StreamDef>, groupCount: number): Partitioning | undefined {
   if (def.graph !== undefined) return undefined;
   for (const name of ruleSources(def)) {
     const s = streams.get(name);
@@ -76,7 +76,7 @@ export function streamsForPartition(streams: ReadonlyMap<string, StreamDef>, str
  * The warning for a rule whose GROUP BY lacks the stream's partition key: its groups are then
  * computed per partition, so a key spread over partitions yields one partial group per partition.
  */
-export function partitionKeyWarning(def: RuleDef, part: Partitioning): string | undefined {
+export function partitionKeyWarning(def: StoredRule, part: Partitioning): string | undefined {
   if (!part.key || !def.select || def.select.groupBy.length === 0) return undefined;
   const key = part.key.toLowerCase();
   if (def.select.groupBy.some((e) => e.kind === "field" && e.name.toLowerCase() === key)) return undefined;
@@ -113,7 +113,7 @@ export function partitionRunId(rule: string, p: number): string {
 }
 
 export interface PartitionedRunOptions {
-  readonly def: RuleDef;
+  readonly def: StoredRule;
   readonly partitions: number;
   readonly cluster: ClusterNode;
   readonly dataDir: string;

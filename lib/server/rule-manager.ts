@@ -10,10 +10,10 @@ import { RuleLifecycle, RuleStateName, type RunFactory, type Topo } from "./life
 import { inSchedule, nextStartTimestamp } from "./scheduler.ts";
 import { isScheduled } from "./lifecycle.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
-import type { Catalog } from "../store/catalog.ts";
+import type { StreamCatalog } from "../store/stream-catalog.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
-import type { FunctionCatalog } from "../sql/catalog.ts";
-import { parseRuleDef, rewriteRuleText, ruleSources, versionAllows, type RuleDef } from "../store/rule-def.ts";
+import type { FunctionSignatures } from "../sql/function-signatures.ts";
+import { parseStoredRule, rewriteRuleText, ruleSources, versionAllows, type StoredRule } from "../store/stored-rule.ts";
 import { MASK, unmaskSecrets } from "./confkeys.ts";
 import { goQuote } from "./respond.ts";
 
@@ -34,7 +34,7 @@ export function statusText(entries: readonly (readonly [string, number | string]
 }
 
 /** Plans a definition without running it (throws the planning error). */
-export type RuleValidator = (def: RuleDef) => void;
+export type RuleValidator = (def: StoredRule) => void;
 
 const e1000 = (m: string) => new EngineError(m, ErrCode.undefined);
 /** A code-1000 error with `m`; a size refusal stays one (413). */
@@ -48,8 +48,8 @@ export class RuleManager {
 
   constructor(
     private readonly kv: DefinitionStore,
-    private readonly catalog: Catalog,
-    private readonly functions: FunctionCatalog,
+    private readonly catalog: StreamCatalog,
+    private readonly functions: FunctionSignatures,
     private readonly defaults: () => Readonly<Record<string, unknown>>,
     private readonly factory: RunFactory,
     private readonly validate: RuleValidator,
@@ -58,24 +58,24 @@ export class RuleManager {
   ) {}
 
   /** Plans a definition without storing or running it. */
-  validateDef(def: RuleDef): void {
+  validateDef(def: StoredRule): void {
     this.validate(def);
   }
 
-  parse(text: string, pathId?: string): RuleDef {
-    return parseRuleDef(text, this.functions, this.defaults(), pathId);
+  parse(text: string, pathId?: string): StoredRule {
+    return parseStoredRule(text, this.functions, this.defaults(), pathId);
   }
 
   /**
    * Create/update/start API: runs now, except a scheduled rule outside its schedule, which waits
    * for its next window (the SHOULD of rest-api.md §5; eKuiper runs it until the next tick).
    */
-  private launch(lc: RuleLifecycle, def: RuleDef, stopMessage = "stopped by update"): Promise<void> {
+  private launch(lc: RuleLifecycle, def: StoredRule, stopMessage = "stopped by update"): Promise<void> {
     if (isScheduled(def) && !inSchedule(def, Date.now(), this.zone())) return lc.waitForSchedule(def, stopMessage);
     return lc.startNow(def, stopMessage);
   }
 
-  private lifecycle(def: RuleDef): RuleLifecycle {
+  private lifecycle(def: StoredRule): RuleLifecycle {
     const lc = new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
     lc.onState = this.onState;
     return lc;
@@ -91,9 +91,9 @@ export class RuleManager {
 
   /** Registers a stored rule (replacing a registered one) and starts it when triggered (and `start`). */
   recover(id: string, text: string, start = true): void {
-    let def: RuleDef;
+    let def: StoredRule;
     try {
-      def = parseRuleDef(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
+      def = parseStoredRule(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
     } catch (e) {
       this.log(`cannot restore rule ${id}: ${errorText(e)}`);
       return;
@@ -119,7 +119,7 @@ export class RuleManager {
       else this.kv.delete("rule", id);
       return;
     }
-    const def = parseRuleDef(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
+    const def = parseStoredRule(text, this.functions, this.defaults(), undefined, { keepBadSql: true });
     this.kv.set("rule", id, text);
     if (!lc) {
       const fresh = this.lifecycle(def);
@@ -135,7 +135,7 @@ export class RuleManager {
 
   /** `POST /rules`: returns the id. */
   create(text: string): string {
-    let def: RuleDef;
+    let def: StoredRule;
     try {
       def = this.parse(text);
     } catch (e) {
@@ -161,7 +161,7 @@ export class RuleManager {
         // not JSON: the parse below reports it
       }
     }
-    let def: RuleDef;
+    let def: StoredRule;
     try {
       def = this.parse(text, id);
     } catch (e) {

@@ -1,8 +1,8 @@
 /** `/rules/**` (rest-api.md §5, §7): CRUD, lifecycle, status, topology, explain, tags, bulk. */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { OpSpec } from "../plan/specs.ts";
-import { planRuleDef } from "../plan/plan-rule-def.ts";
-import { graphTopoSources, ruleSources } from "../store/rule-def.ts";
+import { planRule } from "../plan/plan-rule.ts";
+import { graphTopoSources, ruleSources } from "../store/stored-rule.ts";
 import { field, isObject, readJson, unmarshalTypeError } from "./body.ts";
 import { maskSecrets } from "./confkeys.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
@@ -67,7 +67,7 @@ function explain(e: Engine, id: string): string {
   const text = e.rules.describe(id);
   const def = e.rules.parse(text);
   if (!def.select) throw new EngineError("only support explain sql now", ErrCode.undefined);
-  const plan = planRuleDef({ id, select: def.select, options: def.options }, e.catalog.all(), { functions: e.functions, zone: e.zone }).plan;
+  const plan = planRule({ id, select: def.select, options: def.options }, e.catalog.all(), { functions: e.functions, zone: e.zone }).plan;
   const chain: { op: string; info: string }[] = [];
   for (const op of [...plan.ops].reverse()) chain.push(explainNode(op));
   for (const s of plan.sources) for (const h of [...s.helpers].reverse()) if (h.kind === "filter") chain.push({ op: "FilterPlan", info: h.name });

@@ -16,7 +16,7 @@ import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
 import type { SourceConnector } from "../source/connector.ts";
 import { SimulatorSource } from "../connectors/simulator/source.ts";
-import type { RuleDef } from "../store/rule-def.ts";
+import type { StoredRule } from "../store/stored-rule.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
 import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
@@ -39,13 +39,13 @@ class TrialConnector implements SinkConnector {
 }
 
 /** The trial's `sinkProps` (ruletest.ts carries them as the props of its only action). */
-function trialSinkProps(def: RuleDef): Record<string, unknown> {
+function trialSinkProps(def: StoredRule): Record<string, unknown> {
   const a = def.actions[0];
   const props = a ? Object.values(a)[0] : undefined;
   return props && typeof props === "object" && !Array.isArray(props) ? (props as Record<string, unknown>) : {};
 }
 
-function ruleJson(def: RuleDef) {
+function ruleJson(def: StoredRule) {
   return { id: def.id, name: def.name, sql: def.sql, select: def.select, actions: def.actions, options: def.options.raw, graph: def.graph, temp: def.temp };
 }
 
@@ -78,7 +78,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   const tables = new MemoryTables(env.pubsub, engine.log);
   engine.catalog.onChange = (name, def) => tables.update(name, def);
   for (const [name, def] of engine.catalog.all()) tables.update(name, def);
-  const create = (def: RuleDef, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
+  const create = (def: StoredRule, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
     Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
   const factory: RunFactory = async (def, onExit) => {
     // In a group, a rule over a partitioned stream runs once per partition this member owns.

@@ -4,7 +4,7 @@
  * eKuiper (documented quirk) a rule the user stopped (`triggered=false`) is never schedule-started.
  */
 import type { Zone } from "../value/time.ts";
-import type { RuleDef } from "../store/rule-def.ts";
+import type { StoredRule } from "../store/stored-rule.ts";
 import { parseCron, type Schedule } from "./cron.ts";
 import { isScheduled, RuleLifecycle, RuleStateName } from "./lifecycle.ts";
 import type { DatetimeRange } from "../plan/rule-options.ts";
@@ -40,7 +40,7 @@ function inRange(r: DatetimeRange, now: number, zone: Zone): boolean {
 }
 
 /** Whether a cron+duration rule should be running at `now`. */
-function inCronWindow(def: RuleDef, now: number, zone: Zone): boolean {
+function inCronWindow(def: StoredRule, now: number, zone: Zone): boolean {
   const s = schedule(def.options.cron, zone);
   const d = def.options.durationMs;
   if (!s || d <= 0) return false;
@@ -49,7 +49,7 @@ function inCronWindow(def: RuleDef, now: number, zone: Zone): boolean {
 }
 
 /** Whether a scheduled rule is inside its schedule at `now` (always true for other rules). */
-export function inSchedule(def: RuleDef, now: number, zone: Zone): boolean {
+export function inSchedule(def: StoredRule, now: number, zone: Zone): boolean {
   const o = def.options;
   if (o.cronDatetimeRange.length && !o.cronDatetimeRange.some((r) => inRange(r, now, zone))) return false;
   if (o.cron !== "" && o.duration !== "") return inCronWindow(def, now, zone);
@@ -57,7 +57,7 @@ export function inSchedule(def: RuleDef, now: number, zone: Zone): boolean {
 }
 
 /** `nextStartTimestamp` of the status (rules-and-sinks.md §7). */
-export function nextStartTimestamp(def: RuleDef, now: number, zone: Zone): number {
+export function nextStartTimestamp(def: StoredRule, now: number, zone: Zone): number {
   const o = def.options;
   if (!isScheduled(def) || o.cron === "") return 0;
   if (o.cronDatetimeRange.length && !o.cronDatetimeRange.some((r) => inRange(r, now, zone))) return 0;

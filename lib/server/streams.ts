@@ -1,7 +1,7 @@
 /** `/streams` and `/tables` (rest-api.md §4): one set of handlers, the type word from the route. */
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { sourceType } from "../connectors/sources.ts";
-import { streamColumns } from "../plan/plan-rule-def.ts";
+import { streamColumns } from "../plan/plan-rule.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { describeJson, schemaJson } from "../store/describe.ts";
 import { idError } from "../store/ids.ts";

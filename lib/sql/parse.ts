@@ -6,7 +6,7 @@
 import { CompileBudgetError, EngineError, ErrCode, ParseError } from "../errors.ts";
 import { compileLimits, DEFAULT_COMPILE_LIMITS } from "../value/compile-budget.ts";
 import type { CreateStatement, Expr, SelectStatement, Statement } from "./ast.ts";
-import type { FunctionCatalog } from "./catalog.ts";
+import type { FunctionSignatures } from "./function-signatures.ts";
 import { finishCreate, type RawCreate } from "./create.ts";
 import { checkAstDepth, scanSqlDepth } from "./depth.ts";
 import { parse as pegParse, SyntaxError as PegSyntaxError } from "../../generated/sql/parser.js";
@@ -16,7 +16,7 @@ import { validateWindowArgs, WINDOW_NAMES } from "./window-args.ts";
 const PSEUDO_FUNCTIONS = new Set([...WINDOW_NAMES, "dedup_trigger"]);
 
 /** The grammar's hooks for call names, answered by the caller's catalog. */
-function hooks(catalog: FunctionCatalog) {
+function hooks(catalog: FunctionSignatures) {
   return {
     isFunction(name: string): boolean {
       const lower = name.toLowerCase();
@@ -73,7 +73,7 @@ export const MAX_SQL_LENGTH = DEFAULT_COMPILE_LIMITS.sqlLength;
 /** What a statement nesting deeper than the parser's stack can hold is refused with. */
 export const SQL_TOO_DEEP = "the SQL statement nests too deeply";
 
-function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", catalog: FunctionCatalog, base = 0, full = text): unknown {
+function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", catalog: FunctionSignatures, base = 0, full = text): unknown {
   const max = compileLimits().sqlLength;
   if (text.length > max) throw new CompileBudgetError(`the SQL statement is ${text.length} characters long, more than the limit of ${max}`, "sqlLength");
   scanSqlDepth(text);
@@ -107,7 +107,7 @@ function runParser(text: string, startRule: "Statement" | "SelectStatement" | "C
 }
 
 /** Post-processing; its errors are parse errors at the statement's start. */
-function finish(raw: unknown, catalog: FunctionCatalog, base = 0, full = ""): Statement {
+function finish(raw: unknown, catalog: FunctionSignatures, base = 0, full = ""): Statement {
   const s = raw as Statement | RawCreate;
   try {
     if (s.kind === "select") return finishSelect(s, catalog);
@@ -125,12 +125,12 @@ function finish(raw: unknown, catalog: FunctionCatalog, base = 0, full = ""): St
 }
 
 /** Parses one statement (a trailing `;` and anything after it are ignored, as eKuiper does). */
-export function parseStatement(text: string, catalog: FunctionCatalog, base = 0, full = text): Statement {
+export function parseStatement(text: string, catalog: FunctionSignatures, base = 0, full = text): Statement {
   return finish(runParser(cutAtSemicolon(text), "Statement", catalog, base, full), catalog, base, full);
 }
 
 /** Parses rule SQL: one SELECT. Errors are eKuiper's parser messages (without the rule wrapper). */
-export function parseSelect(text: string, catalog: FunctionCatalog): SelectStatement {
+export function parseSelect(text: string, catalog: FunctionSignatures): SelectStatement {
   const s = finish(runParser(cutAtSemicolon(text), "SelectStatement", catalog), catalog, 0, text);
   return s as SelectStatement;
 }
@@ -141,7 +141,7 @@ export interface RuleFile {
 }
 
 /** A `.sql` rule file: any number of CREATE STREAM/TABLE statements, then exactly one SELECT. */
-export function parseRuleFile(text: string, catalog: FunctionCatalog): RuleFile {
+export function parseRuleFile(text: string, catalog: FunctionSignatures): RuleFile {
   const parts = splitStatements(text);
   const creates: CreateStatement[] = [];
   let select: SelectStatement | undefined;
@@ -164,7 +164,7 @@ export function parseRuleFile(text: string, catalog: FunctionCatalog): RuleFile 
  * A streams file (`floe run --streams`): CREATE STREAM/TABLE statements only, each parsed with the
  * CreateStatement rule; any other statement is a parse error at its start.
  */
-export function parseCreates(text: string, catalog: FunctionCatalog): CreateStatement[] {
+export function parseCreates(text: string, catalog: FunctionSignatures): CreateStatement[] {
   const out: CreateStatement[] = [];
   for (const p of splitStatements(text)) {
     if (firstWord(p.text) !== "CREATE") {

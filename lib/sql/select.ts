@@ -4,18 +4,18 @@
  */
 import { EngineError, ErrCode } from "../errors.ts";
 import type { Expr, Field, SelectStatement } from "./ast.ts";
-import type { FunctionCatalog } from "./catalog.ts";
+import type { FunctionSignatures } from "./function-signatures.ts";
 import { renderExpr } from "./render.ts";
 import { clauseExprs, mapExpr, mapSelect, some } from "./walk.ts";
 
-const kindIs = (catalog: FunctionCatalog, kind: string) => (e: Expr) => e.kind === "call" && catalog.kind(e.name) === kind;
+const kindIs = (catalog: FunctionSignatures, kind: string) => (e: Expr) => e.kind === "call" && catalog.kind(e.name) === kind;
 const isChangedCols = (e: Expr) => e.kind === "call" && e.name === "changed_cols";
 
 function parseError(message: string): EngineError {
   return new EngineError(message, ErrCode.parser);
 }
 
-export function finishSelect(raw: SelectStatement, catalog: FunctionCatalog): SelectStatement {
+export function finishSelect(raw: SelectStatement, catalog: FunctionSignatures): SelectStatement {
   const sources = new Set<string>();
   for (const src of [raw.from, ...raw.joins.map((j) => j.source)]) {
     sources.add(src.name);
@@ -57,7 +57,7 @@ function nameFields(fields: Field[]): void {
   }
 }
 
-function check(s: SelectStatement, catalog: FunctionCatalog): void {
+function check(s: SelectStatement, catalog: FunctionSignatures): void {
   const isAggregate = kindIs(catalog, "aggregate");
   const isSrf = kindIs(catalog, "srf");
   const isWindowFunc = kindIs(catalog, "window");

@@ -3,10 +3,10 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { explain } from "../../lib/cli/where.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { planRule } from "../../lib/plan/plan.ts";
+import { planSelect } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
@@ -15,9 +15,9 @@ const tmp = mkdtempSync(join(tmpdir(), "floe-diag-"));
 
 function errorOf(sql: string): unknown {
   try {
-    const functions = createCatalog();
+    const functions = createFunctionRegistry();
     const f = parseRuleFile(sql, functions);
-    planRule(f.select, new Map(f.creates.map((c) => [c.name, streamDef(c)])), { env: { now: () => 0, zone: UTC, ruleId: "t", ruleStart: 0 }, zone: UTC, functions });
+    planSelect(f.select, new Map(f.creates.map((c) => [c.name, streamDef(c)])), { env: { now: () => 0, zone: UTC, ruleId: "t", ruleStart: 0 }, zone: UTC, functions });
   } catch (e) {
     return e;
   }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ClusterNode, FencedError, ownerOf } from "../../lib/cluster/index.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
-import type { RuleDef } from "../../lib/store/rule-def.ts";
+import type { StoredRule } from "../../lib/store/stored-rule.ts";
 import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -91,7 +91,7 @@ test("a member joining mid-take-over: the partition it wins runs in one place at
     const node = await connect(group, instance);
     await node.join(`http://${instance}`);
     const run = new PartitionedRun({
-      def: { id: "r", options: { qos: 1 } } as unknown as RuleDef,
+      def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
       partitions: 12,
       cluster: node,
       dataDir: mkdtempSync(join(tmpdir(), "floe-fence-")),

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ClusterNode } from "../../lib/cluster/index.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
-import type { RuleDef } from "../../lib/store/rule-def.ts";
+import type { StoredRule } from "../../lib/store/stored-rule.ts";
 import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -42,7 +42,7 @@ test("a member joining waits for the release of a partition that has no group ch
     nodes.push(node);
     await node.join(`http://${instance}`);
     const run = new PartitionedRun({
-      def: { id: "r", options: { qos: 1 } } as unknown as RuleDef,
+      def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
       partitions: 12,
       cluster: node,
       // No run here ever checkpoints: every partition stays without a group checkpoint of its state.

@@ -19,7 +19,7 @@ import { ownerOf } from "../../lib/cluster/assignment.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { PartitionedRun, partitionRunId } from "../../lib/server/partitioned-run.ts";
 import { checkpointStore } from "../../lib/store/checkpoint.ts";
-import type { RuleDef } from "../../lib/store/rule-def.ts";
+import type { StoredRule } from "../../lib/store/stored-rule.ts";
 import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
@@ -58,7 +58,7 @@ async function member(group: string, instance: string, work?: (p: number) => str
   /** The state each run started from (what the take-over restored), by partition. */
   const restored = new Map<number, string | undefined>();
   const run = new PartitionedRun({
-    def: { id: "r", options: { qos: 1 } } as unknown as RuleDef,
+    def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
     partitions: PARTITIONS,
     cluster: node,
     dataDir,

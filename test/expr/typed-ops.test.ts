@@ -8,11 +8,11 @@ import { expect, test } from "bun:test";
 import { compileExpr, type Scope } from "../../lib/expr/compile.ts";
 import { arith, checkLeft, compare, type ArithOp, type CmpOp } from "../../lib/expr/ops.ts";
 import { Tuple } from "../../lib/expr/row.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import type { Expr } from "../../lib/sql/ast.ts";
 import type { Value } from "../../lib/value/values.ts";
 
-const scope = { env: {}, functions: createCatalog(), aggregate: false, cachedCalls: new Map(), callState: new Map(), hits: {} } as unknown as Scope;
+const scope = { env: {}, functions: createFunctionRegistry(), aggregate: false, cachedCalls: new Map(), callState: new Map(), hits: {} } as unknown as Scope;
 
 const VALUES: Value[] = [0, -0, 1.5, -2.25, 3, NaN, Infinity, -Infinity, 0n, 3n, -7n, 9007199254740993n, "a", "b", "", true, false, null, { x: 1 }, [1]];
 const FLOAT_LITERALS = [0, -0, 2.5, -1, NaN, 3];

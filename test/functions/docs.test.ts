@@ -1,9 +1,9 @@
 /** Every built-in function is documented for `/metadata/functions`, with a group eKuiper documents. */
 import { expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { FUNCTION_DOCS, FUNCTION_GROUP_PAGES } from "../../lib/functions/docs.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 test("every registered built-in has a hint, a known group and well-formed arguments", () => {
   const builtins = functions.names().filter((n) => !functions.lookup(n)!.plugin);

@@ -4,7 +4,7 @@
  * load (pending jobs included); a memory limit per UDF; values cross with floe's int/float split.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { createSandbox, loadSandbox, type Sandbox, type SandboxLimits } from "../../lib/functions/js-sandbox.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
 import { invoke } from "../../lib/functions/invoke.ts";
@@ -13,7 +13,7 @@ import { DateTime, Duration, UTC } from "../../lib/value/time.ts";
 import type { Value } from "../../lib/value/values.ts";
 import { waitFor } from "../helpers/runtime.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const LIMITS: SandboxLimits = { timeoutMs: 50, memoryBytes: 32 * 1024 * 1024 };
 

@@ -1,12 +1,12 @@
 /** JavaScript UDFs: run for real in their QuickJS sandbox, registered as plugin functions. */
 import { afterAll, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { registerScript, unregisterScript } from "../../lib/functions/js-udf.ts";
 import { invoke } from "../../lib/functions/invoke.ts";
 import type { CallCtx } from "../../lib/functions/registry.ts";
 import { UTC } from "../../lib/value/time.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const ctx: CallCtx = { name: "x", env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, state: undefined };
 

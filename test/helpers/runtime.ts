@@ -1,11 +1,11 @@
 /** Test helpers for the streaming runtime: stream catalogs, a runtime env, waiting on conditions. */
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntimeEnv, type RuntimeEnv } from "../../lib/runtime/env.ts";
 import { SourceHub } from "../../lib/runtime/sources.ts";
-import { Rule, type RuleDefinition, type RunHandle } from "../../lib/runtime/rule.ts";
+import { Rule, type RuleJson, type RunHandle } from "../../lib/runtime/rule.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import type { CreateStatement } from "../../lib/sql/ast.ts";
@@ -13,7 +13,7 @@ import { createNetGuard } from "../../lib/net/guard.ts";
 
 export { waitFor, waitForValue } from "./wait.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 export function streams(...sql: string[]): Map<string, StreamDef> {
   const m = new Map<string, StreamDef>();
@@ -30,7 +30,7 @@ export interface TestRuntime {
   readonly logs: string[];
   /** The stream of each source that said it receives (`sourceReady`: an MQTT source once subscribed), one entry per call. */
   readonly ready: string[];
-  rule(def: RuleDefinition, defs: Map<string, StreamDef>): Rule;
+  rule(def: RuleJson, defs: Map<string, StreamDef>): Rule;
 }
 
 /**

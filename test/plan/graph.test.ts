@@ -1,11 +1,11 @@
 /** Graph planning (graph-rules.md §2, §6, §11 TC11–TC13): eKuiper's check order and messages. */
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { describe, expect, test } from "bun:test";
 import { planGraph, type GraphHost } from "../../lib/plan/graph.ts";
 import { UTC } from "../../lib/value/time.ts";
 import { streams } from "../helpers/runtime.ts";
 
-const opts = { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, functions: createCatalog() };
+const opts = { env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, functions: createFunctionRegistry() };
 const host: GraphHost = {
   sourceTypeExists: (t) => ["mqtt", "memory", "file"].includes(t),
   checkSink: (t) => {

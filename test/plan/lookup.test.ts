@@ -1,12 +1,12 @@
 /** Lookup-table joins at plan time (sql.md §12.5, §6.6, §13): node names, key extraction, errors. */
 import { describe, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { planRule } from "../../lib/plan/plan.ts";
+import { planSelect } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const STREAMS = `
 CREATE STREAM demo () WITH (DATASOURCE="demo", TYPE="memory");
@@ -18,7 +18,7 @@ CREATE TABLE scan1 (id BIGINT, size BIGINT) WITH (DATASOURCE="lookup.json", FORM
 function plan(select: string) {
   const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  return planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC }).plan;
+  return planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC }).plan;
 }
 
 function nodes(select: string): string[] {

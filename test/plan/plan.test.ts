@@ -1,12 +1,12 @@
 /** The planner: eKuiper's operator order and node names (sql.md §13.3), and plan-time errors (§6). */
 import { describe, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { UTC } from "../../lib/value/time.ts";
-import { planRule } from "../../lib/plan/plan.ts";
+import { planSelect } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const STREAMS = `
 CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="demo", FORMAT="JSON", TYPE="memory");
@@ -17,7 +17,7 @@ CREATE TABLE table1 (name STRING, size BIGINT, id BIGINT) WITH (DATASOURCE="look
 function nodes(select: string, options: { isEventTime?: boolean } = {}): string[] {
   const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
+  const { plan } = planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
   const out: string[] = [];
   for (const s of plan.sources) out.push(`source_${s.name}`, ...s.helpers.map((h) => h.name));
   out.push(...plan.ops.map((o) => o.name));
@@ -81,7 +81,7 @@ describe("STRICT_VALIDATION checks the columns the rule reads", () => {
   const strict = (select: string): string[] | null => {
     const file = parseRuleFile(STREAMS + select, functions);
     const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-    const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC });
+    const { plan } = planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC });
     const pre = plan.sources.find((x) => x.name === "table1")!.helpers.find((h) => h.kind === "preprocessor");
     return pre?.kind === "preprocessor" ? (pre.spec.strict?.map((f) => f.name) ?? null) : null;
   };
@@ -118,7 +118,7 @@ describe("column pruning: columns (explain, decoding) and valueColumns (int64 co
   const sources = (sql: string) => {
     const file = parseRuleFile(`CREATE STREAM s () WITH (DATASOURCE="s", FORMAT="JSON", TYPE="memory");\n${sql}`, functions);
     const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-    const s = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC }).plan.sources[0]!;
+    const s = planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC }).plan.sources[0]!;
     const list = (x: ReadonlySet<string> | null | undefined) => (x ? [...x].sort() : x);
     return { columns: list(s.columns), values: list(s.valueColumns) };
   };

@@ -7,12 +7,12 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { Tuple } from "../../lib/expr/row.ts";
 import { DateTime, Duration, FixedZone, UTC } from "../../lib/value/time.ts";
 import type { Obj } from "../../lib/value/values.ts";
 import { StdoutSink } from "../../lib/connectors/stdio/stdout.ts";
-import { planRule } from "../../lib/plan/plan.ts";
+import { planSelect } from "../../lib/plan/plan.ts";
 import { streamDef } from "../../lib/plan/streams.ts";
 import { Topology } from "../../lib/runtime/topology.ts";
 import { parseRuleFile } from "../../lib/sql/parse.ts";
@@ -21,7 +21,7 @@ import { decodeState, encodeState } from "../../lib/store/state-codec.ts";
 import { VirtualClock } from "../../lib/ops/window/clock.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const T0 = 1_700_000_000_000;
 
@@ -57,7 +57,7 @@ function start(sql: string, options: { isEventTime?: boolean; windowEvaluator?: 
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(at);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: at };
-  const plan = planRule(file.select, defs, { functions, env, zone: UTC, lateTolerance: 1000, isEventTime: options.isEventTime, windowEvaluator: options.windowEvaluator }).plan;
+  const plan = planSelect(file.select, defs, { functions, env, zone: UTC, lateTolerance: 1000, isEventTime: options.isEventTime, windowEvaluator: options.windowEvaluator }).plan;
   const run = { clock, out: "" } as Run & { out: string };
   const sink = new StdoutSink("array", (t) => void (run.out += t), () => clock.now());
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);

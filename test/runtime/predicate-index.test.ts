@@ -11,7 +11,7 @@ import { DataServer } from "../../lib/connectors/http/server.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { indexableCond } from "../../lib/runtime/predicate-index.ts";
 import { parseSelect } from "../../lib/sql/parse.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 
 const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
 afterEach(async () => {
@@ -126,7 +126,7 @@ test("every rule's output and counts over a shared, indexed stream equal the rul
 });
 
 test("only a whole WHERE of field <op> numeric constant is indexable", () => {
-  const fns = createCatalog();
+  const fns = createFunctionRegistry();
   const cond = (w: string) => {
     const sel = parseSelect(`SELECT * FROM s WHERE ${w}`, fns);
     return indexableCond(sel.where!, "s", false);

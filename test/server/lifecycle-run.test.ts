@@ -7,16 +7,16 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { RuleLifecycle, type RunFactory } from "../../lib/server/lifecycle.ts";
-import { parseRuleDef, type RuleDef } from "../../lib/store/rule-def.ts";
+import { parseStoredRule, type StoredRule } from "../../lib/store/stored-rule.ts";
 import type { StreamDef } from "../../lib/plan/streams.ts";
 import { streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
-function def(id: string, sql: string, actions: unknown[] = [{ nop: {} }]): RuleDef {
-  return parseRuleDef(JSON.stringify({ id, sql, actions }), functions, {});
+function def(id: string, sql: string, actions: unknown[] = [{ nop: {} }]): StoredRule {
+  return parseStoredRule(JSON.stringify({ id, sql, actions }), functions, {});
 }
 
 /** What server/runtime-bridge.ts does: a rule validated afresh per run, its handle given to the lifecycle. */

@@ -1,15 +1,15 @@
 /** The rule state machine and the patrol tick (rest-api.md §6.1, rules-and-sinks.md §6–§7), with a fake run. */
 import { expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { parseCron } from "../../lib/server/cron.ts";
 import { RuleLifecycle, type RuleRun, type RunExit, type RunFactory } from "../../lib/server/lifecycle.ts";
 import { nextStartTimestamp, patrol } from "../../lib/server/scheduler.ts";
-import { parseRuleDef } from "../../lib/store/rule-def.ts";
+import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
-const def = (options: object = {}) => parseRuleDef(JSON.stringify({ id: "r", sql: "select * from s", actions: [{ nop: {} }], options }), functions, {});
+const def = (options: object = {}) => parseStoredRule(JSON.stringify({ id: "r", sql: "select * from s", actions: [{ nop: {} }], options }), functions, {});
 
 function fakeRuntime(fail?: string) {
   let exit: ((e: RunExit) => void) | undefined;

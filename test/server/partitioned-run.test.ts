@@ -1,19 +1,19 @@
 /** The pieces of a partitioned rule's run that need no group: which stream, each partition's definitions, the key warning, merged metrics. */
 import { expect, test } from "bun:test";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
-import { parseRuleDef } from "../../lib/store/rule-def.ts";
+import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
-const fns = createCatalog();
+const fns = createFunctionRegistry();
 function stream(sql: string): StreamDef {
   const c = parseStatement(sql, fns);
   if (c.kind !== "create") throw new Error("not a CREATE");
   return streamDef(c, sql);
 }
-const rule = (sql: string) => parseRuleDef(JSON.stringify({ id: "r", sql, actions: [{ nop: {} }] }), fns, {});
+const rule = (sql: string) => parseStoredRule(JSON.stringify({ id: "r", sql, actions: [{ nop: {} }] }), fns, {});
 
 const tele = stream(`CREATE STREAM tele () WITH (TYPE="mqtt", DATASOURCE="tele/{partition}/+", EXTRA="{\\"durable\\":\\"d_{partition}\\",\\"partitionKey\\":\\"deviceId\\"}")`);
 const plain = stream(`CREATE STREAM plain () WITH (TYPE="mqtt", DATASOURCE="plain/#")`);

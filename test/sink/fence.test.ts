@@ -12,7 +12,7 @@ import type { SinkConnector, SinkItem } from "../../lib/sink/connector.ts";
 import { Checkpointer } from "../../lib/runtime/checkpoint.ts";
 import type { Topology } from "../../lib/runtime/topology.ts";
 import { parseSelect } from "../../lib/sql/parse.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { checkpointStore } from "../../lib/store/checkpoint.ts";
 import { waitFor } from "../helpers/runtime.ts";
 import { openPipeline } from "../helpers/sink.ts";
@@ -47,7 +47,7 @@ test("a fenced checkpoint coordinator stores no checkpoint", () => {
   const dir = mkdtempSync(join(tmpdir(), "floe-fence-cp-"));
   let open = false;
   const topo = { snapshot: () => ({ op: 1 }), sinkState: () => ({}) } as unknown as Topology;
-  const cp = new Checkpointer("r.p0", checkpointStore(dir), parseSelect("SELECT * FROM s", createCatalog()), "inc", () => {}, () => open);
+  const cp = new Checkpointer("r.p0", checkpointStore(dir), parseSelect("SELECT * FROM s", createFunctionRegistry()), "inc", () => {}, () => open);
   expect(cp.take(topo, () => ({}))).toBe(false);
   expect(checkpointStore(dir).latest("r.p0")).toBeUndefined();
   open = true;

@@ -1,10 +1,10 @@
 /** A streams file (`floe run --streams`): CREATE statements only, parsed with positions. */
 import { expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { ParseError } from "../../lib/errors.ts";
 import { parseCreates } from "../../lib/sql/parse.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 test("every CREATE STREAM/TABLE of the file, in order, with comments and a missing last semicolon", () => {
   const text = `-- devices

@@ -1,12 +1,12 @@
 /** The SQL front end: precedence, lexer quirks, output names, and eKuiper's error texts with positions. */
 import { describe, expect, test } from "bun:test";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { ParseError } from "../../lib/errors.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import { renderExpr } from "../../lib/sql/render.ts";
 import cases from "../../fixtures/sql/parse.json";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 interface Case {
   name: string;

@@ -9,7 +9,7 @@ import { fromDoc, loadKuiperConfig } from "../../lib/config/index.ts";
 import { applyEnv } from "../../lib/config/env.ts";
 import { CompileBudgetError, TooLargeError } from "../../lib/errors.ts";
 import { compileScript } from "../../lib/functions/js-udf.ts";
-import { createCatalog } from "../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { scanProto } from "../../lib/formats/proto-scan.ts";
 import { parseProto } from "../../lib/formats/protobuf.ts";
 import { SchemaRegistry } from "../../lib/formats/schema-registry.ts";
@@ -19,7 +19,7 @@ import { parseSelect } from "../../lib/sql/parse.ts";
 import { compileLimits, DEFAULT_COMPILE_LIMITS, setCompileLimits, type CompileLimits } from "../../lib/value/compile-budget.ts";
 import { deepSql, deepTemplate, hugeGraph, wideProto } from "../hostile/compile-cases.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 /** Runs with `over` replacing some defaults. */
 function withLimits(over: Partial<CompileLimits>): void {

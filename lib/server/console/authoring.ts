@@ -8,7 +8,7 @@
  */
 import { EngineError, ErrCode, errorText } from "../../errors.ts";
 import { diagnose, diagnosis, type Names } from "../../plan/diagnose.ts";
-import { planRuleDef } from "../../plan/plan-rule-def.ts";
+import { planRule } from "../../plan/plan-rule.ts";
 import { parseRuleOptions } from "../../plan/rule-options.ts";
 import { parseSelect, parseStatement } from "../../sql/parse.ts";
 import { idError } from "../../store/ids.ts";
@@ -45,7 +45,7 @@ export function validate(e: Engine, sql: string, kind: "rule" | "stream"): Verdi
   try {
     if (kind === "rule") {
       const select = parseSelect(sql, e.functions);
-      planRuleDef({ id: "validate", select, options: parseRuleOptions("validate", undefined) }, e.catalog.all(), { functions: e.functions, zone: e.zone });
+      planRule({ id: "validate", select, options: parseRuleOptions("validate", undefined) }, e.catalog.all(), { functions: e.functions, zone: e.zone });
     } else {
       const s = parseStatement(sql, e.functions);
       if (s.kind !== "create") throw new EngineError(`Invalid stream statement: ${sql}`, ErrCode.streamTable);

@@ -7,15 +7,15 @@
  */
 import { describe, expect, test } from "bun:test";
 import { replayLines } from "../../helpers/replay-lines.ts";
-import { createCatalog } from "../../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
 import { UTC } from "../../../lib/value/time.ts";
-import { planRule } from "../../../lib/plan/plan.ts";
+import { planSelect } from "../../../lib/plan/plan.ts";
 import { windowEvaluatorOf } from "../../../lib/plan/plan-window.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../../lib/sql/parse.ts";
 import { prng as rng } from "../../helpers/prng.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 
 type Profile = "int" | "float" | "mixed" | "string";
@@ -117,7 +117,7 @@ async function run(sql: string, lines: string[], options: Record<string, unknown
 function evaluatorOf(sql: string, eventTime: boolean): string {
   const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, isEventTime: eventTime });
+  const { plan } = planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, isEventTime: eventTime });
   return windowEvaluatorOf(plan)?.evaluator ?? "none";
 }
 

@@ -5,13 +5,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { replayLines } from "../../helpers/replay-lines.ts";
-import { createCatalog } from "../../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
 import { UTC } from "../../../lib/value/time.ts";
-import { planRule } from "../../../lib/plan/plan.ts";
+import { planSelect } from "../../../lib/plan/plan.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../../lib/sql/parse.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const STREAMS = `
 CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (FORMAT="JSON", TIMESTAMP="ts");
@@ -22,7 +22,7 @@ CREATE STREAM plain (color STRING, size BIGINT, ts BIGINT) WITH (FORMAT="JSON");
 function nodes(select: string, options: Record<string, unknown> = { isEventTime: true }): string[] {
   const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  const { plan } = planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
+  const { plan } = planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options });
   const out: string[] = [];
   for (const s of plan.sources) out.push(`source_${s.name}`, ...s.helpers.map((h) => h.name));
   out.push(...plan.ops.map((o) => o.name));

@@ -11,8 +11,8 @@ import { Emission, type Item } from "../../../lib/core/item.ts";
 import { NodeMetrics } from "../../../lib/core/metrics.ts";
 import type { SinkNode } from "../../../lib/core/sink.ts";
 import { Tuple } from "../../../lib/expr/row.ts";
-import { createCatalog } from "../../../lib/functions/index.ts";
-import { planRule } from "../../../lib/plan/plan.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
+import { planSelect } from "../../../lib/plan/plan.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { Topology } from "../../../lib/runtime/topology.ts";
 import { parseRuleFile } from "../../../lib/sql/parse.ts";
@@ -61,12 +61,12 @@ interface RunOptions {
 function rule(window: string, evaluator: "auto" | "buffered", o: RunOptions) {
   const keys = o.keys ?? "k";
   const sql = `CREATE STREAM s () WITH (FORMAT="JSON");\n${o.select ?? SELECT} GROUP BY ${keys ? keys + ", " : ""}${window}${o.having ? " HAVING " + o.having : ""}`;
-  const functions = createCatalog();
+  const functions = createFunctionRegistry();
   const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(T0);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
-  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions }).plan;
+  const plan = planSelect(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions }).plan;
   const sink = new KeepingSink();
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC, turnMs: o.turnMs }, [sink]);
   const step = o.step ?? 100;

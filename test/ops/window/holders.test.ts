@@ -3,12 +3,12 @@
  * accumulators of windows §9): the checkpoint format each combination stores, a checkpoint
  * written before the holders were split still restoring, and `close()` leaving no timer behind.
  */
-import { createCatalog } from "../../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
 import { describe, expect, test } from "bun:test";
 import { Tuple } from "../../../lib/expr/row.ts";
 import { UTC } from "../../../lib/value/time.ts";
 import { StdoutSink } from "../../../lib/connectors/stdio/stdout.ts";
-import { planRule } from "../../../lib/plan/plan.ts";
+import { planSelect } from "../../../lib/plan/plan.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { Topology } from "../../../lib/runtime/topology.ts";
 import { parseRuleFile } from "../../../lib/sql/parse.ts";
@@ -28,12 +28,12 @@ interface Run {
 function start(window: string, evaluator: Evaluator, at: number, eventTime = false): Run {
   const ts = eventTime ? ', TIMESTAMP="ts"' : "";
   const sql = `CREATE STREAM s () WITH (FORMAT="JSON"${ts});\nSELECT count(*) AS n, sum(x) AS sx FROM s GROUP BY ${window}`;
-  const functions = createCatalog();
+  const functions = createFunctionRegistry();
   const file = parseRuleFile(sql, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(at);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: at };
-  const plan = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: eventTime, windowEvaluator: evaluator, functions }).plan;
+  const plan = planSelect(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: eventTime, windowEvaluator: evaluator, functions }).plan;
   const run = { clock, out: "" } as Run;
   const sink = new StdoutSink("array", (t) => void (run.out += t), () => clock.now());
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC }, [sink]);

@@ -3,14 +3,14 @@
  * eKuiper's opt-in `inc_agg_window` plan shape.
  */
 import { describe, expect, test } from "bun:test";
-import { createCatalog } from "../../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
 import { UTC } from "../../../lib/value/time.ts";
-import { planRule, type PlanOptions } from "../../../lib/plan/plan.ts";
+import { planSelect, type PlanOptions } from "../../../lib/plan/plan.ts";
 import { windowEvaluatorOf } from "../../../lib/plan/plan-window.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { parseRuleFile } from "../../../lib/sql/parse.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const STREAMS = `
 CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (FORMAT="JSON", TIMESTAMP="ts");
@@ -20,7 +20,7 @@ CREATE STREAM demo1 (temp FLOAT, hum BIGINT, ts BIGINT) WITH (FORMAT="JSON");
 function plan(select: string, options: Partial<PlanOptions> = {}) {
   const file = parseRuleFile(STREAMS + select, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
-  return planRule(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options }).plan;
+  return planSelect(file.select, defs, { functions, env: { now: () => 0, zone: UTC, ruleId: "r", ruleStart: 0 }, zone: UTC, ...options }).plan;
 }
 
 const evaluator = (select: string, options: Partial<PlanOptions> = {}): string | undefined => windowEvaluatorOf(plan(select, options))?.evaluator;

@@ -8,10 +8,10 @@
  * of windows §3.2): it would close at once, empty.
  */
 import { afterEach, expect, test } from "bun:test";
-import { createCatalog } from "../../../lib/functions/index.ts";
+import { createFunctionRegistry } from "../../../lib/functions/index.ts";
 import { Tuple } from "../../../lib/expr/row.ts";
 import { StdoutSink } from "../../../lib/connectors/stdio/stdout.ts";
-import { planRule } from "../../../lib/plan/plan.ts";
+import { planSelect } from "../../../lib/plan/plan.ts";
 import { streamDef } from "../../../lib/plan/streams.ts";
 import { Topology } from "../../../lib/runtime/topology.ts";
 import { RuleTracer } from "../../../lib/runtime/trace/rule-tracer.ts";
@@ -37,13 +37,13 @@ function shape(n: TraceNode): string {
  * does. Its operators may spread an item across turns (`turnMs`, 0: after 64 rows) unless traced.
  */
 function traced(select: string) {
-  const functions = createCatalog();
+  const functions = createFunctionRegistry();
   const file = parseRuleFile(`CREATE STREAM s () WITH (TYPE="memory", DATASOURCE="in");\n${select}`, functions);
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new WallClock();
   clocks.push(clock);
   const now = () => clock.now();
-  const plan = planRule(file.select, defs, { functions, env: { now, zone: UTC, ruleId: "r", ruleStart: now() }, zone: UTC, lateTolerance: 0 }).plan;
+  const plan = planSelect(file.select, defs, { functions, env: { now, zone: UTC, ruleId: "r", ruleStart: now() }, zone: UTC, lateTolerance: 0 }).plan;
   const sink = new StdoutSink("array", () => {}, now);
   const topo = new Topology(plan, { now, sendError: true, clock, zone: UTC, turnMs: 0 }, [sink]);
   const store = new LocalTraceStore(100);

@@ -5,7 +5,7 @@
  */
 import type { Expr } from "./ast.ts";
 
-export interface FunctionCatalog {
+export interface FunctionSignatures {
   /** The kind of the function (`scalar`, `aggregate`, `srf`, `window` …), or undefined when there is none by that name. */
   kind(name: string): string | undefined;
   /** The validator's message for these argument expressions, or undefined when they are acceptable. */

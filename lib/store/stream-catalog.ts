@@ -6,7 +6,7 @@
 import { EngineError, ErrCode, errorText, TooLargeError } from "../errors.ts";
 import { streamDef, type StreamDef } from "../plan/streams.ts";
 import type { CreateStatement } from "../sql/ast.ts";
-import type { FunctionCatalog } from "../sql/catalog.ts";
+import type { FunctionSignatures } from "../sql/function-signatures.ts";
 import { parseStatement } from "../sql/parse.ts";
 import { describeText } from "./describe.ts";
 import { idError } from "./ids.ts";
@@ -23,7 +23,7 @@ interface Stored {
 const title = (k: StreamKind) => (k === "stream" ? "Stream" : "Table");
 const err = (message: string, code: number = ErrCode.streamTable) => new EngineError(message, code);
 
-export class Catalog {
+export class StreamCatalog {
   private readonly defs = new Map<string, StreamDef>();
   private readonly temp = new Set<string>();
   /** Told after a definition is created or replaced (`def`) and after it is removed (undefined). */
@@ -34,7 +34,7 @@ export class Catalog {
   constructor(
     private readonly kv: DefinitionStore,
     /** The functions statements are parsed with (a CREATE names none; other statements are refused by kind). */
-    private readonly functions: FunctionCatalog,
+    private readonly functions: FunctionSignatures,
     private readonly log: (msg: string) => void = () => {},
   ) {
     for (const ns of ["stream", "tempStream"] as const) {

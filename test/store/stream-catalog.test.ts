@@ -3,12 +3,12 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCatalog } from "../../lib/functions/index.ts";
-import { Catalog } from "../../lib/store/catalog.ts";
+import { createFunctionRegistry } from "../../lib/functions/index.ts";
+import { StreamCatalog } from "../../lib/store/stream-catalog.ts";
 import { describeJson } from "../../lib/store/describe.ts";
 import { Kv } from "../../lib/store/kv.ts";
 
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 
 const open = (dir = mkdtempSync(join(tmpdir(), "floe-cat-"))) => ({ dir, kv: Kv.open(dir) });
 
@@ -17,7 +17,7 @@ const DEMO =
 
 test("statements answer eKuiper's texts", () => {
   const { kv } = open();
-  const c = new Catalog(kv, functions);
+  const c = new StreamCatalog(kv, functions);
   expect(c.exec("SHOW STREAMS")).toBe("No stream definitions are found.");
   expect(c.exec(DEMO)).toBe("Stream demo is created.");
   expect(c.exec('CREATE TABLE t () WITH (DATASOURCE="t.json", TYPE="file")')).toBe("Table t is created.");
@@ -38,13 +38,13 @@ test.each([
   ["SELECT * FROM demo", "Invalid stream statement: SELECT * FROM demo"],
   ["CREATE STREAM `a b` () WITH ()", "id 'a b' contains invalid characters: only alphanumeric, hyphens and underscores are allowed"],
 ])("%s fails with %s", (sql, message) => {
-  const c = new Catalog(open().kv, functions);
+  const c = new StreamCatalog(open().kv, functions);
   c.exec(DEMO);
   expect(() => c.exec(sql)).toThrow(message);
 });
 
 test("replace checks name, temp, SHARED and version", () => {
-  const c = new Catalog(open().kv, functions);
+  const c = new StreamCatalog(open().kv, functions);
   c.exec('CREATE STREAM s () WITH (DATASOURCE="s", VERSION="2")');
   expect(() => c.replace("s", 'CREATE STREAM x () WITH (DATASOURCE="s")', "stream")).toThrow("Replace s fails: the sql statement must update the s source.");
   expect(() => c.replace("s", 'CREATE STREAM s () WITH (DATASOURCE="s", TEMP="true")', "stream")).toThrow("Replace s fails: cannot replace with temp option.");
@@ -55,12 +55,12 @@ test("replace checks name, temp, SHARED and version", () => {
 
 test("definitions and temp streams come back after a reopen", () => {
   const { dir, kv } = open();
-  const c = new Catalog(kv, functions);
+  const c = new StreamCatalog(kv, functions);
   c.exec(DEMO);
   c.exec('CREATE STREAM tmp () WITH (DATASOURCE="x", TEMP="true")');
   c.exec('CREATE STREAM a () WITH (DATASOURCE="a")');
   kv.close();
-  const again = new Catalog(Kv.open(dir), functions);
+  const again = new StreamCatalog(Kv.open(dir), functions);
   expect(again.names("stream")).toEqual(["a", "demo", "tmp"]);
   expect(describeJson(again.get("demo")!)).toEqual({
     Name: "demo",

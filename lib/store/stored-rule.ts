@@ -10,12 +10,12 @@ import { assignField, field, goSyntaxError, isObject, jsonKind } from "../value/
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import type { SelectStatement } from "../sql/ast.ts";
-import type { FunctionCatalog } from "../sql/catalog.ts";
+import type { FunctionSignatures } from "../sql/function-signatures.ts";
 import { parseSelect } from "../sql/parse.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { idError } from "./ids.ts";
 
-export interface RuleDef {
+export interface StoredRule {
   readonly id: string;
   readonly name: string;
   readonly version: string;
@@ -76,7 +76,7 @@ function boolField(o: Record<string, unknown>, name: string, dflt: boolean): boo
  * is the reason without the `invalid rule json: ` prefix; `pathId` fills a missing id (PUT, CLI);
  * `keepBadSql` (boot recovery) leaves `select` undefined when the SQL does not parse.
  */
-export function parseRuleDef(text: string, functions: FunctionCatalog, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): RuleDef {
+export function parseStoredRule(text: string, functions: FunctionSignatures, defaults: Readonly<Record<string, unknown>>, pathId?: string, opts: { keepBadSql?: boolean } = {}): StoredRule {
   // Refused before anything walks it, so that whatever is stored can be read back (docs/daemon.md, "Errors, limits and the safe start").
   if (text.length > MAX_RULE_LENGTH) throw new TooLargeError(`the rule definition is ${text.length} characters long, more than the limit of ${MAX_RULE_LENGTH}`);
   if (textTooDeep(text)) throw fail(DEFINITION_TOO_DEEP);
@@ -147,7 +147,7 @@ export function rewriteRuleText(text: string, patch: Record<string, unknown>): s
 }
 
 /** Stream and table names the rule's SQL reads, in SQL order (no duplicates). */
-export function ruleSources(def: RuleDef): string[] {
+export function ruleSources(def: StoredRule): string[] {
   if (def.graph !== undefined) return graphSources(def.graph);
   if (!def.select) return [];
   const names = [def.select.from.name, ...def.select.joins.map((j) => j.source.name)];
