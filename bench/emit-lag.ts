@@ -22,7 +22,9 @@ const ROOT = resolve(a.root ?? join(import.meta.dir, ".."));
 const devices = Number(a.devices);
 const windows = Number(a.windows);
 
-const { createCatalog } = await import(join(ROOT, "lib/functions/index.ts"));
+// A tree older than the rename of createCatalog (the root may be any checkout) has only the old name.
+const fns = await import(join(ROOT, "lib/functions/index.ts"));
+const createFunctionRegistry = fns.createFunctionRegistry ?? fns.createCatalog;
 const { createRuntimeEnv } = await import(join(ROOT, "lib/runtime/env.ts"));
 const { SourceHub } = await import(join(ROOT, "lib/runtime/sources.ts"));
 const { Rule } = await import(join(ROOT, "lib/runtime/rule.ts"));
@@ -30,7 +32,7 @@ const { streamDef } = await import(join(ROOT, "lib/plan/streams.ts"));
 const { parseStatement } = await import(join(ROOT, "lib/sql/parse.ts"));
 
 const dir = mkdtempSync(join(tmpdir(), "floe-emit-lag-"));
-const functions = createCatalog();
+const functions = createFunctionRegistry();
 const env = createRuntimeEnv({ dataDir: dir, log: () => {}, sinkGraceMs: 1000 });
 const hub = new SourceHub(env);
 const sql = `CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/in")`;

@@ -61,7 +61,8 @@ async function load(root: string, withTrace: boolean): Promise<Lib> {
     m("sql/parse.ts"),
     m("functions/index.ts"),
   ]);
-  const c = parse.parseStatement(STREAM, fns.createCatalog());
+  // Older trees name the factory createCatalog.
+  const c = parse.parseStatement(STREAM, (fns.createFunctionRegistry ?? fns.createCatalog)());
   const streams = new Map([[c.name, plan.streamDef(c, STREAM)]]);
   const lib: Lib = { createRuntimeEnv: env.createRuntimeEnv, SourceHub: sources.SourceHub, Rule: rule.Rule, streams };
   if (withTrace) lib.TraceHub = (await m("runtime/trace/hub.ts")).TraceHub;

@@ -32,11 +32,12 @@ interface Result {
 
 /** One measured run of `w` with the modules of `tree` (the child process). */
 async function child(tree: string, w: string, evaluator: string): Promise<Result> {
-  const { createCatalog } = await import(join(tree, "lib/functions/index.ts"));
+  // The tree may predate the renames createCatalog → createFunctionRegistry and planRule → planSelect.
+  const fns = await import(join(tree, "lib/functions/index.ts"));
   const { Tuple } = await import(join(tree, "lib/expr/row.ts"));
   const { UTC } = await import(join(tree, "lib/value/time.ts"));
   const { StdoutSink } = await import(join(tree, "lib/connectors/stdio/stdout.ts"));
-  const { planRule } = await import(join(tree, "lib/plan/plan.ts"));
+  const planner = await import(join(tree, "lib/plan/plan.ts"));
   const { streamDef } = await import(join(tree, "lib/plan/streams.ts"));
   const { Topology } = await import(join(tree, "lib/runtime/topology.ts"));
   const { parseRuleFile } = await import(join(tree, "lib/sql/parse.ts"));
@@ -46,12 +47,12 @@ async function child(tree: string, w: string, evaluator: string): Promise<Result
     .split("\n")
     .filter((l) => !l.startsWith("--"))
     .join(" ");
-  const functions = createCatalog();
+  const functions = (fns.createFunctionRegistry ?? fns.createCatalog)();
   const file = parseRuleFile(`CREATE STREAM telem () WITH (FORMAT="JSON");\n${rule}`, functions);
   const defs = new Map(file.creates.map((c: { name: string }) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(T0);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
-  const planned = planRule(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions });
+  const planned = (planner.planSelect ?? planner.planRule)(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions });
   // The defaults of windowMaxRows / windowMaxBytes: a 10 s window of W4 holds 100,000 rows, under both.
   const budgetFile = join(tree, "lib/core/byte-budget.ts");
   const windowBudget = existsSync(budgetFile) ? new (await import(budgetFile)).ByteBudget(256 * 1024 * 1024, 1_000_000) : undefined;
