@@ -1,4 +1,4 @@
-/** Loads every built-in function; `createFunctionRegistry()` makes the function catalog an engine or a pipe run owns. */
+/** Loads every built-in function; `createFunctionRegistry()` makes the function registry an engine or a pipe run owns. */
 import "./math.ts";
 import "./string.ts";
 import "./hash.ts";
@@ -17,7 +17,7 @@ export { invoke, policyResult, callFailure } from "./invoke.ts";
 
 import { FunctionRegistry } from "./registry.ts";
 
-/** A fresh catalog: every built-in, no plugin functions yet. */
+/** A fresh registry: every built-in, no plugin functions yet. */
 export function createFunctionRegistry(): FunctionRegistry {
   return new FunctionRegistry();
 }

@@ -34,10 +34,10 @@ export async function compileScript(def: ScriptDef, limits: SandboxLimits = DEFA
   return createSandbox(def.id, def.script, limits);
 }
 
-/** Registers the UDF in `catalog` as a SQL function of plugin kind `javascript` (replacing an older version). */
-export async function registerScript(catalog: FunctionRegistry, def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<void> {
+/** Registers the UDF in `registry` as a SQL function of plugin kind `javascript` (replacing an older version). */
+export async function registerScript(registry: FunctionRegistry, def: ScriptDef, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<void> {
   const box = await compileScript(def, limits);
-  const exec = registerFunction(catalog, def, (args) => box.call(args));
+  const exec = registerFunction(registry, def, (args) => box.call(args));
   if (!exec) {
     box.dispose();
     throw new Error(`function ${def.id} already exists as a built-in function`);
@@ -49,14 +49,14 @@ export async function registerScript(catalog: FunctionRegistry, def: ScriptDef, 
  * Registers a UDF whose script could not be loaded at restore: it stays defined (listed, deletable,
  * plannable) and every call is a row error with the reason.
  */
-export function registerBrokenScript(catalog: FunctionRegistry, def: ScriptDef, reason: string): void {
-  registerFunction(catalog, def, () => {
+export function registerBrokenScript(registry: FunctionRegistry, def: ScriptDef, reason: string): void {
+  registerFunction(registry, def, () => {
     throw new SandboxError(reason, false);
   });
 }
 
 /** The registered exec, or undefined when `def.id` names a built-in. */
-function registerFunction(catalog: FunctionRegistry, def: ScriptDef, run: (args: readonly Value[]) => Value): ((args: readonly Value[]) => Value) | undefined {
+function registerFunction(registry: FunctionRegistry, def: ScriptDef, run: (args: readonly Value[]) => Value): ((args: readonly Value[]) => Value) | undefined {
   const name = def.id.toLowerCase();
   // The call site prefixes `call func <name> error: ` (invoke.ts), as for every function.
   const exec = (args: readonly Value[]): Value => {
@@ -67,9 +67,9 @@ function registerFunction(catalog: FunctionRegistry, def: ScriptDef, run: (args:
     }
   };
   const fd: FuncDef & { plugin: string } = def.isAgg ? { name, kind: "aggregate", plugin: "javascript", exec } : { name, kind: "scalar", plugin: "javascript", exec };
-  return catalog.registerPlugin(fd) ? exec : undefined;
+  return registry.registerPlugin(fd) ? exec : undefined;
 }
 
-export function unregisterScript(catalog: FunctionRegistry, id: string): void {
-  catalog.unregisterPlugin(id);
+export function unregisterScript(registry: FunctionRegistry, id: string): void {
+  registry.unregisterPlugin(id);
 }

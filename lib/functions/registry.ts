@@ -1,8 +1,8 @@
 /**
  * The function registry: every built-in by lower-case name, with its kind, its parse-time
  * validator (which looks only at argument syntax) and its body. Category files call
- * `register(...)` when loaded; `index.ts` loads them all once and makes catalogs. The built-ins are
- * fixed once loaded; a `FunctionRegistry` (the catalog the parser, planner and compiler consult) adds
+ * `register(...)` when loaded; `index.ts` loads them all once and makes registries. The built-ins are
+ * fixed once loaded; a `FunctionRegistry` (what the parser, planner and compiler consult) adds
  * the plugin functions (JavaScript UDFs) of its owner: the daemon's engine, or one pipe run.
  */
 import type { Expr } from "../sql/ast.ts";

@@ -15,18 +15,18 @@ import { validateWindowArgs, WINDOW_NAMES } from "./window-args.ts";
 
 const PSEUDO_FUNCTIONS = new Set([...WINDOW_NAMES, "dedup_trigger"]);
 
-/** The grammar's hooks for call names, answered by the caller's catalog. */
-function hooks(catalog: FunctionSignatures) {
+/** The grammar's hooks for call names, answered by the functions the caller passes in. */
+function hooks(functions: FunctionSignatures) {
   return {
     isFunction(name: string): boolean {
       const lower = name.toLowerCase();
-      return PSEUDO_FUNCTIONS.has(lower) || catalog.kind(lower) !== undefined;
+      return PSEUDO_FUNCTIONS.has(lower) || functions.kind(lower) !== undefined;
     },
     validate(name: string, args: unknown[]): string | undefined {
       const exprs = args as Expr[];
       if (WINDOW_NAMES.has(name)) return validateWindowArgs(name, exprs);
       if (name === "dedup_trigger") return validateDedupTrigger(exprs);
-      const msg = catalog.validate(name, exprs);
+      const msg = functions.validate(name, exprs);
       return msg === undefined ? undefined : `validate function ${name} error: ${msg}`;
     },
   };
@@ -73,12 +73,12 @@ export const MAX_SQL_LENGTH = DEFAULT_COMPILE_LIMITS.sqlLength;
 /** What a statement nesting deeper than the parser's stack can hold is refused with. */
 export const SQL_TOO_DEEP = "the SQL statement nests too deeply";
 
-function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", catalog: FunctionSignatures, base = 0, full = text): unknown {
+function runParser(text: string, startRule: "Statement" | "SelectStatement" | "CreateStatement", functions: FunctionSignatures, base = 0, full = text): unknown {
   const max = compileLimits().sqlLength;
   if (text.length > max) throw new CompileBudgetError(`the SQL statement is ${text.length} characters long, more than the limit of ${max}`, "sqlLength");
   scanSqlDepth(text);
   try {
-    const raw = pegParse(text, { startRule, ...hooks(catalog) });
+    const raw = pegParse(text, { startRule, ...hooks(functions) });
     checkAstDepth(raw);
     return raw;
   } catch (e) {
@@ -107,10 +107,10 @@ function runParser(text: string, startRule: "Statement" | "SelectStatement" | "C
 }
 
 /** Post-processing; its errors are parse errors at the statement's start. */
-function finish(raw: unknown, catalog: FunctionSignatures, base = 0, full = ""): Statement {
+function finish(raw: unknown, functions: FunctionSignatures, base = 0, full = ""): Statement {
   const s = raw as Statement | RawCreate;
   try {
-    if (s.kind === "select") return finishSelect(s, catalog);
+    if (s.kind === "select") return finishSelect(s, functions);
     if (s.kind === "create") return finishCreate(s as RawCreate);
     return s;
   } catch (e) {
@@ -125,13 +125,13 @@ function finish(raw: unknown, catalog: FunctionSignatures, base = 0, full = ""):
 }
 
 /** Parses one statement (a trailing `;` and anything after it are ignored, as eKuiper does). */
-export function parseStatement(text: string, catalog: FunctionSignatures, base = 0, full = text): Statement {
-  return finish(runParser(cutAtSemicolon(text), "Statement", catalog, base, full), catalog, base, full);
+export function parseStatement(text: string, functions: FunctionSignatures, base = 0, full = text): Statement {
+  return finish(runParser(cutAtSemicolon(text), "Statement", functions, base, full), functions, base, full);
 }
 
 /** Parses rule SQL: one SELECT. Errors are eKuiper's parser messages (without the rule wrapper). */
-export function parseSelect(text: string, catalog: FunctionSignatures): SelectStatement {
-  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement", catalog), catalog, 0, text);
+export function parseSelect(text: string, functions: FunctionSignatures): SelectStatement {
+  const s = finish(runParser(cutAtSemicolon(text), "SelectStatement", functions), functions, 0, text);
   return s as SelectStatement;
 }
 
@@ -141,7 +141,7 @@ export interface RuleFile {
 }
 
 /** A `.sql` rule file: any number of CREATE STREAM/TABLE statements, then exactly one SELECT. */
-export function parseRuleFile(text: string, catalog: FunctionSignatures): RuleFile {
+export function parseRuleFile(text: string, functions: FunctionSignatures): RuleFile {
   const parts = splitStatements(text);
   const creates: CreateStatement[] = [];
   let select: SelectStatement | undefined;
@@ -151,8 +151,8 @@ export function parseRuleFile(text: string, catalog: FunctionSignatures): RuleFi
       throw new ParseError("a rule file holds exactly one SELECT, after the CREATE statements", line, column);
     }
     const s = firstWord(p.text) === "CREATE"
-      ? finish(runParser(p.text, "CreateStatement", catalog, p.offset, text), catalog, p.offset, text)
-      : finish(runParser(p.text, "SelectStatement", catalog, p.offset, text), catalog, p.offset, text);
+      ? finish(runParser(p.text, "CreateStatement", functions, p.offset, text), functions, p.offset, text)
+      : finish(runParser(p.text, "SelectStatement", functions, p.offset, text), functions, p.offset, text);
     if (s.kind === "create") creates.push(s);
     else select = s as SelectStatement;
   }
@@ -164,14 +164,14 @@ export function parseRuleFile(text: string, catalog: FunctionSignatures): RuleFi
  * A streams file (`floe run --streams`): CREATE STREAM/TABLE statements only, each parsed with the
  * CreateStatement rule; any other statement is a parse error at its start.
  */
-export function parseCreates(text: string, catalog: FunctionSignatures): CreateStatement[] {
+export function parseCreates(text: string, functions: FunctionSignatures): CreateStatement[] {
   const out: CreateStatement[] = [];
   for (const p of splitStatements(text)) {
     if (firstWord(p.text) !== "CREATE") {
       const { line, column } = position(text, p.offset + /^\s*/.exec(p.text)![0].length);
       throw new ParseError("a streams file holds only CREATE STREAM and CREATE TABLE statements", line, column);
     }
-    out.push(finish(runParser(p.text, "CreateStatement", catalog, p.offset, text), catalog, p.offset, text) as CreateStatement);
+    out.push(finish(runParser(p.text, "CreateStatement", functions, p.offset, text), functions, p.offset, text) as CreateStatement);
   }
   return out;
 }

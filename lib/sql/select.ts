@@ -8,14 +8,14 @@ import type { FunctionSignatures } from "./function-signatures.ts";
 import { renderExpr } from "./render.ts";
 import { clauseExprs, mapExpr, mapSelect, some } from "./walk.ts";
 
-const kindIs = (catalog: FunctionSignatures, kind: string) => (e: Expr) => e.kind === "call" && catalog.kind(e.name) === kind;
+const kindIs = (functions: FunctionSignatures, kind: string) => (e: Expr) => e.kind === "call" && functions.kind(e.name) === kind;
 const isChangedCols = (e: Expr) => e.kind === "call" && e.name === "changed_cols";
 
 function parseError(message: string): EngineError {
   return new EngineError(message, ErrCode.parser);
 }
 
-export function finishSelect(raw: SelectStatement, catalog: FunctionSignatures): SelectStatement {
+export function finishSelect(raw: SelectStatement, functions: FunctionSignatures): SelectStatement {
   const sources = new Set<string>();
   for (const src of [raw.from, ...raw.joins.map((j) => j.source)]) {
     sources.add(src.name);
@@ -23,7 +23,7 @@ export function finishSelect(raw: SelectStatement, catalog: FunctionSignatures):
   }
   const s = mapSelect(raw, (e) => qualify(e, sources));
   nameFields(s.fields);
-  check(s, catalog);
+  check(s, functions);
   return s;
 }
 
@@ -57,10 +57,10 @@ function nameFields(fields: Field[]): void {
   }
 }
 
-function check(s: SelectStatement, catalog: FunctionSignatures): void {
-  const isAggregate = kindIs(catalog, "aggregate");
-  const isSrf = kindIs(catalog, "srf");
-  const isWindowFunc = kindIs(catalog, "window");
+function check(s: SelectStatement, functions: FunctionSignatures): void {
+  const isAggregate = kindIs(functions, "aggregate");
+  const isSrf = kindIs(functions, "srf");
+  const isWindowFunc = kindIs(functions, "window");
   const clauses = clauseExprs(s);
   if (clauses.some((e) => some(e, isChangedCols)))
     throw parseError("function changed_cols can only be used inside the select clause");
