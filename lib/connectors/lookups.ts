@@ -2,12 +2,14 @@
  * Lookup sources by table TYPE (sql §12.5). `createLookupSource` builds one from the table's
  * resolved properties (yaml confKey, CONF_KEY, EXTRA, then the table options such as
  * `datasource` and `key`: resolveSourceProps); `openLookupTable` does the whole job for a rule:
- * resolve, create, wrap in the `lookup` cache when configured, open.
+ * resolve, create, wrap in the `lookup` cache when configured, open. `createLookupEnv` is what a
+ * host without a runtime env (pipe mode's file/replay runner) opens its tables with.
  */
+import type { Level } from "../log.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
-import type { ConnectionRegistry } from "./connections.ts";
-import type { MemoryPubSub } from "./memory/pubsub.ts";
+import { ConnectionRegistry } from "./connections.ts";
+import { MemoryPubSub } from "./memory/pubsub.ts";
 import { resolveSourceProps, sourceType, type SourcePropEnv } from "./sources.ts";
 import { CachedLookup, lookupCacheConf } from "../lookup/cache.ts";
 import type { NetGuard } from "../net/guard.ts";
@@ -21,6 +23,29 @@ export interface LookupEnv {
   readonly baseDir: string;
   /** The owner's outbound client (`basic.enablePrivateNet`) for httppull. */
   readonly outbound: NetGuard;
+}
+
+/**
+ * What opening lookup tables needs, for a host that builds no runtime env: the directories, the
+ * outbound client and the log it is given, and its own memory pub/sub and named connections.
+ */
+export function createLookupEnv(p: {
+  readonly etcDir: string | undefined;
+  readonly baseDir: string;
+  readonly outbound: NetGuard;
+  readonly vars?: Readonly<Record<string, string | undefined>>;
+  log(line: string, level?: Level): void;
+}): LookupEnv & SourcePropEnv {
+  const log = p.log;
+  return {
+    etcDir: p.etcDir,
+    vars: p.vars ?? process.env,
+    baseDir: p.baseDir,
+    outbound: p.outbound,
+    log,
+    pubsub: new MemoryPubSub(),
+    connections: new ConnectionRegistry(p.baseDir, log),
+  };
 }
 
 type LookupFactory = (props: Record<string, unknown>, env: LookupEnv) => LookupSource;

@@ -3,7 +3,7 @@
  * expressions, queries the table, and emits one joined row per table row (LEFT: the input row
  * alone when none). Output is a collection, like a join's. Synchronous sources (memory,
  * simulator) answer in the push; for asynchronous ones (redis, httppull) items wait in a bounded
- * FIFO and leave in input order. The FIFO's room is a backpressure gate the rule run honours.
+ * FIFO and leave in input order. The FIFO's room is a backpressure gate the execution (runtime/execution.ts) honours.
  */
 import { EngineError, RowError } from "../errors.ts";
 import { JoinedRow, Tuple, type EvalCtx, type Row, type WindowRange } from "../expr/row.ts";
@@ -57,7 +57,7 @@ export class LookupOp extends Operator {
     this.spec = spec;
   }
 
-  /** Gives the node its opened source (the rule run opens it before any row arrives). */
+  /** Gives the node its opened source (the execution opens it before any row arrives). */
   attach(source: LookupSource): void {
     this.source = source;
     this.detached = false;

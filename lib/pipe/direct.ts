@@ -5,7 +5,6 @@
  * reading a real connector or with actions runs on the streaming runner (live.ts).
  */
 import { EngineError, errorText, ParseError, RowError } from "../errors.ts";
-import { Tuple } from "../expr/row.ts";
 import { ByteBudget } from "../core/byte-budget.ts";
 import { isObj, type Obj, type Value } from "../value/values.ts";
 import { bufferFromBase64 } from "../value/base64.ts";
@@ -24,9 +23,9 @@ import { parseCreates, parseRuleFile } from "../sql/parse.ts";
 import { VirtualClock, WallClock } from "../ops/window/clock.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
 import { statusObject } from "../core/metrics.ts";
-import { coerceToSchema } from "../runtime/schema-coerce.ts";
+import { Inlet } from "../runtime/inlet.ts";
 import { Topology } from "../runtime/topology.ts";
-import { failed, fedFromInput, pipeEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
+import { failed, fedFromInput, pipeLookupEnv, pipeSchemas, type PipeRequest, type PipeResult } from "./request.ts";
 import type { SchemaRegistry } from "../formats/schema-registry.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
@@ -122,6 +121,8 @@ class PipeRun {
   private readonly stamp = { ms: 0 };
   /** Opened sources of the plan's lookup nodes, in plan order. */
   private readonly lookups: LookupSource[] = [];
+  /** The way into the topology of each stream it reads, by stream name (made with the topology). */
+  private readonly inlets = new Map<string, Inlet>();
 
   constructor(
     private readonly req: PipeRequest,
@@ -157,8 +158,8 @@ class PipeRun {
     const tables = this.plan.ops.flatMap((o) => (o.kind === "lookup" ? [o.spec.table] : []));
     if (!tables.length) return;
     // Loaded here, not at the top: the lookup connectors reach the network clients (start-up time).
-    const [{ createRuntimeEnv }, { openLookupTable }] = await Promise.all([import("../runtime/env.ts"), import("../connectors/lookups.ts")]);
-    const env = createRuntimeEnv(pipeEnv(this.req));
+    const { createLookupEnv, openLookupTable } = await import("../connectors/lookups.ts");
+    const env = createLookupEnv(pipeLookupEnv(this.req));
     for (const t of tables) this.lookups.push(await openLookupTable(t, env, () => this.clock.now()));
   }
 
@@ -181,6 +182,9 @@ class PipeRun {
     const env = { now: () => stamp.ms, sendError: this.options.sendError, clock: this.clock, zone: this.req.zone, onRowError, windowBudget };
     const topo = new Topology(this.plan, env, [this.sink]);
     topo.lookupOps().forEach((op, i) => op.attach(this.lookups[i]!));
+    const where = () => `line ${this.current}`;
+    // A line holding an array is one record of several rows: the source counts it once (perBatch).
+    for (const d of this.defs.values()) if (topo.hasSource(d.name)) this.inlets.set(d.name, new Inlet(topo, d.name, d.fields, true, errors, where));
     const stdin = [...this.defs.values()].filter((d) => fedFromInput(d, this.req) && topo.hasSource(d.name));
     this.defaultStream = stdin.length === 1 ? stdin[0]!.name : undefined;
     for (const m of this.earlyErrors) if (this.defaultStream) topo.sourceError(this.defaultStream, m);
@@ -288,7 +292,7 @@ class PipeRun {
       }
       this.lastTs = e.ts;
     }
-    const topo = this.topo ?? this.start(replay ? (e.ts ?? 0) : Date.now());
+    if (this.topo === undefined) this.start(replay ? (e.ts ?? 0) : Date.now());
     if (replay && e.ts !== undefined) {
       this.stamp.ms = e.ts;
       this.clock.advance(e.ts);
@@ -296,44 +300,47 @@ class PipeRun {
     if (e.data === undefined && e.raw === undefined) return true;
     const stream = e.stream ?? this.defaultStream;
     const def = stream !== undefined ? this.defs.get(stream) : undefined;
-    if (!def || !topo.hasSource(def.name)) {
+    const inlet = def !== undefined ? this.inlets.get(def.name) : undefined;
+    if (!def || !inlet) {
       this.decodeError(no, stream === undefined ? "the line names no stream and the rule reads several" : `unknown stream ${stream}`);
-      return true;
-    }
-    let rows: Obj | Obj[];
-    try {
-      rows = this.rows(def, e);
-    } catch (err) {
-      if (!(err instanceof RowError || err instanceof EngineError)) throw err;
-      topo.sourceError(def.name, err.message);
-      this.errors.decode(`line ${no}`, err.message);
       return true;
     }
     const now = replay ? this.clock.now() : this.stamp.ms;
     const meta = e.meta !== undefined && isObj(e.meta) ? e.meta : null;
-    if (!Array.isArray(rows)) topo.ingest(def.name, new Tuple(rows, meta, now, def.name));
+    if (e.raw !== undefined) {
+      // Raw payload bytes go through the stream's FORMAT decoder, as an MQTT payload would.
+      let dec: Decoder;
+      let payload: Uint8Array;
+      try {
+        dec = this.decoder(def);
+        payload = bufferFromBase64(e.raw);
+      } catch (err) {
+        if (!(err instanceof RowError || err instanceof EngineError)) throw err;
+        inlet.reject(err.message);
+        return true;
+      }
+      const rows = inlet.decode(dec, payload);
+      if (rows !== undefined) inlet.ingest(rows, meta, now, true);
+      return true;
+    }
+    let rows: Obj | Obj[];
+    try {
+      rows = rowsOf(e.data!);
+    } catch (err) {
+      if (!(err instanceof RowError)) throw err;
+      inlet.reject(err.message);
+      return true;
+    }
     // An array is one record carrying several rows (pipe-mode.md §Input): the source counts it once.
-    else for (let i = 0; i < rows.length; i++) topo.ingest(def.name, new Tuple(rows[i]!, meta, now, def.name), 1, i === 0);
+    inlet.ingest(rows, meta, now, false);
     return true;
   }
 
-  /** The line's records: one object (the common case, no array on the hot path) or several. */
-  private rows(def: StreamDef, e: Envelope): Obj | Obj[] {
-    if (e.raw !== undefined) {
-      let dec = this.decoders.get(def.name);
-      if (!dec) this.decoders.set(def.name, (dec = createDecoder(def, { schemas: (this.schemas ??= pipeSchemas(this.req.etcDir)) })));
-      return dec(bufferFromBase64(e.raw));
-    }
-    const data = e.data!;
-    if (!Array.isArray(data)) return this.row(def, data);
-    const out = new Array<Obj>(data.length);
-    for (let i = 0; i < data.length; i++) out[i] = this.row(def, data[i]!);
-    return out;
-  }
-
-  private row(def: StreamDef, r: Value): Obj {
-    if (!isObj(r)) throw new RowError("only map[string]interface{} and []map[string]interface{} is supported");
-    return def.fields ? coerceToSchema(r, def.fields) : r;
+  /** The FORMAT decoder of stream `def`, made at its first raw payload. */
+  private decoder(def: StreamDef): Decoder {
+    let dec = this.decoders.get(def.name);
+    if (!dec) this.decoders.set(def.name, (dec = createDecoder(def, { schemas: (this.schemas ??= pipeSchemas(this.req.etcDir)) })));
+    return dec;
   }
 
   async finish(): Promise<PipeResult> {
@@ -380,4 +387,17 @@ function envelope(text: string, keepFor: (stream: string | undefined) => Readonl
     raw: typeof v.raw === "string" ? v.raw : undefined,
     meta: v.meta,
   };
+}
+
+/** A `data` record's rows: one object (the common case, no array on the hot path) or several. */
+function rowsOf(data: Value): Obj | Obj[] {
+  if (!Array.isArray(data)) return rowOf(data);
+  const out = new Array<Obj>(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = rowOf(data[i]!);
+  return out;
+}
+
+function rowOf(r: Value): Obj {
+  if (!isObj(r)) throw new RowError("only map[string]interface{} and []map[string]interface{} is supported");
+  return r;
 }

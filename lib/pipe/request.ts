@@ -95,17 +95,19 @@ export function pipeSchemas(etcDir: string | undefined): SchemaRegistry {
   return r;
 }
 
-/** The runtime env fields pipe mode takes from its request. */
-export function pipeEnv(req: PipeRequest) {
+/** What opening lookup tables takes from the request (the file/replay runner: connectors/lookups.ts createLookupEnv). */
+export function pipeLookupEnv(req: PipeRequest) {
   return {
-    schemas: pipeSchemas(req.etcDir),
     etcDir: req.etcDir,
-    zone: req.zone,
-    ignoreCase: req.ignoreCase,
     // The eKuiper root (relative file-source paths): the parent of --etc, else the working dir.
     baseDir: req.etcDir ? dirname(resolve(req.etcDir)) : process.cwd(),
     outbound: createNetGuard({ allowPrivate: req.enablePrivateNet }),
     // Debug lines are the daemon's (--log-level debug); pipe mode's stderr keeps to what matters.
     log: (l: string, level?: string) => void (level !== "debug" && req.warn(l + "\n")),
   };
+}
+
+/** The runtime env fields pipe mode takes from its request (the streaming runner). */
+export function pipeEnv(req: PipeRequest) {
+  return { ...pipeLookupEnv(req), schemas: pipeSchemas(req.etcDir), zone: req.zone, ignoreCase: req.ignoreCase };
 }

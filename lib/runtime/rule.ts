@@ -56,7 +56,7 @@ import type { SelectStatement } from "../sql/ast.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
-import { RuleRun } from "./rule-run.ts";
+import { Execution } from "./execution.ts";
 import type { Peek } from "./peek.ts";
 import { GRAPH_SELECT, planRuleGraph } from "./graph-plan.ts";
 import type { SourceHub } from "./sources.ts";
@@ -89,7 +89,7 @@ export interface RuleHostOptions {
   readonly defaultType?: string;
   /** Host-built source connectors by stream name. */
   readonly connectors?: ReadonlyMap<string, SourceConnector>;
-  /** Pipe mode's stderr report of decode and row errors (rule-run.ts). */
+  /** Pipe mode's stderr report of decode and row errors (execution.ts). */
   readonly errors?: ErrorReport;
   /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
   readonly fence?: () => boolean;
@@ -142,7 +142,7 @@ export class Rule {
    */
   async start(onExit?: (exit: RunExit) => void): Promise<RunHandle> {
     const rateLimits = this.graph ? undefined : await this.rateLimits();
-    const run = new RuleRun(
+    const execution = new Execution(
       {
         id: this.id,
         rateLimits,
@@ -160,7 +160,7 @@ export class Rule {
       this.env,
       this.hub,
     );
-    const handle = new RunHandle(this.id, run, onExit);
+    const handle = new RunHandle(this.id, execution, onExit);
     await handle.opened;
     return handle;
   }
@@ -208,8 +208,9 @@ export class Rule {
 }
 
 /**
- * One run of a rule as its host holds it: the metrics, topology and sinks of the run, and the
- * one way to close it. No state names: the host knows whether it is the current run.
+ * One run of a rule as its host holds it, the handle of an execution (execution.ts): the metrics,
+ * topology and sinks of the run, and the one way to close it. No state names: the host knows
+ * whether it is the current run.
  */
 export class RunHandle {
   /** Resolves once the run is started; rejects with the start error (the run then closed itself). */
@@ -220,12 +221,12 @@ export class RunHandle {
 
   constructor(
     readonly id: string,
-    private readonly run: RuleRun,
+    private readonly execution: Execution,
     private readonly onExit: ((exit: RunExit) => void) | undefined,
   ) {
-    run.onAllEof = () => this.endBySelf({ kind: "eof" }, true);
-    run.onFatal = () => this.endBySelf({ kind: "error", message: run.fatalMessage }, false);
-    this.opened = run.start().catch((e: unknown) => {
+    execution.onAllEof = () => this.endBySelf({ kind: "eof" }, true);
+    execution.onFatal = () => this.endBySelf({ kind: "error", message: execution.fatalMessage }, false);
+    this.opened = execution.start().catch((e: unknown) => {
       this.startFailed = true;
       throw e;
     });
@@ -243,7 +244,7 @@ export class RunHandle {
   stop(flushWindows = false): Promise<void> {
     // A start still in progress finishes first; a failed start closed the run itself.
     this.closing ??= this.opened.then(
-      () => this.run.stop({ flushWindows }),
+      () => this.execution.stop({ flushWindows }),
       () => undefined,
     );
     return this.closing;
@@ -261,62 +262,62 @@ export class RunHandle {
 
   /** Every node's metrics in status order: sources, operators, sinks. */
   nodes(): readonly NodeMetrics[] {
-    return this.run.nodes();
+    return this.execution.nodes();
   }
 
   /** What the run's buffered windows hold against the rule's `windowMaxRows`/`windowMaxBytes`. */
   windowBudget(): ByteBudget {
-    return this.run.windowBudget;
+    return this.execution.windowBudget;
   }
 
   /** The run's status keys (rest-api.md §6.2) in order, without the state fields the host adds. */
   metrics(): Record<string, number | string> {
     const out: Record<string, number | string> = {};
-    for (const n of this.run.nodes()) for (const [k, v] of n.entries()) out[k] = v;
+    for (const n of this.execution.nodes()) for (const [k, v] of n.entries()) out[k] = v;
     return out;
   }
 
   /** Starts tracing the run with `strategy`, or stops it (undefined); a new run starts untraced. */
   trace(strategy: TraceStrategy | undefined): void {
-    if (!this.closing) this.run.trace(strategy);
+    if (!this.closing) this.execution.trace(strategy);
   }
 
   /** Starts a data peek on the run, or ends it (undefined). */
   peek(p: Peek | undefined): void {
-    if (!this.closing) this.run.peek(p);
+    if (!this.closing) this.execution.peek(p);
   }
 
   /** `GET /rules/{id}/topo` (rest-api.md §7.1). */
   topo(): { sources: string[]; edges: Record<string, string[]> } {
-    return this.run.topoJson();
+    return this.execution.topoJson();
   }
 
   /** The scan tables a join of the run holds and their rows; undefined once closing or when joining none. */
   scanTables(): ScanTableContent[] | undefined {
-    return this.closing ? undefined : this.run.topo.scanTables();
+    return this.closing ? undefined : this.execution.topo.scanTables();
   }
 
   /** `PUT /rules/{id}/reset_state`: rewinds a rewindable source of the run. */
   resetState(stream: string, input: unknown): void {
     if (this.closing) throw new EngineError(`rule ${this.id} should be running when modify state`);
-    this.run.resetState(stream, input);
+    this.execution.resetState(stream, input);
   }
 
   /** Records this run lost (sink drops, unsent at stop, late rows, and what the previous run left unsaved). */
   lost(): number {
-    return this.run.lost();
+    return this.execution.lost();
   }
 
   /** Redelivered messages (MQTT DUP) the run's sources admitted; a floe counter, not a status key. */
   duplicates(): number {
     let n = 0;
-    for (const m of this.run.nodes()) if (m.kind === "source") n += m.duplicates;
+    for (const m of this.execution.nodes()) if (m.kind === "source") n += m.duplicates;
     return n;
   }
 
   /** The run's sink pipelines (tests, diagnostics). */
   get sinks(): readonly SinkPipeline[] {
-    return this.run.pipelines;
+    return this.execution.pipelines;
   }
 }
 

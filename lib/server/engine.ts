@@ -20,7 +20,7 @@ import type { StreamDef } from "../plan/streams.ts";
 import { CpuMeter, Trials } from "./rest-state.ts";
 import { createFunctionRegistry, type FunctionRegistry } from "../functions/index.ts";
 import { registerBrokenScript, registerScript, unregisterScript, type ScriptDef } from "../functions/js-udf.ts";
-import { RuleStateName, type RuleRun, type RunExit, type RunFactory } from "./lifecycle.ts";
+import { RuleStateName, type HeldRun, type RunExit, type RunFactory } from "./lifecycle.ts";
 import { patrol } from "./scheduler.ts";
 import { StreamCatalog } from "../store/stream-catalog.ts";
 import { Kv } from "../store/kv.ts";
@@ -49,7 +49,7 @@ export interface RuntimeHooks {
   readonly close?: () => void;
   /** What the daemon's memory lookup tables hold against their byte budgets (`/metrics`). */
   readonly memoryTables?: () => { topic: string; key: string; budget: ByteBudget }[];
-  readonly trial?: (def: StoredRule, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<RuleRun>;
+  readonly trial?: (def: StoredRule, publish: (payload: string) => void, mocks?: Readonly<Record<string, MockSpec>>, onExit?: (exit: RunExit) => void) => Promise<HeldRun>;
 }
 
 /** What the rule runtime reads from the engine when it plans a rule. */
@@ -316,7 +316,7 @@ export class Engine {
   }
 
   /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */
-  async trialRun(def: StoredRule, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<RuleRun> {
+  async trialRun(def: StoredRule, publish: (payload: string) => void, onExit: (exit: RunExit) => void, mocks?: Readonly<Record<string, MockSpec>>): Promise<HeldRun> {
     if (this.hooks.trial) return this.hooks.trial(def, publish, mocks, onExit);
     return this.hooks.factory(def, onExit);
   }

@@ -31,11 +31,14 @@ export interface Topo {
   readonly edges: Record<string, string[]>;
 }
 
-/** What the lifecycle uses of a run handle (runtime/rule.ts); scan tables and rewinding are optional. */
-export type RuleRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget">>;
+/**
+ * A run as the lifecycle holds it: what it uses of a run handle (runtime/rule.ts RunHandle), which
+ * a partitioned run (partitioned-run.ts) also is; scan tables and rewinding are optional.
+ */
+export type HeldRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
-export type RunFactory = (def: StoredRule, onExit: (exit: RunExit) => void) => Promise<RuleRun> | RuleRun;
+export type RunFactory = (def: StoredRule, onExit: (exit: RunExit) => void) => Promise<HeldRun> | HeldRun;
 
 type Action = "start" | "stop" | "scheduleStart" | "scheduleStop";
 
@@ -55,7 +58,7 @@ export class RuleLifecycle {
   lastTopo: Topo | undefined;
   /** Tracing is started on the current run (reset by every stop: a new run starts untraced). */
   tracing = false;
-  private run: RuleRun | undefined;
+  private run: HeldRun | undefined;
   private queue: Promise<void> = Promise.resolve();
   private pending: Action | undefined;
   /** Bumped per run, so a late exit report of an old run is ignored. */

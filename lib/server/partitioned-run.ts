@@ -25,7 +25,7 @@ import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { ruleSources, type StoredRule } from "../store/stored-rule.ts";
-import type { RuleRun, RunExit, Topo } from "./lifecycle.ts";
+import type { HeldRun, RunExit, Topo } from "./lifecycle.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
@@ -120,7 +120,7 @@ export interface PartitionedRunOptions {
   /** The JetStream durables partition `p` reads (restarted when it is taken over with no group checkpoint). */
   readonly durables?: (p: number) => { stream: string; consumer: string }[];
   /** Starts the run of one partition (planned with `streamsForPartition`, id `partitionRunId`) under ownership `epoch`, fenced by `fence`. */
-  readonly startPartition: (p: number, epoch: number, fence: () => boolean, onExit: (exit: RunExit) => void) => Promise<RuleRun>;
+  readonly startPartition: (p: number, epoch: number, fence: () => boolean, onExit: (exit: RunExit) => void) => Promise<HeldRun>;
   readonly onExit: (exit: RunExit) => void;
   /** Whether the rule still exists (a deleted rule's runs leave nothing in the group store). */
   readonly exists: () => boolean;
@@ -131,8 +131,8 @@ export interface PartitionedRunOptions {
   readonly releaseWaitMs?: number;
 }
 
-export class PartitionedRun implements RuleRun {
-  private readonly runs = new Map<number, { run: RuleRun; held: Held }>();
+export class PartitionedRun implements HeldRun {
+  private readonly runs = new Map<number, { run: HeldRun; held: Held }>();
   /** The state last copied to the group, per partition. */
   private readonly uploaded = new Map<number, string>();
   private chain: Promise<void> = Promise.resolve();

@@ -4,7 +4,7 @@
  */
 import type { SseHub } from "../connectors/http/server.ts";
 import type { MockSpec } from "../connectors/simulator/source.ts";
-import type { RuleRun } from "./lifecycle.ts";
+import type { HeldRun } from "./lifecycle.ts";
 
 export interface Trial {
   readonly id: string;
@@ -13,7 +13,7 @@ export interface Trial {
   /** The trial's SSE endpoint `/test/<id>` on the data server. */
   readonly hub: SseHub;
   readonly release: () => void;
-  run: RuleRun | undefined;
+  run: HeldRun | undefined;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 

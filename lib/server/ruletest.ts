@@ -5,7 +5,7 @@
  * rule store. A trial ends when deleted, at its first runtime error, or after 5 minutes.
  */
 import { ErrCode, errorText } from "../errors.ts";
-import type { RuleRun } from "./lifecycle.ts";
+import type { HeldRun } from "./lifecycle.ts";
 import type { MockSpec } from "../connectors/simulator/source.ts";
 import { isObject, field } from "./body.ts";
 import type { Engine } from "./engine.ts";

@@ -5,7 +5,7 @@
  * again; a fresh run draws a random epoch and never reuses a key. A stateful run with checkpoints
  * that starts without one takes the rule's fingerprint as its epoch: it replays what no checkpoint
  * acknowledged, as a run that died before its first checkpoint made it. Both hold only when the
- * rule's sources replay (RuleRun.releaseDrains); otherwise the run draws a fresh epoch.
+ * rule's sources replay (Execution.releaseDrains, runtime/execution.ts); otherwise the run draws a fresh epoch.
  */
 function randomEpoch(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex");

@@ -1,5 +1,5 @@
 /**
- * The acknowledgement ledger (rule-run.ts, docs/sinks.md): with every sink
+ * The acknowledgement ledger (runtime/acks.ts, docs/sinks.md): with every sink
  * cached, a run records what its subscriptions admitted and what was durable; the next run counts
  * the difference as `source_<stream>_0_records_lost_total`, logs it, and adds it to its own
  * lost count (the ledger, not the runtime, carries a loss from one run to the next). A stateless rule loses nothing; a windowed qos 1 rule loses what came after its last

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import { UTC } from "../../lib/value/time.ts";
 import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { parseCron } from "../../lib/server/cron.ts";
-import { RuleLifecycle, type RuleRun, type RunExit, type RunFactory } from "../../lib/server/lifecycle.ts";
+import { RuleLifecycle, type HeldRun, type RunExit, type RunFactory } from "../../lib/server/lifecycle.ts";
 import { nextStartTimestamp, patrol } from "../../lib/server/scheduler.ts";
 import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
@@ -18,7 +18,7 @@ function fakeRuntime(fail?: string) {
     if (fail) throw new Error(fail);
     exit = onExit;
     runs++;
-    const run: RuleRun = { nodes: () => [], topo: () => ({ sources: ["source_s"], edges: {} }), stop: async () => {} };
+    const run: HeldRun = { nodes: () => [], topo: () => ({ sources: ["source_s"], edges: {} }), stop: async () => {} };
     return run;
   };
   return { factory, end: (e: RunExit) => exit!(e), runs: () => runs };

@@ -1,0 +1,276 @@
+/**
+ * One source of an execution (execution.ts): its bus subscription, drained into the topology
+ * through the stream's inlet (inlet.ts) a slice per event-loop turn, while every sink has room.
+ * A slow sink stops the drain, the subscription fills, the bus refuses the source, and the source
+ * stops reading: backpressure end to end with bounded queues. Counts what it took, for the
+ * source acknowledgements (acks.ts).
+ */
+import { failureText } from "../errors.ts";
+import type { Obj } from "../value/values.ts";
+import type { Decoder } from "../formats/decode.ts";
+import type { SourceMessage } from "../source/message.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
+import { memoryGovernor } from "./memory.ts";
+import { messageWhere, type ErrorReport } from "./error-report.ts";
+import type { AttachOptions, Attachment } from "./sources.ts";
+import type { SkipTarget } from "./predicate-index.ts";
+import type { Topology } from "./topology.ts";
+import { Inlet } from "./inlet.ts";
+import { messageData } from "./trace/data.ts";
+import { parseTraceparent } from "./trace/ids.ts";
+import type { RuleTracer } from "./trace/rule-tracer.ts";
+
+/** Records an inlet moves into the topology per step. */
+const STEP = 256;
+/**
+ * The time one drain may run before the rest of the subscription waits for a later event-loop
+ * turn, with timers, sockets and the other rules served between: a drain taking everything
+ * queued ran 15–46 ms once a backlog had built up (W4 at 50k msg/s).
+ */
+const DRAIN_MS = 4;
+/**
+ * The time an operator may spend on one item per event-loop turn (OpEnv.turnMs): a window of
+ * 10,000 groups is projected over several turns, with sources and other rules served between.
+ */
+export const TURN_MS = 2;
+
+/** What a drain needs of its execution (execution.ts). */
+export interface DrainHost {
+  readonly clock: { now(): number };
+  readonly topo: Topology;
+  /** Pipe mode's error report (ExecutionSpec.errors). */
+  readonly errors: ErrorReport | undefined;
+  /** The tracer while the rule is traced; undefined: untraced. */
+  readonly tracer: RuleTracer | undefined;
+  /** The execution stopped reading (stopping, or failed). */
+  readonly halted: boolean;
+  /** Drains are held while the sources attach (Execution.start). */
+  readonly holdDrains: boolean;
+  /** Late-acknowledging sources acknowledge at stored checkpoints (Execution.checkpointAcks). */
+  readonly checkpointAcks: boolean;
+  /** The clock read once for the batch being drained (0 outside a drain: timers read the clock). */
+  batchNow: number;
+  /** The drain running (undefined between drains: timers fire outside any record). */
+  active: Drain | undefined;
+  now(): number;
+  /** Results the rule may still produce before a sink (or a lookup's FIFO) would have to wait. */
+  room(): number;
+  /** Calls `fn` once there is room again. */
+  waitRoom(fn: () => void): void;
+  /** End of a drain: sink caches and the acknowledgement ledger write before the sources acknowledge. */
+  commit(): void;
+  /** A failure outside any record: the rule stops by error. */
+  fatal(e: unknown): void;
+}
+
+export class Drain {
+  private readonly buf: SourceMessage[] = [];
+  private scheduled = false;
+  /** Woken while the run held its drains (DrainHost.holdDrains): drains once they are let go. */
+  deferred = false;
+  att: Attachment | undefined;
+  /** The source node: `buffer_length` shows the subscription's occupancy. */
+  node!: NodeMetrics;
+  /** The `<i>_decoder` node of a byte source. */
+  decoderNode: NodeMetrics | undefined;
+  private decoded = 0;
+  /** The record being processed (pipe mode's error report locates row errors by it). */
+  current: SourceMessage | null = null;
+  /** Messages taken from the subscription into the topology. */
+  taken = 0;
+  /** Of the messages taken, how many were durable at the last ledger write. */
+  covered = 0;
+  private readonly inlet: Inlet;
+  readonly wake = (): void => {
+    if (this.scheduled) return;
+    if (this.run.holdDrains) {
+      this.deferred = true;
+      return;
+    }
+    this.scheduled = true;
+    queueMicrotask(this.drain);
+  };
+
+  constructor(
+    private readonly run: DrainHost,
+    readonly name: string,
+    def: StreamDef,
+  ) {
+    // A table counts one record per batch it reads (eKuiper's scan tables); a stream one per row.
+    this.inlet = new Inlet(run.topo, name, def.fields, def.kind === "table", run.errors, () => messageWhere(name, this.current!));
+  }
+
+  readonly drain = (): void => {
+    this.scheduled = false;
+    const att = this.att;
+    if (!att) return;
+    const sub = att.sub;
+    const run = this.run;
+    const buf = this.buf;
+    // One clock read per drain: every record of the batch arrived in the same read.
+    run.batchNow = run.clock.now();
+    memoryGovernor.check();
+    run.active = this;
+    try {
+      this.loop(sub, run, buf);
+      // The sink caches write through what this drain queued before the source's acknowledgements
+      // go out: they are answered in microtasks queued behind this one.
+      run.commit();
+    } catch (e) {
+      // Record errors are caught at the operators; anything reaching here stops the rule.
+      run.fatal(e);
+    } finally {
+      run.batchNow = 0;
+      run.active = undefined;
+      this.current = null;
+    }
+  };
+
+  private loop(sub: Attachment["sub"], run: DrainHost, buf: SourceMessage[]): void {
+    const until = performance.now() + DRAIN_MS;
+    while (sub.length > 0 && !run.halted) {
+      const room = run.room();
+      if (room <= 0) {
+        this.node.bufferLength = sub.length;
+        run.waitRoom(this.wake);
+        return;
+      }
+      const n = sub.take(buf, Math.min(room, STEP));
+      this.taken += n;
+      // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
+      this.node.processLatencyUs = sub.latencyUs;
+      this.processAll(buf, n);
+      buf.length = 0;
+      if (sub.length > 0 && performance.now() >= until) {
+        this.scheduled = true;
+        setImmediate(this.drain);
+        break;
+      }
+    }
+    this.node.bufferLength = sub.length;
+  }
+
+  /** Drains what the subscription holds into the topology, ignoring sink room (a flushing stop). */
+  drainAll(): void {
+    const att = this.att;
+    if (!att) return;
+    const run = this.run;
+    const buf: SourceMessage[] = [];
+    run.active = this;
+    while (att.sub.length) {
+      const n = att.sub.take(buf, STEP);
+      this.taken += n;
+      this.processAll(buf, n);
+      buf.length = 0;
+    }
+    run.active = undefined;
+    this.current = null;
+  }
+
+  /**
+   * What a shared stream's predicate index needs to answer this rule's WHERE for it, counting a
+   * rejected message as taken (undefined: the rule evaluates every message itself).
+   */
+  indexFilter(fold: boolean): AttachOptions["filter"] {
+    const r = this.run.topo.rejectable(this.name);
+    if (!r) return undefined;
+    const run = this.run;
+    const target: SkipTarget = {
+      skippable: () => !run.halted && run.tracer === undefined,
+      skipped: (now) => {
+        this.taken++;
+        r.skipped(now);
+      },
+    };
+    return { where: r.where, fold, target };
+  }
+
+  /**
+   * Messages the subscription admitted (a push source answers after admission) less those it
+   * evicted (drop-oldest, counted apart): the ones taken and the ones still waiting.
+   */
+  acked(): number {
+    const att = this.att;
+    // A source acknowledging late (JetStream) acknowledged only what is covered (checkpoints) or taken.
+    if (att?.holdsAcks) return att.own?.checkpointed && this.run.checkpointAcks ? this.covered : this.taken;
+    return this.taken + (att?.sub.length ?? 0);
+  }
+
+  /**
+   * The rule's outer error boundary, per message: what escapes the operators' own boundaries
+   * (a failure between the decoder and the first node) fails that message only, counted on the
+   * source node. One try per batch, re-entered after a failure: nothing per message.
+   */
+  private processAll(buf: readonly SourceMessage[], n: number): void {
+    // Tracing is read once per batch: an untraced rule takes the plain loop.
+    const tracer = this.run.tracer;
+    let i = 0;
+    while (i < n) {
+      try {
+        if (tracer === undefined) for (; i < n; i++) this.process(buf[i]!);
+        else for (; i < n; i++) this.processTraced(buf[i]!, tracer);
+      } catch (e) {
+        const text = failureText(e);
+        this.node.exception(text, this.run.now());
+        this.run.errors?.row(messageWhere(this.name, buf[i]!), text);
+        i++;
+      }
+    }
+  }
+
+  /**
+   * One message of a traced rule: the root span `source_<stream>` (continuing the trace context
+   * the message arrived with) is open while the message is decoded and pushed through the
+   * topology, whose traced nodes open its children.
+   */
+  private processTraced(m: SourceMessage, t: RuleTracer): void {
+    const span = t.beginMessage("source_" + this.name, parseTraceparent(m.traceparent ?? metaTraceparent(m.meta)), messageData(m.payload, m.rows, t.memo));
+    if (span === null) {
+      this.process(m);
+      return;
+    }
+    const dn = this.decoderNode;
+    const failures = dn ? dn.exceptions : 0;
+    t.current = span;
+    try {
+      this.process(m);
+    } finally {
+      t.current = null;
+      if (dn && dn.exceptions > failures) span.attributes.error = dn.lastException;
+      t.close(span);
+    }
+  }
+
+  private process(m: SourceMessage): void {
+    const dec: Decoder | null = this.att!.decoder;
+    const now = this.run.now();
+    this.current = m;
+    let rows: Obj | Obj[];
+    if (m.payload !== null && dec && m.decodedBy === dec) {
+      // Decoded once for all the rules of a shared stream.
+      rows = m.decoded!;
+      const dn = this.decoderNode;
+      if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatency.us;
+    } else if (m.payload !== null && dec) {
+      // The decoder node's latency: one payload in 64 is timed.
+      const dn = this.decoderNode;
+      const timed = dn !== undefined && (++this.decoded & 63) === 1;
+      const t0 = timed ? performance.now() : 0;
+      const decoded = this.inlet.decode(dec, m.payload);
+      if (decoded === undefined) return;
+      rows = decoded;
+      // The rules after this one on a shared stream (one decoder for all) reuse the rows.
+      m.decoded = decoded;
+      m.decodedBy = dec;
+      if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
+    } else rows = m.rows ?? {};
+    this.inlet.ingest(rows, m.meta, now, dec !== null);
+  }
+}
+
+/** An MQTT v5 message's `traceparent` user property (rules-and-sinks.md §9.1). */
+function metaTraceparent(meta: Obj | null): unknown {
+  const p = meta?.properties;
+  return p !== null && typeof p === "object" && !Array.isArray(p) ? (p as Obj).traceparent : undefined;
+}

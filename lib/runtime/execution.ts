@@ -1,0 +1,379 @@
+/**
+ * An execution: one run of a rule inside the runtime (start → stop), behind the handle its host
+ * holds (rule.ts RunHandle). It plans the topology, opens the sink pipelines and lookup tables,
+ * attaches one drain per source (drain.ts: the bus subscription drained into the topology while
+ * every sink has room), keeps checkpoints (qos ≥ 1) and the source acknowledgements (acks.ts),
+ * and stops: optionally flushing what was admitted and the open windows, then letting the sinks
+ * drain within the grace period.
+ */
+import type { Level } from "../log.ts";
+import { EngineError, errorText, failureText } from "../errors.ts";
+import { ByteBudget } from "../core/byte-budget.ts";
+import type { FuncEnv } from "../functions/registry.ts";
+import type { SinkPipeline } from "../sink/pipeline.ts";
+import type { SourceConnector } from "../source/connector.ts";
+import { isByteSource, sourceType } from "../connectors/sources.ts";
+import { openLookupTable } from "../connectors/lookups.ts";
+import { planRule } from "../plan/plan-rule.ts";
+import type { GraphPlan } from "../plan/graph.ts";
+import { planRuleGraph } from "./graph-plan.ts";
+import type { RulePlan } from "../plan/specs.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { SelectStatement } from "../sql/ast.ts";
+import { clauseExprs, some } from "../sql/walk.ts";
+import { checkpointStore } from "../store/checkpoint.ts";
+import { AckLedger, cacheDb } from "../store/sink-cache.ts";
+import { WallClock } from "../ops/window/clock.ts";
+import { Checkpointer } from "./checkpoint.ts";
+import type { RuntimeEnv } from "./env.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
+import type { RuleOptions } from "../plan/rule-options.ts";
+import type { Peek } from "./peek.ts";
+import { messageWhere, type ErrorReport } from "./error-report.ts";
+import type { SourceHub } from "./sources.ts";
+import { Topology } from "./topology.ts";
+import type { SinkNode } from "../core/sink.ts";
+import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
+import { Acks } from "./acks.ts";
+import { Drain, TURN_MS, type DrainHost } from "./drain.ts";
+import { topoJson, type TopoJson } from "./topo-json.ts";
+
+/** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
+export interface ExecutionSpec {
+  readonly id: string;
+  readonly select: SelectStatement;
+  /** A graph rule (graph-rules.md): planned by plan/graph.ts instead of `select`. */
+  readonly graph?: { json: unknown; temp: boolean };
+  readonly streams: ReadonlyMap<string, StreamDef>;
+  readonly options: RuleOptions;
+  /** Builds the run's sink pipelines (fresh connectors per run). */
+  readonly sinks: () => SinkPipeline[];
+  /** Host sinks placed before the actions (pipe mode's stdout). */
+  readonly extraSinks: readonly SinkNode[];
+  /** Type of a stream or table without TYPE: "stdin" in pipe mode; undefined in the daemon (mqtt / file). */
+  readonly defaultType: string | undefined;
+  /** Host-built connectors by stream name (pipe mode's stdin). */
+  readonly connectors?: ReadonlyMap<string, SourceConnector>;
+  /** Pipe mode's stderr report of decode and row errors, and of the failure that stops the rule. */
+  readonly errors?: ErrorReport;
+  /** The `interval` rate limit (ms) of push sources, by stream (rules-and-sinks.md §8.1). */
+  readonly rateLimits?: ReadonlyMap<string, number>;
+  /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
+  readonly fence?: () => boolean;
+}
+
+/**
+ * Whether a run reads its sources' metadata: a `meta()` / `mqtt()` reference anywhere in the
+ * SELECT, `sendMetaToSink`, a graph rule (its nodes' expressions), pipe mode's error report
+ * (it names the topic). Otherwise the sources may leave it out (SourceContext.wantsMeta).
+ */
+function readsMeta(spec: ExecutionSpec): boolean {
+  if (spec.graph || spec.errors?.wantsMeta || spec.options.sendMetaToSink) return true;
+  const s = spec.select;
+  const isMeta = (e: { kind: string }) => e.kind === "meta";
+  return s.fields.some((f) => some(f.expr, isMeta)) || clauseExprs(s).some((e) => some(e, isMeta));
+}
+
+/** Waits for `p`, at most `ms`; leaves no timer behind. */
+async function within(p: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+export class Execution implements DrainHost {
+  readonly clock = new WallClock();
+  readonly topo: Topology;
+  readonly plan: RulePlan;
+  readonly graph: GraphPlan | undefined;
+  readonly pipelines: SinkPipeline[];
+  readonly sinkNodes: SinkNode[];
+  private readonly drains: Drain[] = [];
+  private eofs = 0;
+  halted = false;
+  /** The clock read once for the batch being drained (0 outside a drain: timers read the clock). */
+  batchNow = 0;
+  readonly startedAt: number;
+  /** Called once when every source has ended (EOF). */
+  onAllEof: (() => void) | undefined;
+  /** Called once when the run fails at run time (the rule stops by error). */
+  onFatal: ((e: unknown) => void) | undefined;
+  /** The checkpoint coordinator (qos ≥ 1 only: qos 0 saves nothing and costs nothing). */
+  private readonly checkpoints: Checkpointer | undefined;
+  /** Pipe mode's error report (ExecutionSpec.errors). */
+  readonly errors: ErrorReport | undefined;
+  /** The run reads its sources' metadata (readsMeta). */
+  private readonly readsMeta: boolean;
+  /** The run's tracer while its tracing is started (rest-api.md §5); undefined: untraced. */
+  tracer: RuleTracer | undefined = undefined;
+  /** The drain running (undefined between drains: timers fire outside any record). */
+  active: Drain | undefined;
+  /** The source acknowledgements and their ledger. */
+  private readonly acks: Acks;
+  /** No operator holds state: what a drain took is durable once the sinks flushed. */
+  private readonly stateless: boolean;
+  /** What the rule's buffered windows hold against `windowMaxRows`/`windowMaxBytes` (ops/window/held-rows.ts). */
+  readonly windowBudget: ByteBudget;
+
+  constructor(
+    private readonly spec: ExecutionSpec,
+    private readonly env: RuntimeEnv,
+    private readonly hub: SourceHub,
+  ) {
+    const clock = this.clock;
+    const o = spec.options;
+    this.startedAt = clock.now();
+    const startedAt = this.startedAt;
+    const now = () => this.now();
+    const fenv: FuncEnv = { now, zone: env.zone, ruleId: spec.id, ruleStart: startedAt };
+    const decoder = (def: StreamDef) => !spec.connectors?.has(def.name) && isByteSource(sourceType(def, spec.defaultType));
+    const graph = spec.graph ? planRuleGraph(spec.id, spec.graph.json, spec.graph.temp, spec.streams, o, env, now, decoder, startedAt) : undefined;
+    this.graph = graph;
+    this.plan = graph
+      ? { sources: graph.sources, ops: [], slots: 0 }
+      : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
+    this.clock.onError = (e) => this.fatal(e);
+    this.pipelines = spec.sinks();
+    for (const p of this.pipelines) p.clock = now;
+    this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
+    const errors = spec.errors;
+    this.errors = errors;
+    this.readsMeta = readsMeta(spec);
+    const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
+    const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget }, this.sinkNodes, graph);
+    this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
+    if (o.qos >= 1 && !graph) {
+      const log = (l: string, level?: Level) => env.log(l, level);
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence);
+    }
+    this.stateless = Object.keys(this.topo.snapshot()).length === 0;
+    const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
+    const ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
+    this.acks = new Acks(spec.id, ledger, this.stateless, this.drains, this.pipelines, this.topo);
+  }
+
+  /**
+   * End of a drain: the sink caches write what was queued and the ledger what was admitted and
+   * what is durable, in one transaction, before the sources acknowledge.
+   */
+  commit(): void {
+    this.acks.commit();
+  }
+
+  /**
+   * The run keeps checkpoints of a state: its unshared late-acknowledging sources (JetStream)
+   * acknowledge at each stored checkpoint instead of when the rule takes a message.
+   */
+  get checkpointAcks(): boolean {
+    return this.checkpoints !== undefined && !this.stateless;
+  }
+
+  /** Read positions of the rewindable sources this run reads alone, by stream. */
+  private readonly offsets = (): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const i of this.drains) {
+      const att = i.att;
+      const o = att?.own?.offset?.(att.sub.length);
+      if (o !== undefined) out[i.name] = o;
+    }
+    return out;
+  };
+
+  /**
+   * Starts tracing with `strategy` (a fresh tracer: spans go to the env's trace hub), or stops it.
+   * Runs between drains, so no message is half traced.
+   */
+  trace(strategy: TraceStrategy | undefined): void {
+    const sink = this.env.traces;
+    this.tracer = strategy !== undefined && sink !== undefined ? new RuleTracer(this.spec.id, strategy, sink) : undefined;
+    this.topo.trace(this.tracer);
+  }
+
+  /** Starts a data peek (runtime/peek.ts) on this run, or ends it (undefined); a new run starts without. */
+  peek(p: Peek | undefined): void {
+    this.topo.peek(p);
+  }
+
+  /** `PUT /rules/{id}/reset_state`: rewinds the source of `stream` (rest-api.md). */
+  resetState(stream: string, input: unknown): void {
+    const drain = this.drains.find((i) => i.name === stream);
+    if (!drain) throw new EngineError(`stream ${stream} not found in topo`);
+    const c = drain.att?.own;
+    if (!c?.rewind) throw new EngineError(`source ${stream} is not rewindable`);
+    c.rewind(input);
+  }
+
+  /** Whatever can make the drains wait: sinks and lookup nodes. */
+  private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
+
+  /** A failure outside any record (a drain's own loop, a timer): the rule stops by error with its message. */
+  fatal(e: unknown): void {
+    if (this.halted) return;
+    this.halted = true;
+    this.fatalMessage = failureText(e);
+    if (this.errors) this.errors.fatal(this.fatalMessage);
+    else this.env.log(`rule ${this.spec.id} stops by error: ${this.fatalMessage}`);
+    this.onFatal?.(e);
+  }
+
+  /** The message of the failure that stopped the run (empty while it has not failed). */
+  fatalMessage = "";
+
+  /** Where the record being processed came from, for the error report ("" outside a record). */
+  private where(): string {
+    const i = this.active;
+    const m = i?.current;
+    return i && m ? messageWhere(i.name, m) : "";
+  }
+
+  now(): number {
+    return this.batchNow || this.clock.now();
+  }
+
+  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */
+  room(): number {
+    let r = Infinity;
+    for (const p of this.gates) {
+      const x = p.room?.() ?? Infinity;
+      if (x < r) r = x;
+    }
+    return r;
+  }
+
+  waitRoom(fn: () => void): void {
+    for (const p of this.gates) if (p.room && p.room() <= 0) p.onRoom!(fn);
+  }
+
+  async start(): Promise<void> {
+    const o = this.spec.options;
+    const srcs = this.plan.sources;
+    try {
+      // The newest checkpoint is loaded before any source delivers (§5).
+      const cp = this.checkpoints;
+      const offsets = cp?.restore(this.topo);
+      // A stateful rule with checkpoints and a keyed sink (sink/emission-keys.ts) keeps the
+      // checkpoint's keys — or, with none, starts them from the rule's fingerprint as a run that
+      // died before its first checkpoint did — only if every source replays what followed the
+      // checkpoint; which is known once they are attached, so nothing is drained before.
+      const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
+      if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
+      this.holdDrains = keys !== undefined;
+      this.acks.settle(this.env.dataDir, this.plan.sources, (l) => this.env.log(l));
+      // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
+      for (const p of this.pipelines) p.open();
+      // Lookup tables answer from the first row on: open them before any source delivers.
+      for (const op of this.topo.lookupOps()) op.attach(await openLookupTable(op.spec.table, this.env));
+      for (const src of srcs) {
+        const drain = new Drain(this, src.name, src.def);
+        this.drains.push(drain);
+        const node = this.topo.sourceMetrics(src.name)!;
+        drain.node = node;
+        drain.decoderNode = this.topo.decoderMetrics(src.name);
+        drain.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
+          capacity: o.subscriberCapacity,
+          policy: o.overflow,
+          wake: drain.wake,
+          node,
+          share: (shared, counting) => {
+            drain.node = shared;
+            this.topo.shareSource(src.name, shared, counting);
+          },
+          onEof: () => this.sourceEof(),
+          onFail: (e) => this.fatal(e),
+          ref: `${this.spec.id}_${src.name}_0`,
+          connector: this.spec.connectors?.get(src.name),
+          offset: offsets?.get(src.name),
+          checkpointAcks: this.checkpointAcks,
+          meta: this.readsMeta,
+          filter: drain.indexFilter(this.env.ignoreCase),
+        });
+        if (drain.att.sub.length) drain.wake();
+      }
+      if (keys) this.releaseDrains(offsets!);
+      this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.acks.checkpointed);
+    } catch (e) {
+      await this.stop({ flushWindows: false });
+      throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
+    }
+  }
+
+  /** Drains are held while the sources attach (see `start`). */
+  holdDrains = false;
+
+  /**
+   * The sources are attached: unless every one replays what followed the checkpoint (a restored
+   * read position, or a JetStream consumer that acknowledges at checkpoints), the sinks' keys
+   * take a fresh epoch, since this run's emissions are not the last run's. Then the drains go.
+   */
+  private releaseDrains(offsets: Map<string, unknown>): void {
+    const replays = this.drains.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
+    if (!replays) for (const p of this.pipelines) p.keysFresh();
+    this.holdDrains = false;
+    for (const i of this.drains) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
+    }
+  }
+
+  private sourceEof(): void {
+    if (++this.eofs >= this.plan.sources.length) {
+      // Let the drains take what was admitted before the end, then report.
+      queueMicrotask(() => this.onAllEof?.());
+    }
+  }
+
+  /**
+   * Stops reading, optionally processes what was admitted and closes open windows (pipe mode's
+   * Ctrl-C), ends the topology, then lets every sink drain within the grace period.
+   */
+  async stop(opts: { flushWindows: boolean }): Promise<void> {
+    const cp = this.checkpoints;
+    cp?.stop();
+    // The final checkpoint reads the offsets before the sources are released; a flushing stop
+    // (end of input) empties the windows, so there is no state worth keeping then.
+    let saved = false;
+    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
+    if (saved) this.acks.savedAtStop();
+    for (const i of this.drains) await i.att?.release();
+    if (opts.flushWindows) {
+      for (const i of this.drains) i.drainAll();
+      const until = this.topo
+        .windowOps()
+        .map((w) => w.flushTime())
+        .filter((t): t is number => t !== undefined);
+      if (until.length) this.clock.advance(Math.max(...until));
+    }
+    this.halted = true;
+    // Rows waiting for an asynchronous lookup still reach the sinks, within the grace period.
+    await within(this.topo.settle(), this.env.sinkGraceMs);
+    // Read before the lookups detach, which drops what still waits.
+    const idle = this.acks.lookupsIdle();
+    this.topo.end();
+    for (const op of this.topo.lookupOps()) await op.detach();
+    this.clock.stop();
+    await Promise.all(this.pipelines.map((p) => p.close(this.env.sinkGraceMs)));
+    // What the run admitted and left undone (released unread, state not saved) is counted at the next start.
+    this.acks.closed((this.stateless || opts.flushWindows || saved) && idle);
+  }
+
+  /** Metrics of every node: sources, operators (plan, then sink helpers), sinks (rest-api.md §6.2). */
+  nodes(): NodeMetrics[] {
+    const all = this.topo.nodes();
+    return [...all.filter((n) => n.kind === "source"), ...all.filter((n) => n.kind === "op"), ...all.filter((n) => n.kind === "sink")];
+  }
+
+  /** Records lost in this run: sink drops, unsent at stop, late rows, and what the last run lost unsaved. */
+  lost(): number {
+    let n = this.topo.dropped() + this.acks.restoredLost;
+    for (const p of this.pipelines) n += p.lost;
+    return n;
+  }
+
+  /** `GET /rules/{id}/topo` (rest-api.md §7.1). */
+  topoJson(): TopoJson {
+    return this.topo.graphTopo ?? topoJson(this.plan, this.sinkNodes);
+  }
+}
