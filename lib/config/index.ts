@@ -1,4 +1,3 @@
 export { applyEnv, isDoc, lowerKeys, pick, typeEnvValue, type Doc } from "./env.ts";
 export { fromDoc, loadKuiperConfig, type BasicSettings, type KuiperConfig } from "./kuiper.ts";
-export { loadConnectionYaml, loadSourceYaml, SHIPPED_SOURCES, sourceEnvPrefix, sourceTypes } from "./connectors.ts";
 export { prepareDataDir, resolvePaths, type PathFlags, type Paths } from "./paths.ts";

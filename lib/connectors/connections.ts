@@ -4,14 +4,43 @@
  * `connectionSelector`, and reference-counted by those nodes. The daemon opens every stored
  * connection at startup and on `POST /connections` (they live until deleted); pipe mode opens one
  * lazily from `etc/connections/connection.yaml` when a node first selects it and closes it with
- * its last user. `mqtt` and `nats` connections have a live client; other types are stored only.
+ * its last user. The connection types are the connector specs' (`connections` role): those whose
+ * role opens a live client (mqtt, nats) have one; the other types are stored only.
  */
 import type { Level } from "../log.ts";
+import type { ConnectionReporter } from "../core/connection.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
-import { parseMqttConf } from "./mqtt/conf.ts";
+import type { Doc } from "../config/env.ts";
 import type { ReaderKind } from "./mqtt/client.ts";
 import type { SharedMqtt } from "./mqtt/shared.ts";
 import type { NatsLink } from "./nats/connection.ts";
+
+/** A live client of a named connection. */
+export interface LiveConnection {
+  readonly status: ConnectionReporter;
+  close(): Promise<void>;
+}
+
+export interface LiveConnectionEnv {
+  readonly base: string;
+  readonly reader: ReaderKind | undefined;
+  /** A line of the connection's log (prefixed with `connection <id>: `). */
+  log(line: string, level?: Level): void;
+  /** Sets the error text the connection's state shows. */
+  setErr(text: string): void;
+}
+
+/** A named connection type of a connector spec (declared here, below the specs that use it). */
+export interface ConnectionRole {
+  /** `listed` by `/metadata/connections` (the default), or `unlisted` (floe's own: answered by name only). */
+  readonly metadata?: "listed" | "unlisted";
+  /** The properties and defaults `/metadata/connections/<type>` shows. */
+  readonly props?: Doc;
+  /** Why `props` are refused by `POST`/`PUT /connections`, or undefined. */
+  readonly validate?: (props: Record<string, unknown>) => string | undefined;
+  /** Opens the live client, connecting in the background (throws on bad props); types without one are stored only. */
+  readonly open?: (id: string, props: Record<string, unknown>, env: LiveConnectionEnv) => LiveConnection;
+}
 
 export interface ConnectionSpec {
   readonly typ: string;
@@ -25,8 +54,7 @@ class Entry {
   constructor(
     readonly id: string,
     readonly typ: string,
-    readonly mqtt: SharedMqtt | undefined,
-    readonly nats: NatsLink | undefined,
+    readonly client: LiveConnection | undefined,
     /** Opened on demand (pipe mode): closed when the last node leaves. */
     readonly lazy: boolean,
   ) {}
@@ -36,14 +64,19 @@ const STATUS: Record<number, string> = { 1: "connected", 0: "connecting", [-1]: 
 
 export class ConnectionRegistry {
   private readonly live = new Map<string, Entry>();
+  private readonly roles = new Map<string, ConnectionRole>();
   /** Where a connection not opened yet is looked up (confKeys, connection.yaml). */
   resolve: ((id: string) => ConnectionSpec | undefined) | undefined;
 
+  /** `specs`: the connector specs (connectors/index.ts `CONNECTORS`) whose connection types open live clients. */
   constructor(
     private readonly base: string,
     private readonly log: (line: string, level?: Level) => void,
-    private readonly reader?: ReaderKind,
-  ) {}
+    private readonly reader: ReaderKind | undefined,
+    specs: readonly { readonly connections?: Readonly<Record<string, ConnectionRole>> }[],
+  ) {
+    for (const s of specs) for (const [typ, role] of Object.entries(s.connections ?? {})) this.roles.set(typ, role);
+  }
 
   /** Opens (or re-opens) connection `id`, connecting in the background; props are validated by the caller. */
   open(id: string, typ: string, props: Record<string, unknown>): void {
@@ -52,46 +85,25 @@ export class ConnectionRegistry {
   }
 
   private create(id: string, typ: string, props: Record<string, unknown>, lazy: boolean): Entry | undefined {
-    let mqtt: SharedMqtt | undefined;
-    let nats: NatsLink | undefined;
+    const open = this.roles.get(typ)?.open;
+    let client: LiveConnection | undefined;
     let entry: Entry | undefined;
-    if (typ === "nats") {
+    if (open) {
       try {
-        // The NATS client loads with the first NATS connection, not with the daemon (memory).
-        const { parseNatsConf } = require("./nats/conf.ts") as typeof import("./nats/conf.ts");
-        const { NatsLink } = require("./nats/connection.ts") as typeof import("./nats/connection.ts");
-        const conf = parseNatsConf(props, { base: this.base, name: `floe-conn-${id}` });
-        nats = new NatsLink(conf, (line, level) => {
-          // A failed attempt's line carries more than the state shows: the state keeps the client's text.
-          if (entry && level !== "debug") entry.err = (level === "warn" && nats ? nats.status.lastMessage : line).replace(/^nats \S+: /, "");
-          this.log(`connection ${id}: ${line}`, level);
+        client = open(id, props, {
+          base: this.base,
+          reader: this.reader,
+          log: (line, level) => this.log(`connection ${id}: ${line}`, level),
+          setErr: (text) => {
+            if (entry) entry.err = text;
+          },
         });
       } catch (e) {
         this.log(`connection ${id}: ${errorText(e)}`);
         return undefined;
       }
     }
-    if (typ === "mqtt") {
-      try {
-        const conf = parseMqttConf(props, { base: this.base, defaultClientId: `floe-conn-${id}` });
-        // The MQTT client loads with the first MQTT connection, not with the daemon (memory).
-        const { SharedMqtt } = require("./mqtt/shared.ts") as typeof import("./mqtt/shared.ts");
-        mqtt = new SharedMqtt(
-          conf,
-          (line, level) => {
-            // The connection's state shows the client's last error, not the log line around it.
-            const err = mqtt?.conn.lastError;
-            if (entry && level === "warn" && err) entry.err = err;
-            this.log(`connection ${id}: ${line}`, level);
-          },
-          this.reader,
-        );
-      } catch (e) {
-        this.log(`connection ${id}: ${errorText(e)}`);
-        return undefined;
-      }
-    }
-    entry = new Entry(id, typ, mqtt, nats, lazy);
+    entry = new Entry(id, typ, client, lazy);
     this.live.set(id, entry);
     return entry;
   }
@@ -100,8 +112,7 @@ export class ConnectionRegistry {
     const e = this.live.get(id);
     if (!e) return;
     this.live.delete(id);
-    await e.mqtt?.close();
-    await e.nats?.close();
+    await e.client?.close();
   }
 
   /**
@@ -115,9 +126,10 @@ export class ConnectionRegistry {
       if (spec) e = this.create(id, spec.typ, spec.props, true);
     }
     if (!e) throw new EngineError(`connection ${id} not existed`, ErrCode.io);
-    if (e.typ !== "mqtt" || !e.mqtt) throw new EngineError(`connection ${id} should be mqtt connection`, ErrCode.io);
+    if (e.typ !== "mqtt" || !e.client) throw new EngineError(`connection ${id} should be mqtt connection`, ErrCode.io);
     e.refs.push(ref);
-    return e.mqtt;
+    // The mqtt connection role opens a SharedMqtt (mqtt/spec.ts).
+    return e.client as SharedMqtt;
   }
 
   /**
@@ -131,9 +143,10 @@ export class ConnectionRegistry {
       if (spec) e = this.create(id, spec.typ, spec.props, true);
     }
     if (!e) throw new EngineError(`connection ${id} not existed`, ErrCode.io);
-    if (e.typ !== "nats" || !e.nats) throw new EngineError(`connection ${id} should be nats connection`, ErrCode.io);
+    if (e.typ !== "nats" || !e.client) throw new EngineError(`connection ${id} should be nats connection`, ErrCode.io);
     e.refs.push(ref);
-    return e.nats;
+    // The nats connection role opens a NatsLink (nats/spec.ts).
+    return e.client as NatsLink;
   }
 
   /** Detaches node `ref`; a lazily opened connection closes with its last node. */
@@ -153,7 +166,7 @@ export class ConnectionRegistry {
   /** `status` and `err` of a live connection (both omitted when unknown). */
   state(id: string): { status?: string; err?: string } {
     const e = this.live.get(id);
-    const rep = e?.mqtt?.status ?? e?.nats?.status;
+    const rep = e?.client?.status;
     if (!e || !rep) return {};
     const s = rep.status;
     return s === 1 || !e.err ? { status: STATUS[s] } : { status: STATUS[s], err: e.err };
@@ -163,7 +176,7 @@ export class ConnectionRegistry {
   gauges(): [string, number][] {
     const out: [string, number][] = [];
     for (const [id, e] of this.live) {
-      const rep = e.mqtt?.status ?? e.nats?.status;
+      const rep = e.client?.status;
       if (rep) out.push([id, rep.status]);
     }
     return out;

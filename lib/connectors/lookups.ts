@@ -14,15 +14,52 @@ import { resolveSourceProps, sourceType, type SourcePropEnv } from "./sources.ts
 import { CachedLookup, lookupCacheConf } from "../lookup/cache.ts";
 import type { NetGuard } from "../net/guard.ts";
 import type { LookupSource } from "../lookup/table.ts";
+import { CONNECTORS } from "./index.ts";
+import { rolesOf, type ConnectorSpec, type LookupEnv } from "./spec.ts";
 
 export type { LookupSource } from "../lookup/table.ts";
+export type { LookupEnv } from "./spec.ts";
 
-export interface LookupEnv {
-  readonly pubsub: MemoryPubSub;
-  readonly connections: ConnectionRegistry;
-  readonly baseDir: string;
-  /** The owner's outbound client (`basic.enablePrivateNet`) for httppull. */
-  readonly outbound: NetGuard;
+/** The lookup sources of a list of connector specs, by table TYPE (lowercased). */
+export interface LookupRegistry {
+  readonly types: readonly string[];
+  /** A lookup source of `type`; `lookup source type <type> is not supported` for any other. */
+  create(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource;
+}
+
+export function createLookupRegistry(specs: readonly ConnectorSpec[]): LookupRegistry {
+  const roles = new Map<string, NonNullable<ConnectorSpec["lookups"]>[string]>();
+  for (const [name, role] of rolesOf(specs, "lookups")) roles.set(name.toLowerCase(), role);
+  return {
+    types: [...roles.keys()],
+    create: (type, props, env) => {
+      const r = roles.get(type);
+      if (!r) throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
+      return r.create(props, env);
+    },
+  };
+}
+
+/** Lookup sources of every connector spec; each type's module (and its client library) loads with its first table. */
+const LOOKUPS = createLookupRegistry(CONNECTORS);
+
+/** Every lookup source type. */
+export const LOOKUP_TYPES: readonly string[] = LOOKUPS.types;
+
+/** A lookup source of `type`; `lookup source type <type> is not supported` for any other. */
+export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {
+  return LOOKUPS.create(type, props, env);
+}
+
+/** A ready lookup source for table `def` (a table without TYPE is a file table, sql §3.4). */
+export async function openLookupTable(def: StreamDef, env: LookupEnv & SourcePropEnv, now: () => number = Date.now): Promise<LookupSource> {
+  const type = sourceType(def, "file");
+  const props = await resolveSourceProps(def, type, env);
+  const raw = createLookupSource(type, props, env);
+  const cache = lookupCacheConf(props);
+  const src = cache ? new CachedLookup(raw, cache, now) : raw;
+  await src.open();
+  return src;
 }
 
 /**
@@ -44,52 +81,6 @@ export function createLookupEnv(p: {
     outbound: p.outbound,
     log,
     pubsub: new MemoryPubSub(),
-    connections: new ConnectionRegistry(p.baseDir, log),
+    connections: new ConnectionRegistry(p.baseDir, log, undefined, CONNECTORS),
   };
-}
-
-type LookupFactory = (props: Record<string, unknown>, env: LookupEnv) => LookupSource;
-
-/** Lookup sources by type; each type's module (and its client library) loads with its first table. */
-const LOOKUPS: Readonly<Record<string, LookupFactory>> = {
-  memory: (props, env) => {
-    const { MemoryLookup } = require("./memory/lookup.ts") as typeof import("./memory/lookup.ts");
-    return new MemoryLookup(props, env.pubsub);
-  },
-  simulator: (props) => {
-    const { SimulatorLookup } = require("./simulator/lookup.ts") as typeof import("./simulator/lookup.ts");
-    return new SimulatorLookup(props);
-  },
-  redis: (props) => {
-    const { RedisLookup } = require("./redis/lookup.ts") as typeof import("./redis/lookup.ts");
-    return new RedisLookup(props);
-  },
-  httppull: (props, env) => {
-    const { HttpPullLookup } = require("./http/lookup.ts") as typeof import("./http/lookup.ts");
-    return new HttpPullLookup(props, env);
-  },
-  sql: (props) => {
-    const { SqlLookup } = require("./sql/lookup.ts") as typeof import("./sql/lookup.ts");
-    return new SqlLookup(props);
-  },
-};
-
-/** Every lookup source type. */
-export const LOOKUP_TYPES: readonly string[] = Object.keys(LOOKUPS);
-
-/** A lookup source of `type`; `lookup source type <type> is not supported` for any other. */
-export function createLookupSource(type: string, props: Record<string, unknown>, env: LookupEnv): LookupSource {
-  if (!Object.hasOwn(LOOKUPS, type)) throw new EngineError(`lookup source type ${type} is not supported`, ErrCode.streamTable);
-  return LOOKUPS[type]!(props, env);
-}
-
-/** A ready lookup source for table `def` (a table without TYPE is a file table, sql §3.4). */
-export async function openLookupTable(def: StreamDef, env: LookupEnv & SourcePropEnv, now: () => number = Date.now): Promise<LookupSource> {
-  const type = sourceType(def, "file");
-  const props = await resolveSourceProps(def, type, env);
-  const raw = createLookupSource(type, props, env);
-  const cache = lookupCacheConf(props);
-  const src = cache ? new CachedLookup(raw, cache, now) : raw;
-  await src.open();
-  return src;
 }

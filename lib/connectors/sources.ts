@@ -4,19 +4,67 @@
  * `EXTRA`, then the stream options injected (`format`, `datasource`, …).
  */
 import type { Level } from "../log.ts";
-import { loadSourceYaml } from "../config/connectors.ts";
+import { loadSourceYaml } from "./conf-files.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
-import type { ConnectionRegistry } from "./connections.ts";
-import type { MemoryPubSub } from "./memory/pubsub.ts";
-import type { ReaderKind } from "./mqtt/client.ts";
 import { mergeProps, PropReader } from "../config/props.ts";
-import type { DataServer } from "./http/server.ts";
-import type { NetGuard } from "../net/guard.ts";
 import type { SourceConnector } from "../source/connector.ts";
+import { CONNECTORS } from "./index.ts";
+import { rolesOf, type ConnectorSpec, type SourceConnectorEnv } from "./spec.ts";
 
-/** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
-const TUPLE_SOURCES = new Set(["memory", "simulator", "httppull", "stdin", "sql"]);
+export type { SourceConnectorEnv } from "./spec.ts";
+
+/** The source connectors of a list of connector specs, by stream TYPE (lowercased). */
+export interface SourceRegistry {
+  /** Every source connector type, lowercased (stream TYPEs are matched lowercased). */
+  readonly types: readonly string[];
+  /** A graph rule's source nodeTypes, matched as written: eKuiper's spelling (`redisSub`) and the lowercased type. */
+  readonly nodeTypes: ReadonlySet<string>;
+  /** eKuiper's spelling of a source or lookup type (`redissub` → `redisSub`): its confKey file's name. */
+  readonly names: ReadonlyMap<string, string>;
+  /** Byte sources get a decoder node (`<i>_decoder`); tuple sources do not. */
+  isByteSource(type: string): boolean;
+  /** Pull sources read every `interval`; on the others (push sources) `interval` is a rate limit. */
+  pulls(type: string): boolean;
+  /** A connector of `type`; `source <type> is not defined` for any other. */
+  create(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector;
+}
+
+/** Pipe mode's `stdin` has no connector: the host reads standard input and hands over tuples. */
+const HOST_TUPLES = "stdin";
+
+export function createSourceRegistry(specs: readonly ConnectorSpec[]): SourceRegistry {
+  const roles = new Map<string, NonNullable<ConnectorSpec["sources"]>[string]>();
+  const nodeTypes = new Set<string>();
+  const names = new Map<string, string>();
+  for (const [name, role] of rolesOf(specs, "sources")) {
+    roles.set(name.toLowerCase(), role);
+    nodeTypes.add(name).add(name.toLowerCase());
+    names.set(name.toLowerCase(), name);
+  }
+  for (const name of rolesOf(specs, "lookups").keys()) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+  const tuples = new Set([HOST_TUPLES]);
+  const pulls = new Set<string>();
+  for (const [type, r] of roles) {
+    if (r.tuples) tuples.add(type);
+    if (r.pulls) pulls.add(type);
+  }
+  return {
+    types: [...roles.keys()],
+    nodeTypes,
+    names,
+    isByteSource: (type) => !tuples.has(type),
+    pulls: (type) => pulls.has(type),
+    create: (type, props, env) => {
+      const r = roles.get(type);
+      if (!r) throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
+      return r.create(props, env);
+    },
+  };
+}
+
+/** The source connectors of every connector spec (connectors/index.ts). */
+const SOURCES = createSourceRegistry(CONNECTORS);
 
 /**
  * The connector type of a stream or table. Without TYPE: `fallback` when the host gives one (pipe mode's
@@ -27,18 +75,16 @@ export function sourceType(def: StreamDef, fallback?: string): string {
 }
 
 export function isByteSource(type: string): boolean {
-  return !TUPLE_SOURCES.has(type);
+  return SOURCES.isByteSource(type);
 }
-
-/** Sources that pull every `interval`; on the others (push sources) `interval` is a rate limit (rules-and-sinks.md §8.1). */
-const PULL_SOURCES = new Set(["httppull", "simulator", "sql", "file"]);
 
 /**
  * The rate limit of a push source from its resolved props: the `interval` in ms, or undefined
  * when none is set (0 or less) or the source pulls.
  */
 export function rateLimitOf(type: string, props: Record<string, unknown>): number | undefined {
-  if (PULL_SOURCES.has(type)) return undefined;
+  // Pull sources read every `interval` (rules-and-sinks.md §8.1).
+  if (SOURCES.pulls(type)) return undefined;
   const r = new PropReader(props);
   const ms = r.duration("interval", 0);
   if (!(ms > 0)) return undefined;
@@ -75,7 +121,7 @@ function sourceYaml(env: SourcePropEnv, type: string): Promise<Record<string, un
   if (!m) yamlMemo.set(env, (m = new Map()));
   let p = m.get(type);
   // Stream TYPEs are lowercased; the yaml file keeps eKuiper's spelling (`sources/redisSub.yaml`).
-  if (!p) m.set(type, (p = loadSourceYaml(env.etcDir, type === "redissub" ? "redisSub" : type, env.vars)));
+  if (!p) m.set(type, (p = loadSourceYaml(env.etcDir, SOURCES.names.get(type) ?? type, env.vars)));
   return p;
 }
 
@@ -118,72 +164,13 @@ export async function resolveSourceProps(def: StreamDef, type: string, env: Sour
   return mergeProps(props, inject);
 }
 
-export interface SourceConnectorEnv {
-  readonly pubsub: MemoryPubSub;
-  readonly connections: ConnectionRegistry;
-  readonly baseDir: string;
-  readonly mqttReader: ReaderKind | undefined;
-  /** The owner's outbound client (`basic.enablePrivateNet`) for httppull and websocket clients. */
-  readonly outbound: NetGuard;
-  /** httppush and websocket server endpoints. */
-  readonly dataServer: DataServer;
-}
-
-type SourceFactory = (props: Record<string, unknown>, env: SourceConnectorEnv) => SourceConnector;
-
-/**
- * The connectors by type. Each connector's module (and the client library behind it: mqtt, redis,
- * sql drivers) loads with the first stream of its type, so that pipe mode and an idle daemon do
- * not carry the ones they never use (start-up time and memory).
- */
-const SOURCES: Readonly<Record<string, SourceFactory>> = {
-  mqtt: (props, env) => {
-    const { MqttSource } = require("./mqtt/source.ts") as typeof import("./mqtt/source.ts");
-    return new MqttSource(props, { base: env.baseDir, reader: env.mqttReader, connections: env.connections });
-  },
-  nats: (props, env) => {
-    const { NatsSource } = require("./nats/source.ts") as typeof import("./nats/source.ts");
-    return new NatsSource(props, { base: env.baseDir, connections: env.connections });
-  },
-  memory: (props, env) => {
-    const { MemorySource } = require("./memory/source.ts") as typeof import("./memory/source.ts");
-    return new MemorySource(props, env.pubsub);
-  },
-  file: (props, env) => {
-    const { FileSource } = require("./file/source.ts") as typeof import("./file/source.ts");
-    return new FileSource(props, env);
-  },
-  simulator: (props) => {
-    const { SimulatorSource } = require("./simulator/source.ts") as typeof import("./simulator/source.ts");
-    return new SimulatorSource(props);
-  },
-  httppull: (props, env) => {
-    const { HttpPullSource } = require("./http/pull-source.ts") as typeof import("./http/pull-source.ts");
-    return new HttpPullSource(props, env);
-  },
-  httppush: (props, env) => {
-    const { HttpPushSource } = require("./http/push-source.ts") as typeof import("./http/push-source.ts");
-    return new HttpPushSource(props, env.dataServer);
-  },
-  websocket: (props, env) => {
-    const { WebSocketSource } = require("./websocket/source.ts") as typeof import("./websocket/source.ts");
-    return new WebSocketSource(props, env.dataServer, env.outbound);
-  },
-  redissub: (props) => {
-    const { RedisSubSource } = require("./redis/source.ts") as typeof import("./redis/source.ts");
-    return new RedisSubSource(props);
-  },
-  sql: (props) => {
-    const { SqlSource } = require("./sql/source.ts") as typeof import("./sql/source.ts");
-    return new SqlSource(props);
-  },
-};
-
 /** Every source connector type (stream TYPEs, lowercased). */
-export const SOURCE_TYPES: readonly string[] = Object.keys(SOURCES);
+export const SOURCE_TYPES: readonly string[] = SOURCES.types;
+
+/** A graph rule's source nodeTypes (graph-rules.md §4): eKuiper's spelling, and the lowercased type floe accepted before. */
+export const SOURCE_NODE_TYPES: ReadonlySet<string> = SOURCES.nodeTypes;
 
 /** A connector of `type`; `source <type> is not defined` for any other. */
 export function createSourceConnector(type: string, props: Record<string, unknown>, env: SourceConnectorEnv): SourceConnector {
-  if (!Object.hasOwn(SOURCES, type)) throw new EngineError(`source ${type} is not defined`, ErrCode.streamTable);
-  return SOURCES[type]!(props, env);
+  return SOURCES.create(type, props, env);
 }

@@ -5,7 +5,7 @@
  * sinks drained, connections closed. Standard output is action 0 (`sink_stdout_0`).
  */
 import type { FunctionRegistry } from "../functions/registry.ts";
-import { loadConnectionYaml } from "../config/connectors.ts";
+import { loadConnectionYaml } from "../connectors/conf-files.ts";
 import { errorText, EngineError, RowError } from "../errors.ts";
 import { DataServer } from "../connectors/http/server.ts";
 import { StdoutSink } from "../connectors/stdio/stdout.ts";

@@ -7,6 +7,7 @@ import { createFunctionRegistry, type FunctionRegistry } from "../functions/inde
 import type { Zone } from "../value/time.ts";
 import { localZone } from "../value/time.ts";
 import { ConnectionRegistry } from "../connectors/connections.ts";
+import { CONNECTORS } from "../connectors/index.ts";
 import { DataServer } from "../connectors/http/server.ts";
 import { MemoryPubSub } from "../connectors/memory/pubsub.ts";
 import type { ReaderKind } from "../connectors/mqtt/client.ts";
@@ -82,7 +83,7 @@ export function createRuntimeEnv(p: Partial<RuntimeEnv> = {}): RuntimeEnv {
     mqttReader: p.mqttReader,
     sinkGraceMs: p.sinkGraceMs ?? 3000,
     pubsub: p.pubsub ?? new MemoryPubSub(),
-    connections: p.connections ?? new ConnectionRegistry(p.baseDir ?? process.cwd(), log, p.mqttReader),
+    connections: p.connections ?? new ConnectionRegistry(p.baseDir ?? process.cwd(), log, p.mqttReader, CONNECTORS),
     dataServer: p.dataServer ?? new DataServer({ hostname: "127.0.0.1", port: 10081 }),
     confKey: p.confKey,
     log,

@@ -6,16 +6,13 @@ import { createSinkConnector } from "../connectors/sinks.ts";
 import { parseSinkCommon } from "../sink/common.ts";
 import { checkSinkFormat } from "../sink/payload.ts";
 import { checkFormat } from "../formats/schema-registry.ts";
-import { isByteSource, sourceType } from "../connectors/sources.ts";
+import { isByteSource, SOURCE_NODE_TYPES, sourceType } from "../connectors/sources.ts";
 import { planGraph, type GraphPlan } from "../plan/graph.ts";
 import { planOptions, type RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { parseSelect } from "../sql/parse.ts";
 import { createFunctionRegistry } from "../functions/index.ts";
 import type { RuntimeEnv } from "./env.ts";
-
-/** Source connector types floe has (connectors/sources.ts `createSourceConnector`). */
-const SOURCE_TYPES = new Set(["mqtt", "memory", "file", "simulator", "httppull", "httppush", "websocket", "redissub", "sql", "nats"]);
 
 /** The SELECT a graph rule carries where the runtime wants one (it is never planned). */
 export const GRAPH_SELECT = parseSelect("SELECT * FROM graph", createFunctionRegistry());
@@ -38,7 +35,7 @@ export function planRuleGraph(
     {
       temp,
       useSliceTuple: o.useSliceTuple,
-      sourceTypeExists: (t) => SOURCE_TYPES.has(t),
+      sourceTypeExists: (t) => SOURCE_NODE_TYPES.has(t),
       checkSink: (t, p) => {
         if (createSinkConnector(t, p, env).bytes) checkSinkFormat(parseSinkCommon(p, env.cacheDefaults), env.schemas);
       },

@@ -3,7 +3,8 @@
  * yaml files overlaid field by field with KV confKeys (`sources.<type>.<key>`,
  * `sinks.<type>.<key>`, `connections.<type>.<key>`), which the API writes.
  */
-import { loadSourceYaml, sourceTypes, type Doc } from "../config/index.ts";
+import type { Doc } from "../config/index.ts";
+import { loadSourceYaml, sourceTypes } from "../connectors/conf-files.ts";
 import type { DefinitionStore } from "../store/definition-store.ts";
 import { EngineError, ErrCode } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, valueTooDeep } from "../value/json-depth.ts";

@@ -3,7 +3,9 @@
  * rules through `connectionSelector`. Status and references come from the runtime's connection
  * registry (the live clients); props are listed with secrets masked.
  */
-import { ErrCode, errorText } from "../errors.ts";
+import { CONNECTORS } from "../connectors/index.ts";
+import { rolesOf } from "../connectors/spec.ts";
+import { ErrCode } from "../errors.ts";
 import { idError } from "../store/ids.ts";
 import { field, isObject, parseBool, readJson } from "./body.ts";
 import { maskSecrets, unmaskSecrets } from "./confkeys.ts";
@@ -12,11 +14,12 @@ import { errorBody, json, jsonSniffed, sentence } from "./respond.ts";
 import type { RouteDef } from "./router.ts";
 
 /**
- * eKuiper's connection types that floe has connectors for (`nng` has none: `unknown connection
- * type`), and floe's `nats`. Only mqtt and nats connections are live clients; the others hold props that the nodes selecting
- * them merge over their own (rules-and-sinks.md §3, §8).
+ * The connection types of the connector specs: eKuiper's that floe has connectors for (`nng` has
+ * none: `unknown connection type`), and floe's `nats`. Only mqtt and nats connections are live
+ * clients; the others hold props that the nodes selecting them merge over their own
+ * (rules-and-sinks.md §3, §8).
  */
-export const CONNECTION_TYPES = ["httppush", "mqtt", "nats", "sse", "websocket"];
+const CONNECTION_ROLES = rolesOf(CONNECTORS, "connections");
 
 interface Conn {
   id: string;
@@ -48,18 +51,9 @@ function view(e: Engine, c: Conn): Record<string, unknown> {
 }
 
 function validateProps(typ: string, props: Record<string, unknown>): string | undefined {
-  if (!CONNECTION_TYPES.includes(typ)) return "unknown connection type";
-  if (typ === "mqtt" && (typeof props.server !== "string" || props.server === "")) return "missing server property";
-  if (typ === "nats") {
-    try {
-      (require("../connectors/nats/conf.ts") as typeof import("../connectors/nats/conf.ts")).parseNatsConf(props);
-    } catch (e) {
-      return errorText(e);
-    }
-  }
-  if (typ === "mqtt" && props.protocolVersion !== undefined && !["3.1", "3.1.1", "4", "5"].includes(String(props.protocolVersion)))
-    return `unsupported protocol version ${String(props.protocolVersion)}`;
-  return undefined;
+  const role = CONNECTION_ROLES.get(typ);
+  if (!role) return "unknown connection type";
+  return role.validate?.(props);
 }
 
 export const connectionRoutes: RouteDef<Engine>[] = [

@@ -9,7 +9,9 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setCompileLimits } from "../value/compile-budget.ts";
-import { loadConnectionYaml, loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
+import { loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
+import { loadConnectionYaml } from "../connectors/conf-files.ts";
+import { CONNECTORS } from "../connectors/index.ts";
 import { errorText } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ConnectionRegistry } from "../connectors/connections.ts";
@@ -133,7 +135,7 @@ export class Engine {
   ) {
     this.outbound = createNetGuard({ allowPrivate: config.basic.enablePrivateNet });
     this.traces = new TraceHub(config.openTelemetry, this.outbound, log, paths.data);
-    this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log);
+    this.connections = new ConnectionRegistry(paths.etc ? join(paths.etc, "..") : process.cwd(), log, undefined, CONNECTORS);
     this.schemaStore = new SchemaStore(kv, paths.data, paths.etc);
     // Stored schemas are registered unparsed: one that no longer parses fails the rules using it.
     for (const s of this.schemaStore.load()) this.schemas.set(s);

@@ -1,29 +1,21 @@
 /**
  * `/metadata/**` (rest-api.md §13): connector and function metadata for UIs, confKeys (secrets
  * masked on the way out, kept on the way in when sent back masked), resources and connectivity
- * tests. Connector metadata is generated from the shipped confKey defaults and the sink list.
+ * tests. Connector metadata is generated from the connector specs (connectors/index.ts): their
+ * roles, shipped confKey defaults and sink properties.
  */
-import { SHIPPED_SOURCES } from "../config/index.ts";
+import { CONNECTORS } from "../connectors/index.ts";
+import { metadataNames, rolesOf, type ConnectorSpec, type Ping } from "../connectors/spec.ts";
 import { ErrCode } from "../errors.ts";
 import { FUNCTION_DOCS, FUNCTION_GROUP_PAGES, type FunctionDoc } from "../functions/docs.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { idError } from "../store/ids.ts";
 import { isObject, readJson } from "./body.ts";
 import { maskSecrets, type ConfKind } from "./confkeys.ts";
-import { CONNECTION_TYPES } from "./connections.ts";
-import { connectivityRoutes } from "./connectivity.ts";
+import { connectivityRoutes, type CheckKind } from "./connectivity.ts";
 import type { Engine } from "./engine.ts";
 import { empty, errorBody, GoMap, json, jsonSniffed } from "./respond.ts";
 import type { Ctx, RouteDef } from "./router.ts";
-import { SINK_TYPES as CONNECTOR_SINKS } from "../connectors/sinks.ts";
-
-/**
- * The connectors of eKuiper's default build that floe implements (rules-and-sinks.md preamble):
- * `neuron` and `nexmark` are not, so no metadata claims them; floe's own `stdout` and `nats` are not listed.
- */
-const SOURCE_TYPES = new Set(["file", "httppull", "httppush", "memory", "mqtt", "redisSub", "simulator", "sql", "websocket"]);
-const LOOKUP_SOURCES = new Set(["memory", "httppull", "simulator", "redis", "sql"]);
-const SINK_TYPES = CONNECTOR_SINKS.filter((t) => t !== "stdout" && t !== "nats");
 
 const MESSAGES: Record<string, string> = {
   notFound: "This plugin was not found:",
@@ -63,51 +55,79 @@ function fieldOf(name: string, dflt: unknown, connection = false): Record<string
   };
 }
 
-const SINK_PROPS: Record<string, Record<string, unknown>> = {
-  mqtt: { server: "tcp://127.0.0.1:1883", topic: "", qos: 0, retained: false, clientId: "", username: "", password: "", protocolVersion: "3.1.1" },
-  rest: { url: "", method: "POST", bodyType: "json", timeout: 5000, headers: {} },
-  file: { path: "", fileType: "lines", interval: 1000, hasHeader: false, delimiter: ",", format: "json" },
-  memory: { topic: "" },
-  log: {},
-  logToMemory: {},
-  nop: { log: false },
-  redis: { addr: "127.0.0.1:6379", password: "", db: 0, key: "", field: "", dataType: "string", expiration: -1 },
-  redisPub: { address: "127.0.0.1:6379", password: "", db: 0, channel: "" },
-  websocket: { addr: "", path: "", scheme: "ws" },
-  sse: { endpoint: "" },
-  sql: { dburl: "", table: "", fields: [], rowKindField: "", keyField: "" },
-};
+type Meta = Record<string, unknown>;
 
-function sourceMeta(type: string): Record<string, unknown> | undefined {
-  const s = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === type.toLowerCase());
-  // floe's own `nats` is not listed, but its confKeys are managed like any source's.
-  if (!s || !(SOURCE_TYPES.has(s[0]) || LOOKUP_SOURCES.has(s[0]) || s[0] === "nats")) return undefined;
-  const dflt = (s[1].default ?? {}) as Record<string, unknown>;
-  return {
-    about: ABOUT(s[0], "sources"),
-    libs: [],
-    properties: { default: Object.entries(dflt).map(([k, v]) => fieldOf(k, v, type === "mqtt" && k !== "qos")) },
-    node: { category: "source", icon: `iconPath`, label: { en: s[0], zh: s[0] } },
-    type: "internal",
-  };
+/** What /metadata says about the connectors of a list of specs, and which of them it can ping. */
+interface ConnectorMetadata {
+  source(type: string): Meta | undefined;
+  sink(type: string): Meta | undefined;
+  connection(type: string): Meta | undefined;
+  /** The listed names: sources, lookup sources, sinks, connection types. */
+  readonly lists: { readonly sources: string[]; readonly lookups: string[]; readonly sinks: string[]; readonly connections: string[] };
+  /** Whether a connectivity check knows the type of its kind. */
+  known(kind: CheckKind, type: string): boolean;
+  /** The connector's connectivity check, by its exact name. */
+  ping(kind: CheckKind, type: string): Ping | undefined;
 }
 
-function sinkMeta(type: string): Record<string, unknown> | undefined {
-  const t = SINK_TYPES.find((x) => x.toLowerCase() === type.toLowerCase());
-  if (!t) return undefined;
-  return {
-    about: ABOUT(t, "sinks"),
-    libs: [],
-    properties: Object.entries(SINK_PROPS[t] ?? {}).map(([k, v]) => fieldOf(k, v)),
-    node: { category: "sink", icon: "iconPath", label: { en: t, zh: t } },
-    type: "internal",
+/**
+ * The metadata of the connectors floe implements: `neuron` and `nexmark` of eKuiper's default build
+ * are not (rules-and-sinks.md preamble), so no metadata claims them; floe's own (`nats`, `stdout`)
+ * are not listed (connectors/spec.ts `Listing`).
+ */
+function connectorMetadata(specs: readonly ConnectorSpec[]): ConnectorMetadata {
+  const sources = rolesOf(specs, "sources");
+  const lookups = rolesOf(specs, "lookups");
+  const sinks = rolesOf(specs, "sinks");
+  const connections = rolesOf(specs, "connections");
+  const shipped = new Map<string, Record<string, unknown>>();
+  for (const s of specs) for (const [name, doc] of Object.entries(s.confKeys ?? {})) shipped.set(name, (doc.default ?? {}) as Record<string, unknown>);
+  // Answered by name: every source with metadata and every lookup source (its confKeys are a source's).
+  const sourceNames = [...metadataNames(sources, false), ...metadataNames(lookups, false).filter((n) => !sources.has(n))];
+  const sinkNames = metadataNames(sinks, false);
+  const lookupNames = new Set(metadataNames(lookups, false));
+  const byLower = (names: readonly string[], type: string) => names.find((n) => n.toLowerCase() === type.toLowerCase());
+  const pings: Record<CheckKind, Map<string, Ping>> = { sources: new Map(), sinks: new Map(), lookups: new Map() };
+  for (const [kind, roles] of [["sources", sources], ["sinks", sinks], ["lookups", lookups]] as const)
+    for (const [name, r] of roles) if (r.ping) pings[kind].set(name, r.ping);
+  const source = (type: string): Meta | undefined => {
+    const name = byLower(sourceNames, type);
+    if (!name) return undefined;
+    // Fields are marked connection-related only when asked in the connector's own spelling.
+    const related = type === name ? (sources.get(name)?.connectionProps ?? []) : [];
+    return {
+      about: ABOUT(name, "sources"),
+      libs: [],
+      properties: { default: Object.entries(shipped.get(name) ?? {}).map(([k, v]) => fieldOf(k, v, related.includes(k))) },
+      node: { category: "source", icon: `iconPath`, label: { en: name, zh: name } },
+      type: "internal",
+    };
   };
-}
-
-function connectionMeta(type: string): Record<string, unknown> | undefined {
-  if (!CONNECTION_TYPES.includes(type)) return undefined;
-  const props = type === "mqtt" ? ((SHIPPED_SOURCES.mqtt!.default ?? {}) as Record<string, unknown>) : {};
-  return { about: ABOUT(type, "connections"), libs: [], properties: Object.entries(props).map(([k, v]) => fieldOf(k, v, true)), node: { category: "connection", icon: "iconPath", label: { en: type, zh: type } }, type: "internal" };
+  const sink = (type: string): Meta | undefined => {
+    const name = byLower(sinkNames, type);
+    if (!name) return undefined;
+    return {
+      about: ABOUT(name, "sinks"),
+      libs: [],
+      properties: Object.entries(sinks.get(name)!.props ?? {}).map(([k, v]) => fieldOf(k, v)),
+      node: { category: "sink", icon: "iconPath", label: { en: name, zh: name } },
+      type: "internal",
+    };
+  };
+  const connection = (type: string): Meta | undefined => {
+    const role = connections.get(type);
+    if (!role) return undefined;
+    const props = role.props ?? {};
+    return { about: ABOUT(type, "connections"), libs: [], properties: Object.entries(props).map(([k, v]) => fieldOf(k, v, true)), node: { category: "connection", icon: "iconPath", label: { en: type, zh: type } }, type: "internal" };
+  };
+  return {
+    source,
+    sink,
+    connection,
+    lists: { sources: metadataNames(sources, true), lookups: metadataNames(lookups, true), sinks: metadataNames(sinks, true), connections: metadataNames(connections, true) },
+    known: (kind, type) => (kind === "sinks" ? !!sink(type) : kind === "lookups" ? lookupNames.has(type) : !!source(type)),
+    ping: (kind, type) => pings[kind].get(type),
+  };
 }
 
 /** A list answer; an empty list is an empty body [quirk]. */
@@ -175,7 +195,7 @@ function yamlRoute(kind: ConfKind): RouteDef<Engine> {
   };
 }
 
-function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
+function confKeyRoutes(kind: ConfKind, meta: ConnectorMetadata): RouteDef<Engine>[] {
   return [
     {
       method: "DELETE",
@@ -198,8 +218,8 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
         if (ie) return errorBody(ErrCode.undefined, `Invalid confKey: ${ie}`);
         const b = await readJson(ctx);
         if (!b.ok || !isObject(b.value)) return metaError(ctx, "typeConversion", `${type}.${b.ok ? "json: cannot unmarshal into map[string]interface {}" : b.error}`);
-        if (kind === "sources" && !sourceMeta(type)) return errorBody(ErrCode.confKey, `source ${type} not found`);
-        if (kind === "sinks" && !sinkMeta(type)) return errorBody(ErrCode.confKey, `sink ${type} not found`);
+        if (kind === "sources" && !meta.source(type)) return errorBody(ErrCode.confKey, `source ${type} not found`);
+        if (kind === "sinks" && !meta.sink(type)) return errorBody(ErrCode.confKey, `sink ${type} not found`);
         // A confKey selecting a named connection takes the server from that connection.
         const selects = typeof b.value.connectionSelector === "string" && b.value.connectionSelector !== "";
         if (kind !== "connections" && type === "mqtt" && !selects && (typeof b.value.server !== "string" || b.value.server === "")) return errorBody(ErrCode.undefined, "missing server property");
@@ -211,53 +231,58 @@ function confKeyRoutes(kind: ConfKind): RouteDef<Engine>[] {
   ];
 }
 
-export const metadataRoutes: RouteDef<Engine>[] = [
-  { method: "GET", path: "/metadata/functions", handler: (_ctx, e) => json(functionsMeta(e.functions)) },
-  { method: "GET", path: "/metadata/operators", handler: () => json([]) },
-  { method: "GET", path: "/metadata/sinks", handler: () => list(SINK_TYPES.map((t) => ({ name: t, about: ABOUT(t, "sinks"), type: "internal" }))) },
-  { method: "GET", path: "/metadata/sinks/{name}", handler: (ctx) => { const m = sinkMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
-  {
-    method: "GET",
-    path: "/metadata/sources",
-    handler: (ctx, e) => {
-      const lookup = (ctx.query.get("kind") ?? "").toLowerCase() === "lookup";
-      const types = Object.keys(SHIPPED_SOURCES).filter((t) => (lookup ? LOOKUP_SOURCES : SOURCE_TYPES).has(t));
-      void e;
-      return list(types.map((t) => ({ name: t, about: ABOUT(t, "sources"), type: "internal" })));
+/** The `/metadata` routes for the connectors of `specs` (the daemon's: `metadataRoutes`). */
+export function createMetadataRoutes(specs: readonly ConnectorSpec[]): RouteDef<Engine>[] {
+  const meta = connectorMetadata(specs);
+  const named = (names: readonly string[], kind: string) => list(names.map((t) => ({ name: t, about: ABOUT(t, kind), type: "internal" })));
+  return [
+    { method: "GET", path: "/metadata/functions", handler: (_ctx, e) => json(functionsMeta(e.functions)) },
+    { method: "GET", path: "/metadata/operators", handler: () => json([]) },
+    { method: "GET", path: "/metadata/sinks", handler: () => named(meta.lists.sinks, "sinks") },
+    { method: "GET", path: "/metadata/sinks/{name}", handler: (ctx) => { const m = meta.sink(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
+    {
+      method: "GET",
+      path: "/metadata/sources",
+      handler: (ctx) => {
+        const lookup = (ctx.query.get("kind") ?? "").toLowerCase() === "lookup";
+        return named(lookup ? meta.lists.lookups : meta.lists.sources, "sources");
+      },
     },
-  },
-  { method: "GET", path: "/metadata/sources/{name}", handler: (ctx) => { const m = sourceMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
-  yamlRoute("sources"),
-  ...confKeyRoutes("sources"),
-  yamlRoute("sinks"),
-  ...confKeyRoutes("sinks"),
-  { method: "GET", path: "/metadata/connections", handler: () => list(CONNECTION_TYPES.filter((t) => t !== "nats").map((t) => ({ name: t, about: ABOUT(t, "connections"), type: "internal" }))) },
-  { method: "GET", path: "/metadata/connections/{name}", handler: (ctx) => { const m = connectionMeta(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
-  yamlRoute("connections"),
-  ...confKeyRoutes("connections"),
-  {
-    method: "GET",
-    path: "/metadata/resource",
-    handler: (ctx, e) => {
-      const st = ctx.query.get("sourceType");
-      const out: Record<string, unknown> = {};
-      for (const type of e.confKeys.sourceTypes()) {
-        const all = e.confKeys.all("sources", type) ?? {};
-        const keep: Record<string, unknown> = {};
-        for (const [k, p] of Object.entries(all)) if (!st || p.sourceType === st) keep[k] = p;
-        if (Object.keys(keep).length) out[type] = keep;
-      }
-      return jsonSniffed(new GoMap(maskSecrets(out)));
+    { method: "GET", path: "/metadata/sources/{name}", handler: (ctx) => { const m = meta.source(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
+    yamlRoute("sources"),
+    ...confKeyRoutes("sources", meta),
+    yamlRoute("sinks"),
+    ...confKeyRoutes("sinks", meta),
+    { method: "GET", path: "/metadata/connections", handler: () => named(meta.lists.connections, "connections") },
+    { method: "GET", path: "/metadata/connections/{name}", handler: (ctx) => { const m = meta.connection(ctx.params.name!); return m ? json(m) : metaError(ctx, "notFound", ctx.params.name!); } },
+    yamlRoute("connections"),
+    ...confKeyRoutes("connections", meta),
+    {
+      method: "GET",
+      path: "/metadata/resource",
+      handler: (ctx, e) => {
+        const st = ctx.query.get("sourceType");
+        const out: Record<string, unknown> = {};
+        for (const type of e.confKeys.sourceTypes()) {
+          const all = e.confKeys.all("sources", type) ?? {};
+          const keep: Record<string, unknown> = {};
+          for (const [k, p] of Object.entries(all)) if (!st || p.sourceType === st) keep[k] = p;
+          if (Object.keys(keep).length) out[type] = keep;
+        }
+        return jsonSniffed(new GoMap(maskSecrets(out)));
+      },
     },
-  },
-  {
-    method: "GET",
-    path: "/metadata/resources",
-    handler: (_c, e) => {
-      const part = (kind: ConfKind) =>
-        e.confKeys.storedTypes(kind).map((t) => Object.fromEntries(Object.keys(e.confKeys.stored(kind, t)).map((k) => [k, t])));
-      return jsonSniffed({ sinks: part("sinks"), sources: part("sources") });
+    {
+      method: "GET",
+      path: "/metadata/resources",
+      handler: (_c, e) => {
+        const part = (kind: ConfKind) =>
+          e.confKeys.storedTypes(kind).map((t) => Object.fromEntries(Object.keys(e.confKeys.stored(kind, t)).map((k) => [k, t])));
+        return jsonSniffed({ sinks: part("sinks"), sources: part("sources") });
+      },
     },
-  },
-  ...connectivityRoutes((kind, type) => (kind === "sinks" ? !!sinkMeta(type) : kind === "lookups" ? LOOKUP_SOURCES.has(type) : !!sourceMeta(type))),
-];
+    ...connectivityRoutes(meta.known, meta.ping),
+  ];
+}
+
+export const metadataRoutes: RouteDef<Engine>[] = createMetadataRoutes(CONNECTORS);

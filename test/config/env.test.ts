@@ -3,7 +3,8 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyEnv, loadKuiperConfig, loadSourceYaml, typeEnvValue } from "../../lib/config/index.ts";
+import { applyEnv, loadKuiperConfig, typeEnvValue } from "../../lib/config/index.ts";
+import { loadSourceYaml } from "../../lib/connectors/conf-files.ts";
 
 test.each([
   ["9082", 9082],

@@ -5,14 +5,23 @@
  * the connection metrics of the rules' source and sink nodes: one entry per stream (all rules
  * reading it), one per action of a rule. A console route: its JSON is the console's own.
  */
+import { CONNECTORS } from "../../connectors/index.ts";
+import { rolesOf } from "../../connectors/spec.ts";
 import { sourceType } from "../../connectors/sources.ts";
 import type { Engine } from "../engine.ts";
 import { json } from "../respond.ts";
 import type { RouteDef } from "../router.ts";
 
+/** Lowercased names of the roles whose node holds a client of a remote service (the spec's `remote`). */
+function remoteTypes(kind: "sources" | "sinks"): Set<string> {
+  const out = new Set<string>();
+  for (const [name, r] of rolesOf(CONNECTORS, kind)) if (r.remote) out.add(name.toLowerCase());
+  return out;
+}
+
 /** Source and sink types whose node holds a client of a remote service; the others (memory, file, log, …) report no real connection. */
-const CLIENT_SOURCES = new Set(["mqtt", "nats", "httppull", "websocket", "sql", "redissub"]);
-const CLIENT_SINKS = new Set(["mqtt", "nats", "redispub", "redis", "rest", "sql", "websocket"]);
+const CLIENT_SOURCES = remoteTypes("sources");
+const CLIENT_SINKS = remoteTypes("sinks");
 const STATUS: Record<number, string> = { 1: "connected", 0: "connecting", [-1]: "disconnected" };
 
 export interface ConnectionView {

@@ -1,54 +1,37 @@
 /**
  * Connector confKey files (config-and-cli.md §3, §4): `etc/mqtt_source.yaml`,
  * `etc/sources/<type>.yaml` and `etc/connections/connection.yaml`, each with its env prefix.
- * When etc has no file for a connector, the content eKuiper ships is used (embedded below), so a
- * bare binary behaves like a fresh install.
+ * When etc has no file for a connector, the content eKuiper ships is used (each connector spec's
+ * `confKeys`), so a bare binary behaves like a fresh install.
  */
 import { YAML } from "bun";
 import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
-import { applyEnv, isDoc, lowerKeys, type Doc } from "./env.ts";
+import { applyEnv, isDoc, lowerKeys, type Doc } from "../config/env.ts";
+import { CONNECTORS } from "./index.ts";
 
-/** The shipped `default` confKeys per source type (config-and-cli.md §3.1). */
-export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = {
-  mqtt: { default: { qos: 1, server: "tcp://127.0.0.1:1883", protocolVersion: "3.1.1", insecureSkipVerify: false } },
-  file: {
-    default: { fileType: "json", path: "data", interval: 0, sendInterval: 0, parallel: false, actionAfterRead: 0, moveTo: "data/moved", hasHeader: false, ignoreStartLines: 0, ignoreEndLines: 0 },
-  },
-  httppull: {
-    default: { url: "http://localhost", method: "post", interval: "10s", timeout: "5s", incremental: false, bodyType: "json", insecureSkipVerify: true, headers: { Accept: "application/json" }, responseType: "code" },
-  },
-  httppush: { default: { method: "POST" } },
-  memory: {},
-  // floe's own (docs/connectors.md, "NATS"): core subjects, or JetStream with stream/durable.
-  nats: { default: { server: "nats://127.0.0.1:4222", deliverPolicy: "all", ackWait: "30s", ackPolicy: "explicit", pullBatch: 256 } },
+/** eKuiper ships this confKey file, though floe has no neuron connector: its confKeys are still listed and managed. */
+const SHIPPED_ONLY: Readonly<Record<string, Doc>> = {
   neuron: { default: { url: "tcp://127.0.0.1:7081" } },
-  redis: { default: { addr: "127.0.0.1:6379", datatype: "string" } },
-  redisSub: { default: { address: "127.0.0.1:6379", db: 0 } },
-  simulator: { default: { data: [{ temperature: 22.5, humidity: 50 }], interval: "1s", loop: true } },
-  sql: { default: { interval: 10000, dburl: "" } },
-  websocket: { default: { addr: "" } },
 };
+
+/** The shipped confKeys per source type (config-and-cli.md §3.1): each connector spec's `confKeys`. */
+export const SHIPPED_SOURCES: Readonly<Record<string, Doc>> = Object.assign({}, ...CONNECTORS.map((s) => s.confKeys ?? {}), SHIPPED_ONLY) as Record<string, Doc>;
 
 /**
- * Where floe's defaults differ from the content eKuiper ships, applied only when etc has no file
- * for the connector (a user's file and env vars are honoured as written). MQTT v5: the broker then
- * honours the client's Receive Maximum instead of its own inflight window (mosquitto: 20), so a
- * subscriber that falls behind for a moment holds the burst in flight instead of overflowing the
- * broker's queue (`max_queued_messages`, 1000 by default) — docs/connectors.md, "MQTT and the broker's limits".
- * `GET /metadata` still reports eKuiper's shipped values.
+ * Where floe's defaults differ from the content eKuiper ships (each spec's `floeConfKeys`, by
+ * lowercased type), applied only when etc has no file for the connector (a user's file and env
+ * vars are honoured as written). `GET /metadata` still reports eKuiper's shipped values.
  */
-const FLOE_DEFAULTS: Readonly<Record<string, Doc>> = {
-  mqtt: { default: { protocolVersion: "5" } },
-};
+const FLOE_DEFAULTS = new Map<string, Doc>();
+for (const s of CONNECTORS) for (const [t, doc] of Object.entries(s.floeConfKeys ?? {})) FLOE_DEFAULTS.set(t.toLowerCase(), doc);
 
 /** Property names whose camelCase eKuiper restores after lower-casing (from the metadata files). */
 const CAMEL = new Map<string, string>();
 for (const t of Object.values(SHIPPED_SOURCES)) for (const ck of Object.values(t)) if (isDoc(ck)) for (const k of Object.keys(ck)) CAMEL.set(k.toLowerCase(), k);
-for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "receiveMaximum", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType",
-  // nats
-  "deliverPolicy", "ackWait", "ackPolicy", "maxAckPending", "pullBatch", "pendingLimit", "startSequence", "startTime", "credsFile", "certificationRaw", "privateKeyRaw", "rootCARaw", "reconnectTimeWait", "connectionTimeout", "pingInterval", "msgId", "maxInflight", "jetstream"])
+for (const k of ["protocolVersion", "clientid", "username", "password", "certificationPath", "privateKeyPath", "rootCaPath", "connectionSelector", "useInt64ForWholeNumber", "enableClientSession", "sessionExpiryIntervalSeconds", "receiveMaximum", "eofMessage", "bufferLength", "decompression", "payloadFormat", "payloadField", "fileName", "responseType", "bodyType"])
   CAMEL.set(k.toLowerCase(), k);
+for (const s of CONNECTORS) for (const k of s.camelProps ?? []) CAMEL.set(k.toLowerCase(), k);
 
 /** The env prefix of a source type's file: `MQTT_SOURCE` for mqtt, else the upper-cased type. */
 export function sourceEnvPrefix(type: string): string {
@@ -67,7 +50,7 @@ export async function loadSourceYaml(etcDir: string | undefined, type: string, e
     const shipped = Object.entries(SHIPPED_SOURCES).find(([k]) => k.toLowerCase() === lower)?.[1];
     if (!shipped) return undefined;
     doc = structuredClone(shipped);
-    const ours = FLOE_DEFAULTS[lower];
+    const ours = FLOE_DEFAULTS.get(lower);
     if (ours) for (const [ck, props] of Object.entries(ours)) if (isDoc(props) && isDoc(doc[ck])) Object.assign(doc[ck] as Doc, props);
   }
   const lowered = lowerKeys(doc) as Doc;
