@@ -25,7 +25,7 @@ import type { SourceConnector } from "../../lib/source/connector.ts";
 /** One request to `routes` in-process; the connector routes under test do not read the engine. */
 async function call(routes: readonly RouteDef<Engine>[], method: string, path: string, body = ""): Promise<{ status: number; text: string }> {
   const url = new URL(`http://floe${path}`);
-  const request = new Request(url, { method, body: method === "GET" ? undefined : body });
+  const request = new Request(url.href, { method, body: method === "GET" ? undefined : body });
   const ctx = { method, path: url.pathname, query: url.searchParams, headers: request.headers, request, text: async () => body, dispatch: async () => new Response(null, { status: 500 }) };
   const r = await new Router(routes).dispatch(ctx, {} as unknown as Engine);
   return { status: r.status, text: await r.text() };
