@@ -15,7 +15,7 @@ import { CachedLookup, lookupCacheConf } from "../lookup/cache.ts";
 import type { NetGuard } from "../net/guard.ts";
 import type { LookupSource } from "../lookup/table.ts";
 import { CONNECTORS } from "./index.ts";
-import { rolesOf, type ConnectorSpec, type LookupEnv } from "./spec.ts";
+import { rolesOf, type ConnectorSpec, type LookupEnv, type LookupRole } from "./spec.ts";
 
 export type { LookupSource } from "../lookup/table.ts";
 export type { LookupEnv } from "./spec.ts";
@@ -28,8 +28,11 @@ export interface LookupRegistry {
 }
 
 export function createLookupRegistry(specs: readonly ConnectorSpec[]): LookupRegistry {
-  const roles = new Map<string, NonNullable<ConnectorSpec["lookups"]>[string]>();
-  for (const [name, role] of rolesOf(specs, "lookups")) roles.set(name.toLowerCase(), role);
+  const roles = new Map<string, LookupRole>();
+  for (const [name, role] of rolesOf(specs, "lookups")) {
+    if (roles.has(name.toLowerCase())) throw new Error(`lookup source ${name} is declared twice (table TYPEs are matched lowercased)`);
+    roles.set(name.toLowerCase(), role);
+  }
   return {
     types: [...roles.keys()],
     create: (type, props, env) => {

@@ -10,7 +10,7 @@ import type { StreamDef } from "../plan/streams.ts";
 import { mergeProps, PropReader } from "../config/props.ts";
 import type { SourceConnector } from "../source/connector.ts";
 import { CONNECTORS } from "./index.ts";
-import { rolesOf, type ConnectorSpec, type SourceConnectorEnv } from "./spec.ts";
+import { rolesOf, type ConnectorSpec, type SourceConnectorEnv, type SourceRole } from "./spec.ts";
 
 export type { SourceConnectorEnv } from "./spec.ts";
 
@@ -34,10 +34,11 @@ export interface SourceRegistry {
 const HOST_TUPLES = "stdin";
 
 export function createSourceRegistry(specs: readonly ConnectorSpec[]): SourceRegistry {
-  const roles = new Map<string, NonNullable<ConnectorSpec["sources"]>[string]>();
+  const roles = new Map<string, SourceRole>();
   const nodeTypes = new Set<string>();
   const names = new Map<string, string>();
   for (const [name, role] of rolesOf(specs, "sources")) {
+    if (roles.has(name.toLowerCase())) throw new Error(`source ${name} is declared twice (stream TYPEs are matched lowercased)`);
     roles.set(name.toLowerCase(), role);
     nodeTypes.add(name).add(name.toLowerCase());
     names.set(name.toLowerCase(), name);
