@@ -23,10 +23,11 @@
  * The watch does not deliver a revision the bucket no longer keeps (more than
  * `DEFINITION_HISTORY` writes of the key before the server sent it: a slow or reset watch), own
  * echoes included; the first revision after such a gap does not follow the one delivered before,
- * so it is refused like a replay, and the next one applies again. Whether an own write precedes a foreign revision is therefore decided by the revision
- * the server acknowledged for it (or its echo, when one comes), never by waiting for the echo: a
- * foreign revision that arrives while an own write of the key is unanswered (or waits to be
- * re-sent) is held back, and applied once every own write of the key turned out to be older.
+ * so it is refused like a replay, and the next one applies again. Whether an own write precedes a
+ * foreign revision is therefore decided by the revision the server acknowledged for it (or its
+ * echo, when one comes), never by waiting for the echo: a foreign revision that arrives while an
+ * own write of the key is unanswered (or waits to be re-sent) is held back, and applied once every
+ * own write of the key turned out to be older.
  */
 import type { KV } from "./nats.ts";
 import { fromKeyToken, keyToken } from "./nats.ts";
