@@ -168,9 +168,9 @@ afterEach(() => {
   for (const s of syncs.splice(0)) s.stop();
 });
 
-async function member(bucket: Bucket, instance: string): Promise<Member> {
+async function member(bucket: Bucket, instance: string, log: (line: string) => void = () => {}): Promise<Member> {
   const kv = new ScriptedKv(bucket);
-  const sync = new DefinitionSync(kv as unknown as KV, instance, new EntrySigner(groupSecret(GROUP_AUTH)), new RefusalLog(() => {}), () => {});
+  const sync = new DefinitionSync(kv as unknown as KV, instance, new EntrySigner(groupSecret(GROUP_AUTH)), new RefusalLog(log), log);
   syncs.push(sync);
   // The local copy in memory: the sync is under test, not sqlite (a file per member made the 300 seeds take ~20 s).
   const local = new Kv(":memory:");
@@ -337,8 +337,10 @@ test("a revision received before an own write but applied after it does not over
 
 test("a watch that falls more than the bucket's history behind skips a revision, refuses the one after the gap, and converges", async () => {
   const bucket = new Bucket();
+  const lines: string[] = [];
   const a = await member(bucket, "a");
-  const b = await member(bucket, "b");
+  const b = await member(bucket, "b", (l) => lines.push(l));
+  // Revision 1 is the seeding mark; a1 … a8 are revisions 2 … 9, and the bucket keeps a4 (p: 4) … a8.
   for (let i = 1; i <= HISTORY + 3; i++) {
     a.store.set("rule", "r", `a${i}`);
     await settle(a);
@@ -348,6 +350,27 @@ test("a watch that falls more than the bucket's history behind skips a revision,
   await b.sync.settled();
   expect(held(b)).toBe(`a${HISTORY + 3}`);
   expect(b.applied.map((c) => c.value)).toEqual(Array.from({ length: HISTORY - 1 }, (_, i) => `a${i + 5}`));
+  expect(lines).toEqual(["cluster: refused the group entry d.rule.cg: it replaces revision 4, but the key's previous revision is 0: a replayed or rolled-back entry"]);
+});
+
+test("a write that loses every compare-and-set of a bounded number gives up, says so, and is re-sent later", async () => {
+  const bucket = new Bucket();
+  const lines: string[] = [];
+  const a = await member(bucket, "a", (l) => lines.push(l));
+  a.store.set("rule", "r", "a1");
+  for (let i = 0; i < 5; i++) {
+    // Another write gets in first each time.
+    bucket.store("d.rule.cg", new TextEncoder().encode("{}"));
+    a.kv.land();
+    await tick();
+  }
+  expect(a.kv.queued).toEqual([]);
+  expect(a.sync.unsentCount).toBe(1);
+  expect(lines).toContain("cluster: cannot publish rule r to the group (retrying): the key changed in the bucket under each of 5 compare-and-set writes");
+  // Re-sent once the key is quiet: it lands after the newest revision.
+  a.sync["resend"]();
+  await settle(a);
+  expect(last(bucket)).toBe("a1");
 });
 
 test("every interleaving of concurrent writes, landings, answers, timeouts and late watches converges on the last revision", async () => {
