@@ -340,7 +340,7 @@ test("a watch that falls more than the bucket's history behind skips a revision,
   const lines: string[] = [];
   const a = await member(bucket, "a");
   const b = await member(bucket, "b", (l) => lines.push(l));
-  // Revision 1 is the seeding mark; a1 … a8 are revisions 2 … 9, and the bucket keeps a4 (p: 4) … a8.
+  // Revision 1 is the seeding mark; a1 … a8 are revisions 2 … 9, and the bucket keeps a4 (revision 5, replacing 4) … a8.
   for (let i = 1; i <= HISTORY + 3; i++) {
     a.store.set("rule", "r", `a${i}`);
     await settle(a);
