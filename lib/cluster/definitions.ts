@@ -34,7 +34,7 @@ import { fromKeyToken, keyToken } from "./nats.ts";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { idError } from "../store/ids.ts";
 import type { EntrySigner } from "./auth.ts";
-import { isRefused, openEnvelope, sealEnvelope, type Envelope } from "./envelope.ts";
+import { isRefused, openEnvelope, sealEnvelope } from "./envelope.ts";
 import type { RefusalLog } from "./refusals.ts";
 import type { DefinitionStore, Namespace } from "../store/definition-store.ts";
 import { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
@@ -107,10 +107,12 @@ function isConflict(e: unknown): boolean {
 
 /**
  * The value of the newest entry of `chain` (oldest first) that a member could have applied: signed,
- * and replacing the revision before it (undefined: none is kept).
+ * and replacing the revision before it (undefined: none is kept). The oldest one counts only when
+ * the bucket dropped nothing before it (fewer revisions than `history` kept): otherwise what it
+ * replaced is unknown, and a replayed create could pass for valid there.
  */
-function lastValid(signer: EntrySigner, k: string, chain: readonly Revision[]): string | null | undefined {
-  for (let i = chain.length - 1; i >= 0; i--) {
+function lastValid(signer: EntrySigner, k: string, chain: readonly Revision[], history: number): string | null | undefined {
+  for (let i = chain.length - 1; i >= (chain.length < history ? 0 : 1); i--) {
     const r = chain[i]!;
     const env = openEnvelope(signer, k, r.value, r.operation, i > 0 ? chain[i - 1]!.revision : 0);
     if (!isRefused(env)) return env.v;
@@ -178,14 +180,13 @@ export class DefinitionSync {
       if (!chain) chains.set(e.key, [r]);
       else if (e.revision > chain[chain.length - 1]!.revision) chain.push(r);
     }
-    const snapshot = new Map<string, { ns: Namespace; key: string; env: Envelope }>();
+    const snapshot = new Map<string, { ns: Namespace; key: string; v: string | null }>();
     // Keys whose bucket entry is refused: the local copy stays as it is (an overwrite from outside deletes nothing).
     const refused = new Set<string>();
-    // Of those, the ones with no valid signature or out of place: the local copy is signed and
-    // stored again when it is what the key's newest valid entry held (it was applied here under the
-    // secret), so an overwrite or a replay from outside heals when a member holding the definition
-    // starts, and a member that missed later writes does not roll the key back to its older copy.
-    const resign: { ns: Namespace; key: string; valid: string | null | undefined }[] = [];
+    // Keys whose newest entry is unsigned or out of place (an overwrite or a replay from outside)
+    // but whose history still holds a valid one: that one is what running members kept (they
+    // refused what came after it), so it is taken here too and stored again, signed, on top.
+    const heal: { ns: Namespace; key: string; v: string | null; mine: boolean }[] = [];
     let older = 0;
     for (const [k, chain] of chains) {
       const e = chain[chain.length - 1]!;
@@ -200,17 +201,20 @@ export class DefinitionSync {
         continue;
       }
       const env = openEnvelope(this.signer, k, e.value, e.operation, chain.length > 1 ? chain[chain.length - 2]!.revision : 0);
-      const why = isRefused(env) ? env.why : check({ ...parsed, value: env.v ?? undefined });
-      if (why !== undefined || isRefused(env)) {
-        this.refuse(k, why ?? "");
+      let v: string | null | undefined;
+      if (isRefused(env)) {
+        this.refuse(k, env.why);
+        if (env.older) older++;
+        else v = lastValid(this.signer, k, chain, status.history);
+      } else v = env.v;
+      const why = v === undefined ? undefined : check({ ...parsed, value: v ?? undefined });
+      if (v === undefined || why !== undefined) {
+        if (why !== undefined) this.refuse(k, why);
         refused.add(k);
-        if (isRefused(env)) {
-          if (env.older) older++;
-          else resign.push({ ...parsed, valid: lastValid(this.signer, k, chain) });
-        }
         continue;
       }
-      snapshot.set(k, { ...parsed, env });
+      if (isRefused(env)) heal.push({ ...parsed, v, mine: local.get(parsed.ns, parsed.key) === (v ?? undefined) });
+      snapshot.set(k, { ...parsed, v });
     }
     if (older > 0)
       this.log(
@@ -232,10 +236,10 @@ export class DefinitionSync {
     }
     store.quietly(() => {
       for (const s of snapshot.values()) {
-        if (s.env.v === null) local.delete(s.ns, s.key);
-        else if (local.get(s.ns, s.key) !== s.env.v) {
-          local.set(s.ns, s.key, s.env.v);
-          this.taken.push({ ns: s.ns, key: s.key, value: s.env.v });
+        if (s.v === null) local.delete(s.ns, s.key);
+        else if (local.get(s.ns, s.key) !== s.v) {
+          local.set(s.ns, s.key, s.v);
+          this.taken.push({ ns: s.ns, key: s.key, value: s.v });
         }
       }
       for (const ns of GROUP_NAMESPACES) {
@@ -246,11 +250,10 @@ export class DefinitionSync {
         }
       }
     });
-    for (const { ns, key, valid } of resign) {
-      const value = local.get(ns, key);
-      if (value === undefined || value !== valid) continue;
-      this.log(`cluster: stored ${ns} ${key} in the group again, signed, from this member's copy`);
-      this.publish(ns, key, value);
+    for (const { ns, key, v, mine } of heal) {
+      if (v === null) this.log(`cluster: stored the delete of ${ns} ${key} in the group again, signed`);
+      else this.log(`cluster: stored ${ns} ${key} in the group again, signed, ${mine ? "from this member's copy" : "as its last valid entry held it"}`);
+      this.publish(ns, key, v ?? undefined);
     }
     if (seeding) this.log(`cluster: seeded the group's definitions from this instance`);
     this.seenRev = last;

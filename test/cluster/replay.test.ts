@@ -109,18 +109,37 @@ test("a rule rolled back to an older signed version is refused; every member kee
   expect((await a.call("GET", "/metrics")).text).toMatch(new RegExp(`^floe_cluster_entries_refused_total ${before[0]! + 1}$`, "m"));
 }, 30_000);
 
-test("a member starting with replayed entries in the bucket takes none of them, and the group heals", async () => {
+test("a member starting with replayed entries in the bucket takes the last valid ones and stores them again", async () => {
   const [, b] = floes as [DaemonProc, DaemonProc];
   // b holds r's newer version: restarted, it stores it again, signed after the replayed entry.
   await b.stop("SIGTERM");
   floes[1] = await startFloe(b.dir, env("b"));
-  expect(floes[1].stderr()).toContain("cluster: stored rule r in the group again, signed, from this member's copy");
+  const log = floes[1].stderr();
+  expect(log).toContain("cluster: stored rule r in the group again, signed, from this member's copy");
+  // The replayed "gone" follows its delete: refused, and the delete is stored again on top.
+  expect(log).toContain(`cluster: refused the group entry ${bucketKey("rule", "gone")}: it replaces revision 0, but the key's previous revision is `);
+  expect(log).toContain("cluster: stored the delete of rule gone in the group again, signed");
   const c = await startFloe(tempHome(), env("c"));
   floes.push(c);
   expect(await ruleIds(c)).toEqual(["r"]);
   expect(await actions(c, "r")).toEqual([{ log: {} }]);
-  // The replayed "gone" is the last entry of its key: refused at start-up too.
-  expect(c.stderr()).toContain(`cluster: refused the group entry ${bucketKey("rule", "gone")}: it replaces revision 0, but the key's previous revision is `);
+  expect(await refusedCount(c)).toBe(0);
+  for (const d of floes) expect(await actions(d, "r")).toEqual([{ log: {} }]);
+}, 30_000);
+
+test("a member that missed an update while it was away does not roll the group back to its older copy", async () => {
+  const [a, b] = floes as [DaemonProc, DaemonProc];
+  expect((await a.call("POST", "/rules", rule("st", "nop"))).status).toBe(201);
+  for (const d of floes) await waitFor(async () => (await ruleIds(d)).includes("st"), "rule st everywhere");
+  const v1 = await capture(bucketKey("rule", "st"));
+  await b.stop("SIGTERM");
+  expect((await a.call("PUT", "/rules/st", rule("st", "log"))).status).toBe(200);
+  await kv.put(bucketKey("rule", "st"), v1);
+  await waitFor(async () => JSON.parse((await a.call("GET", "/cluster")).text).refusedEntries.last?.key === bucketKey("rule", "st"), "the replay refused on a");
+  // b's copy is the first version, as is the replayed entry on top of the bucket: b takes the second.
+  floes[1] = await startFloe(b.dir, env("b"));
+  expect(floes[1].stderr()).toContain("cluster: stored rule st in the group again, signed, as its last valid entry held it");
+  for (const d of floes) await waitFor(async () => JSON.stringify(await actions(d, "st")) === JSON.stringify([{ log: {} }]), "st's second version everywhere");
 }, 30_000);
 
 test("members' own creates, updates and deletes still apply everywhere", async () => {
