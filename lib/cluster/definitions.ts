@@ -1,11 +1,18 @@
 /**
  * Group-wide definitions in the JetStream KV bucket `floe_<group>`: key `d.<namespace>.<key>`
- * (key base64url), value `{v, o, s, h}` — the stored text (null once deleted: a tombstone, so a
- * delete names its origin too), the instance that wrote it, that instance's write sequence, and
- * the HMAC of the rest under the group secret (auth.ts). An entry that is not signed with the
- * secret, whose key names no valid id, that was deleted or purged from outside (a KV delete is
- * never signed) or that the engine refuses (`GroupEntryRefused`, server/group-entry.ts) is
- * refused whole: logged, counted (refusals.ts), and nothing of it is applied.
+ * (key base64url), value `{v, o, s, p, h}` (envelope.ts) — the stored text (null once deleted: a
+ * tombstone, so a delete names its origin too), the instance that wrote it, that instance's write
+ * sequence, the revision of the key it replaces, and the HMAC of the rest under the group secret
+ * (auth.ts). An entry that is not signed with the secret, that does not replace the key's previous
+ * revision (a replayed old entry), whose key names no valid id, that was deleted or purged from
+ * outside (a KV delete is never signed) or that the engine refuses (`GroupEntryRefused`,
+ * server/group-entry.ts) is refused whole: logged, counted (refusals.ts), and nothing of it is applied.
+ *
+ * Every write is a compare-and-set on the key's newest revision known here; when another write got
+ * in first, the writer reads the key's revision again and writes after it (the last write still
+ * wins), at most `CAS_ATTEMPTS` times. The bucket keeps `DEFINITION_HISTORY` revisions per key, so
+ * a member starting checks each key's newest entry against the one before it; a running member
+ * checks each revision the watch delivers against the one it delivered before for the key.
  *
  * The bucket is the truth; every member keeps a local copy and converges on the last revision of
  * each key. Echo: a member's own write comes back through the watch; it is skipped when the local
@@ -13,18 +20,21 @@
  * write is skipped too (that later write wins everywhere, so applying the earlier one would only
  * flap the rule). Revisions already applied are never applied again.
  *
- * The bucket keeps one revision per key (history 1), so the watch does not deliver every
- * revision: one overwritten before the server sent it (a slow or reset watch) is gone, own echoes
- * included. Whether an own write precedes a foreign revision is therefore decided by the revision
- * the server acknowledged for it (or its echo, when one comes), never by waiting for the echo: a
- * foreign revision that arrives while an own write of the key is unanswered (or waits to be
- * re-sent) is held back, and applied once every own write of the key turned out to be older.
+ * The watch does not deliver a revision the bucket no longer keeps (more than
+ * `DEFINITION_HISTORY` writes of the key before the server sent it: a slow or reset watch), own
+ * echoes included; the first revision after such a gap does not follow the one delivered before,
+ * so it is refused like a replay, and the next one applies again. Whether an own write precedes a
+ * foreign revision is therefore decided by the revision the server acknowledged for it (or its
+ * echo, when one comes), never by waiting for the echo: a foreign revision that arrives while an
+ * own write of the key is unanswered (or waits to be re-sent) is held back, and applied once every
+ * own write of the key turned out to be older.
  */
 import type { KV } from "./nats.ts";
 import { fromKeyToken, keyToken } from "./nats.ts";
-import { errorText } from "../errors.ts";
+import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { idError } from "../store/ids.ts";
 import type { EntrySigner } from "./auth.ts";
+import { isRefused, openEnvelope, sealEnvelope } from "./envelope.ts";
 import type { RefusalLog } from "./refusals.ts";
 import type { DefinitionStore, Namespace } from "../store/definition-store.ts";
 import { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
@@ -39,12 +49,17 @@ export interface DefinitionChange {
 /** Applies a change through the engine's own paths (server/cluster-apply.ts). */
 export type ApplyChange = (c: DefinitionChange) => Promise<void> | void;
 
-interface Envelope {
-  readonly v: string | null;
-  readonly o: string;
-  readonly s: number;
-  /** HMAC of `[v, o, s]` under the bucket key (auth.ts). */
-  readonly h?: string;
+/** Revisions the definitions bucket keeps per key: the one before the newest is what a member starting checks the newest against. */
+export const DEFINITION_HISTORY = 5;
+
+/** Compare-and-set writes of one change before it counts as failed (and is re-sent later, as when NATS is away). */
+const CAS_ATTEMPTS = 5;
+
+/** A revision of a key as the bucket keeps it. */
+interface Revision {
+  readonly revision: number;
+  readonly value: Uint8Array;
+  readonly operation: string;
 }
 
 /** Thrown by an ApplyChange that refuses the entry (invalid as a REST call would be): counted as a refusal. */
@@ -84,20 +99,25 @@ function parseBucketKey(k: string): { ns: Namespace; key: string } | string {
   return bad ?? { ns: m[1] as Namespace, key };
 }
 
-const signed = (e: Envelope) => JSON.stringify([e.v, e.o, e.s]);
+/** A compare-and-set that found another revision of the key than the one expected (JetStream's "wrong last sequence"). */
+function isConflict(e: unknown): boolean {
+  const code = e instanceof Error ? (e as Error & { code?: unknown }).code : undefined;
+  return code === 10071 || code === 10164;
+}
 
-/** The entry's envelope when it is a signed PUT, else why not. */
-function decode(k: string, value: Uint8Array, operation: string, signer: EntrySigner): Envelope | string {
-  if (operation !== "PUT") return `${operation.toLowerCase()} from outside the group (members write tombstones)`;
-  let e: Envelope;
-  try {
-    const o = JSON.parse(new TextDecoder().decode(value)) as Record<string, unknown>;
-    if (!(o.v === null || typeof o.v === "string") || typeof o.o !== "string" || typeof o.s !== "number") return "not an entry envelope";
-    e = { v: o.v, o: o.o, s: o.s, h: typeof o.h === "string" ? o.h : undefined };
-  } catch {
-    return "not JSON";
+/**
+ * The value of the newest entry of `chain` (oldest first) that a member could have applied: signed,
+ * and replacing the revision before it (undefined: none is kept). The oldest one counts only when
+ * the bucket dropped nothing before it (fewer revisions than `history` kept): otherwise what it
+ * replaced is unknown, and a replayed create could pass for valid there.
+ */
+function lastValid(signer: EntrySigner, k: string, chain: readonly Revision[], history: number): string | null | undefined {
+  for (let i = chain.length - 1; i >= (chain.length < history ? 0 : 1); i--) {
+    const r = chain[i]!;
+    const env = openEnvelope(signer, k, r.value, r.operation, i > 0 ? chain[i - 1]!.revision : 0);
+    if (!isRefused(env)) return env.v;
   }
-  return signer.verify(k, signed(e), e.h) ? e : "no valid signature of the group secret";
+  return undefined;
 }
 
 export class DefinitionSync {
@@ -110,8 +130,10 @@ export class DefinitionSync {
   private readonly ownRev = new Map<string, number>();
   /** Bucket key → the newest foreign revision, held back while an own write may still land after it. */
   private readonly heldBack = new Map<string, { rev: number; change: DefinitionChange }>();
-  /** Bucket key → newest revision handled. */
-  private readonly revs = new Map<string, number>();
+  /** Bucket key → newest revision seen of it, whatever it held (start-up and watch, in revision order): what the next entry must replace. */
+  private readonly prev = new Map<string, number>();
+  /** Bucket key → newest revision known of it (seen, or an own write's acknowledgement): what an own write replaces. */
+  private readonly tip = new Map<string, number>();
   private apply: ApplyChange | undefined;
   private backlog: Delivery[] = [];
   private chain: Promise<void> = Promise.resolve();
@@ -148,28 +170,63 @@ export class DefinitionSync {
   async open(local: DefinitionStore, check: CheckChange = () => undefined): Promise<ReplicatedStore> {
     const store = new ReplicatedStore(local, (ns, key, value) => this.publish(ns, key, value));
     this.local = local;
-    const last = (await this.kv.status()).streamInfo.state.last_seq;
-    const snapshot = new Map<string, { ns: Namespace; key: string; env: Envelope; rev: number }>();
+    const status = await this.kv.status();
+    const last = status.streamInfo.state.last_seq;
+    // Every revision the bucket keeps of every definition key, oldest first.
+    const chains = new Map<string, Revision[]>();
+    for await (const e of await this.kv.history({ key: "d.>" })) {
+      const chain = chains.get(e.key);
+      const r: Revision = { revision: e.revision, value: e.value, operation: e.operation };
+      if (!chain) chains.set(e.key, [r]);
+      else if (e.revision > chain[chain.length - 1]!.revision) chain.push(r);
+    }
+    const snapshot = new Map<string, { ns: Namespace; key: string; v: string | null }>();
     // Keys whose bucket entry is refused: the local copy stays as it is (an overwrite from outside deletes nothing).
     const refused = new Set<string>();
-    // Of those, the ones with no valid signature: the local copy is signed and stored again (it was
-    // applied here under the secret), so an overwrite from outside, or an entry of a group that ran
-    // before entries were signed, heals when a member holding the definition starts.
-    const resign: { ns: Namespace; key: string }[] = [];
-    for await (const k of await this.kv.keys("d.>")) {
-      const e = await this.kv.get(k);
-      if (!e) continue;
+    // Keys whose newest entry is unsigned or out of place (an overwrite or a replay from outside)
+    // but whose history still holds a valid one: that one is what running members kept (they
+    // refused what came after it), so it is taken here too and stored again, signed, on top.
+    const heal: { ns: Namespace; key: string; v: string | null; mine: boolean }[] = [];
+    let older = 0;
+    for (const [k, chain] of chains) {
+      const e = chain[chain.length - 1]!;
+      this.prev.set(k, e.revision);
+      this.tip.set(k, e.revision);
+      // A key deleted or purged from outside: not in the group, as the bucket's keys list it.
+      if (e.operation !== "PUT") continue;
       const parsed = parseBucketKey(k);
-      const env = typeof parsed === "string" ? parsed : decode(k, e.value, e.operation, this.signer);
-      const why = typeof parsed === "string" ? parsed : typeof env === "string" ? env : check({ ...parsed, value: env.v ?? undefined });
-      if (why !== undefined || typeof parsed === "string" || typeof env === "string") {
-        this.refuse(k, why ?? "");
+      if (typeof parsed === "string") {
+        this.refuse(k, parsed);
         refused.add(k);
-        if (typeof parsed !== "string" && typeof env === "string") resign.push(parsed);
         continue;
       }
-      snapshot.set(k, { ...parsed, env, rev: e.revision });
+      const env = openEnvelope(this.signer, k, e.value, e.operation, chain.length > 1 ? chain[chain.length - 2]!.revision : 0);
+      let v: string | null | undefined;
+      if (isRefused(env)) {
+        this.refuse(k, env.why);
+        if (env.older) older++;
+        else v = lastValid(this.signer, k, chain, status.history);
+      } else v = env.v;
+      const why = v === undefined ? undefined : check({ ...parsed, value: v ?? undefined });
+      if (v === undefined || why !== undefined) {
+        if (why !== undefined) this.refuse(k, why);
+        refused.add(k);
+        continue;
+      }
+      if (isRefused(env)) heal.push({ ...parsed, v, mine: local.get(parsed.ns, parsed.key) === (v ?? undefined) });
+      snapshot.set(k, { ...parsed, v });
     }
+    if (older > 0)
+      this.log(
+        `cluster: the group's bucket ${status.bucket} holds ${older} definition(s) written by an older floe, signed without the revision they replace (so a replayed entry could not be told apart): ` +
+          `none of them is applied, and this member keeps its own copies. Re-apply the definitions over REST on one member (each write stores them anew), ` +
+          `or stop every member, delete the bucket (nats kv del ${status.bucket}) and start the members again: the first one seeds the group from its definitions`,
+      );
+    if (status.history < 2)
+      this.log(
+        `cluster: the group's bucket ${status.bucket} keeps ${status.history} revision per key (made by an older floe): a member starting cannot check an entry against the one it replaces and refuses every changed definition. ` +
+          `Stop every member, delete the bucket (nats kv del ${status.bucket}) and start them again`,
+      );
     let seeding = false;
     try {
       await this.kv.create(SEEDED, this.instance);
@@ -178,12 +235,11 @@ export class DefinitionSync {
       // another member seeded the group: the bucket wins
     }
     store.quietly(() => {
-      for (const [k, s] of snapshot) {
-        this.revs.set(k, s.rev);
-        if (s.env.v === null) local.delete(s.ns, s.key);
-        else if (local.get(s.ns, s.key) !== s.env.v) {
-          local.set(s.ns, s.key, s.env.v);
-          this.taken.push({ ns: s.ns, key: s.key, value: s.env.v });
+      for (const s of snapshot.values()) {
+        if (s.v === null) local.delete(s.ns, s.key);
+        else if (local.get(s.ns, s.key) !== s.v) {
+          local.set(s.ns, s.key, s.v);
+          this.taken.push({ ns: s.ns, key: s.key, value: s.v });
         }
       }
       for (const ns of GROUP_NAMESPACES) {
@@ -194,11 +250,10 @@ export class DefinitionSync {
         }
       }
     });
-    for (const { ns, key } of resign) {
-      const value = local.get(ns, key);
-      if (value === undefined) continue;
-      this.log(`cluster: stored ${ns} ${key} in the group again, signed, from this member's copy`);
-      this.publish(ns, key, value);
+    for (const { ns, key, v, mine } of heal) {
+      if (v === null) this.log(`cluster: stored the delete of ${ns} ${key} in the group again, signed`);
+      else this.log(`cluster: stored ${ns} ${key} in the group again, signed, ${mine ? "from this member's copy" : "as its last valid entry held it"}`);
+      this.publish(ns, key, v ?? undefined);
     }
     if (seeding) this.log(`cluster: seeded the group's definitions from this instance`);
     this.seenRev = last;
@@ -296,14 +351,13 @@ export class DefinitionSync {
     const bk = bucketKey(ns, key);
     const s = ++this.seq;
     this.own.set(bk, s);
-    const body: Envelope = { v: value ?? null, o: this.instance, s };
-    const env: Envelope = { ...body, h: this.signer.sign(bk, signed(body)) };
     this.unsent.delete(bk);
     this.pending.set(bk, (this.pending.get(bk) ?? 0) + 1);
-    const p = this.kv
-      .put(bk, JSON.stringify(env))
+    const p = this.write(bk, value ?? null, s)
       .then(
-        (rev) => this.ownAt(bk, rev),
+        (rev) => {
+          if (rev !== undefined) this.ownAt(bk, rev);
+        },
         (e) => {
           // Kept and re-sent (with whatever the local copy holds then) until the bucket takes it.
           // It may have landed all the same (a timeout): the re-sent write lands later still.
@@ -320,6 +374,28 @@ export class DefinitionSync {
       });
     this.inflight.add(p);
     void p.finally(() => this.inflight.delete(p));
+  }
+
+  /**
+   * Stores own write `s` of `bk` after the key's newest revision known here (compare-and-set);
+   * another write stored first → reads the key's revision again and writes after it. Resolves
+   * with the revision stored, or undefined when a newer own write of the key made this one moot.
+   */
+  private async write(bk: string, v: string | null, s: number): Promise<number | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const p = this.tip.get(bk) ?? 0;
+      try {
+        return await this.kv.put(bk, sealEnvelope(this.signer, bk, { v, o: this.instance, s, p }), { previousSeq: p });
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        if (attempt === CAS_ATTEMPTS) throw new EngineError(`the key changed in the bucket under each of ${CAS_ATTEMPTS} compare-and-set writes`, ErrCode.io, { cause: e });
+      }
+      // A newer own write carries a newer value: this one must not land after it.
+      if (this.own.get(bk) !== s) return undefined;
+      const now = (await this.kv.get(bk))?.revision ?? 0;
+      if (this.own.get(bk) !== s) return undefined;
+      this.tip.set(bk, now);
+    }
   }
 
   private resend(): void {
@@ -342,12 +418,15 @@ export class DefinitionSync {
   }
 
   private receive(k: string, revision: number, value: Uint8Array, operation: string): void {
-    if (revision <= (this.revs.get(k) ?? 0)) return;
+    const prev = this.prev.get(k) ?? 0;
+    if (revision <= prev) return;
+    // Whatever it holds, it is what the key's next entry replaces.
+    this.prev.set(k, revision);
+    if (revision > (this.tip.get(k) ?? 0)) this.tip.set(k, revision);
     const parsed = parseBucketKey(k);
     if (typeof parsed === "string") return this.refuse(k, parsed);
-    const env = decode(k, value, operation, this.signer);
-    if (typeof env === "string") return this.refuse(k, env);
-    this.revs.set(k, revision);
+    const env = openEnvelope(this.signer, k, value, operation, prev);
+    if (isRefused(env)) return this.refuse(k, env.why);
     const change: DefinitionChange = { ...parsed, value: env.v ?? undefined };
     if (env.o === this.instance) {
       this.ownAt(k, revision);
@@ -372,6 +451,7 @@ export class DefinitionSync {
   /** An own write of `bk` is stored at `rev`: a foreign revision held back before it is superseded. */
   private ownAt(bk: string, rev: number): void {
     if (rev > (this.ownRev.get(bk) ?? 0)) this.ownRev.set(bk, rev);
+    if (rev > (this.tip.get(bk) ?? 0)) this.tip.set(bk, rev);
     const held = this.heldBack.get(bk);
     if (held && held.rev < rev) this.heldBack.delete(bk);
   }

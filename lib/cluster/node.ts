@@ -10,7 +10,7 @@ import type { DefinitionStore } from "../store/definition-store.ts";
 import { assignPartitions } from "./assignment.ts";
 import { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 import { PartitionCheckpoints } from "./checkpoints.ts";
-import { DefinitionSync, type CheckChange } from "./definitions.ts";
+import { DEFINITION_HISTORY, DefinitionSync, type CheckChange } from "./definitions.ts";
 import { RefusalLog } from "./refusals.ts";
 import { Membership, type Member } from "./membership.ts";
 import { connectGroup, openBucket, type NatsConnection } from "./nats.ts";
@@ -75,7 +75,7 @@ export class ClusterNode {
     const nc = await connectGroup(settings.nats, groupConnectionOptions(settings.nats, settings.auth, `floe ${settings.group}/${settings.instance}`));
     try {
       const g = settings.group;
-      const defs = await openBucket(nc, `floe_${g}`, { description: `floe group ${g}: definitions` });
+      const defs = await openBucket(nc, `floe_${g}`, { description: `floe group ${g}: definitions`, history: DEFINITION_HISTORY });
       // Expired heartbeats are garbage-collected by the bucket; liveness itself is the lease (membership.ts).
       const mem = await openBucket(nc, `floe_${g}_members`, { description: `floe group ${g}: members`, ttl: Math.max(60_000, settings.leaseMs * 10) });
       const state = await openBucket(nc, `floe_${g}_state`, { description: `floe group ${g}: partition checkpoints` });

@@ -77,8 +77,9 @@ test("members converge on the last write of a key written by both at once", asyn
 });
 
 test("a member whose watch lags behind both members' writes converges all the same (its own echoes are overwritten before it sees them)", async () => {
-  // The bucket keeps one revision per key: a watch that starts late (as a slow or reset one does)
-  // never sees the revisions overwritten meanwhile. b's watch is held until both bursts are stored.
+  // The bucket keeps five revisions per key: a watch that starts late (as a slow or reset one does)
+  // never sees the older revisions overwritten meanwhile (the first one it sees does not follow
+  // what it saw before, and is refused). b's watch is held until both bursts are stored.
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   const lagging = (kv: KV): KV =>

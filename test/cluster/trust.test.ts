@@ -124,8 +124,8 @@ test("injected, tampered, moved, deleted and invalid entries are refused whole, 
   // 6. Signed with the secret, but a rule REST would refuse: its SQL reads a stream that does not exist.
   const signer = new EntrySigner(new TextEncoder().encode(GROUP_SECRET));
   const bad = JSON.stringify({ id: "nostream", sql: "SELECT * FROM missing", actions: [{ log: {} }] });
-  const body = envelope(bad, "a", 1_000_000);
-  await kv.put(bucketKey("rule", "nostream"), JSON.stringify({ ...body, h: signer.sign(bucketKey("rule", "nostream"), JSON.stringify([body.v, body.o, body.s])) }));
+  const body = { ...envelope(bad, "a", 1_000_000), p: 0 };
+  await kv.put(bucketKey("rule", "nostream"), JSON.stringify({ ...body, h: signer.sign(bucketKey("rule", "nostream"), JSON.stringify([body.v, body.o, body.s, body.p])) }));
 
   for (const d of floes) await waitFor(async () => (await refusals(d)).count >= before + 6, "six refusals", 10_000);
   for (const d of floes) {
