@@ -5,14 +5,15 @@
  * boundary: anything an item makes a node throw (a RowError, an engine bug, a stack overflow on
  * a deep value) fails that item only, with a message, and the rule goes on.
  *
- * A node may spread one item's work across event-loop turns (`spreadRows`, under OpEnv.turnMs): items
- * pushed meanwhile wait behind it, so order is what one pass gives, and `complete` runs the rest
- * at once (before a snapshot, at the end).
+ * A node may spread one item's work across event-loop turns (`spreadRows`, under the turn budget of
+ * core/turn.ts, OpEnv.turnMs a turn): items pushed meanwhile wait behind it, so order is what one
+ * pass gives, and `complete` runs the rest at once (before a snapshot, at the end).
  */
 import { failureText, RowError } from "../errors.ts";
 import { Collection, UNLENDABLE, Watermark, type Consumer, type Item, type Lease } from "./item.ts";
 import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
+import { ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
 export interface OpEnv {
@@ -22,14 +23,11 @@ export interface OpEnv {
   readonly onRowError?: (message: string) => void;
   /**
    * The time (ms) a node may spend on one item in one event-loop turn before the rest of the item
-   * waits for a later turn (a wall-clock run, where other rules and sources share the loop).
+   * waits for a later turn (a wall-clock run, where other rules and sources share the loop: TURN_MS).
    * Undefined: every item is handled to the end within its push (a virtual clock's replay).
    */
   readonly turnMs?: number;
 }
-
-/** Rows handled between two looks at the clock. */
-const SPREAD_ROWS = 64;
 
 /**
  * One item's rows handled across turns (`spreadRows`); they stay valid under `lease`, held while
@@ -45,21 +43,26 @@ class RowJob {
     readonly finish: () => void,
   ) {}
 
-  /** Handles rows until `until` (a performance.now() time; Infinity: to the end), checked every SPREAD_ROWS; true once all are. */
-  step(until: number): boolean {
+  /** Handles rows until the turn is spent (looked at every ROWS_PER_LOOK rows); true once all are. */
+  step(turn: Turn): boolean {
     const { n, each } = this;
     let i = this.done;
-    if (until === Infinity || n - i <= SPREAD_ROWS) {
+    if (turn.unbounded || n - i <= ROWS_PER_LOOK) {
       for (; i < n; i++) each(i);
     } else {
       while (i < n) {
-        const stop = Math.min(n, i + SPREAD_ROWS);
+        const stop = Math.min(n, i + ROWS_PER_LOOK);
         for (; i < stop; i++) each(i);
-        if (performance.now() >= until) break;
+        if (turn.spent()) break;
       }
     }
     this.done = i;
     return i === n;
+  }
+
+  /** The budget of this job's next step: `ms` from now, or unbounded (`ms` undefined, or too few rows left to look at the clock). */
+  turn(ms: number | undefined): Turn {
+    return ms === undefined || this.n - this.done <= ROWS_PER_LOOK ? WHOLE : new Turn(ms);
   }
 }
 
@@ -155,7 +158,7 @@ export abstract class Operator implements Consumer {
     const job = new RowJob(lease, n, each, finish);
     const turnMs = this.env.turnMs;
     const whole = turnMs === undefined || this.completing || job.lease === UNLENDABLE;
-    if (job.step(whole ? Infinity : performance.now() + turnMs)) {
+    if (job.step(job.turn(whole ? undefined : turnMs))) {
       job.finish();
       return;
     }
@@ -176,7 +179,7 @@ export abstract class Operator implements Consumer {
     if (job === null) return; // `complete` finished it
     try {
       const turnMs = this.env.turnMs; // undefined once the rule is traced
-      if (!job.step(this.completing || turnMs === undefined ? Infinity : performance.now() + turnMs)) {
+      if (!job.step(job.turn(this.completing ? undefined : turnMs))) {
         setImmediate(this.resume);
         return;
       }
