@@ -10,7 +10,7 @@
  * pass gives, and `complete` runs the rest at once (before a snapshot, at the end).
  */
 import { failureText, RowError } from "../errors.ts";
-import { Collection, UNLENDABLE, Watermark, type Consumer, type Item, type Lease } from "./item.ts";
+import { Collection, Watermark, type Consumer, type Item, type Loan, type Ownership } from "./item.ts";
 import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
 import { ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
@@ -30,14 +30,14 @@ export interface OpEnv {
 }
 
 /**
- * One item's rows handled across turns (`spreadRows`); they stay valid under `lease`, held while
- * the item waits (UNLENDABLE: done in one pass).
+ * One item's rows handled across turns (`spreadRows`); lent rows stay valid under `loan`, held
+ * while the item waits (a transient item is done in one pass).
  */
 class RowJob {
   /** Rows handled so far. */
   done = 0;
   constructor(
-    readonly lease: Lease | null,
+    readonly loan: Loan | null,
     private readonly n: number,
     private readonly each: (i: number) => void,
     readonly finish: () => void,
@@ -150,26 +150,26 @@ export abstract class Operator implements Consumer {
   /**
    * Handles rows 0…n−1 of one item with `each`, then `finish`es it: within this turn's budget, or
    * to the end where the rule does not yield (no OpEnv.turnMs), while completing, or when the rows
-   * cannot be lent; what is left continues in later turns (the node's own state, such as its
-   * EvalCtx, stays as `process` set it: no other item enters meanwhile). Called from `process`: a
-   * throw from `each` fails the item.
+   * are transient (`ownership`: the item's, see Ownership); what is left continues in later turns,
+   * holding a loan meanwhile (the node's own state, such as its EvalCtx, stays as `process` set it:
+   * no other item enters meanwhile). Called from `process`: a throw from `each` fails the item.
    */
-  protected spreadRows(lease: Lease | null, n: number, each: (i: number) => void, finish: () => void): void {
-    const job = new RowJob(lease, n, each, finish);
+  protected spreadRows(ownership: Ownership, n: number, each: (i: number) => void, finish: () => void): void {
+    const job = new RowJob(ownership.kind === "loan" ? ownership : null, n, each, finish);
     const turnMs = this.env.turnMs;
-    const whole = turnMs === undefined || this.completing || job.lease === UNLENDABLE;
+    const whole = turnMs === undefined || this.completing || ownership.kind === "transient";
     if (job.step(job.turn(whole ? undefined : turnMs))) {
       job.finish();
       return;
     }
     this.spreading = job;
-    if (job.lease !== null) job.lease.held++;
+    if (job.loan !== null) job.loan.held++;
     setImmediate(this.resume);
   }
 
-  /** An item waits behind the one being spread, holding its rows' lease meanwhile. */
+  /** An item waits behind the one being spread, holding its rows' loan meanwhile. */
   private hold(item: Item): void {
-    if (item instanceof Collection && item.lease !== null) item.lease.held++;
+    if (item instanceof Collection && item.ownership.kind === "loan") item.ownership.held++;
     this.waiting.push(item);
   }
 
@@ -192,14 +192,16 @@ export abstract class Operator implements Consumer {
     const w = this.waiting;
     while (this.spreading === null && w.length > 0) {
       const item = w.shift()!;
+      // The loan `hold` took, read before the push (a node may mark the item transient).
+      const own = item instanceof Collection ? item.ownership : null;
       this.push(item);
-      if (item instanceof Collection && item.lease !== null) item.lease.held--;
+      if (own !== null && own.kind === "loan") own.held--;
     }
   };
 
   private unspread(job: RowJob): void {
     this.spreading = null;
-    if (job.lease !== null) job.lease.held--;
+    if (job.loan !== null) job.loan.held--;
   }
 
   /**

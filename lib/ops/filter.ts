@@ -112,7 +112,7 @@ export class FilterOp extends Operator {
     const ctx = this.ctx;
     const having = this.having;
     this.spreadRows(
-      item.lease,
+      item.ownership,
       groups.length,
       (i) => {
         const g = groups[i]!;
