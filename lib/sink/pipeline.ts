@@ -271,8 +271,9 @@ export class SinkPipeline implements SinkNode {
 
   private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
     // The worker waits on an empty queue: a direct connector sends now, in order.
-    if (this.sender.sendDirect(payload, o.props, o.rows, tp, now)) return;
-    this.sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
+    const sender = this.sender;
+    if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now)) return;
+    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */

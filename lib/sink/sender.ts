@@ -44,8 +44,8 @@ export class SinkSender {
   private readonly retryMs: number;
   /** The main worker is sending an item. */
   private sending = false;
-  /** SinkConnector.direct, with the queue in memory and no resend instance. */
-  private readonly direct: boolean;
+  /** SinkConnector.direct, with the queue in memory and no resend instance: `sendDirect` may send. */
+  readonly direct: boolean;
   /** The item a direct send reuses. */
   private readonly scratch = new SinkItem("", null, 0);
   /** Sends so far (sampled timing, see `work`). */
@@ -136,21 +136,6 @@ export class SinkSender {
     for (const f of w) f();
   }
 
-  /**
-   * Sends `payload` now when the connector is direct and the worker idle on an empty queue, in
-   * order; false when it must be queued (`enqueue`).
-   */
-  sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number): boolean {
-    if (!this.direct || this.wakeFn === undefined) return false;
-    const it = this.scratch;
-    it.payload = payload;
-    it.props = props;
-    it.rows = rows;
-    it.traceparent = tp;
-    this.sendNow(it, now);
-    return true;
-  }
-
   /** Queues `item` for the worker (counted on the cache node; `timed`: its push is timed). */
   enqueue(item: SinkItem, now: number, timed: boolean): void {
     const c = this.cacheNode;
@@ -170,12 +155,19 @@ export class SinkSender {
   }
 
   /**
-   * A direct connector's send, in the pipeline's turn (the worker is idle, the queue empty). Timed
-   * like the worker's synchronous sends. A failure is counted and handled as the worker handles one
-   * (a direct sink has neither cache nor resend queue): an I/O error with a retry interval leaves a
-   * copy queued for the worker to send after the interval, anything else drops the result (lost).
+   * A direct connector's send of `payload`, in the pipeline's turn, when the worker waits on an
+   * empty queue (in order); false when it must be queued (`enqueue`). Timed like the worker's
+   * synchronous sends. A failure is counted and handled as the worker handles one (a direct sink
+   * has neither cache nor resend queue): an I/O error with a retry interval leaves a copy queued
+   * for the worker to send after the interval, anything else drops the result (lost).
    */
-  private sendNow(item: SinkItem, now: number): void {
+  sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number): boolean {
+    if (this.wakeFn === undefined) return false;
+    const item = this.scratch;
+    item.payload = payload;
+    item.props = props;
+    item.rows = rows;
+    item.traceparent = tp;
     const m = this.sink;
     m.recordsIn++;
     const timed = (++this.sends & 63) === 1;
@@ -189,15 +181,16 @@ export class SinkSender {
         this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key));
         m.bufferLength = this.queue.memLength;
         this.wake();
-        return;
+        return true;
       }
       this.dropFailed(e);
-      return;
+      return true;
     }
     m.recordsOut++;
     m.messagesProcessed += item.rows;
     m.lastInvocation = now;
     if (timed) m.processLatencyUs = elapsedUs(t0);
+    return true;
   }
 
   /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
