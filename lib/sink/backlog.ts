@@ -4,7 +4,7 @@
  * in slices with the event loop running between them: the outputs wait here, in order, and later
  * results queue behind them, so order is what it was without slicing; the pipeline counts what
  * waits here against `room()`, so back-pressure is too. A sink without `sendSingle` sends a window
- * as one JSON array (or delimited text): an output of more than SLICE_OUTPUTS rows waits here as well and
+ * as one JSON array (or delimited text): an output of more than SLICE rows waits here as well and
  * its payload is built row by row across slices (json-slices.ts, delimited-slices.ts); so is a big
  * JSON batch and a whole window's dataTemplate (stepped templates).
  *
