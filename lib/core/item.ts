@@ -13,38 +13,61 @@ export class Collection {
   groups: GroupRow[] | null;
   /** Set by an incremental window: its groups are already filtered and keyed (`rows` is empty). */
   inc: IncInfo | null;
-  /**
-   * Set when an upstream node reuses these rows once the push returns (an incremental window's
-   * groups, reset for the next window): a node keeping them longer holds the lease meanwhile.
-   * Null: the rows are the collection's to keep.
-   */
-  lease: Lease | null;
+  /** Whether a node may keep these rows and groups past the push (see Ownership); OWNED unless set. */
+  ownership: Ownership;
   constructor(rows: Row[], window: WindowRange | null) {
     this.rows = rows;
     this.window = window;
     this.groups = null;
     this.inc = null;
-    this.lease = null;
+    this.ownership = OWNED;
   }
 
-  /** A collection of the same window made from this one's rows or groups: it carries the lease on. */
+  /** A collection of the same window made from this one's rows or groups: it carries the ownership on. */
   derive(rows: Row[]): Collection {
     const out = new Collection(rows, this.window);
-    out.lease = this.lease;
+    out.ownership = this.ownership;
     return out;
   }
 }
 
+/**
+ * Who holds a collection's rows and groups, which says whether a node may keep them past its push
+ * (an item spread across turns, Operator.spreadRows, or waiting behind one) and whether anything
+ * writes into them later. Two optimisations make rows more than the collection's: an incremental
+ * window reuses its group objects for its next window (ops/window/inc-groups.ts), and row_number()
+ * and WHERE aggregates cache values on tuples that overlapping windows share (ops/window-func.ts,
+ * ops/agg-func.ts). The rule for every node that keeps or writes rows:
+ *
+ * - `owned` (OWNED): the collection's; a node may keep them as long as it needs.
+ * - `loan` (a Loan): the producer resets and reuses them once the push returns, unless the loan is
+ *   held. A node keeping them past the push holds it (`held++`) until it is done with them
+ *   (`held--`); the producer builds fresh ones meanwhile. Nodes read them and never write them.
+ * - `transient` (TRANSIENT): an upstream node writes into them again on a later push, held or
+ *   not: valid within this push only. A node handles it to the end within the push (spreadRows
+ *   does it in one pass) and keeps nothing of it.
+ *
+ * A collection made from another's rows or groups carries the ownership on (`derive`); one over a
+ * new list of rows (WHERE's kept rows) is owned.
+ */
+export type Ownership = Owned | Loan | Transient;
+
+export interface Owned {
+  readonly kind: "owned";
+}
+
 /** Rows reused by their producer unless `held` (a count: several nodes may keep them). */
-export interface Lease {
+export interface Loan {
+  readonly kind: "loan";
   held: number;
 }
 
-/**
- * The lease of rows a node writes into again on a later push whatever is held: row_number() and
- * WHERE aggregates are cached on the tuples, which overlapping windows share. Not kept past the push.
- */
-export const UNLENDABLE: Lease = { held: 0 };
+export interface Transient {
+  readonly kind: "transient";
+}
+
+export const OWNED: Owned = Object.freeze({ kind: "owned" });
+export const TRANSIENT: Transient = Object.freeze({ kind: "transient" });
 
 /**
  * What an incremental window (windows §9) did row by row in place of the WHERE and GROUP BY

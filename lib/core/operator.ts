@@ -5,14 +5,15 @@
  * boundary: anything an item makes a node throw (a RowError, an engine bug, a stack overflow on
  * a deep value) fails that item only, with a message, and the rule goes on.
  *
- * A node may spread one item's work across event-loop turns (`spreadRows`, under OpEnv.turnMs): items
- * pushed meanwhile wait behind it, so order is what one pass gives, and `complete` runs the rest
- * at once (before a snapshot, at the end).
+ * A node may spread one item's work across event-loop turns (`spreadRows`, under the turn budget of
+ * core/turn.ts, OpEnv.turnMs a turn): items pushed meanwhile wait behind it, so order is what one
+ * pass gives, and `complete` runs the rest at once (before a snapshot, at the end).
  */
 import { failureText, RowError } from "../errors.ts";
-import { Collection, UNLENDABLE, Watermark, type Consumer, type Item, type Lease } from "./item.ts";
+import { Collection, Watermark, type Consumer, type Item, type Loan, type Ownership } from "./item.ts";
 import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
+import { ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
 export interface OpEnv {
@@ -22,44 +23,46 @@ export interface OpEnv {
   readonly onRowError?: (message: string) => void;
   /**
    * The time (ms) a node may spend on one item in one event-loop turn before the rest of the item
-   * waits for a later turn (a wall-clock run, where other rules and sources share the loop).
+   * waits for a later turn (a wall-clock run, where other rules and sources share the loop: TURN_MS).
    * Undefined: every item is handled to the end within its push (a virtual clock's replay).
    */
   readonly turnMs?: number;
 }
 
-/** Rows handled between two looks at the clock. */
-const SPREAD_ROWS = 64;
-
 /**
- * One item's rows handled across turns (`spreadRows`); they stay valid under `lease`, held while
- * the item waits (UNLENDABLE: done in one pass).
+ * One item's rows handled across turns (`spreadRows`); lent rows stay valid under `loan`, held
+ * while the item waits (a transient item is done in one pass).
  */
 class RowJob {
   /** Rows handled so far. */
   done = 0;
   constructor(
-    readonly lease: Lease | null,
+    readonly loan: Loan | null,
     private readonly n: number,
     private readonly each: (i: number) => void,
     readonly finish: () => void,
   ) {}
 
-  /** Handles rows until `until` (a performance.now() time; Infinity: to the end), checked every SPREAD_ROWS; true once all are. */
-  step(until: number): boolean {
+  /** Handles rows until the turn is spent (looked at every ROWS_PER_LOOK rows); true once all are. */
+  step(turn: Turn): boolean {
     const { n, each } = this;
     let i = this.done;
-    if (until === Infinity || n - i <= SPREAD_ROWS) {
+    if (turn.unbounded || n - i <= ROWS_PER_LOOK) {
       for (; i < n; i++) each(i);
     } else {
       while (i < n) {
-        const stop = Math.min(n, i + SPREAD_ROWS);
+        const stop = Math.min(n, i + ROWS_PER_LOOK);
         for (; i < stop; i++) each(i);
-        if (performance.now() >= until) break;
+        if (turn.spent()) break;
       }
     }
     this.done = i;
     return i === n;
+  }
+
+  /** The budget of this job's next step: `ms` from now, or unbounded (`ms` undefined, or too few rows left to look at the clock). */
+  turn(ms: number | undefined): Turn {
+    return ms === undefined || this.n - this.done <= ROWS_PER_LOOK ? WHOLE : new Turn(ms);
   }
 }
 
@@ -147,26 +150,26 @@ export abstract class Operator implements Consumer {
   /**
    * Handles rows 0…n−1 of one item with `each`, then `finish`es it: within this turn's budget, or
    * to the end where the rule does not yield (no OpEnv.turnMs), while completing, or when the rows
-   * cannot be lent; what is left continues in later turns (the node's own state, such as its
-   * EvalCtx, stays as `process` set it: no other item enters meanwhile). Called from `process`: a
-   * throw from `each` fails the item.
+   * are transient (`ownership`: the item's, see Ownership); what is left continues in later turns,
+   * holding a loan meanwhile (the node's own state, such as its EvalCtx, stays as `process` set it:
+   * no other item enters meanwhile). Called from `process`: a throw from `each` fails the item.
    */
-  protected spreadRows(lease: Lease | null, n: number, each: (i: number) => void, finish: () => void): void {
-    const job = new RowJob(lease, n, each, finish);
+  protected spreadRows(ownership: Ownership, n: number, each: (i: number) => void, finish: () => void): void {
+    const job = new RowJob(ownership.kind === "loan" ? ownership : null, n, each, finish);
     const turnMs = this.env.turnMs;
-    const whole = turnMs === undefined || this.completing || job.lease === UNLENDABLE;
-    if (job.step(whole ? Infinity : performance.now() + turnMs)) {
+    const whole = turnMs === undefined || this.completing || ownership.kind === "transient";
+    if (job.step(job.turn(whole ? undefined : turnMs))) {
       job.finish();
       return;
     }
     this.spreading = job;
-    if (job.lease !== null) job.lease.held++;
+    if (job.loan !== null) job.loan.held++;
     setImmediate(this.resume);
   }
 
-  /** An item waits behind the one being spread, holding its rows' lease meanwhile. */
+  /** An item waits behind the one being spread, holding its rows' loan meanwhile. */
   private hold(item: Item): void {
-    if (item instanceof Collection && item.lease !== null) item.lease.held++;
+    if (item instanceof Collection && item.ownership.kind === "loan") item.ownership.held++;
     this.waiting.push(item);
   }
 
@@ -176,7 +179,7 @@ export abstract class Operator implements Consumer {
     if (job === null) return; // `complete` finished it
     try {
       const turnMs = this.env.turnMs; // undefined once the rule is traced
-      if (!job.step(this.completing || turnMs === undefined ? Infinity : performance.now() + turnMs)) {
+      if (!job.step(job.turn(this.completing ? undefined : turnMs))) {
         setImmediate(this.resume);
         return;
       }
@@ -189,14 +192,16 @@ export abstract class Operator implements Consumer {
     const w = this.waiting;
     while (this.spreading === null && w.length > 0) {
       const item = w.shift()!;
+      // The loan `hold` took, read before the push (a node may mark the item transient).
+      const own = item instanceof Collection ? item.ownership : null;
       this.push(item);
-      if (item instanceof Collection && item.lease !== null) item.lease.held--;
+      if (own !== null && own.kind === "loan") own.held--;
     }
   };
 
   private unspread(job: RowJob): void {
     this.spreading = null;
-    if (job.lease !== null) job.lease.held--;
+    if (job.loan !== null) job.loan.held--;
   }
 
   /**

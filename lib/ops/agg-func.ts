@@ -4,7 +4,7 @@
  */
 import type { Evaluator } from "../expr/compile.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../expr/row.ts";
-import { Collection, UNLENDABLE, type Item } from "../core/item.ts";
+import { Collection, TRANSIENT, type Item } from "../core/item.ts";
 import { Operator, type OpEnv } from "../core/operator.ts";
 
 export class AggFuncOp extends Operator {
@@ -31,7 +31,7 @@ export class AggFuncOp extends Operator {
       }
     }
     // The values are cached on tuples the next window may share.
-    if (item instanceof Collection) item.lease = UNLENDABLE;
+    if (item instanceof Collection) item.ownership = TRANSIENT;
     this.emit(item);
   }
 }

@@ -34,7 +34,7 @@ export class AggregateOp extends Operator {
     ctx.window = item.window;
     // A big window is grouped across event-loop turns.
     this.spreadRows(
-      item.lease,
+      item.ownership,
       rows.length,
       (i) => {
         const r = rows[i]!;

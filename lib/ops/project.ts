@@ -57,7 +57,7 @@ export class ProjectOp extends Operator {
     const meta = rows.length ? rows[0]!.metadata(undefined) : null;
     this.ctx.window = item.window;
     this.spreadRows(
-      item.lease,
+      item.ownership,
       rows.length,
       (i) => (out[i] = this.projectRow(rows[i]!)),
       () => this.emit(new Emission(out, meta)),

@@ -5,7 +5,7 @@
 import type { RowNumberSite } from "../plan/specs.ts";
 import { GroupRow, JoinedRow, Tuple, type EvalCtx, type Row } from "../expr/row.ts";
 import { fmtV, type Value } from "../value/values.ts";
-import { Collection, UNLENDABLE, type Item } from "../core/item.ts";
+import { Collection, TRANSIENT, type Item } from "../core/item.ts";
 import { Operator, type OpEnv } from "../core/operator.ts";
 import { sortRows } from "./order.ts";
 
@@ -57,7 +57,7 @@ export class WindowFuncOp extends Operator {
       rows.forEach((r, i) => setCached(r, slot, BigInt(i + 1), this.slots));
     }
     const out = item.derive(item.groups ? item.rows : rows);
-    out.lease = UNLENDABLE; // the numbers are cached on tuples the next window may share
+    out.ownership = TRANSIENT; // the numbers are cached on tuples the next window may share
     if (item.groups) out.groups = rows as GroupRow[];
     this.emit(out);
   }

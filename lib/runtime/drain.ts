@@ -20,20 +20,8 @@ import { Inlet } from "./inlet.ts";
 import { messageData } from "./trace/data.ts";
 import { parseTraceparent } from "./trace/ids.ts";
 import type { RuleTracer } from "./trace/rule-tracer.ts";
-
-/** Records an inlet moves into the topology per step. */
-const STEP = 256;
-/**
- * The time one drain may run before the rest of the subscription waits for a later event-loop
- * turn, with timers, sockets and the other rules served between: a drain taking everything
- * queued ran 15–46 ms once a backlog had built up (W4 at 50k msg/s).
- */
-const DRAIN_MS = 4;
-/**
- * The time an operator may spend on one item per event-loop turn (OpEnv.turnMs): a window of
- * 10,000 groups is projected over several turns, with sources and other rules served between.
- */
-export const TURN_MS = 2;
+// How long a drain runs per turn, and the records between its looks at the clock: the turn budget.
+import { DRAIN_MS, DRAIN_STEP as STEP } from "../core/turn.ts";
 
 /** What a drain needs of its execution (execution.ts). */
 export interface DrainHost {

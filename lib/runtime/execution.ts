@@ -35,7 +35,8 @@ import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
 import { Acks } from "./acks.ts";
-import { Drain, TURN_MS, type DrainHost } from "./drain.ts";
+import { Drain, type DrainHost } from "./drain.ts";
+import { TURN_MS } from "../core/turn.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */

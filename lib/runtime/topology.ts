@@ -18,7 +18,6 @@ import { AggregateOp } from "../ops/aggregate.ts";
 import { AggFuncOp } from "../ops/agg-func.ts";
 import { AnalyticOp } from "../ops/analytic.ts";
 import { FilterOp } from "../ops/filter.ts";
-import { HavingOp } from "../ops/having.ts";
 import { JoinAlignerOp, JoinOp, type ScanTableContent } from "../ops/join.ts";
 import { LookupOp } from "../ops/lookup.ts";
 import { OrderOp } from "../ops/order.ts";
@@ -55,7 +54,7 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
       return new AnalyticOp(spec.name, env, spec.sites, spec.slots);
     case "filter":
     case "windowFilter":
-      return new FilterOp(spec.name, env, spec.cond, spec.hits, spec.kind === "filter" ? spec.where : undefined);
+      return FilterOp.where(spec.name, env, spec.cond, spec.hits, spec.kind === "filter" ? spec.where : undefined);
     case "watermark":
       return new WatermarkOp(spec.name, env, spec.streams, spec.lateTolerance, spec.markers);
     case "window":
@@ -71,7 +70,7 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
     case "aggregate":
       return new AggregateOp(spec.name, env, spec.dims);
     case "having":
-      return new HavingOp(spec.name, env, spec.cond, spec.hits);
+      return FilterOp.having(spec.name, env, spec.cond, spec.hits);
     case "windowFunc":
       return new WindowFuncOp(spec.name, env, spec.site, spec.slots);
     case "order":

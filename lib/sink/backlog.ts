@@ -16,6 +16,8 @@
  *
  * The pipeline (pipeline.ts) `offer`s what it would encode at once; the backlog takes it when it
  * must wait and hands each output (or built payload) back through its `BacklogHost`, in order.
+ * A slice is one turn of the turn budget (core/turn.ts): TURN_MS, at most SLICE_OUTPUTS outputs
+ * (the clock looked at every OUTPUTS_PER_LOOK) or SLICE_ROWS rows of a whole payload.
  */
 import { failureText, RowError } from "../errors.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
@@ -24,13 +26,10 @@ import type { TemplateSteps } from "../template/index.ts";
 import { isBigArray, JsonSlices, type PayloadSlices } from "./json-slices.ts";
 import type { Payload, PayloadEncoder } from "./payload.ts";
 import type { Output, Transformer } from "./transform.ts";
+import { OUTPUTS_PER_LOOK, SLICE_OUTPUTS, SLICE_ROWS, TURN_MS, Turn, WHOLE } from "../core/turn.ts";
 
 /** A push with more outputs than this encodes the rest in later slices (see the header). */
-export const SLICE = 256;
-/** A slice also ends once it has run this long, ms (checked every 32 outputs). */
-const SLICE_MS = 2;
-/** Rows of a whole-array payload encoded per slice, at most (cheaper than an output each). */
-export const SLICE_ROWS = SLICE * 4;
+const SLICE = SLICE_OUTPUTS;
 
 /** A batch writer's flush waiting in the backlog, its payload to be built in slices. */
 class PendingBatch {
@@ -166,8 +165,7 @@ export class Backlog {
     const list = this.list;
     const end = Math.min(list.length, this.pos + SLICE);
     const now = Date.now();
-    const t0 = performance.now();
-    const until = t0 + SLICE_MS;
+    const turn = new Turn(TURN_MS);
     const traces = this.traces;
     let i = this.pos;
     try {
@@ -175,21 +173,21 @@ export class Backlog {
         const o = list[i]!;
         const tp = traces[i]!;
         if (o instanceof PendingRows) {
-          if (!this.encodeRows(o, until, now, tp)) break;
+          if (!this.encodeRows(o, turn, now, tp)) break;
           list[i++] = undefined as unknown as Output;
-          if (performance.now() >= until) break;
+          if (turn.spent()) break;
           continue;
         }
         if (o instanceof PendingBatch || this.isWhole(o)) {
           // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
-          if (!this.encodeWhole(o, until, now, tp)) break;
+          if (!this.encodeWhole(o, turn, now, tp)) break;
           list[i++] = undefined as unknown as Output;
-          if (performance.now() >= until) break;
+          if (turn.spent()) break;
           continue;
         }
         list[i++] = undefined as unknown as Output; // released for the collector as it goes
         this.host.encode(o, now, tp);
-        if ((i & 31) === 0 && performance.now() - t0 >= SLICE_MS) break;
+        if (!turn.more(i, OUTPUTS_PER_LOOK)) break;
       }
     } finally {
       this.pos = i;
@@ -213,9 +211,9 @@ export class Backlog {
     for (let i = this.pos; i < list.length; i++) {
       const o = list[i]!;
       const tp = traces[i]!;
-      if (o instanceof PendingRows) this.encodeRows(o, Infinity, now, tp);
+      if (o instanceof PendingRows) this.encodeRows(o, WHOLE, now, tp);
       // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
-      else if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, Infinity, now, tp);
+      else if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, WHOLE, now, tp);
       else this.host.encode(o, now, tp);
     }
     this.list = [];
@@ -225,27 +223,28 @@ export class Backlog {
   }
 
   /**
-   * Hands on the rows of `p`, at most SLICE of them and until `until` (checked every 32); true once
-   * all are. A rendering transform renders every row first and then encodes the outputs; a row it
-   * fails on drops the result, counted on the transform node as one pass counts it.
+   * Hands on the rows of `p`, at most SLICE of them and until the turn is spent (looked at every
+   * OUTPUTS_PER_LOOK); true once all are. A rendering transform renders every row first and then
+   * encodes the outputs; a row it fails on drops the result, counted on the transform node as one
+   * pass counts it.
    */
-  private encodeRows(p: PendingRows, until: number, now: number, tp: string | null): boolean {
+  private encodeRows(p: PendingRows, turn: Turn, now: number, tp: string | null): boolean {
     const rows = p.rows;
-    const budget = until === Infinity ? Infinity : SLICE;
+    const budget = turn.unbounded ? Infinity : SLICE;
     let handled = 0;
     try {
       const outs = p.outs;
       if (outs === null) {
         while (p.next < rows.length && handled < budget) {
           this.host.encodeRow(rows[p.next++]!, now, tp);
-          if ((++handled & 31) === 0 && performance.now() >= until) return this.recount(p, rows.length - p.next);
+          if (!turn.more(++handled, OUTPUTS_PER_LOOK)) return this.recount(p, rows.length - p.next);
         }
         return this.recount(p, rows.length - p.next);
       }
       if (p.next < rows.length) {
         while (p.next < rows.length && handled < budget) {
           this.host.renderRow(rows[p.next++]!, outs);
-          if ((++handled & 31) === 0 && performance.now() >= until) return false;
+          if (!turn.more(++handled, OUTPUTS_PER_LOOK)) return false;
         }
         if (p.next < rows.length) return false;
         this.host.rendered(outs);
@@ -253,7 +252,7 @@ export class Backlog {
       }
       while (p.sent < outs.length && handled < budget) {
         this.host.encode(outs[p.sent++]!, now, tp);
-        if ((++handled & 31) === 0 && performance.now() >= until) break;
+        if (!turn.more(++handled, OUTPUTS_PER_LOOK)) break;
       }
       return this.recount(p, outs.length - p.sent);
     } catch (e) {
@@ -272,18 +271,18 @@ export class Backlog {
   }
 
   /**
-   * Builds the payload of the head `o`, a whole-array output or a batch, until `until`; true once
+   * Builds the payload of the head `o`, a whole-array output or a batch, until the turn is spent; true once
    * it is enqueued or dropped. The boundary is the host's `encode`'s; a RowError (NaN) drops `o`,
    * counted on the encode or batchWriter node as one pass counts it.
    */
-  private encodeWhole(o: Output | PendingBatch, until: number, now: number, tp: string | null): boolean {
-    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, until, now, tp);
+  private encodeWhole(o: Output | PendingBatch, turn: Turn, now: number, tp: string | null): boolean {
+    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, turn, now, tp);
     const pl = this.payloads;
     const batch = o instanceof PendingBatch;
     const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
     let payload: Payload;
     try {
-      if (!s.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+      if (!s.step(turn, SLICE_ROWS)) return false;
       payload = batch ? pl.endBatch(s, now) : pl.endSingle(s, now);
     } catch (e) {
       this.partial = null;
@@ -303,13 +302,13 @@ export class Backlog {
   }
 
   /**
-   * Renders the dataTemplate of the head `o` (`pendingTemplate`) until `until`; true once done,
+   * Renders the dataTemplate of the head `o` (`pendingTemplate`) until the turn is spent; true once done,
    * when `o` is encoded as the transform's one pass would have made it (template text).
    */
-  private renderWhole(o: Output, until: number, now: number, tp: string | null): boolean {
+  private renderWhole(o: Output, turn: Turn, now: number, tp: string | null): boolean {
     const steps = (this.templating ??= this.transformer.beginTemplate(o));
     try {
-      if (!steps.step(until, until === Infinity ? Infinity : SLICE_ROWS)) return false;
+      if (!steps.step(turn, SLICE_ROWS)) return false;
     } catch (e) {
       this.templating = null;
       // As in one pass, where the transform throws before counting the output out.

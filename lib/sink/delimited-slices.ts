@@ -7,9 +7,10 @@
 import { delimitedColumns, delimitedLine } from "../formats/encode.ts";
 import { isObj, type Value } from "../value/values.ts";
 import type { PayloadSlices } from "./json-slices.ts";
+import { ROWS_PER_LOOK, type Turn } from "../core/turn.ts";
 
 /** Rows encoded between two clock checks. */
-const CHUNK = 64;
+const CHUNK = ROWS_PER_LOOK;
 
 export class DelimitedSlices implements PayloadSlices {
   private readonly parts: string[] = [];
@@ -32,7 +33,7 @@ export class DelimitedSlices implements PayloadSlices {
     }
   }
 
-  step(until: number, budget: number): boolean {
+  step(turn: Turn, cap: number): boolean {
     const t0 = performance.now();
     const rows = this.rows;
     const n = rows.length;
@@ -49,7 +50,7 @@ export class DelimitedSlices implements PayloadSlices {
       this.parts.push(s);
       this.r = end;
       done += CHUNK;
-      if (done >= budget || performance.now() >= until) break;
+      if (turn.over(done, cap)) break;
     }
     this.spentMs += performance.now() - t0;
     return this.r === n;

@@ -9,9 +9,10 @@
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import type { Output } from "./transform.ts";
+import { ROWS_PER_LOOK, type Turn } from "../core/turn.ts";
 
 /** Elements encoded between two clock checks. */
-const CHUNK = 64;
+const CHUNK = ROWS_PER_LOOK;
 
 /** Whether `o` is an untemplated array worth encoding row by row (more than `min` rows). */
 export function isBigArray(o: Output, min: number): boolean {
@@ -20,8 +21,8 @@ export function isBigArray(o: Output, min: number): boolean {
 
 /** A payload built a slice at a time: `step` until true, then `text()`. */
 export interface PayloadSlices {
-  /** Works until done (true), `performance.now()` reaches `until` or about `budget` rows are done. */
-  step(until: number, budget: number): boolean;
+  /** Works until done (true), the turn is spent or about `cap` rows are done (an unbounded turn: to the end). */
+  step(turn: Turn, cap: number): boolean;
   text(): string;
   /** Time spent in `step` so far, ms. */
   readonly spentMs: number;
@@ -48,19 +49,19 @@ export class JsonSlices implements PayloadSlices {
   ) {}
 
   /**
-   * Encodes until done, until `performance.now()` reaches `until` or about `budget` elements
-   * (rows, units) are done; true when done. Throws RowError.
+   * Encodes until done, until the turn is spent or about `cap` elements (rows, units) are done;
+   * true when done. Throws RowError.
    */
-  step(until: number, budget: number): boolean {
+  step(turn: Turn, cap: number): boolean {
     const t0 = performance.now();
     try {
-      return this.run(until, budget);
+      return this.run(turn, cap);
     } finally {
       this.spentMs += performance.now() - t0;
     }
   }
 
-  private run(until: number, budget: number): boolean {
+  private run(turn: Turn, cap: number): boolean {
     const units = this.units;
     const parts = this.parts;
     let work = 0;
@@ -97,7 +98,7 @@ export class JsonSlices implements PayloadSlices {
       if (work >= CHUNK) {
         total += work;
         work = 0;
-        if (total >= budget || performance.now() >= until) break;
+        if (turn.over(total, cap)) break;
       }
     }
     return this.u === units.length;

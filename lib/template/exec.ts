@@ -5,6 +5,7 @@
  */
 import { fmtV, goType, isObj, type Obj, type Value } from "../value/values.ts";
 import { TemplateError, type Command, type Node, type Operand, type Pipeline, type Template } from "./parse.ts";
+import { OUTPUTS_PER_LOOK, type Turn } from "../core/turn.ts";
 
 /** A missing map key: prints `<no value>`, is nil everywhere else. */
 export const NO_VALUE: unique symbol = Symbol("no value");
@@ -111,7 +112,7 @@ interface Var {
 type Entries = [TValue, TValue][];
 
 /** Range iterations run between two clock checks of a stepped run. */
-const CHUNK = 32;
+const CHUNK = OUTPUTS_PER_LOOK;
 
 export class Executor {
   private out = "";
@@ -149,10 +150,11 @@ export class Executor {
   }
 
   /**
-   * Runs on until the template is done (true; `output` is the text), `performance.now()` reaches
-   * `until` or about `budget` top-level range iterations ran. Throws TemplateError.
+   * Runs on until the template is done (true; `output` is the text), the turn is spent or about
+   * `cap` top-level range iterations ran (an unbounded turn: to the end). Throws TemplateError.
    */
-  step(until: number, budget: number): boolean {
+  step(turn: Turn, cap: number): boolean {
+    let done = 0;
     const root = this.tmpl.root;
     const dot = this.dot;
     while (this.pc < root.length) {
@@ -177,8 +179,8 @@ export class Executor {
       let j = this.next;
       while (j >= 0 && j < entries.length) {
         j = this.iterate(n, entries, j, Math.min(entries.length, j + CHUNK));
-        budget -= CHUNK;
-        if (j >= 0 && j < entries.length && (budget <= 0 || performance.now() >= until)) {
+        done += CHUNK;
+        if (j >= 0 && j < entries.length && turn.over(done, cap)) {
           this.next = j;
           return false;
         }

@@ -1,6 +1,7 @@
 /** Sink data templates (rules-and-sinks.md §3.2): Go text/template over floe values. */
 import { CompileBudgetError } from "../errors.ts";
 import type { Value } from "../value/values.ts";
+import type { Turn } from "../core/turn.ts";
 import { Executor, type FuncCtx } from "./exec.ts";
 import { TEMPLATE_FUNCS } from "./funcs.ts";
 import { parseTemplate, TemplateError, type Node, type Operand, type Pipeline } from "./parse.ts";
@@ -43,7 +44,8 @@ export function compileTemplate(text: string, props: Readonly<Record<string, str
 
 /** A template run in steps: `step` until it returns true, then `output` is what `run` returns. */
 export interface TemplateSteps {
-  step(until: number, budget: number): boolean;
+  /** Runs on until done (true), the turn is spent or about `cap` top-level range iterations ran. */
+  step(turn: Turn, cap: number): boolean;
   readonly output: string;
 }
 

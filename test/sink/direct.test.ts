@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { Emission } from "../../lib/core/item.ts";
 import { IoError } from "../../lib/errors.ts";
 import type { SinkConnector, SinkItem } from "../../lib/sink/connector.ts";
-import { SLICE } from "../../lib/sink/backlog.ts";
+import { SLICE_OUTPUTS as SLICE } from "../../lib/core/turn.ts";
 import type { SinkPipeline } from "../../lib/sink/pipeline.ts";
 import { openPipeline } from "../helpers/sink.ts";
 import { waitFor } from "../helpers/wait.ts";

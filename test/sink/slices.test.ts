@@ -10,7 +10,7 @@ import { Emission } from "../../lib/core/item.ts";
 import { IoError, RowError } from "../../lib/errors.ts";
 import { parseSinkCommon } from "../../lib/sink/common.ts";
 import type { SinkConnector, SinkItem } from "../../lib/sink/connector.ts";
-import { SLICE, SLICE_ROWS } from "../../lib/sink/backlog.ts";
+import { SLICE_OUTPUTS as SLICE, SLICE_ROWS } from "../../lib/core/turn.ts";
 import type { SinkPipeline } from "../../lib/sink/pipeline.ts";
 import { openPipeline } from "../helpers/sink.ts";
 import { encodeGoJson } from "../../lib/value/json-encode.ts";

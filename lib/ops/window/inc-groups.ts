@@ -10,7 +10,7 @@ import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../../expr
 import { fmtV, type Value } from "../../value/values.ts";
 import type { Accumulator } from "../../functions/registry.ts";
 import type { IncSpec } from "../../plan/window-spec.ts";
-import { Collection, type IncInfo, type Lease } from "../../core/item.ts";
+import { Collection, type IncInfo, type Loan } from "../../core/item.ts";
 import { truthy } from "../../expr/truthy.ts";
 
 const NO_WINDOW: EvalCtx = { window: null };
@@ -168,11 +168,12 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
  * per young collection).
  * Reuse is safe because an emission is consumed before the next row is folded: synchronously by
  * the operators after the window (core/operator.ts), or, by a node that keeps the groups across
- * event-loop turns (ProjectOp), under this index's lease, while the next window starts from a
- * fresh index (TablePane.add).
+ * event-loop turns (WHERE, HAVING, SELECT spread), under this index's loan (core/item.ts
+ * Ownership), while the next window starts from a fresh index (TablePane.add).
  */
-export class GroupIndex implements Lease {
-  /** Nodes keeping an emission's groups past its push (ProjectOp across turns): no reuse meanwhile. */
+export class GroupIndex implements Loan {
+  readonly kind = "loan";
+  /** Nodes keeping an emission's groups past its push (spread across turns): no reuse meanwhile. */
   held = 0;
   /**
    * Groups by key, a prototype-less object rather than a Map: a key is most often a substring of
@@ -307,7 +308,7 @@ export class GroupTable implements IncInfo {
       groups.push(empty);
     }
     out.groups = groups;
-    out.lease = this.byKey;
+    out.ownership = this.byKey;
     // eKuiper's inc_agg_window hands aggregated rows to a real WHERE (FilterOp filters groups).
     if (!this.spec.ekuiper) out.inc = this;
     return out;

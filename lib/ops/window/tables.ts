@@ -29,7 +29,7 @@ export class TablePane implements PaneHolder {
 
   add(t: Tuple): void {
     let table = this.current;
-    // The last emission's groups are still being read (its lease is held): this window starts
+    // The last emission's groups are still being read (its loan is held): this window starts
     // from a fresh index rather than reset them under the reader.
     if (table.seen === 0 && table.lent()) this.current = table = new GroupTable(this.inc);
     this.ev.evaluate(t);

@@ -53,6 +53,8 @@ interface RunOptions {
   keys?: string;
   /** A HAVING clause after the GROUP BY. */
   having?: string;
+  /** The rule's `enableIncrementalWindow`: eKuiper's inc_agg_window, whose WHERE filters the window's groups. */
+  ekuiper?: boolean;
   /** Sees the sink before the end completes what waits. */
   before?: (s: KeepingSink) => void;
 }
@@ -66,7 +68,7 @@ function rule(window: string, evaluator: "auto" | "buffered", o: RunOptions) {
   const defs = new Map(file.creates.map((c) => [c.name, streamDef(c)]));
   const clock = new VirtualClock(T0);
   const env = { now: () => clock.now(), zone: UTC, ruleId: "r", ruleStart: T0 };
-  const plan = planSelect(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions }).plan;
+  const plan = planSelect(file.select, defs, { env, zone: UTC, lateTolerance: 1000, isEventTime: false, windowEvaluator: evaluator, functions, incrementalWindow: o.ekuiper }).plan;
   const sink = new KeepingSink();
   const topo = new Topology(plan, { now: () => clock.now(), sendError: true, clock, zone: UTC, turnMs: o.turnMs }, [sink]);
   const step = o.step ?? 100;
@@ -183,6 +185,17 @@ describe("a window projected across turns (OpEnv.turnMs)", () => {
       expect(once.printed.length).toBeGreaterThan(4);
       expect(turned.printed).toEqual(once.printed);
     }
+  });
+
+  test("WHERE over a window's groups (eKuiper's inc_agg_window) is filtered across turns too, with the output of one pass", () => {
+    const input = manyKeys(6, 5000, 300);
+    const o = { step: 1, select: "SELECT k, count(*) AS n, max(x) AS mx FROM s WHERE x > 12", ekuiper: true };
+    let waiting = -1;
+    const turned = run("TUMBLINGWINDOW(ss, 1)", "auto", input, { ...o, turnMs: 0, before: (s) => (waiting = s.rows.length) });
+    const once = run("TUMBLINGWINDOW(ss, 1)", "auto", input, o);
+    expect(waiting).toBe(0);
+    expect(once.rows.length).toBeGreaterThan(500);
+    expect(turned.printed).toEqual(once.printed);
   });
 
   test("rows an upstream node writes into on a later push (row_number() over overlapping windows) are projected in one pass", () => {

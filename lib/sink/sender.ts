@@ -1,0 +1,386 @@
+/**
+ * The sending half of a sink pipeline: the bounded queue (in memory, or the cache's pages), the
+ * worker that drains it into the connector in order, retrying a failed send every
+ * `resendInterval` or handing it to the resend instance (`resendAlterQueue`, resend.ts), a direct
+ * connector's send in the caller's turn, and the room the rule asks before it pushes more (what
+ * waits in front of the queue, the pipeline's backlog, counts against it). pipeline.ts makes the
+ * items; this sends them.
+ */
+import type { Level } from "../log.ts";
+import { errorText, IoError } from "../errors.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
+import type { ConnectionReporter } from "../core/connection.ts";
+import { cacheDb, SinkCacheStore } from "../store/sink-cache.ts";
+import type { SinkCommon } from "./common.ts";
+import { SinkItem, type SinkConnector } from "./connector.ts";
+import { elapsedUs, type Payload } from "./payload.ts";
+import { CachedQueue } from "./cached-queue.ts";
+import { MemoryQueue, type SinkQueue } from "./queue.ts";
+import { ResendSink } from "./resend.ts";
+
+/** What a sender needs of the action (the pipeline's init carries it). */
+export interface SenderConf {
+  readonly ruleId: string;
+  readonly common: SinkCommon;
+  readonly connector: SinkConnector;
+  /** The second instance of the connector for `resendAlterQueue` (`topic` = `resendDestination`). */
+  readonly resendConnector?: SinkConnector;
+  /** Where the cache keeps its disk pages (`<data>/cache.db`). */
+  readonly dataDir: string;
+  log(line: string, level?: Level): void;
+}
+
+/** What waits in front of the queue (the pipeline's backlog): counted against `room()`, stopped when the sender aborts. */
+export interface Upstream {
+  readonly length: number;
+  stop(): void;
+}
+
+export class SinkSender {
+  /** The resend instance (`resendAlterQueue`), else null. */
+  readonly resend: ResendSink | null;
+  private readonly queue: SinkQueue;
+  private readonly conn: SinkConnector;
+  private readonly retryMs: number;
+  /** The main worker is sending an item. */
+  private sending = false;
+  /** SinkConnector.direct, with the queue in memory and no resend instance: `sendDirect` may send. */
+  readonly direct: boolean;
+  /** The item a direct send reuses. */
+  private readonly scratch = new SinkItem("", null, 0);
+  /** Sends so far (sampled timing, see `work`). */
+  private sends = 0;
+  private wakeFn: (() => void) | undefined;
+  private roomWaiters: (() => void)[] = [];
+  private worker: Promise<void> | undefined;
+  private ending = false;
+  /** The last send failed with an IO error and is being retried. */
+  private failing = false;
+  private aborted = false;
+  private sleepTimer: ReturnType<typeof setTimeout> | undefined;
+  private sleepDone: (() => void) | undefined;
+  /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
+  lost = 0;
+
+  /**
+   * `sink` and `cacheNode` (the cache on, no alter queue) are the pipeline's nodes the sender
+   * counts in; `mark` re-encodes an item for the resend instance (`resendIndicatorField`).
+   */
+  constructor(
+    private readonly conf: SenderConf,
+    private readonly name: string,
+    private readonly sink: NodeMetrics,
+    private readonly cacheNode: NodeMetrics | null,
+    private readonly status: ConnectionReporter,
+    mark: ((item: SinkItem) => SinkItem) | null,
+    private readonly upstream: Upstream,
+  ) {
+    const c = conf.common;
+    this.conn = conf.connector;
+    const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!conf.resendConnector;
+    this.resend = alter
+      ? new ResendSink({
+          ruleId: conf.ruleId,
+          name,
+          cacheName: `${name}_cache`,
+          conf: c.cache,
+          connector: conf.resendConnector!,
+          dataDir: conf.dataDir,
+          mark,
+          mainBusy: () => this.sending || this.queue.length > 0,
+          log: conf.log,
+        })
+      : null;
+    const onDrop = (n: number) => {
+      this.lost += n;
+      const node = this.cacheNode ?? this.sink;
+      node.exception(`buffer full, drop ${n} message(s) from ${name}`, Date.now());
+    };
+    this.queue = cacheNode !== null
+      ? new CachedQueue(c.cache, new SinkCacheStore(cacheDb(conf.dataDir), `sink/${conf.ruleId}/${name}`), onDrop)
+      : new MemoryQueue(c.bufferLength, onDrop);
+    // With the alter queue the main sink never retries: failures go to the resend instance.
+    const retry = alter ? 0 : c.cache.resendInterval > 0 ? c.cache.resendInterval : c.cache.enableCache ? 100 : 0;
+    this.retryMs = retry;
+    this.direct = conf.connector.direct === true && !c.cache.enableCache && this.resend === null;
+  }
+
+  /** Connects the connector; `start` starts the worker, which waits for the connection. */
+  connect(): Promise<void> {
+    return Promise.resolve(this.conn.open({ ruleId: this.conf.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.conf.log }));
+  }
+
+  start(ready: Promise<void>): void {
+    this.worker = this.work(ready);
+    this.resend?.open();
+    // Items restored from a previous run's cache are sent first.
+    if (this.queue.length > 0) this.wake();
+  }
+
+  /** How many more results the rule may push before it should wait (Infinity with the cache). */
+  room(): number {
+    return this.queue.room() - this.upstream.length;
+  }
+
+  /** Calls `fn` once when the queue has room again. */
+  onRoom(fn: () => void): void {
+    this.roomWaiters.push(fn);
+    this.checkRoom();
+  }
+
+  /** Calls the room waiters once there is room (also when what waits upstream has drained). */
+  checkRoom(): void {
+    if (this.roomWaiters.length === 0 || this.room() <= 0) return;
+    const w = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const f of w) f();
+  }
+
+  /** Queues `item` for the worker (counted on the cache node; `timed`: its push is timed). */
+  enqueue(item: SinkItem, now: number, timed: boolean): void {
+    const c = this.cacheNode;
+    if (c) {
+      c.recordsIn++;
+      c.recordsOut++;
+      c.lastInvocation = now;
+    }
+    this.sink.recordsIn++;
+    // The cache node's work is the queue push (a full page spills to disk).
+    const t0 = timed && c ? performance.now() : 0;
+    this.queue.push(item);
+    if (t0) c!.processLatencyUs = elapsedUs(t0);
+    this.sink.bufferLength = this.queue.memLength;
+    if (c) c.bufferLength = this.queue.length - this.queue.memLength;
+    this.wake();
+  }
+
+  /**
+   * A direct connector's send of `payload`, in the pipeline's turn, when the worker waits on an
+   * empty queue (in order); false when it must be queued (`enqueue`). Timed like the worker's
+   * synchronous sends. A failure is counted and handled as the worker handles one (a direct sink
+   * has neither cache nor resend queue): an I/O error with a retry interval leaves a copy queued
+   * for the worker to send after the interval, anything else drops the result (lost).
+   */
+  sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number): boolean {
+    if (this.wakeFn === undefined) return false;
+    const item = this.scratch;
+    item.payload = payload;
+    item.props = props;
+    item.rows = rows;
+    item.traceparent = tp;
+    const m = this.sink;
+    m.recordsIn++;
+    const timed = (++this.sends & 63) === 1;
+    const t0 = timed ? performance.now() : 0;
+    try {
+      void this.conn.send(item);
+    } catch (e) {
+      m.exception(errorText(e), Date.now());
+      if (e instanceof IoError && this.retryMs > 0) {
+        this.failing = true;
+        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key));
+        m.bufferLength = this.queue.memLength;
+        this.wake();
+        return true;
+      }
+      this.dropFailed(e);
+      return true;
+    }
+    m.recordsOut++;
+    m.messagesProcessed += item.rows;
+    m.lastInvocation = now;
+    if (timed) m.processLatencyUs = elapsedUs(t0);
+    return true;
+  }
+
+  /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
+  private dropFailed(e: unknown): void {
+    if (!(e instanceof IoError)) this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} drops a message: ${errorText(e)}`);
+    this.lost++;
+  }
+
+  private wake(): void {
+    const f = this.wakeFn;
+    if (f) {
+      this.wakeFn = undefined;
+      f();
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((r) => {
+      this.sleepDone = r;
+      this.sleepTimer = setTimeout(r, ms);
+    });
+  }
+
+  private async work(ready: Promise<void>): Promise<void> {
+    try {
+      await ready;
+    } catch (e) {
+      this.sink.exception(errorText(e), Date.now());
+      return;
+    }
+    const q = this.queue;
+    const m = this.sink;
+    const resend = this.resend;
+    const resendFirst = resend !== null && this.conf.common.cache.resendPriority > 0;
+    // A send that completes synchronously is timed like the operators' records (operator.ts): the
+    // first, then one in 64; once the connector has answered with a promise, every send is timed.
+    // Its `last_invocation` is stamped once before the worker next yields (no one reads the metrics
+    // in between), so a run of synchronous sends costs no clock read per item.
+    let async = false;
+    let unstamped = false;
+    for (;;) {
+      if (this.aborted) break;
+      const item = q.peek();
+      if (item === undefined) {
+        if (unstamped) {
+          m.lastInvocation = Date.now();
+          unstamped = false;
+        }
+        if (this.ending) return;
+        resend?.mainIdle();
+        await new Promise<void>((r) => (this.wakeFn = r));
+        // Woken with a direct send's failure queued: it is retried after the interval, as below.
+        if (this.failing && !this.aborted) await this.sleep(this.retryMs);
+        continue;
+      }
+      // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.
+      if (resendFirst && resend.length > 0) {
+        resend.take(item, Date.now());
+        q.shift();
+        this.afterShift();
+        continue;
+      }
+      const timed = async || (++this.sends & 63) === 1;
+      const t0 = timed ? performance.now() : 0;
+      let waited = false;
+      this.sending = true;
+      try {
+        const r = this.conn.send(item);
+        if (r) {
+          waited = async = true;
+          await r;
+        }
+      } catch (e) {
+        this.sending = false;
+        if (this.aborted) break;
+        const now = Date.now();
+        if (unstamped) {
+          m.lastInvocation = now;
+          unstamped = false;
+        }
+        m.exception(errorText(e), now);
+        if (e instanceof IoError && resend) {
+          resend.take(item, now);
+          q.shift();
+          this.afterShift();
+          continue;
+        }
+        if (e instanceof IoError && this.retryMs > 0) {
+          this.failing = true;
+          await this.sleep(this.retryMs);
+          continue;
+        }
+        this.dropFailed(e);
+        q.shift();
+        this.afterShift();
+        continue;
+      }
+      this.sending = false;
+      this.failing = false;
+      m.recordsOut++;
+      m.messagesProcessed += item.rows;
+      if (waited || timed) {
+        m.lastInvocation = Date.now();
+        unstamped = false;
+      } else unstamped = true;
+      // A send that was not timed (sampled, synchronous) keeps the last sampled latency.
+      if (timed) m.processLatencyUs = elapsedUs(t0);
+      q.shift();
+      this.afterShift();
+    }
+    if (unstamped) m.lastInvocation = Date.now();
+  }
+
+  private afterShift(): void {
+    this.sink.bufferLength = this.queue.memLength;
+    if (this.cacheNode) this.cacheNode.bufferLength = this.queue.length - this.queue.memLength;
+    if (this.roomWaiters.length) this.checkRoom();
+  }
+
+  /** Every item this sink has not sent is on disk (cache on, no alter queue). */
+  get journaled(): boolean {
+    return this.queue instanceof CachedQueue;
+  }
+
+  /** Makes what was queued durable now (the cache's write-through, cached-queue.ts). */
+  flush(): void {
+    this.queue.flush();
+  }
+
+  /** End of input: the worker finishes what is queued. */
+  end(): void {
+    this.ending = true;
+    this.wake();
+  }
+
+  /** `end` was called. */
+  get ended(): boolean {
+    return this.ending;
+  }
+
+  /** Items waiting to be sent (the queue and the resend queue). */
+  get queued(): number {
+    return this.queue.length + (this.resend?.length ?? 0);
+  }
+
+  /** Items dropped by the cache's disk budget or the queue's headroom. */
+  get dropped(): number {
+    return this.queue.dropped + (this.resend?.dropped ?? 0);
+  }
+
+  /**
+   * Stops after the queue drains or `graceMs` passes, whichever is first (after `end`); what is
+   * left is saved for the next run (cache, unless cleanCacheAtStop) or counted as lost.
+   */
+  async close(graceMs: number): Promise<void> {
+    // A sink that is down gets no grace: its items go to the cache (or are counted lost) at once.
+    if (this.worker && !this.failing) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.worker, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.aborted = true;
+    this.upstream.stop();
+    if (this.sleepTimer) clearTimeout(this.sleepTimer);
+    this.sleepDone?.();
+    this.wake();
+    const resend = this.resend;
+    const cache = this.conf.common.cache;
+    if (this.queue instanceof CachedQueue) this.queue.stop(cache.cleanCacheAtStop);
+    else if (resend) {
+      // Not sent yet: kept with the resend queue for the next run.
+      const now = Date.now();
+      for (let it = this.queue.peek(); it !== undefined; it = this.queue.peek()) {
+        resend.take(it, now);
+        this.queue.shift();
+      }
+    } else {
+      this.lost += this.queue.length;
+      this.queue.stop(true);
+    }
+    this.sink.bufferLength = 0;
+    if (resend) {
+      await resend.close(cache.cleanCacheAtStop);
+      this.lost += resend.lost;
+    }
+    try {
+      await this.conn.close();
+    } catch (e) {
+      this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} fails to close: ${errorText(e)}`);
+    }
+    this.status.detach(this.sink);
+  }
+}
