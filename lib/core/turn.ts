@@ -3,8 +3,9 @@
  * waits for a later turn, with timers, sockets, sources and the other rules served between. Every
  * loop that slices its work asks it: an operator spreading one item's rows (Operator.spreadRows:
  * GROUP BY, WHERE/HAVING over groups, SELECT), the sink backlog and the payloads and templates it
- * builds in slices (sink/backlog.ts, json-slices.ts, delimited-slices.ts, template/exec.ts), and
- * the values of the rule's inlet drain (runtime/drain.ts).
+ * builds in slices (sink/backlog.ts, json-slices.ts, delimited-slices.ts, template/exec.ts), the
+ * trace store's writer (runtime/trace/sqlite-store.ts), and the values of the rule's inlet drain
+ * (runtime/drain.ts).
  *
  * A `Turn` is one turn's deadline. It looks at the clock only when asked (`spent`), or every
  * `every` units (`more`), since performance.now() is not free next to a row's work. An unbounded

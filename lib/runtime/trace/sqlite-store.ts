@@ -4,7 +4,7 @@
  * bounds — the most recent `localTraceCapacity` traces, MAX_SPANS_PER_TRACE spans each — and it
  * keeps them across restarts. Spans are not written on the message path: `add` only queues them
  * (at most PENDING_MAX, the rest dropped and counted) and a timer writes them in transactions of
- * CHUNK spans for at most TURN_MS a turn of the event loop; the queue is also bounded in bytes
+ * CHUNK spans for at most the turn budget (core/turn.ts) a turn of the event loop; the queue is also bounded in bytes
  * (`localTraceMaxBytes`, core/byte-budget.ts). A query waits, without blocking,
  * until the spans queued before it are written.
  */
@@ -12,14 +12,14 @@ import { Database, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ByteBudget } from "../../core/byte-budget.ts";
+import { Turn, TURN_MS } from "../../core/turn.ts";
 import type { Span, SpanLink } from "./span.ts";
 import { detachLinks, MAX_SPANS_PER_TRACE, spanBytes, spanTree, type SpanRecord, type TraceNode } from "./store.ts";
 
 /** Spans waiting for the writer; more are dropped (counted) until it catches up. */
 export const PENDING_MAX = 8192;
-/** Spans per transaction, and the writer's time a turn: a burst is spread over turns. */
+/** Spans per transaction; a burst is spread over turns of the turn budget. */
 const CHUNK = 64;
-const TURN_MS = 4;
 const FLUSH_DELAY_MS = 50;
 
 interface Row {
@@ -111,8 +111,8 @@ export class SqliteTraceStore {
 
   private writeTurn(): void {
     this.timer = undefined;
-    const t0 = performance.now();
-    while (this.head < this.queue.length && performance.now() - t0 < TURN_MS) this.writeChunk(CHUNK);
+    const turn = new Turn(TURN_MS);
+    while (this.head < this.queue.length && !turn.spent()) this.writeChunk(CHUNK);
     if (this.head < this.queue.length) this.timer = setTimeout(() => this.writeTurn(), 0);
   }
 
