@@ -39,7 +39,7 @@ const FLOORS: readonly (readonly string[])[] = [
  * code reaches it through that folder's modules (the parser through sql/parse.ts).
  */
 const GENERATED: readonly { readonly file: string; readonly owner: string; readonly why: string }[] = [
-  { file: "generated/sql/parser.js", owner: "sql", why: "the SQL parser, built by peggy from lib/sql/grammar.peggy (`make parser`)" },
+  { file: "generated/sql/parser.js", owner: "sql", why: "the SQL parser, built by peggy from lib/sql/grammar/*.peggy (`make parser`)" },
   { file: "generated/console/app.js", owner: "server", why: "the web console's script, built from lib/server/console/ui/ (`make ui`); embedded as a file" },
 ];
 

@@ -1,4 +1,4 @@
-// Types of the peggy-generated parser beside it (parser.js, built from lib/sql/grammar.peggy by `make parser`); written by hand.
+// Types of the peggy-generated parser beside it (parser.js, built from lib/sql/grammar/*.peggy by `make parser`); written by hand.
 export interface PeggyLocation {
   start: { offset: number; line: number; column: number };
   end: { offset: number; line: number; column: number };

@@ -5,6 +5,7 @@
 
 
   // The path is relative to the generated parser (generated/sql/parser.js), not to this file.
+  // goQuote serves every file of the grammar (found tokens are quoted the Go way).
   import { goQuote } from "../../lib/value/values.ts";
 
   const KEYWORDS = new Set([
@@ -13,20 +14,6 @@
     "DEFAULT", "ELSE", "END", "IN", "NOT", "BETWEEN", "LIKE", "OVER", "PARTITION", "REPLACE",
     "EXCEPT", "INVISIBLE", "TRUE", "FALSE", "LIMIT", "DD", "HH", "MI", "SS", "MS",
   ]);
-  const ANALYTIC = new Set([
-    "lag", "latest", "changed_col", "had_changed", "acc_sum", "acc_min", "acc_max", "acc_avg",
-    "acc_count",
-  ]);
-  const WINDOWS = new Set([
-    "tumblingwindow", "hoppingwindow", "slidingwindow", "sessionwindow", "countwindow",
-    "statewindow",
-  ]);
-  const BOOL_OPS = new Set(["AND", "OR", "=", "!=", "<", "<=", ">", ">="]);
-  const OPTION_NAMES = new Set([
-    "DATASOURCE", "FORMAT", "KEY", "CONF_KEY", "SHARED", "STRICT_VALIDATION", "TYPE", "TIMESTAMP",
-    "TIMESTAMP_FORMAT", "RETAIN_SIZE", "SCHEMAID", "EXTRA", "VERSION", "TEMP", "KIND", "DELIMITER",
-  ]);
-  const UNKNOWN_OPTION = "unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).";
 
   const SIMPLE_ESCAPES = { a: "\x07", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\" };
 
@@ -69,6 +56,24 @@
     return v;
   }
 
+
+  const OPTION_NAMES = new Set([
+    "DATASOURCE", "FORMAT", "KEY", "CONF_KEY", "SHARED", "STRICT_VALIDATION", "TYPE", "TIMESTAMP",
+    "TIMESTAMP_FORMAT", "RETAIN_SIZE", "SCHEMAID", "EXTRA", "VERSION", "TEMP", "KIND", "DELIMITER",
+  ]);
+  const UNKNOWN_OPTION = "unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID|EXTRA|VERSION|TEMP|KIND|DELIMITER).";
+
+
+  const ANALYTIC = new Set([
+    "lag", "latest", "changed_col", "had_changed", "acc_sum", "acc_min", "acc_max", "acc_avg",
+    "acc_count",
+  ]);
+  const WINDOWS = new Set([
+    "tumblingwindow", "hoppingwindow", "slidingwindow", "sessionwindow", "countwindow",
+    "statewindow",
+  ]);
+  const BOOL_OPS = new Set(["AND", "OR", "=", "!=", "<", "<=", ">", ">="]);
+
   function foldBinary(head, tail) {
     let left = head;
     for (const t of tail) left = t(left);
@@ -79,6 +84,8 @@
     if (e.kind === "boolean" || e.kind === "in" || e.kind === "between" || e.kind === "like") return true;
     return e.kind === "binary" && BOOL_OPS.has(e.op);
   }
+
+
 
 class peg$SyntaxError extends SyntaxError {
   constructor(message, expected, found, location) {
@@ -332,36 +339,36 @@ function peg$parse(input, options) {
   const peg$r17 = /^["']/;
 
   const peg$e0 = peg$literalExpectation(";", false);
-  const peg$e1 = peg$literalExpectation(",", false);
-  const peg$e2 = peg$literalExpectation("*", false);
-  const peg$e3 = peg$literalExpectation("(", false);
-  const peg$e4 = peg$literalExpectation(")", false);
-  const peg$e5 = peg$classExpectation(["#", "+", "/"], false, false, false);
-  const peg$e6 = peg$literalExpectation("-", false);
-  const peg$e7 = peg$classExpectation([["0", "9"]], false, false, false);
-  const peg$e8 = peg$classExpectation(["."], false, false, false);
-  const peg$e9 = peg$literalExpectation("!", false);
-  const peg$e10 = peg$literalExpectation("=", false);
-  const peg$e11 = peg$literalExpectation("<", false);
-  const peg$e12 = peg$literalExpectation(">", false);
-  const peg$e13 = peg$literalExpectation("+", false);
-  const peg$e14 = peg$literalExpectation("|", false);
-  const peg$e15 = peg$literalExpectation("^", false);
-  const peg$e16 = peg$literalExpectation(".", false);
-  const peg$e17 = peg$literalExpectation("/", false);
-  const peg$e18 = peg$literalExpectation("%", false);
-  const peg$e19 = peg$literalExpectation("&", false);
-  const peg$e20 = peg$literalExpectation("[", false);
-  const peg$e21 = peg$literalExpectation("]", false);
-  const peg$e22 = peg$literalExpectation(":", false);
-  const peg$e23 = peg$classExpectation([["0", "9"], "."], false, false, false);
-  const peg$e24 = peg$classExpectation(["D", "d"], false, false, false);
-  const peg$e25 = peg$classExpectation(["H", "h"], false, false, false);
-  const peg$e26 = peg$classExpectation(["M", "m"], false, false, false);
-  const peg$e27 = peg$classExpectation(["I", "i"], false, false, false);
-  const peg$e28 = peg$classExpectation(["S", "s"], false, false, false);
-  const peg$e29 = peg$literalExpectation("\"", false);
-  const peg$e30 = peg$anyExpectation();
+  const peg$e1 = peg$anyExpectation();
+  const peg$e2 = peg$literalExpectation(",", false);
+  const peg$e3 = peg$literalExpectation("*", false);
+  const peg$e4 = peg$literalExpectation("(", false);
+  const peg$e5 = peg$literalExpectation(")", false);
+  const peg$e6 = peg$classExpectation(["#", "+", "/"], false, false, false);
+  const peg$e7 = peg$literalExpectation("-", false);
+  const peg$e8 = peg$classExpectation([["0", "9"]], false, false, false);
+  const peg$e9 = peg$classExpectation(["."], false, false, false);
+  const peg$e10 = peg$literalExpectation("!", false);
+  const peg$e11 = peg$literalExpectation("=", false);
+  const peg$e12 = peg$literalExpectation("<", false);
+  const peg$e13 = peg$literalExpectation(">", false);
+  const peg$e14 = peg$literalExpectation("+", false);
+  const peg$e15 = peg$literalExpectation("|", false);
+  const peg$e16 = peg$literalExpectation("^", false);
+  const peg$e17 = peg$literalExpectation(".", false);
+  const peg$e18 = peg$literalExpectation("/", false);
+  const peg$e19 = peg$literalExpectation("%", false);
+  const peg$e20 = peg$literalExpectation("&", false);
+  const peg$e21 = peg$literalExpectation("[", false);
+  const peg$e22 = peg$literalExpectation("]", false);
+  const peg$e23 = peg$literalExpectation(":", false);
+  const peg$e24 = peg$classExpectation([["0", "9"], "."], false, false, false);
+  const peg$e25 = peg$classExpectation(["D", "d"], false, false, false);
+  const peg$e26 = peg$classExpectation(["H", "h"], false, false, false);
+  const peg$e27 = peg$classExpectation(["M", "m"], false, false, false);
+  const peg$e28 = peg$classExpectation(["I", "i"], false, false, false);
+  const peg$e29 = peg$classExpectation(["S", "s"], false, false, false);
+  const peg$e30 = peg$literalExpectation("\"", false);
   const peg$e31 = peg$classExpectation([" ", "\t", "\r", "\n"], false, false, false);
   const peg$e32 = peg$classExpectation(["\n"], true, false, false);
   const peg$e33 = peg$literalExpectation("*/", false);
@@ -422,23 +429,32 @@ function peg$parse(input, options) {
   function peg$f0(s) {    return s;  }
   function peg$f1(s) {    return s;  }
   function peg$f2(c) {    return c;  }
-  function peg$f3(fields, from, joins, where, groupBy, having, orderBy, limit, semi) {
+  function peg$f3(w) {    return /^show$/i.test(w);  }
+  function peg$f4(w, what, t) {    fail(`found ${found(t)}, expected semecolon or EOF.`, t);  }
+  function peg$f5(w, what) {    return { kind: "show", what };  }
+  function peg$f6(w) {    return /^(streams|tables)$/i.test(w);  }
+  function peg$f7(w) {    return w.toLowerCase();  }
+  function peg$f8(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword streams or tables.`, t);  }
+  function peg$f9(w) {    return /^(describe|explain|drop)$/i.test(w);  }
+  function peg$f10(w, kind, t) {    fail(`found ${found(t)}, expected ${kind} name.`, t);  }
+  function peg$f11(w, kind, name) {    return { kind: w.toLowerCase(), streamKind: kind, name };  }
+  function peg$f12(fields, from, joins, where, groupBy, having, orderBy, limit, semi) {
     return { kind: "select", fields, from, joins, where: where ?? undefined, groupBy: groupBy ?? [],
       having: having ?? undefined, orderBy: orderBy ?? [], limit: limit ?? undefined, semicolon: semi };
   }
-  function peg$f4(t) {    fail(`Found ${found(t)}, Expected SELECT.\n`, t);  }
-  function peg$f5() {    return true;  }
-  function peg$f6() {    return false;  }
-  function peg$f7(t) {    fail(`found ${found(t)}, expected EOF.`, t);  }
-  function peg$f8(head, f) {    return f;  }
-  function peg$f9(head, tail) {    return [head, ...tail];  }
-  function peg$f10(w, a) {    if (a) fail("alias is not supported for *"); return w;  }
-  function peg$f11(e, a) {    return a;  }
-  function peg$f12(e, alias, inv) {    return { expr: e, alias: alias ?? undefined, invisible: !!inv };  }
-  function peg$f13(t) {    fail(`found ${found(t)}, expected as alias.`, t);  }
-  function peg$f14(w) {    return { expr: w, invisible: false, wildcard: true };  }
-  function peg$f15(m) {    return m;  }
-  function peg$f16(mods) {
+  function peg$f13(t) {    fail(`Found ${found(t)}, Expected SELECT.\n`, t);  }
+  function peg$f14() {    return true;  }
+  function peg$f15() {    return false;  }
+  function peg$f16(t) {    fail(`found ${found(t)}, expected EOF.`, t);  }
+  function peg$f17(head, f) {    return f;  }
+  function peg$f18(head, tail) {    return [head, ...tail];  }
+  function peg$f19(w, a) {    if (a) fail("alias is not supported for *"); return w;  }
+  function peg$f20(e, a) {    return a;  }
+  function peg$f21(e, alias, inv) {    return { expr: e, alias: alias ?? undefined, invisible: !!inv };  }
+  function peg$f22(t) {    fail(`found ${found(t)}, expected as alias.`, t);  }
+  function peg$f23(w) {    return { expr: w, invisible: false, wildcard: true };  }
+  function peg$f24(m) {    return m;  }
+  function peg$f25(mods) {
     const w = { kind: "wildcard", except: [], replace: [] };
     for (const m of mods) {
       if (m.except) w.except.push(...m.except);
@@ -446,109 +462,109 @@ function peg$parse(input, options) {
     }
     return w;
   }
-  function peg$f17(names) {    return { except: names };  }
-  function peg$f18(t) {    fail(`Found ${found(t)} after EXCEPT, expect left parentheses.`, t);  }
-  function peg$f19(fields) {    return { replace: fields };  }
-  function peg$f20(t) {    fail(`Found ${found(t)} after REPLACE, expect left parentheses.`, t);  }
-  function peg$f21(head, n) {    return n;  }
-  function peg$f22(head, tail) {    return [head, ...tail];  }
-  function peg$f23(t) {    fail(`Found ${found(t)} in EXCEPT`, t);  }
-  function peg$f24(head, f) {    return f;  }
-  function peg$f25(head, tail) {    return [head, ...tail];  }
-  function peg$f26(t) {    fail(`Found ${found(t)} in REPLACE`, t);  }
-  function peg$f27(e, a) {    return a;  }
-  function peg$f28(e, alias) {    return { expr: e, alias: alias ?? undefined, invisible: false };  }
-  function peg$f29(s) {    return s;  }
-  function peg$f30(t) {    fail(`found ${found(t)}, expected FROM.`, t);  }
-  function peg$f31(first, t) {    return t;  }
-  function peg$f32(first, rest, a) {    return a;  }
-  function peg$f33(first, rest) {    fail(`found ${goQuote(first)}, expected JOIN key word.`);  }
-  function peg$f34(first, rest, alias) {    return { name: [first, ...rest].join(""), alias: alias ?? undefined };  }
-  function peg$f35(type, source, e) {    return e;  }
-  function peg$f36(type, source, on) {
+  function peg$f26(names) {    return { except: names };  }
+  function peg$f27(t) {    fail(`Found ${found(t)} after EXCEPT, expect left parentheses.`, t);  }
+  function peg$f28(fields) {    return { replace: fields };  }
+  function peg$f29(t) {    fail(`Found ${found(t)} after REPLACE, expect left parentheses.`, t);  }
+  function peg$f30(head, n) {    return n;  }
+  function peg$f31(head, tail) {    return [head, ...tail];  }
+  function peg$f32(t) {    fail(`Found ${found(t)} in EXCEPT`, t);  }
+  function peg$f33(head, f) {    return f;  }
+  function peg$f34(head, tail) {    return [head, ...tail];  }
+  function peg$f35(t) {    fail(`Found ${found(t)} in REPLACE`, t);  }
+  function peg$f36(e, a) {    return a;  }
+  function peg$f37(e, alias) {    return { expr: e, alias: alias ?? undefined, invisible: false };  }
+  function peg$f38(s) {    return s;  }
+  function peg$f39(t) {    fail(`found ${found(t)}, expected FROM.`, t);  }
+  function peg$f40(first, t) {    return t;  }
+  function peg$f41(first, rest, a) {    return a;  }
+  function peg$f42(first, rest) {    fail(`found ${goQuote(first)}, expected JOIN key word.`);  }
+  function peg$f43(first, rest, alias) {    return { name: [first, ...rest].join(""), alias: alias ?? undefined };  }
+  function peg$f44(type, source, e) {    return e;  }
+  function peg$f45(type, source, on) {
     if (type === "CROSS" && on) fail("On expression is not required for cross join type.\n");
     return { type, source, on: on ?? undefined };
   }
-  function peg$f37(type, t) {    fail(`found "${type}", expected JOIN key word.`, t);  }
-  function peg$f38() {    return "INNER";  }
-  function peg$f39() {    return "LEFT";  }
-  function peg$f40() {    return "RIGHT";  }
-  function peg$f41() {    return "FULL";  }
-  function peg$f42() {    return "CROSS";  }
-  function peg$f43(e) {    return e;  }
-  function peg$f44(list) {    return list;  }
-  function peg$f45(t) {    fail(`found ${found(t)}, expected BY statement.`, t);  }
-  function peg$f46(e) {    return e;  }
-  function peg$f47(head, s) {    return s;  }
-  function peg$f48(head, tail) {    return [head, ...tail];  }
-  function peg$f49(t) {    fail(`found ${found(t)}, expected BY keyword.`, t);  }
-  function peg$f50(e, d) {    return d;  }
-  function peg$f51(e, dir) {    return { expr: e, ascending: dir !== "DESC" };  }
-  function peg$f52(t) {    fail(`found ${found(t)}, expected FIELD.`, t);  }
-  function peg$f53(n) {    return n;  }
-  function peg$f54(d) {    return -Number(d);  }
-  function peg$f55(d) {    return Number(intLiteral(d, false));  }
-  function peg$f56() {    fail("limit should be integer");  }
-  function peg$f57(head, e) {    return e;  }
-  function peg$f58(head, tail) {    return [head, ...tail];  }
-  function peg$f59(head, r) {    return (l) => ({ kind: "binary", op: "OR", left: l, right: r });  }
-  function peg$f60(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f61(head, r) {    return (l) => ({ kind: "binary", op: "AND", left: l, right: r });  }
-  function peg$f62(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f63(head, t) {    return t;  }
-  function peg$f64(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f65(op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
-  function peg$f66(not, rhs) {    return (l) => ({ kind: "in", not: !!not, left: l, ...rhs });  }
-  function peg$f67(not, low, t) {    fail(`expect AND expression after between but found ${t.text}`, t);  }
-  function peg$f68(not, low, high) {    return (l) => ({ kind: "between", not: !!not, left: l, low, high });  }
-  function peg$f69(not, p) {    return (l) => ({ kind: "like", not: !!not, left: l, pattern: p });  }
-  function peg$f70(t) {    fail(`found ${found(t)}, expected expression`, t);  }
-  function peg$f71() {    fail(`expect elements for IN expression, but found ")", expected expression.`);  }
-  function peg$f72(list, t) {    fail(`expect ) for IN expression, but got ${found(t)}`, t);  }
-  function peg$f73(list, close) {    return { list };  }
-  function peg$f74(e) {    return { set: e };  }
-  function peg$f75() {    return "!=";  }
-  function peg$f76() {    return "=";  }
-  function peg$f77() {    return "<=";  }
-  function peg$f78() {    return ">=";  }
-  function peg$f79() {    return "=";  }
-  function peg$f80() {    return "<";  }
-  function peg$f81() {    return ">";  }
-  function peg$f82(head, op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
-  function peg$f83(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f84() {    return "+";  }
-  function peg$f85() {    return "-";  }
-  function peg$f86() {    return "|";  }
-  function peg$f87() {    return "^";  }
-  function peg$f88(head, t) {    return t;  }
-  function peg$f89(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f90(op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
-  function peg$f91(r) {    return (l) => ({ kind: "arrow", left: l, right: r });  }
-  function peg$f92(name) {    return (l) => ({ kind: "arrow", left: l, right: { kind: "field", name } });  }
-  function peg$f93(b) {    return b;  }
-  function peg$f94(head, t) {    return t;  }
-  function peg$f95(head, tail) {    return foldBinary(head, tail);  }
-  function peg$f96() {    return "*";  }
-  function peg$f97() {    return "/";  }
-  function peg$f98() {    return "%";  }
-  function peg$f99() {    return "&";  }
-  function peg$f100() {    return (l) => ({ kind: "slice", left: l });  }
-  function peg$f101() {    return (l) => ({ kind: "slice", left: l });  }
-  function peg$f102(end) {    return (l) => ({ kind: "slice", left: l, end });  }
-  function peg$f103(start) {    return (l) => ({ kind: "slice", left: l, start });  }
-  function peg$f104(start, end) {    return (l) => ({ kind: "slice", left: l, start, end });  }
-  function peg$f105(index) {    return (l) => ({ kind: "index", left: l, index });  }
-  function peg$f106(t) {    fail(`Unexpected token ${found(t)}. when parsing bracket expressions.`, t);  }
-  function peg$f107(t) {    fail(`Found ${found(t)}, expected right bracket.`, t);  }
-  function peg$f108(e, t) {    fail(`found ${found(t)}, expected right paren.`, t);  }
-  function peg$f109(e) {    return { kind: "paren", expr: e };  }
-  function peg$f110(s) {    return { kind: "string", value: s };  }
-  function peg$f111() {    return { kind: "boolean", value: true };  }
-  function peg$f112() {    return { kind: "boolean", value: false };  }
-  function peg$f113(u) {    return { kind: "timeUnit", unit: u };  }
-  function peg$f114(w) {    return w;  }
-  function peg$f115(t) {    fail(`found ${found(t)}, expected expression.`, t);  }
-  function peg$f116(neg, n) {
+  function peg$f46(type, t) {    fail(`found "${type}", expected JOIN key word.`, t);  }
+  function peg$f47() {    return "INNER";  }
+  function peg$f48() {    return "LEFT";  }
+  function peg$f49() {    return "RIGHT";  }
+  function peg$f50() {    return "FULL";  }
+  function peg$f51() {    return "CROSS";  }
+  function peg$f52(e) {    return e;  }
+  function peg$f53(list) {    return list;  }
+  function peg$f54(t) {    fail(`found ${found(t)}, expected BY statement.`, t);  }
+  function peg$f55(e) {    return e;  }
+  function peg$f56(head, s) {    return s;  }
+  function peg$f57(head, tail) {    return [head, ...tail];  }
+  function peg$f58(t) {    fail(`found ${found(t)}, expected BY keyword.`, t);  }
+  function peg$f59(e, d) {    return d;  }
+  function peg$f60(e, dir) {    return { expr: e, ascending: dir !== "DESC" };  }
+  function peg$f61(t) {    fail(`found ${found(t)}, expected FIELD.`, t);  }
+  function peg$f62(n) {    return n;  }
+  function peg$f63(d) {    return -Number(d);  }
+  function peg$f64(d) {    return Number(intLiteral(d, false));  }
+  function peg$f65() {    fail("limit should be integer");  }
+  function peg$f66(head, e) {    return e;  }
+  function peg$f67(head, tail) {    return [head, ...tail];  }
+  function peg$f68(head, r) {    return (l) => ({ kind: "binary", op: "OR", left: l, right: r });  }
+  function peg$f69(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f70(head, r) {    return (l) => ({ kind: "binary", op: "AND", left: l, right: r });  }
+  function peg$f71(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f72(head, t) {    return t;  }
+  function peg$f73(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f74(op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
+  function peg$f75(not, rhs) {    return (l) => ({ kind: "in", not: !!not, left: l, ...rhs });  }
+  function peg$f76(not, low, t) {    fail(`expect AND expression after between but found ${t.text}`, t);  }
+  function peg$f77(not, low, high) {    return (l) => ({ kind: "between", not: !!not, left: l, low, high });  }
+  function peg$f78(not, p) {    return (l) => ({ kind: "like", not: !!not, left: l, pattern: p });  }
+  function peg$f79(t) {    fail(`found ${found(t)}, expected expression`, t);  }
+  function peg$f80() {    fail(`expect elements for IN expression, but found ")", expected expression.`);  }
+  function peg$f81(list, t) {    fail(`expect ) for IN expression, but got ${found(t)}`, t);  }
+  function peg$f82(list, close) {    return { list };  }
+  function peg$f83(e) {    return { set: e };  }
+  function peg$f84() {    return "!=";  }
+  function peg$f85() {    return "=";  }
+  function peg$f86() {    return "<=";  }
+  function peg$f87() {    return ">=";  }
+  function peg$f88() {    return "=";  }
+  function peg$f89() {    return "<";  }
+  function peg$f90() {    return ">";  }
+  function peg$f91(head, op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
+  function peg$f92(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f93() {    return "+";  }
+  function peg$f94() {    return "-";  }
+  function peg$f95() {    return "|";  }
+  function peg$f96() {    return "^";  }
+  function peg$f97(head, t) {    return t;  }
+  function peg$f98(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f99(op, r) {    return (l) => ({ kind: "binary", op, left: l, right: r });  }
+  function peg$f100(r) {    return (l) => ({ kind: "arrow", left: l, right: r });  }
+  function peg$f101(name) {    return (l) => ({ kind: "arrow", left: l, right: { kind: "field", name } });  }
+  function peg$f102(b) {    return b;  }
+  function peg$f103(head, t) {    return t;  }
+  function peg$f104(head, tail) {    return foldBinary(head, tail);  }
+  function peg$f105() {    return "*";  }
+  function peg$f106() {    return "/";  }
+  function peg$f107() {    return "%";  }
+  function peg$f108() {    return "&";  }
+  function peg$f109() {    return (l) => ({ kind: "slice", left: l });  }
+  function peg$f110() {    return (l) => ({ kind: "slice", left: l });  }
+  function peg$f111(end) {    return (l) => ({ kind: "slice", left: l, end });  }
+  function peg$f112(start) {    return (l) => ({ kind: "slice", left: l, start });  }
+  function peg$f113(start, end) {    return (l) => ({ kind: "slice", left: l, start, end });  }
+  function peg$f114(index) {    return (l) => ({ kind: "index", left: l, index });  }
+  function peg$f115(t) {    fail(`Unexpected token ${found(t)}. when parsing bracket expressions.`, t);  }
+  function peg$f116(t) {    fail(`Found ${found(t)}, expected right bracket.`, t);  }
+  function peg$f117(e, t) {    fail(`found ${found(t)}, expected right paren.`, t);  }
+  function peg$f118(e) {    return { kind: "paren", expr: e };  }
+  function peg$f119(s) {    return { kind: "string", value: s };  }
+  function peg$f120() {    return { kind: "boolean", value: true };  }
+  function peg$f121() {    return { kind: "boolean", value: false };  }
+  function peg$f122(u) {    return { kind: "timeUnit", unit: u };  }
+  function peg$f123(w) {    return w;  }
+  function peg$f124(t) {    fail(`found ${found(t)}, expected expression.`, t);  }
+  function peg$f125(neg, n) {
     if (n.bad) fail(`found ${goQuote((neg ? "-" : "") + n.text)}, invalid number value.`);
     if (n.float) {
       const v = Number(n.text.replace(/\s+/g, ""));
@@ -556,20 +572,20 @@ function peg$parse(input, options) {
     }
     return { kind: "integer", value: intLiteral(n.text, !!neg) };
   }
-  function peg$f117(t) {    return { text: t, float: t.includes("."), bad: (t.match(/\./g) || []).length > 1 };  }
-  function peg$f118(t) {    const c = t.replace(/\s+/g, ""); return { text: c, float: true, bad: (c.match(/\./g) || []).length > 1 };  }
-  function peg$f119(first, s) {    return s;  }
-  function peg$f120(first, second) {
+  function peg$f126(t) {    return { text: t, float: t.includes("."), bad: (t.match(/\./g) || []).length > 1 };  }
+  function peg$f127(t) {    const c = t.replace(/\s+/g, ""); return { text: c, float: true, bad: (c.match(/\./g) || []).length > 1 };  }
+  function peg$f128(first, s) {    return s;  }
+  function peg$f129(first, second) {
     if (second === "*") return { kind: "wildcard", stream: first, except: [], replace: [] };
     if (second !== null) return { kind: "field", name: second, stream: first };
     return { kind: "field", name: first };
   }
-  function peg$f121(name) {    if (options.isFunction && !options.isFunction(name)) fail(`function ${name} not found`); return true;  }
-  function peg$f122(name, args, t) {    fail(`found function call ${goQuote(name.toLowerCase())}, expected ), but with ${found(t)}.`, t);  }
-  function peg$f123(name, args, close) {    return WINDOWS.has(name.toLowerCase());  }
-  function peg$f124(name, args, close, f) {    return f;  }
-  function peg$f125(name, args, close, filter, o) {    return o;  }
-  function peg$f126(name, args, close, filter, over) {
+  function peg$f130(name) {    if (options.isFunction && !options.isFunction(name)) fail(`function ${name} not found`); return true;  }
+  function peg$f131(name, args, t) {    fail(`found function call ${goQuote(name.toLowerCase())}, expected ), but with ${found(t)}.`, t);  }
+  function peg$f132(name, args, close) {    return WINDOWS.has(name.toLowerCase());  }
+  function peg$f133(name, args, close, f) {    return f;  }
+  function peg$f134(name, args, close, filter, o) {    return o;  }
+  function peg$f135(name, args, close, filter, over) {
     const lower = name.toLowerCase();
     const call = { kind: "call", name: lower, args: lower === "meta" || lower === "mqtt" ? args.map(metaArg) : args };
     const invalid = options.validate?.(lower, call.args);
@@ -582,15 +598,15 @@ function peg$parse(input, options) {
     }
     return call;
   }
-  function peg$f127(w) {    return KEYWORDS.has(w.toUpperCase());  }
-  function peg$f128(w) {    return w;  }
-  function peg$f129() {    return [];  }
-  function peg$f130(e, t) {    fail(`Found ${found(t)} after FILTER, expect right parentheses.`, t);  }
-  function peg$f131(e) {    return e;  }
-  function peg$f132(t) {    fail(`Found ${found(t)} after FILTER(, expect WHERE.`, t);  }
-  function peg$f133(t) {    fail(`Found ${found(t)} after FILTER, expect parentheses.`, t);  }
-  function peg$f134(items, t) {    fail(`Found "${t.name}", expect right parentheses after OVER `, t);  }
-  function peg$f135(items) {
+  function peg$f136(w) {    return KEYWORDS.has(w.toUpperCase());  }
+  function peg$f137(w) {    return w;  }
+  function peg$f138() {    return [];  }
+  function peg$f139(e, t) {    fail(`Found ${found(t)} after FILTER, expect right parentheses.`, t);  }
+  function peg$f140(e) {    return e;  }
+  function peg$f141(t) {    fail(`Found ${found(t)} after FILTER(, expect WHERE.`, t);  }
+  function peg$f142(t) {    fail(`Found ${found(t)} after FILTER, expect parentheses.`, t);  }
+  function peg$f143(items, t) {    fail(`Found "${t.name}", expect right parentheses after OVER `, t);  }
+  function peg$f144(items) {
     const get = (k) => items.find((i) => i.k === k);
     return {
       analytic: (rowNumber) => ({
@@ -601,19 +617,19 @@ function peg$parse(input, options) {
       window: () => ({ partition: get("partition")?.v ?? [], when: get("when")?.v, orderBy: [] }),
     };
   }
-  function peg$f136(t) {    fail(`Found "${t.name}" after OVER, expect parentheses.`, t);  }
-  function peg$f137(head, i) {    return i;  }
-  function peg$f138(head, tail) {    return [head, ...tail];  }
-  function peg$f139(t) {    fail(`Found "${t.name}" after OVER (, expect partition by or when.`, t);  }
-  function peg$f140(list) {    return { k: "partition", v: list };  }
-  function peg$f141(t) {    fail(`found ${found(t)}, expected by after partition.`, t);  }
-  function peg$f142(e) {    return { k: "when", v: e };  }
-  function peg$f143(head, s) {    return s;  }
-  function peg$f144(head, tail) {    return { k: "order", v: [head, ...tail] };  }
-  function peg$f145(v) {    return v;  }
-  function peg$f146(value, w) {    return w;  }
-  function peg$f147(value, whens, e) {    return e;  }
-  function peg$f148(value, whens, els) {
+  function peg$f145(t) {    fail(`Found "${t.name}" after OVER, expect parentheses.`, t);  }
+  function peg$f146(head, i) {    return i;  }
+  function peg$f147(head, tail) {    return [head, ...tail];  }
+  function peg$f148(t) {    fail(`Found "${t.name}" after OVER (, expect partition by or when.`, t);  }
+  function peg$f149(list) {    return { k: "partition", v: list };  }
+  function peg$f150(t) {    fail(`found ${found(t)}, expected by after partition.`, t);  }
+  function peg$f151(e) {    return { k: "when", v: e };  }
+  function peg$f152(head, s) {    return s;  }
+  function peg$f153(head, tail) {    return { k: "order", v: [head, ...tail] };  }
+  function peg$f154(v) {    return v;  }
+  function peg$f155(value, w) {    return w;  }
+  function peg$f156(value, whens, e) {    return e;  }
+  function peg$f157(value, whens, els) {
     if (whens.length === 0) fail(els ? "invalid CASE expression, WHEN expected before ELSE" : "invalid CASE expression, WHEN expected before END");
     if (!value) for (const w of whens) if (!isBoolExpr(w.cond)) fail("invalid CASE expression, WHEN expression must be a bool condition");
     const c = { kind: "case", whens };
@@ -621,70 +637,61 @@ function peg$parse(input, options) {
     if (els) c.else = els;
     return c;
   }
-  function peg$f149(cond) {    fail("invalid CASE expression, THEN expected after WHEN");  }
-  function peg$f150(cond, result) {    return { cond, result };  }
-  function peg$f151() {    fail("invalid CASE expression, END expected");  }
-  function peg$f152(k) {    return k.toUpperCase();  }
-  function peg$f153(kind, name, fields, opts) {    return { kind: "create", streamKind: kind, name, fields, options: opts };  }
-  function peg$f154(w) {    return /^(stream|table)$/i.test(w);  }
-  function peg$f155(w) {    return w.toLowerCase();  }
-  function peg$f156(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword stream or table.`, t);  }
-  function peg$f157(t) {    fail(`found ${found(t)}, expected stream name.`, t);  }
-  function peg$f158() {    return null;  }
-  function peg$f159(head, f) {    return f;  }
-  function peg$f160(head, tail) {    return [head, ...tail];  }
-  function peg$f161(t) {    fail(`found ${found(t)}, expected lparen after stream name.`, t);  }
-  function peg$f162(t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
-  function peg$f163(name, type, d) {    return d;  }
-  function peg$f164(name, type, def) {    const f = { name, type }; if (def) f.defaultLit = def; return f;  }
-  function peg$f165(t) {    fail(`found ${found(t)}, expect stream field name.`, t);  }
-  function peg$f166(w) {    return /^array$/i.test(w);  }
-  function peg$f167(w, t, t2) {    fail(`found ${found(t2)}, expect rparen in array type definition.`, t2);  }
-  function peg$f168(w, t) {    return { array: t };  }
-  function peg$f169(w) {    return /^struct$/i.test(w);  }
-  function peg$f170(w, head, f) {    return f;  }
-  function peg$f171(w, head, tail, t2) {    fail(`found ${found(t2)}, expect comma in create stream record statement.`, t2);  }
-  function peg$f172(w, head, tail) {    return { struct: [head, ...tail] };  }
-  function peg$f173(w) {    return /^(bigint|float|string|datetime|boolean|bytea)$/i.test(w);  }
-  function peg$f174(w) {    return w.toLowerCase();  }
-  function peg$f175(t) {    fail(`found ${found(t)}, expect valid stream field types(BIGINT | FLOAT | STRING | DATETIME | BOOLEAN | BYTEA | ARRAY | STRUCT).`, t);  }
-  function peg$f176(n) {    return { text: "-" + n.text };  }
-  function peg$f177(n) {    return { text: n.text };  }
-  function peg$f178(s) {    return { text: s, string: true };  }
-  function peg$f179() {    return { text: "true" };  }
-  function peg$f180() {    return { text: "false" };  }
-  function peg$f181(t) {    fail(`found ${found(t)}, expect default constraint value.`, t);  }
-  function peg$f182(w) {    return /^with$/i.test(w);  }
-  function peg$f183(w) {    fail(`found ${goQuote(w.toUpperCase())}, expected is with.`);  }
-  function peg$f184(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f185(o) {    return o;  }
-  function peg$f186() {    return null;  }
-  function peg$f187(items) {    fail("Parenthesis is not matched in options definition.");  }
-  function peg$f188(items, t) {    fail(`found ${goQuote(t.text.toUpperCase())}, ${UNKNOWN_OPTION}`, t);  }
-  function peg$f189(items) {    return items.filter((o) => o !== null);  }
-  function peg$f190(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
-  function peg$f191(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
-  function peg$f192(name, value) {    return { name, value };  }
-  function peg$f193(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
-  function peg$f194(w) {    return w.toUpperCase();  }
-  function peg$f195(body) {
+  function peg$f158(cond) {    fail("invalid CASE expression, THEN expected after WHEN");  }
+  function peg$f159(cond, result) {    return { cond, result };  }
+  function peg$f160() {    fail("invalid CASE expression, END expected");  }
+  function peg$f161(k) {    return k.toUpperCase();  }
+  function peg$f162(kind, name, fields, opts) {    return { kind: "create", streamKind: kind, name, fields, options: opts };  }
+  function peg$f163(w) {    return /^(stream|table)$/i.test(w);  }
+  function peg$f164(w) {    return w.toLowerCase();  }
+  function peg$f165(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword stream or table.`, t);  }
+  function peg$f166(t) {    fail(`found ${found(t)}, expected stream name.`, t);  }
+  function peg$f167() {    return null;  }
+  function peg$f168(head, f) {    return f;  }
+  function peg$f169(head, tail) {    return [head, ...tail];  }
+  function peg$f170(t) {    fail(`found ${found(t)}, expected lparen after stream name.`, t);  }
+  function peg$f171(t) {    fail(`found ${found(t)}, expect comma or rparen.`, t);  }
+  function peg$f172(name, type, d) {    return d;  }
+  function peg$f173(name, type, def) {    const f = { name, type }; if (def) f.defaultLit = def; return f;  }
+  function peg$f174(t) {    fail(`found ${found(t)}, expect stream field name.`, t);  }
+  function peg$f175(w) {    return /^array$/i.test(w);  }
+  function peg$f176(w, t, t2) {    fail(`found ${found(t2)}, expect rparen in array type definition.`, t2);  }
+  function peg$f177(w, t) {    return { array: t };  }
+  function peg$f178(w) {    return /^struct$/i.test(w);  }
+  function peg$f179(w, head, f) {    return f;  }
+  function peg$f180(w, head, tail, t2) {    fail(`found ${found(t2)}, expect comma in create stream record statement.`, t2);  }
+  function peg$f181(w, head, tail) {    return { struct: [head, ...tail] };  }
+  function peg$f182(w) {    return /^(bigint|float|string|datetime|boolean|bytea)$/i.test(w);  }
+  function peg$f183(w) {    return w.toLowerCase();  }
+  function peg$f184(t) {    fail(`found ${found(t)}, expect valid stream field types(BIGINT | FLOAT | STRING | DATETIME | BOOLEAN | BYTEA | ARRAY | STRUCT).`, t);  }
+  function peg$f185(n) {    return { text: "-" + n.text };  }
+  function peg$f186(n) {    return { text: n.text };  }
+  function peg$f187(s) {    return { text: s, string: true };  }
+  function peg$f188() {    return { text: "true" };  }
+  function peg$f189() {    return { text: "false" };  }
+  function peg$f190(t) {    fail(`found ${found(t)}, expect default constraint value.`, t);  }
+  function peg$f191(w) {    return /^with$/i.test(w);  }
+  function peg$f192(w) {    fail(`found ${goQuote(w.toUpperCase())}, expected is with.`);  }
+  function peg$f193(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
+  function peg$f194(o) {    return o;  }
+  function peg$f195() {    return null;  }
+  function peg$f196(items) {    fail("Parenthesis is not matched in options definition.");  }
+  function peg$f197(items, t) {    fail(`found ${goQuote(t.text.toUpperCase())}, ${UNKNOWN_OPTION}`, t);  }
+  function peg$f198(items) {    return items.filter((o) => o !== null);  }
+  function peg$f199(t) {    fail(`found ${found(t)}, expect stream options.`, t);  }
+  function peg$f200(name, t) {    fail(`found ${found(t)}, expect equals(=) in options.`, t);  }
+  function peg$f201(name, value) {    return { name, value };  }
+  function peg$f202(w) {    return OPTION_NAMES.has(w.toUpperCase());  }
+  function peg$f203(w) {    return w.toUpperCase();  }
+  function peg$f204(body) {
     const v = unquote(body, '"');
     if (v === undefined) fail(`found ${goQuote("invalid string: \"" + body + "\"")}, expect string or boolean value in option.`);
     return v;
   }
-  function peg$f196() {    return "TRUE";  }
-  function peg$f197() {    return "FALSE";  }
-  function peg$f198(t) {    fail(`found ${found(t)}, expect string or boolean value in option.`, t);  }
-  function peg$f199(t) {    fail(`found ${found(t)}, expected semicolon or EOF.`, t);  }
-  function peg$f200(w) {    return /^show$/i.test(w);  }
-  function peg$f201(w, what, t) {    fail(`found ${found(t)}, expected semecolon or EOF.`, t);  }
-  function peg$f202(w, what) {    return { kind: "show", what };  }
-  function peg$f203(w) {    return /^(streams|tables)$/i.test(w);  }
-  function peg$f204(w) {    return w.toLowerCase();  }
-  function peg$f205(t) {    fail(`found ${goQuote(t.text.toUpperCase())}, expected keyword streams or tables.`, t);  }
-  function peg$f206(w) {    return /^(describe|explain|drop)$/i.test(w);  }
-  function peg$f207(w, kind, t) {    fail(`found ${found(t)}, expected ${kind} name.`, t);  }
-  function peg$f208(w, kind, name) {    return { kind: w.toLowerCase(), streamKind: kind, name };  }
+  function peg$f205() {    return "TRUE";  }
+  function peg$f206() {    return "FALSE";  }
+  function peg$f207(t) {    fail(`found ${found(t)}, expect string or boolean value in option.`, t);  }
+  function peg$f208(t) {    fail(`found ${found(t)}, expected semicolon or EOF.`, t);  }
   function peg$f209(w) {    return KEYWORDS.has(w.toUpperCase());  }
   function peg$f210(w) {    return w.toUpperCase();  }
   function peg$f211(w) {    return KEYWORDS.has(w.toUpperCase());  }
@@ -942,6 +949,172 @@ function peg$parse(input, options) {
     return s0;
   }
 
+  function peg$parseShow() {
+    let s0, s1, s2, s3, s4, s5, s6, s7;
+
+    s0 = peg$currPos;
+    s1 = peg$parseWord();
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = peg$currPos;
+      s2 = peg$f3(s1);
+      if (s2) {
+        s2 = undefined;
+      } else {
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s3 = peg$parse_();
+        s4 = peg$parseShowWhat();
+        if (s4 !== peg$FAILED) {
+          s5 = peg$parse_();
+          if (input.charCodeAt(peg$currPos) === 59) {
+            s6 = peg$c0;
+            peg$currPos++;
+          } else {
+            s6 = peg$FAILED;
+            if (peg$silentFails === 0) { peg$fail(peg$e0); }
+          }
+          if (s6 === peg$FAILED) {
+            s6 = peg$parseEOF();
+            if (s6 === peg$FAILED) {
+              s6 = peg$currPos;
+              s7 = peg$parseFoundTok();
+              if (s7 !== peg$FAILED) {
+                peg$savedPos = s6;
+                s7 = peg$f4(s1, s4, s7);
+              }
+              s6 = s7;
+            }
+          }
+          if (s6 !== peg$FAILED) {
+            peg$savedPos = s0;
+            s0 = peg$f5(s1, s4);
+          } else {
+            peg$currPos = s0;
+            s0 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
+  function peg$parseShowWhat() {
+    let s0, s1, s2;
+
+    s0 = peg$currPos;
+    s1 = peg$parseWord();
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = peg$currPos;
+      s2 = peg$f6(s1);
+      if (s2) {
+        s2 = undefined;
+      } else {
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        peg$savedPos = s0;
+        s0 = peg$f7(s1);
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+    if (s0 === peg$FAILED) {
+      s0 = peg$currPos;
+      s1 = peg$parseFoundTok();
+      if (s1 !== peg$FAILED) {
+        peg$savedPos = s0;
+        s1 = peg$f8(s1);
+      }
+      s0 = s1;
+    }
+
+    return s0;
+  }
+
+  function peg$parseDescribeLike() {
+    let s0, s1, s2, s3, s4, s5, s6, s7, s8;
+
+    s0 = peg$currPos;
+    s1 = peg$parseWord();
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = peg$currPos;
+      s2 = peg$f9(s1);
+      if (s2) {
+        s2 = undefined;
+      } else {
+        s2 = peg$FAILED;
+      }
+      if (s2 !== peg$FAILED) {
+        s3 = peg$parse_();
+        s4 = peg$parseStreamKind();
+        if (s4 !== peg$FAILED) {
+          s5 = peg$parse_();
+          s6 = peg$parseIdent();
+          if (s6 === peg$FAILED) {
+            s6 = peg$currPos;
+            s7 = peg$parseFoundTok();
+            if (s7 !== peg$FAILED) {
+              peg$savedPos = s6;
+              s7 = peg$f10(s1, s4, s7);
+            }
+            s6 = s7;
+          }
+          if (s6 !== peg$FAILED) {
+            s7 = [];
+            if (input.length > peg$currPos) {
+              s8 = input.charAt(peg$currPos);
+              peg$currPos++;
+            } else {
+              s8 = peg$FAILED;
+              if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            }
+            while (s8 !== peg$FAILED) {
+              s7.push(s8);
+              if (input.length > peg$currPos) {
+                s8 = input.charAt(peg$currPos);
+                peg$currPos++;
+              } else {
+                s8 = peg$FAILED;
+                if (peg$silentFails === 0) { peg$fail(peg$e1); }
+              }
+            }
+            peg$savedPos = s0;
+            s0 = peg$f11(s1, s4, s6);
+          } else {
+            peg$currPos = s0;
+            s0 = peg$FAILED;
+          }
+        } else {
+          peg$currPos = s0;
+          s0 = peg$FAILED;
+        }
+      } else {
+        peg$currPos = s0;
+        s0 = peg$FAILED;
+      }
+    } else {
+      peg$currPos = s0;
+      s0 = peg$FAILED;
+    }
+
+    return s0;
+  }
+
   function peg$parseSelect() {
     let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13;
 
@@ -984,7 +1157,7 @@ function peg$parse(input, options) {
           s13 = peg$parseStatementEnd();
           if (s13 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f3(s3, s5, s6, s7, s8, s9, s10, s11, s13);
+            s0 = peg$f12(s3, s5, s6, s7, s8, s9, s10, s11, s13);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -1006,7 +1179,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f4(s1);
+        s1 = peg$f13(s1);
       }
       s0 = s1;
     }
@@ -1027,7 +1200,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f5();
+      s1 = peg$f14();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -1035,7 +1208,7 @@ function peg$parse(input, options) {
       s1 = peg$parseEOF();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f6();
+        s1 = peg$f15();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -1043,7 +1216,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f7(s1);
+          s1 = peg$f16(s1);
         }
         s0 = s1;
       }
@@ -1066,14 +1239,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e2); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
         s7 = peg$parseSelectField();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f8(s1, s7);
+          s3 = peg$f17(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1091,14 +1264,14 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           s7 = peg$parseSelectField();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f8(s1, s7);
+            s3 = peg$f17(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -1109,7 +1282,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f9(s1, s2);
+      s0 = peg$f18(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1138,7 +1311,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f10(s1, s2);
+      s0 = peg$f19(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1155,7 +1328,7 @@ function peg$parse(input, options) {
           s6 = peg$parseAliasName();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s2;
-            s2 = peg$f11(s1, s6);
+            s2 = peg$f20(s1, s6);
           } else {
             peg$currPos = s2;
             s2 = peg$FAILED;
@@ -1181,7 +1354,7 @@ function peg$parse(input, options) {
           s3 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f12(s1, s2, s3);
+        s0 = peg$f21(s1, s2, s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1200,7 +1373,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f13(s1);
+        s1 = peg$f22(s1);
       }
       s0 = s1;
     }
@@ -1215,7 +1388,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWildcard();
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f14(s1);
+      s1 = peg$f23(s1);
     }
     s0 = s1;
 
@@ -1231,7 +1404,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e2); }
+      if (peg$silentFails === 0) { peg$fail(peg$e3); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -1240,7 +1413,7 @@ function peg$parse(input, options) {
       s5 = peg$parseWildcardMod();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f15(s5);
+        s3 = peg$f24(s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -1252,14 +1425,14 @@ function peg$parse(input, options) {
         s5 = peg$parseWildcardMod();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f15(s5);
+          s3 = peg$f24(s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f16(s2);
+      s0 = peg$f25(s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1280,7 +1453,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
+        if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
       if (s3 !== peg$FAILED) {
         s4 = peg$parse_();
@@ -1292,11 +1465,11 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e4); }
+            if (peg$silentFails === 0) { peg$fail(peg$e5); }
           }
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f17(s5);
+            s0 = peg$f26(s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -1321,7 +1494,7 @@ function peg$parse(input, options) {
         s3 = peg$parseFoundTok();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f18(s3);
+          s0 = peg$f27(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -1340,7 +1513,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e3); }
+            if (peg$silentFails === 0) { peg$fail(peg$e4); }
           }
           if (s3 !== peg$FAILED) {
             s4 = peg$parse_();
@@ -1352,11 +1525,11 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s7 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e4); }
+                if (peg$silentFails === 0) { peg$fail(peg$e5); }
               }
               if (s7 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f19(s5);
+                s0 = peg$f28(s5);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -1381,7 +1554,7 @@ function peg$parse(input, options) {
             s3 = peg$parseFoundTok();
             if (s3 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f20(s3);
+              s0 = peg$f29(s3);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -1411,14 +1584,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e2); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
         s7 = peg$parseExceptName();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f21(s1, s7);
+          s3 = peg$f30(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1436,14 +1609,14 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           s7 = peg$parseExceptName();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f21(s1, s7);
+            s3 = peg$f30(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -1454,7 +1627,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f22(s1, s2);
+      s0 = peg$f31(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1472,7 +1645,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f23(s1);
+        s1 = peg$f32(s1);
       }
       s0 = s1;
     }
@@ -1494,14 +1667,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e2); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
         s7 = peg$parseReplaceField();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f24(s1, s7);
+          s3 = peg$f33(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1519,14 +1692,14 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           s7 = peg$parseReplaceField();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f24(s1, s7);
+            s3 = peg$f33(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -1545,7 +1718,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s6 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e4); }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       if (s6 !== peg$FAILED) {
         s5 = [s5, s6];
@@ -1563,7 +1736,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f25(s1, s2);
+        s0 = peg$f34(s1, s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1584,7 +1757,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
@@ -1609,7 +1782,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s5 !== peg$FAILED) {
             s6 = peg$parse_();
@@ -1630,7 +1803,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f26(s4);
+          s0 = peg$f35(s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -1658,7 +1831,7 @@ function peg$parse(input, options) {
         s6 = peg$parseAliasName();
         if (s6 !== peg$FAILED) {
           peg$savedPos = s2;
-          s2 = peg$f27(s1, s6);
+          s2 = peg$f36(s1, s6);
         } else {
           peg$currPos = s2;
           s2 = peg$FAILED;
@@ -1671,7 +1844,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f28(s1, s2);
+      s0 = peg$f37(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1690,7 +1863,7 @@ function peg$parse(input, options) {
       s3 = peg$parseSource();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f29(s3);
+        s0 = peg$f38(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1704,7 +1877,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f30(s1);
+        s1 = peg$f39(s1);
       }
       s0 = s1;
     }
@@ -1724,7 +1897,7 @@ function peg$parse(input, options) {
       s5 = peg$parseSourceTok();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f31(s1, s5);
+        s3 = peg$f40(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -1736,7 +1909,7 @@ function peg$parse(input, options) {
         s5 = peg$parseSourceTok();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f31(s1, s5);
+          s3 = peg$f40(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1750,7 +1923,7 @@ function peg$parse(input, options) {
         s7 = peg$parseIdent();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f32(s1, s2, s7);
+          s3 = peg$f41(s1, s2, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1765,7 +1938,7 @@ function peg$parse(input, options) {
         s5 = peg$parseAS();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f33(s1, s2);
+          s3 = peg$f42(s1, s2);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -1775,7 +1948,7 @@ function peg$parse(input, options) {
         s3 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f34(s1, s2, s3);
+      s0 = peg$f43(s1, s2, s3);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -1794,7 +1967,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s0 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e5); }
+        if (peg$silentFails === 0) { peg$fail(peg$e6); }
       }
     }
 
@@ -1822,7 +1995,7 @@ function peg$parse(input, options) {
             s11 = peg$parseOrExpr();
             if (s11 !== peg$FAILED) {
               peg$savedPos = s7;
-              s7 = peg$f35(s2, s6, s11);
+              s7 = peg$f44(s2, s6, s11);
             } else {
               peg$currPos = s7;
               s7 = peg$FAILED;
@@ -1835,7 +2008,7 @@ function peg$parse(input, options) {
             s7 = null;
           }
           peg$savedPos = s0;
-          s0 = peg$f36(s2, s6, s7);
+          s0 = peg$f45(s2, s6, s7);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -1857,7 +2030,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f37(s2, s4);
+          s0 = peg$f46(s2, s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -1878,7 +2051,7 @@ function peg$parse(input, options) {
     s1 = peg$parseINNER();
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f38();
+      s1 = peg$f47();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -1886,7 +2059,7 @@ function peg$parse(input, options) {
       s1 = peg$parseLEFT();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f39();
+        s1 = peg$f48();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -1894,7 +2067,7 @@ function peg$parse(input, options) {
         s1 = peg$parseRIGHT();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f40();
+          s1 = peg$f49();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -1902,7 +2075,7 @@ function peg$parse(input, options) {
           s1 = peg$parseFULL();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f41();
+            s1 = peg$f50();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -1910,7 +2083,7 @@ function peg$parse(input, options) {
             s1 = peg$parseCROSS();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f42();
+              s1 = peg$f51();
             }
             s0 = s1;
           }
@@ -1932,7 +2105,7 @@ function peg$parse(input, options) {
       s4 = peg$parseOrExpr();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f43(s4);
+        s0 = peg$f52(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1959,7 +2132,7 @@ function peg$parse(input, options) {
         s6 = peg$parseExprList();
         if (s6 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f44(s6);
+          s0 = peg$f53(s6);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -1981,7 +2154,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f45(s4);
+          s0 = peg$f54(s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2006,7 +2179,7 @@ function peg$parse(input, options) {
       s4 = peg$parseOrExpr();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f46(s4);
+        s0 = peg$f55(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2040,14 +2213,14 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s10 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s10 !== peg$FAILED) {
             s11 = peg$parse_();
             s12 = peg$parseSortField();
             if (s12 !== peg$FAILED) {
               peg$savedPos = s8;
-              s8 = peg$f47(s6, s12);
+              s8 = peg$f56(s6, s12);
             } else {
               peg$currPos = s8;
               s8 = peg$FAILED;
@@ -2065,14 +2238,14 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s10 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e1); }
+              if (peg$silentFails === 0) { peg$fail(peg$e2); }
             }
             if (s10 !== peg$FAILED) {
               s11 = peg$parse_();
               s12 = peg$parseSortField();
               if (s12 !== peg$FAILED) {
                 peg$savedPos = s8;
-                s8 = peg$f47(s6, s12);
+                s8 = peg$f56(s6, s12);
               } else {
                 peg$currPos = s8;
                 s8 = peg$FAILED;
@@ -2083,7 +2256,7 @@ function peg$parse(input, options) {
             }
           }
           peg$savedPos = s0;
-          s0 = peg$f48(s6, s7);
+          s0 = peg$f57(s6, s7);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2105,7 +2278,7 @@ function peg$parse(input, options) {
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f49(s4);
+          s0 = peg$f58(s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2144,7 +2317,7 @@ function peg$parse(input, options) {
         }
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f50(s2, s5);
+          s3 = peg$f59(s2, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -2153,7 +2326,7 @@ function peg$parse(input, options) {
           s3 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f51(s2, s3);
+        s0 = peg$f60(s2, s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2167,7 +2340,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f52(s1);
+        s1 = peg$f61(s1);
       }
       s0 = s1;
     }
@@ -2186,7 +2359,7 @@ function peg$parse(input, options) {
       s4 = peg$parseLimitValue();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f53(s4);
+        s0 = peg$f62(s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2208,7 +2381,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -2224,7 +2397,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e7); }
+        if (peg$silentFails === 0) { peg$fail(peg$e8); }
       }
       if (s5 !== peg$FAILED) {
         while (s5 !== peg$FAILED) {
@@ -2234,7 +2407,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e7); }
+            if (peg$silentFails === 0) { peg$fail(peg$e8); }
           }
         }
       } else {
@@ -2264,7 +2437,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s6 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e8); }
+            if (peg$silentFails === 0) { peg$fail(peg$e9); }
           }
           peg$silentFails--;
           if (s6 === peg$FAILED) {
@@ -2275,7 +2448,7 @@ function peg$parse(input, options) {
           }
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f54(s3);
+            s0 = peg$f63(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2301,7 +2474,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e7); }
+        if (peg$silentFails === 0) { peg$fail(peg$e8); }
       }
       if (s3 !== peg$FAILED) {
         while (s3 !== peg$FAILED) {
@@ -2311,7 +2484,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e7); }
+            if (peg$silentFails === 0) { peg$fail(peg$e8); }
           }
         }
       } else {
@@ -2341,7 +2514,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s4 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e8); }
+            if (peg$silentFails === 0) { peg$fail(peg$e9); }
           }
           peg$silentFails--;
           if (s4 === peg$FAILED) {
@@ -2352,7 +2525,7 @@ function peg$parse(input, options) {
           }
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f55(s1);
+            s0 = peg$f64(s1);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2370,7 +2543,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f56();
+          s1 = peg$f65();
         }
         s0 = s1;
       }
@@ -2393,14 +2566,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e1); }
+        if (peg$silentFails === 0) { peg$fail(peg$e2); }
       }
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
         s7 = peg$parseOrExpr();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f57(s1, s7);
+          s3 = peg$f66(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -2418,14 +2591,14 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           s7 = peg$parseOrExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f57(s1, s7);
+            s3 = peg$f66(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -2436,7 +2609,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f58(s1, s2);
+      s0 = peg$f67(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2460,7 +2633,7 @@ function peg$parse(input, options) {
         s7 = peg$parseAndExpr();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f59(s1, s7);
+          s3 = peg$f68(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -2479,7 +2652,7 @@ function peg$parse(input, options) {
           s7 = peg$parseAndExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f59(s1, s7);
+            s3 = peg$f68(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -2490,7 +2663,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f60(s1, s2);
+      s0 = peg$f69(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2514,7 +2687,7 @@ function peg$parse(input, options) {
         s7 = peg$parseCmpExpr();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f61(s1, s7);
+          s3 = peg$f70(s1, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -2533,7 +2706,7 @@ function peg$parse(input, options) {
           s7 = peg$parseCmpExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f61(s1, s7);
+            s3 = peg$f70(s1, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -2544,7 +2717,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f62(s1, s2);
+      s0 = peg$f71(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2565,7 +2738,7 @@ function peg$parse(input, options) {
       s5 = peg$parseCmpTail();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f63(s1, s5);
+        s3 = peg$f72(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -2577,14 +2750,14 @@ function peg$parse(input, options) {
         s5 = peg$parseCmpTail();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f63(s1, s5);
+          s3 = peg$f72(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f64(s1, s2);
+      s0 = peg$f73(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -2603,7 +2776,7 @@ function peg$parse(input, options) {
       s3 = peg$parseAddExpr();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f65(s1, s3);
+        s0 = peg$f74(s1, s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2633,7 +2806,7 @@ function peg$parse(input, options) {
         s4 = peg$parseInRhs();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f66(s1, s4);
+          s0 = peg$f75(s1, s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -2669,7 +2842,7 @@ function peg$parse(input, options) {
               s7 = peg$parseFoundTok();
               if (s7 !== peg$FAILED) {
                 peg$savedPos = s6;
-                s7 = peg$f67(s1, s4, s7);
+                s7 = peg$f76(s1, s4, s7);
               }
               s6 = s7;
             }
@@ -2678,7 +2851,7 @@ function peg$parse(input, options) {
               s8 = peg$parseOperand();
               if (s8 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f68(s1, s4, s8);
+                s0 = peg$f77(s1, s4, s8);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -2716,7 +2889,7 @@ function peg$parse(input, options) {
             s4 = peg$parseAddExpr();
             if (s4 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f69(s1, s4);
+              s0 = peg$f78(s1, s4);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -2733,7 +2906,7 @@ function peg$parse(input, options) {
               s3 = peg$parseFoundTok();
               if (s3 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f70(s3);
+                s0 = peg$f79(s3);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -2759,7 +2932,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e3); }
+      if (peg$silentFails === 0) { peg$fail(peg$e4); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
@@ -2770,7 +2943,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e4); }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       peg$silentFails--;
       if (s4 !== peg$FAILED) {
@@ -2781,7 +2954,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f71();
+        s0 = peg$f80();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2797,7 +2970,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
+        if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$parse_();
@@ -2809,20 +2982,20 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e4); }
+            if (peg$silentFails === 0) { peg$fail(peg$e5); }
           }
           if (s5 === peg$FAILED) {
             s5 = peg$currPos;
             s6 = peg$parseFoundTok();
             if (s6 !== peg$FAILED) {
               peg$savedPos = s5;
-              s6 = peg$f72(s3, s6);
+              s6 = peg$f81(s3, s6);
             }
             s5 = s6;
           }
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f73(s3, s5);
+            s0 = peg$f82(s3, s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2840,7 +3013,7 @@ function peg$parse(input, options) {
         s1 = peg$parsePostfixExpr();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f74(s1);
+          s1 = peg$f83(s1);
         }
         s0 = s1;
       }
@@ -2858,7 +3031,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e9); }
+      if (peg$silentFails === 0) { peg$fail(peg$e10); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -2872,11 +3045,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e10); }
+        if (peg$silentFails === 0) { peg$fail(peg$e11); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f75();
+        s0 = peg$f84();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -2892,11 +3065,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e9); }
+        if (peg$silentFails === 0) { peg$fail(peg$e10); }
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f76();
+        s1 = peg$f85();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -2906,7 +3079,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e11); }
+          if (peg$silentFails === 0) { peg$fail(peg$e12); }
         }
         if (s1 !== peg$FAILED) {
           s2 = [];
@@ -2920,11 +3093,11 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e10); }
+            if (peg$silentFails === 0) { peg$fail(peg$e11); }
           }
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f77();
+            s0 = peg$f86();
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -2940,7 +3113,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e12); }
+            if (peg$silentFails === 0) { peg$fail(peg$e13); }
           }
           if (s1 !== peg$FAILED) {
             s2 = [];
@@ -2954,11 +3127,11 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s3 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e10); }
+              if (peg$silentFails === 0) { peg$fail(peg$e11); }
             }
             if (s3 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f78();
+              s0 = peg$f87();
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -2974,11 +3147,11 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s1 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e10); }
+              if (peg$silentFails === 0) { peg$fail(peg$e11); }
             }
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f79();
+              s1 = peg$f88();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -2988,11 +3161,11 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s1 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e11); }
+                if (peg$silentFails === 0) { peg$fail(peg$e12); }
               }
               if (s1 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s1 = peg$f80();
+                s1 = peg$f89();
               }
               s0 = s1;
               if (s0 === peg$FAILED) {
@@ -3002,11 +3175,11 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s1 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e12); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e13); }
                 }
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s1 = peg$f81();
+                  s1 = peg$f90();
                 }
                 s0 = s1;
               }
@@ -3034,7 +3207,7 @@ function peg$parse(input, options) {
         s7 = peg$parseMulExpr();
         if (s7 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f82(s1, s5, s7);
+          s3 = peg$f91(s1, s5, s7);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
@@ -3053,7 +3226,7 @@ function peg$parse(input, options) {
           s7 = peg$parseMulExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s3;
-            s3 = peg$f82(s1, s5, s7);
+            s3 = peg$f91(s1, s5, s7);
           } else {
             peg$currPos = s3;
             s3 = peg$FAILED;
@@ -3064,7 +3237,7 @@ function peg$parse(input, options) {
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f83(s1, s2);
+      s0 = peg$f92(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -3082,11 +3255,11 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e13); }
+      if (peg$silentFails === 0) { peg$fail(peg$e14); }
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f84();
+      s1 = peg$f93();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3096,7 +3269,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e6); }
+        if (peg$silentFails === 0) { peg$fail(peg$e7); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$currPos;
@@ -3113,7 +3286,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e12); }
+          if (peg$silentFails === 0) { peg$fail(peg$e13); }
         }
         if (s5 !== peg$FAILED) {
           s4 = [s4, s5];
@@ -3131,7 +3304,7 @@ function peg$parse(input, options) {
         }
         if (s2 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f85();
+          s0 = peg$f94();
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3147,11 +3320,11 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e14); }
+          if (peg$silentFails === 0) { peg$fail(peg$e15); }
         }
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f86();
+          s1 = peg$f95();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3161,11 +3334,11 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e15); }
+            if (peg$silentFails === 0) { peg$fail(peg$e16); }
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f87();
+            s1 = peg$f96();
           }
           s0 = s1;
         }
@@ -3187,7 +3360,7 @@ function peg$parse(input, options) {
       s5 = peg$parseMulTail();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f88(s1, s5);
+        s3 = peg$f97(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -3199,14 +3372,14 @@ function peg$parse(input, options) {
         s5 = peg$parseMulTail();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f88(s1, s5);
+          s3 = peg$f97(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f89(s1, s2);
+      s0 = peg$f98(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -3225,7 +3398,7 @@ function peg$parse(input, options) {
       s3 = peg$parseOperand();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f90(s1, s3);
+        s0 = peg$f99(s1, s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3251,7 +3424,7 @@ function peg$parse(input, options) {
       s3 = peg$parseOperand();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f91(s3);
+        s0 = peg$f100(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3267,14 +3440,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e16); }
+        if (peg$silentFails === 0) { peg$fail(peg$e17); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$parse_();
         s3 = peg$parseIdent();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f92(s3);
+          s0 = peg$f101(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3288,7 +3461,7 @@ function peg$parse(input, options) {
         s1 = peg$parseBracket();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f93(s1);
+          s1 = peg$f102(s1);
         }
         s0 = s1;
       }
@@ -3309,7 +3482,7 @@ function peg$parse(input, options) {
       s5 = peg$parseAccess();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f94(s1, s5);
+        s3 = peg$f103(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -3321,14 +3494,14 @@ function peg$parse(input, options) {
         s5 = peg$parseAccess();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f94(s1, s5);
+          s3 = peg$f103(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f95(s1, s2);
+      s0 = peg$f104(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -3346,11 +3519,11 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e2); }
+      if (peg$silentFails === 0) { peg$fail(peg$e3); }
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f96();
+      s1 = peg$f105();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3360,11 +3533,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e17); }
+        if (peg$silentFails === 0) { peg$fail(peg$e18); }
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f97();
+        s1 = peg$f106();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -3374,11 +3547,11 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e18); }
+          if (peg$silentFails === 0) { peg$fail(peg$e19); }
         }
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f98();
+          s1 = peg$f107();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3388,11 +3561,11 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e19); }
+            if (peg$silentFails === 0) { peg$fail(peg$e20); }
           }
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f99();
+            s1 = peg$f108();
           }
           s0 = s1;
         }
@@ -3411,7 +3584,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -3425,7 +3598,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e12); }
+        if (peg$silentFails === 0) { peg$fail(peg$e13); }
       }
       if (s3 !== peg$FAILED) {
         s1 = [s1, s2, s3];
@@ -3451,7 +3624,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e20); }
+      if (peg$silentFails === 0) { peg$fail(peg$e21); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
@@ -3460,11 +3633,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e21); }
+        if (peg$silentFails === 0) { peg$fail(peg$e22); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f100();
+        s0 = peg$f109();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3480,7 +3653,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e20); }
+        if (peg$silentFails === 0) { peg$fail(peg$e21); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$parse_();
@@ -3489,7 +3662,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e22); }
+          if (peg$silentFails === 0) { peg$fail(peg$e23); }
         }
         if (s3 !== peg$FAILED) {
           s4 = peg$parse_();
@@ -3498,11 +3671,11 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e21); }
+            if (peg$silentFails === 0) { peg$fail(peg$e22); }
           }
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f101();
+            s0 = peg$f110();
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -3522,7 +3695,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s1 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e20); }
+          if (peg$silentFails === 0) { peg$fail(peg$e21); }
         }
         if (s1 !== peg$FAILED) {
           s2 = peg$parse_();
@@ -3531,7 +3704,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e22); }
+            if (peg$silentFails === 0) { peg$fail(peg$e23); }
           }
           if (s3 !== peg$FAILED) {
             s4 = peg$parse_();
@@ -3541,7 +3714,7 @@ function peg$parse(input, options) {
               s7 = peg$parseBracketClose();
               if (s7 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f102(s5);
+                s0 = peg$f111(s5);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -3565,7 +3738,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s1 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e20); }
+            if (peg$silentFails === 0) { peg$fail(peg$e21); }
           }
           if (s1 !== peg$FAILED) {
             s2 = peg$parse_();
@@ -3577,7 +3750,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s5 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                if (peg$silentFails === 0) { peg$fail(peg$e23); }
               }
               if (s5 !== peg$FAILED) {
                 s6 = peg$parse_();
@@ -3586,11 +3759,11 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s7 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e21); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e22); }
                 }
                 if (s7 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f103(s3);
+                  s0 = peg$f112(s3);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -3614,7 +3787,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s1 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e20); }
+              if (peg$silentFails === 0) { peg$fail(peg$e21); }
             }
             if (s1 !== peg$FAILED) {
               s2 = peg$parse_();
@@ -3626,7 +3799,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s5 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e22); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e23); }
                 }
                 if (s5 !== peg$FAILED) {
                   s6 = peg$parse_();
@@ -3636,7 +3809,7 @@ function peg$parse(input, options) {
                     s9 = peg$parseBracketClose();
                     if (s9 !== peg$FAILED) {
                       peg$savedPos = s0;
-                      s0 = peg$f104(s3, s7);
+                      s0 = peg$f113(s3, s7);
                     } else {
                       peg$currPos = s0;
                       s0 = peg$FAILED;
@@ -3664,7 +3837,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s1 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                if (peg$silentFails === 0) { peg$fail(peg$e21); }
               }
               if (s1 !== peg$FAILED) {
                 s2 = peg$parse_();
@@ -3674,7 +3847,7 @@ function peg$parse(input, options) {
                   s5 = peg$parseBracketClose();
                   if (s5 !== peg$FAILED) {
                     peg$savedPos = s0;
-                    s0 = peg$f105(s3);
+                    s0 = peg$f114(s3);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -3694,14 +3867,14 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s1 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e20); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e21); }
                 }
                 if (s1 !== peg$FAILED) {
                   s2 = peg$parse_();
                   s3 = peg$parseFoundTok();
                   if (s3 !== peg$FAILED) {
                     peg$savedPos = s0;
-                    s0 = peg$f106(s3);
+                    s0 = peg$f115(s3);
                   } else {
                     peg$currPos = s0;
                     s0 = peg$FAILED;
@@ -3728,14 +3901,14 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s0 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e21); }
+      if (peg$silentFails === 0) { peg$fail(peg$e22); }
     }
     if (s0 === peg$FAILED) {
       s0 = peg$currPos;
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f107(s1);
+        s1 = peg$f116(s1);
       }
       s0 = s1;
     }
@@ -3752,7 +3925,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e3); }
+      if (peg$silentFails === 0) { peg$fail(peg$e4); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
@@ -3764,20 +3937,20 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e4); }
+          if (peg$silentFails === 0) { peg$fail(peg$e5); }
         }
         if (s5 === peg$FAILED) {
           s5 = peg$currPos;
           s6 = peg$parseFoundTok();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s5;
-            s6 = peg$f108(s3, s6);
+            s6 = peg$f117(s3, s6);
           }
           s5 = s6;
         }
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f109(s3);
+          s0 = peg$f118(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3797,7 +3970,7 @@ function peg$parse(input, options) {
         s1 = peg$parseStringLiteral();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f110(s1);
+          s1 = peg$f119(s1);
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -3805,7 +3978,7 @@ function peg$parse(input, options) {
           s1 = peg$parseTRUE();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f111();
+            s1 = peg$f120();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -3813,7 +3986,7 @@ function peg$parse(input, options) {
             s1 = peg$parseFALSE();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f112();
+              s1 = peg$f121();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -3823,7 +3996,7 @@ function peg$parse(input, options) {
                 s1 = peg$parseTimeUnitKw();
                 if (s1 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s1 = peg$f113(s1);
+                  s1 = peg$f122(s1);
                 }
                 s0 = s1;
                 if (s0 === peg$FAILED) {
@@ -3833,7 +4006,7 @@ function peg$parse(input, options) {
                     s1 = peg$parseWildcard();
                     if (s1 !== peg$FAILED) {
                       peg$savedPos = s0;
-                      s1 = peg$f114(s1);
+                      s1 = peg$f123(s1);
                     }
                     s0 = s1;
                     if (s0 === peg$FAILED) {
@@ -3843,7 +4016,7 @@ function peg$parse(input, options) {
                         s1 = peg$parseFoundTok();
                         if (s1 !== peg$FAILED) {
                           peg$savedPos = s0;
-                          s1 = peg$f115(s1);
+                          s1 = peg$f124(s1);
                         }
                         s0 = s1;
                       }
@@ -3870,7 +4043,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s2 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s2 !== peg$FAILED) {
       s3 = [];
@@ -3891,7 +4064,7 @@ function peg$parse(input, options) {
     s2 = peg$parseNumberTok();
     if (s2 !== peg$FAILED) {
       peg$savedPos = s0;
-      s0 = peg$f116(s1, s2);
+      s0 = peg$f125(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -3912,7 +4085,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s4 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e7); }
+      if (peg$silentFails === 0) { peg$fail(peg$e8); }
     }
     if (s4 !== peg$FAILED) {
       while (s4 !== peg$FAILED) {
@@ -3922,7 +4095,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e7); }
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
         }
       }
     } else {
@@ -3935,7 +4108,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s5 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e8); }
+        if (peg$silentFails === 0) { peg$fail(peg$e9); }
       }
       if (s5 !== peg$FAILED) {
         s6 = [];
@@ -3944,7 +4117,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s7 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e23); }
+          if (peg$silentFails === 0) { peg$fail(peg$e24); }
         }
         while (s7 !== peg$FAILED) {
           s6.push(s7);
@@ -3953,7 +4126,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e23); }
+            if (peg$silentFails === 0) { peg$fail(peg$e24); }
           }
         }
         s5 = [s5, s6];
@@ -3978,7 +4151,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f117(s1);
+      s1 = peg$f126(s1);
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3990,7 +4163,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e16); }
+        if (peg$silentFails === 0) { peg$fail(peg$e17); }
       }
       if (s3 !== peg$FAILED) {
         s4 = [];
@@ -4004,7 +4177,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e7); }
+          if (peg$silentFails === 0) { peg$fail(peg$e8); }
         }
         if (s5 !== peg$FAILED) {
           s6 = [];
@@ -4013,7 +4186,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e23); }
+            if (peg$silentFails === 0) { peg$fail(peg$e24); }
           }
           while (s7 !== peg$FAILED) {
             s6.push(s7);
@@ -4022,7 +4195,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s7 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e23); }
+              if (peg$silentFails === 0) { peg$fail(peg$e24); }
             }
           }
           s3 = [s3, s4, s5, s6];
@@ -4042,7 +4215,7 @@ function peg$parse(input, options) {
       }
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f118(s1);
+        s1 = peg$f127(s1);
       }
       s0 = s1;
     }
@@ -4063,7 +4236,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e16); }
+        if (peg$silentFails === 0) { peg$fail(peg$e17); }
       }
       if (s4 !== peg$FAILED) {
         s5 = peg$parse_();
@@ -4074,12 +4247,12 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s6 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e2); }
+            if (peg$silentFails === 0) { peg$fail(peg$e3); }
           }
         }
         if (s6 !== peg$FAILED) {
           peg$savedPos = s2;
-          s2 = peg$f119(s1, s6);
+          s2 = peg$f128(s1, s6);
         } else {
           peg$currPos = s2;
           s2 = peg$FAILED;
@@ -4092,7 +4265,7 @@ function peg$parse(input, options) {
         s2 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f120(s1, s2);
+      s0 = peg$f129(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -4108,7 +4281,7 @@ function peg$parse(input, options) {
     s1 = peg$parseCallName();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f121(s1);
+      s2 = peg$f130(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -4121,7 +4294,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e3); }
+          if (peg$silentFails === 0) { peg$fail(peg$e4); }
         }
         if (s4 !== peg$FAILED) {
           s5 = peg$parse_();
@@ -4133,21 +4306,21 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s8 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e4); }
+              if (peg$silentFails === 0) { peg$fail(peg$e5); }
             }
             if (s8 === peg$FAILED) {
               s8 = peg$currPos;
               s9 = peg$parseFoundTok();
               if (s9 !== peg$FAILED) {
                 peg$savedPos = s8;
-                s9 = peg$f122(s1, s6, s9);
+                s9 = peg$f131(s1, s6, s9);
               }
               s8 = s9;
             }
             if (s8 !== peg$FAILED) {
               s9 = peg$currPos;
               peg$savedPos = peg$currPos;
-              s10 = peg$f123(s1, s6, s8);
+              s10 = peg$f132(s1, s6, s8);
               if (s10) {
                 s10 = undefined;
               } else {
@@ -4158,7 +4331,7 @@ function peg$parse(input, options) {
                 s12 = peg$parseWindowFilter();
                 if (s12 !== peg$FAILED) {
                   peg$savedPos = s9;
-                  s9 = peg$f124(s1, s6, s8, s12);
+                  s9 = peg$f133(s1, s6, s8, s12);
                 } else {
                   peg$currPos = s9;
                   s9 = peg$FAILED;
@@ -4175,7 +4348,7 @@ function peg$parse(input, options) {
               s12 = peg$parseOverClause();
               if (s12 !== peg$FAILED) {
                 peg$savedPos = s10;
-                s10 = peg$f125(s1, s6, s8, s9, s12);
+                s10 = peg$f134(s1, s6, s8, s9, s12);
               } else {
                 peg$currPos = s10;
                 s10 = peg$FAILED;
@@ -4184,7 +4357,7 @@ function peg$parse(input, options) {
                 s10 = null;
               }
               peg$savedPos = s0;
-              s0 = peg$f126(s1, s6, s8, s9, s10);
+              s0 = peg$f135(s1, s6, s8, s9, s10);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4216,7 +4389,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f127(s1);
+      s2 = peg$f136(s1);
       if (s2) {
         s2 = peg$FAILED;
       } else {
@@ -4232,7 +4405,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s6 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e3); }
+          if (peg$silentFails === 0) { peg$fail(peg$e4); }
         }
         if (s6 !== peg$FAILED) {
           s5 = [s5, s6];
@@ -4250,7 +4423,7 @@ function peg$parse(input, options) {
         }
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f128(s1);
+          s0 = peg$f137(s1);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4278,7 +4451,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s2 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e4); }
+      if (peg$silentFails === 0) { peg$fail(peg$e5); }
     }
     peg$silentFails--;
     if (s2 !== peg$FAILED) {
@@ -4289,7 +4462,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f129();
+      s1 = peg$f138();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -4311,7 +4484,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
+        if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
       if (s3 !== peg$FAILED) {
         s4 = peg$parse_();
@@ -4326,20 +4499,20 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s9 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e4); }
+              if (peg$silentFails === 0) { peg$fail(peg$e5); }
             }
             if (s9 === peg$FAILED) {
               s9 = peg$currPos;
               s10 = peg$parseFoundTok();
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s9;
-                s10 = peg$f130(s7, s10);
+                s10 = peg$f139(s7, s10);
               }
               s9 = s10;
             }
             if (s9 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f131(s7);
+              s0 = peg$f140(s7);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -4370,14 +4543,14 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e3); }
+          if (peg$silentFails === 0) { peg$fail(peg$e4); }
         }
         if (s3 !== peg$FAILED) {
           s4 = peg$parse_();
           s5 = peg$parseFoundTok();
           if (s5 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f132(s5);
+            s0 = peg$f141(s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4398,7 +4571,7 @@ function peg$parse(input, options) {
           s3 = peg$parseFoundTok();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f133(s3);
+            s0 = peg$f142(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4425,7 +4598,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
+        if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
       if (s3 !== peg$FAILED) {
         s4 = peg$parse_();
@@ -4437,20 +4610,20 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e4); }
+            if (peg$silentFails === 0) { peg$fail(peg$e5); }
           }
           if (s7 === peg$FAILED) {
             s7 = peg$currPos;
             s8 = peg$parseFoundTok();
             if (s8 !== peg$FAILED) {
               peg$savedPos = s7;
-              s8 = peg$f134(s5, s8);
+              s8 = peg$f143(s5, s8);
             }
             s7 = s8;
           }
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f135(s5);
+            s0 = peg$f144(s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4475,7 +4648,7 @@ function peg$parse(input, options) {
         s3 = peg$parseFoundTok();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f136(s3);
+          s0 = peg$f145(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4501,7 +4674,7 @@ function peg$parse(input, options) {
       s5 = peg$parseOverItem();
       if (s5 !== peg$FAILED) {
         peg$savedPos = s3;
-        s3 = peg$f137(s1, s5);
+        s3 = peg$f146(s1, s5);
       } else {
         peg$currPos = s3;
         s3 = peg$FAILED;
@@ -4513,14 +4686,14 @@ function peg$parse(input, options) {
         s5 = peg$parseOverItem();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s3;
-          s3 = peg$f137(s1, s5);
+          s3 = peg$f146(s1, s5);
         } else {
           peg$currPos = s3;
           s3 = peg$FAILED;
         }
       }
       peg$savedPos = s0;
-      s0 = peg$f138(s1, s2);
+      s0 = peg$f147(s1, s2);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -4530,7 +4703,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f139(s1);
+        s1 = peg$f148(s1);
       }
       s0 = s1;
     }
@@ -4551,7 +4724,7 @@ function peg$parse(input, options) {
         s5 = peg$parseExprList();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f140(s5);
+          s0 = peg$f149(s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4572,7 +4745,7 @@ function peg$parse(input, options) {
         s3 = peg$parseFoundTok();
         if (s3 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f141(s3);
+          s0 = peg$f150(s3);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -4589,7 +4762,7 @@ function peg$parse(input, options) {
           s3 = peg$parseOrExpr();
           if (s3 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f142(s3);
+            s0 = peg$f151(s3);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4616,14 +4789,14 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s9 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e1); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e2); }
                 }
                 if (s9 !== peg$FAILED) {
                   s10 = peg$parse_();
                   s11 = peg$parseSortField();
                   if (s11 !== peg$FAILED) {
                     peg$savedPos = s7;
-                    s7 = peg$f143(s5, s11);
+                    s7 = peg$f152(s5, s11);
                   } else {
                     peg$currPos = s7;
                     s7 = peg$FAILED;
@@ -4641,14 +4814,14 @@ function peg$parse(input, options) {
                     peg$currPos++;
                   } else {
                     s9 = peg$FAILED;
-                    if (peg$silentFails === 0) { peg$fail(peg$e1); }
+                    if (peg$silentFails === 0) { peg$fail(peg$e2); }
                   }
                   if (s9 !== peg$FAILED) {
                     s10 = peg$parse_();
                     s11 = peg$parseSortField();
                     if (s11 !== peg$FAILED) {
                       peg$savedPos = s7;
-                      s7 = peg$f143(s5, s11);
+                      s7 = peg$f152(s5, s11);
                     } else {
                       peg$currPos = s7;
                       s7 = peg$FAILED;
@@ -4659,7 +4832,7 @@ function peg$parse(input, options) {
                   }
                 }
                 peg$savedPos = s0;
-                s0 = peg$f144(s5, s6);
+                s0 = peg$f153(s5, s6);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -4723,7 +4896,7 @@ function peg$parse(input, options) {
             s7 = peg$parseOrExpr();
             if (s7 !== peg$FAILED) {
               peg$savedPos = s2;
-              s2 = peg$f145(s7);
+              s2 = peg$f154(s7);
             } else {
               peg$currPos = s2;
               s2 = peg$FAILED;
@@ -4749,7 +4922,7 @@ function peg$parse(input, options) {
       s6 = peg$parseWhenClause();
       if (s6 !== peg$FAILED) {
         peg$savedPos = s4;
-        s4 = peg$f146(s2, s6);
+        s4 = peg$f155(s2, s6);
       } else {
         peg$currPos = s4;
         s4 = peg$FAILED;
@@ -4761,7 +4934,7 @@ function peg$parse(input, options) {
         s6 = peg$parseWhenClause();
         if (s6 !== peg$FAILED) {
           peg$savedPos = s4;
-          s4 = peg$f146(s2, s6);
+          s4 = peg$f155(s2, s6);
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -4775,7 +4948,7 @@ function peg$parse(input, options) {
         s8 = peg$parseOrExpr();
         if (s8 !== peg$FAILED) {
           peg$savedPos = s4;
-          s4 = peg$f147(s2, s3, s8);
+          s4 = peg$f156(s2, s3, s8);
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -4791,7 +4964,7 @@ function peg$parse(input, options) {
       s6 = peg$parseCaseEnd();
       if (s6 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f148(s2, s3, s4);
+        s0 = peg$f157(s2, s3, s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -4820,7 +4993,7 @@ function peg$parse(input, options) {
           s6 = peg$parseFoundTok();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s5;
-            s6 = peg$f149(s3);
+            s6 = peg$f158(s3);
           }
           s5 = s6;
         }
@@ -4829,7 +5002,7 @@ function peg$parse(input, options) {
           s7 = peg$parseOrExpr();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f150(s3, s7);
+            s0 = peg$f159(s3, s7);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -4859,7 +5032,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f151();
+        s1 = peg$f160();
       }
       s0 = s1;
     }
@@ -4878,7 +5051,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s3 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e24); }
+      if (peg$silentFails === 0) { peg$fail(peg$e25); }
     }
     if (s3 !== peg$FAILED) {
       s4 = input.charAt(peg$currPos);
@@ -4886,7 +5059,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e24); }
+        if (peg$silentFails === 0) { peg$fail(peg$e25); }
       }
       if (s4 !== peg$FAILED) {
         s3 = [s3, s4];
@@ -4906,7 +5079,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e25); }
+        if (peg$silentFails === 0) { peg$fail(peg$e26); }
       }
       if (s3 !== peg$FAILED) {
         s4 = input.charAt(peg$currPos);
@@ -4914,7 +5087,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e25); }
+          if (peg$silentFails === 0) { peg$fail(peg$e26); }
         }
         if (s4 !== peg$FAILED) {
           s3 = [s3, s4];
@@ -4934,7 +5107,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s3 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e26); }
+          if (peg$silentFails === 0) { peg$fail(peg$e27); }
         }
         if (s3 !== peg$FAILED) {
           s4 = input.charAt(peg$currPos);
@@ -4942,7 +5115,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s4 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e27); }
+            if (peg$silentFails === 0) { peg$fail(peg$e28); }
           }
           if (s4 !== peg$FAILED) {
             s3 = [s3, s4];
@@ -4962,7 +5135,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s3 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e28); }
+            if (peg$silentFails === 0) { peg$fail(peg$e29); }
           }
           if (s3 !== peg$FAILED) {
             s4 = input.charAt(peg$currPos);
@@ -4970,7 +5143,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s4 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e28); }
+              if (peg$silentFails === 0) { peg$fail(peg$e29); }
             }
             if (s4 !== peg$FAILED) {
               s3 = [s3, s4];
@@ -4990,7 +5163,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s3 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e26); }
+              if (peg$silentFails === 0) { peg$fail(peg$e27); }
             }
             if (s3 !== peg$FAILED) {
               s4 = input.charAt(peg$currPos);
@@ -4998,7 +5171,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s4 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e28); }
+                if (peg$silentFails === 0) { peg$fail(peg$e29); }
               }
               if (s4 !== peg$FAILED) {
                 s3 = [s3, s4];
@@ -5033,7 +5206,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f152(s1);
+        s0 = peg$f161(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5071,7 +5244,7 @@ function peg$parse(input, options) {
                 s13 = peg$parseCreateEnd();
                 if (s13 !== peg$FAILED) {
                   peg$savedPos = s0;
-                  s0 = peg$f153(s3, s5, s7, s11);
+                  s0 = peg$f162(s3, s5, s7, s11);
                 } else {
                   peg$currPos = s0;
                   s0 = peg$FAILED;
@@ -5111,7 +5284,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f154(s1);
+      s2 = peg$f163(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5119,7 +5292,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f155(s1);
+        s0 = peg$f164(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5133,7 +5306,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f156(s1);
+        s1 = peg$f165(s1);
       }
       s0 = s1;
     }
@@ -5150,7 +5323,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f157(s1);
+        s1 = peg$f166(s1);
       }
       s0 = s1;
     }
@@ -5167,7 +5340,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e3); }
+      if (peg$silentFails === 0) { peg$fail(peg$e4); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
@@ -5176,11 +5349,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e4); }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f158();
+        s0 = peg$f167();
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5196,7 +5369,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s1 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e3); }
+        if (peg$silentFails === 0) { peg$fail(peg$e4); }
       }
       if (s1 !== peg$FAILED) {
         s2 = peg$parse_();
@@ -5210,7 +5383,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s7 !== peg$FAILED) {
             s8 = peg$parse_();
@@ -5221,7 +5394,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s10 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e4); }
+              if (peg$silentFails === 0) { peg$fail(peg$e5); }
             }
             peg$silentFails--;
             if (s10 === peg$FAILED) {
@@ -5234,7 +5407,7 @@ function peg$parse(input, options) {
               s10 = peg$parseStreamField();
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s5;
-                s5 = peg$f159(s3, s10);
+                s5 = peg$f168(s3, s10);
               } else {
                 peg$currPos = s5;
                 s5 = peg$FAILED;
@@ -5256,7 +5429,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s7 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e1); }
+              if (peg$silentFails === 0) { peg$fail(peg$e2); }
             }
             if (s7 !== peg$FAILED) {
               s8 = peg$parse_();
@@ -5267,7 +5440,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s10 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e4); }
+                if (peg$silentFails === 0) { peg$fail(peg$e5); }
               }
               peg$silentFails--;
               if (s10 === peg$FAILED) {
@@ -5280,7 +5453,7 @@ function peg$parse(input, options) {
                 s10 = peg$parseStreamField();
                 if (s10 !== peg$FAILED) {
                   peg$savedPos = s5;
-                  s5 = peg$f159(s3, s10);
+                  s5 = peg$f168(s3, s10);
                 } else {
                   peg$currPos = s5;
                   s5 = peg$FAILED;
@@ -5301,7 +5474,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s7 !== peg$FAILED) {
             s6 = [s6, s7];
@@ -5317,7 +5490,7 @@ function peg$parse(input, options) {
           s7 = peg$parseFieldListClose();
           if (s7 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f160(s3, s4);
+            s0 = peg$f169(s3, s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -5335,7 +5508,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f161(s1);
+          s1 = peg$f170(s1);
         }
         s0 = s1;
       }
@@ -5352,14 +5525,14 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s0 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e4); }
+      if (peg$silentFails === 0) { peg$fail(peg$e5); }
     }
     if (s0 === peg$FAILED) {
       s0 = peg$currPos;
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f162(s1);
+        s1 = peg$f171(s1);
       }
       s0 = s1;
     }
@@ -5384,7 +5557,7 @@ function peg$parse(input, options) {
           s8 = peg$parseDefaultLit();
           if (s8 !== peg$FAILED) {
             peg$savedPos = s4;
-            s4 = peg$f163(s1, s3, s8);
+            s4 = peg$f172(s1, s3, s8);
           } else {
             peg$currPos = s4;
             s4 = peg$FAILED;
@@ -5397,7 +5570,7 @@ function peg$parse(input, options) {
           s4 = null;
         }
         peg$savedPos = s0;
-        s0 = peg$f164(s1, s3, s4);
+        s0 = peg$f173(s1, s3, s4);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5411,7 +5584,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f165(s1);
+        s1 = peg$f174(s1);
       }
       s0 = s1;
     }
@@ -5426,7 +5599,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f166(s1);
+      s2 = peg$f175(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5439,7 +5612,7 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s4 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e3); }
+          if (peg$silentFails === 0) { peg$fail(peg$e4); }
         }
         if (s4 !== peg$FAILED) {
           s5 = peg$parse_();
@@ -5451,20 +5624,20 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s8 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e4); }
+              if (peg$silentFails === 0) { peg$fail(peg$e5); }
             }
             if (s8 === peg$FAILED) {
               s8 = peg$currPos;
               s9 = peg$parseFoundTok();
               if (s9 !== peg$FAILED) {
                 peg$savedPos = s8;
-                s9 = peg$f167(s1, s6, s9);
+                s9 = peg$f176(s1, s6, s9);
               }
               s8 = s9;
             }
             if (s8 !== peg$FAILED) {
               peg$savedPos = s0;
-              s0 = peg$f168(s1, s6);
+              s0 = peg$f177(s1, s6);
             } else {
               peg$currPos = s0;
               s0 = peg$FAILED;
@@ -5490,7 +5663,7 @@ function peg$parse(input, options) {
       s1 = peg$parseWord();
       if (s1 !== peg$FAILED) {
         peg$savedPos = peg$currPos;
-        s2 = peg$f169(s1);
+        s2 = peg$f178(s1);
         if (s2) {
           s2 = undefined;
         } else {
@@ -5503,7 +5676,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s4 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e3); }
+            if (peg$silentFails === 0) { peg$fail(peg$e4); }
           }
           if (s4 !== peg$FAILED) {
             s5 = peg$parse_();
@@ -5517,7 +5690,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s10 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e1); }
+                if (peg$silentFails === 0) { peg$fail(peg$e2); }
               }
               if (s10 !== peg$FAILED) {
                 s11 = peg$parse_();
@@ -5528,7 +5701,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s13 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e4); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e5); }
                 }
                 peg$silentFails--;
                 if (s13 === peg$FAILED) {
@@ -5541,7 +5714,7 @@ function peg$parse(input, options) {
                   s13 = peg$parseStreamField();
                   if (s13 !== peg$FAILED) {
                     peg$savedPos = s8;
-                    s8 = peg$f170(s1, s6, s13);
+                    s8 = peg$f179(s1, s6, s13);
                   } else {
                     peg$currPos = s8;
                     s8 = peg$FAILED;
@@ -5563,7 +5736,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s10 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e1); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e2); }
                 }
                 if (s10 !== peg$FAILED) {
                   s11 = peg$parse_();
@@ -5574,7 +5747,7 @@ function peg$parse(input, options) {
                     peg$currPos++;
                   } else {
                     s13 = peg$FAILED;
-                    if (peg$silentFails === 0) { peg$fail(peg$e4); }
+                    if (peg$silentFails === 0) { peg$fail(peg$e5); }
                   }
                   peg$silentFails--;
                   if (s13 === peg$FAILED) {
@@ -5587,7 +5760,7 @@ function peg$parse(input, options) {
                     s13 = peg$parseStreamField();
                     if (s13 !== peg$FAILED) {
                       peg$savedPos = s8;
-                      s8 = peg$f170(s1, s6, s13);
+                      s8 = peg$f179(s1, s6, s13);
                     } else {
                       peg$currPos = s8;
                       s8 = peg$FAILED;
@@ -5608,7 +5781,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s10 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e1); }
+                if (peg$silentFails === 0) { peg$fail(peg$e2); }
               }
               if (s10 !== peg$FAILED) {
                 s9 = [s9, s10];
@@ -5626,20 +5799,20 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s10 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e4); }
+                if (peg$silentFails === 0) { peg$fail(peg$e5); }
               }
               if (s10 === peg$FAILED) {
                 s10 = peg$currPos;
                 s11 = peg$parseFoundTok();
                 if (s11 !== peg$FAILED) {
                   peg$savedPos = s10;
-                  s11 = peg$f171(s1, s6, s7, s11);
+                  s11 = peg$f180(s1, s6, s7, s11);
                 }
                 s10 = s11;
               }
               if (s10 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s0 = peg$f172(s1, s6, s7);
+                s0 = peg$f181(s1, s6, s7);
               } else {
                 peg$currPos = s0;
                 s0 = peg$FAILED;
@@ -5665,7 +5838,7 @@ function peg$parse(input, options) {
         s1 = peg$parseWord();
         if (s1 !== peg$FAILED) {
           peg$savedPos = peg$currPos;
-          s2 = peg$f173(s1);
+          s2 = peg$f182(s1);
           if (s2) {
             s2 = undefined;
           } else {
@@ -5673,7 +5846,7 @@ function peg$parse(input, options) {
           }
           if (s2 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f174(s1);
+            s0 = peg$f183(s1);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -5687,7 +5860,7 @@ function peg$parse(input, options) {
           s1 = peg$parseFoundTok();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f175(s1);
+            s1 = peg$f184(s1);
           }
           s0 = s1;
         }
@@ -5706,7 +5879,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -5718,7 +5891,7 @@ function peg$parse(input, options) {
       s3 = peg$parseNumberTok();
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f176(s3);
+        s0 = peg$f185(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5732,7 +5905,7 @@ function peg$parse(input, options) {
       s1 = peg$parseNumberTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f177(s1);
+        s1 = peg$f186(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -5740,7 +5913,7 @@ function peg$parse(input, options) {
         s1 = peg$parseStringLiteral();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f178(s1);
+          s1 = peg$f187(s1);
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -5748,7 +5921,7 @@ function peg$parse(input, options) {
           s1 = peg$parseTRUE();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f179();
+            s1 = peg$f188();
           }
           s0 = s1;
           if (s0 === peg$FAILED) {
@@ -5756,7 +5929,7 @@ function peg$parse(input, options) {
             s1 = peg$parseFALSE();
             if (s1 !== peg$FAILED) {
               peg$savedPos = s0;
-              s1 = peg$f180();
+              s1 = peg$f189();
             }
             s0 = s1;
             if (s0 === peg$FAILED) {
@@ -5764,7 +5937,7 @@ function peg$parse(input, options) {
               s1 = peg$parseFoundTok();
               if (s1 !== peg$FAILED) {
                 peg$savedPos = s0;
-                s1 = peg$f181(s1);
+                s1 = peg$f190(s1);
               }
               s0 = s1;
             }
@@ -5783,7 +5956,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f182(s1);
+      s2 = peg$f191(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -5805,7 +5978,7 @@ function peg$parse(input, options) {
       s1 = peg$parseWord();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f183(s1);
+        s1 = peg$f192(s1);
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -5813,7 +5986,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f184(s1);
+          s1 = peg$f193(s1);
         }
         s0 = s1;
       }
@@ -5831,7 +6004,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e3); }
+      if (peg$silentFails === 0) { peg$fail(peg$e4); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
@@ -5841,7 +6014,7 @@ function peg$parse(input, options) {
       if (s5 !== peg$FAILED) {
         s6 = peg$parse_();
         peg$savedPos = s4;
-        s4 = peg$f185(s5);
+        s4 = peg$f194(s5);
       } else {
         peg$currPos = s4;
         s4 = peg$FAILED;
@@ -5853,12 +6026,12 @@ function peg$parse(input, options) {
           peg$currPos++;
         } else {
           s5 = peg$FAILED;
-          if (peg$silentFails === 0) { peg$fail(peg$e1); }
+          if (peg$silentFails === 0) { peg$fail(peg$e2); }
         }
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           peg$savedPos = s4;
-          s4 = peg$f186();
+          s4 = peg$f195();
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -5871,7 +6044,7 @@ function peg$parse(input, options) {
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           peg$savedPos = s4;
-          s4 = peg$f185(s5);
+          s4 = peg$f194(s5);
         } else {
           peg$currPos = s4;
           s4 = peg$FAILED;
@@ -5883,12 +6056,12 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s5 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e1); }
+            if (peg$silentFails === 0) { peg$fail(peg$e2); }
           }
           if (s5 !== peg$FAILED) {
             s6 = peg$parse_();
             peg$savedPos = s4;
-            s4 = peg$f186();
+            s4 = peg$f195();
           } else {
             peg$currPos = s4;
             s4 = peg$FAILED;
@@ -5900,14 +6073,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s4 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e4); }
+        if (peg$silentFails === 0) { peg$fail(peg$e5); }
       }
       if (s4 === peg$FAILED) {
         s4 = peg$currPos;
         s5 = peg$parseEOF();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s4;
-          s5 = peg$f187(s3);
+          s5 = peg$f196(s3);
         }
         s4 = s5;
         if (s4 === peg$FAILED) {
@@ -5915,14 +6088,14 @@ function peg$parse(input, options) {
           s5 = peg$parseFoundTok();
           if (s5 !== peg$FAILED) {
             peg$savedPos = s4;
-            s5 = peg$f188(s3, s5);
+            s5 = peg$f197(s3, s5);
           }
           s4 = s5;
         }
       }
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f189(s3);
+        s0 = peg$f198(s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -5936,7 +6109,7 @@ function peg$parse(input, options) {
       s1 = peg$parseFoundTok();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f190(s1);
+        s1 = peg$f199(s1);
       }
       s0 = s1;
     }
@@ -5956,14 +6129,14 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e10); }
+        if (peg$silentFails === 0) { peg$fail(peg$e11); }
       }
       if (s3 === peg$FAILED) {
         s3 = peg$currPos;
         s4 = peg$parseFoundTok();
         if (s4 !== peg$FAILED) {
           peg$savedPos = s3;
-          s4 = peg$f191(s1, s4);
+          s4 = peg$f200(s1, s4);
         }
         s3 = s4;
       }
@@ -5972,7 +6145,7 @@ function peg$parse(input, options) {
         s5 = peg$parseOptionValue();
         if (s5 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f192(s1, s5);
+          s0 = peg$f201(s1, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -5996,7 +6169,7 @@ function peg$parse(input, options) {
     s1 = peg$parseWord();
     if (s1 !== peg$FAILED) {
       peg$savedPos = peg$currPos;
-      s2 = peg$f193(s1);
+      s2 = peg$f202(s1);
       if (s2) {
         s2 = undefined;
       } else {
@@ -6004,7 +6177,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f194(s1);
+        s0 = peg$f203(s1);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6026,7 +6199,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e29); }
+      if (peg$silentFails === 0) { peg$fail(peg$e30); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
@@ -6042,11 +6215,11 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e29); }
+        if (peg$silentFails === 0) { peg$fail(peg$e30); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f195(s2);
+        s0 = peg$f204(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -6060,7 +6233,7 @@ function peg$parse(input, options) {
       s1 = peg$parseTRUE();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f196();
+        s1 = peg$f205();
       }
       s0 = s1;
       if (s0 === peg$FAILED) {
@@ -6068,7 +6241,7 @@ function peg$parse(input, options) {
         s1 = peg$parseFALSE();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f197();
+          s1 = peg$f206();
         }
         s0 = s1;
         if (s0 === peg$FAILED) {
@@ -6076,7 +6249,7 @@ function peg$parse(input, options) {
           s1 = peg$parseFoundTok();
           if (s1 !== peg$FAILED) {
             peg$savedPos = s0;
-            s1 = peg$f198(s1);
+            s1 = peg$f207(s1);
           }
           s0 = s1;
         }
@@ -6103,176 +6276,10 @@ function peg$parse(input, options) {
         s1 = peg$parseFoundTok();
         if (s1 !== peg$FAILED) {
           peg$savedPos = s0;
-          s1 = peg$f199(s1);
+          s1 = peg$f208(s1);
         }
         s0 = s1;
       }
-    }
-
-    return s0;
-  }
-
-  function peg$parseShow() {
-    let s0, s1, s2, s3, s4, s5, s6, s7;
-
-    s0 = peg$currPos;
-    s1 = peg$parseWord();
-    if (s1 !== peg$FAILED) {
-      peg$savedPos = peg$currPos;
-      s2 = peg$f200(s1);
-      if (s2) {
-        s2 = undefined;
-      } else {
-        s2 = peg$FAILED;
-      }
-      if (s2 !== peg$FAILED) {
-        s3 = peg$parse_();
-        s4 = peg$parseShowWhat();
-        if (s4 !== peg$FAILED) {
-          s5 = peg$parse_();
-          if (input.charCodeAt(peg$currPos) === 59) {
-            s6 = peg$c0;
-            peg$currPos++;
-          } else {
-            s6 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e0); }
-          }
-          if (s6 === peg$FAILED) {
-            s6 = peg$parseEOF();
-            if (s6 === peg$FAILED) {
-              s6 = peg$currPos;
-              s7 = peg$parseFoundTok();
-              if (s7 !== peg$FAILED) {
-                peg$savedPos = s6;
-                s7 = peg$f201(s1, s4, s7);
-              }
-              s6 = s7;
-            }
-          }
-          if (s6 !== peg$FAILED) {
-            peg$savedPos = s0;
-            s0 = peg$f202(s1, s4);
-          } else {
-            peg$currPos = s0;
-            s0 = peg$FAILED;
-          }
-        } else {
-          peg$currPos = s0;
-          s0 = peg$FAILED;
-        }
-      } else {
-        peg$currPos = s0;
-        s0 = peg$FAILED;
-      }
-    } else {
-      peg$currPos = s0;
-      s0 = peg$FAILED;
-    }
-
-    return s0;
-  }
-
-  function peg$parseShowWhat() {
-    let s0, s1, s2;
-
-    s0 = peg$currPos;
-    s1 = peg$parseWord();
-    if (s1 !== peg$FAILED) {
-      peg$savedPos = peg$currPos;
-      s2 = peg$f203(s1);
-      if (s2) {
-        s2 = undefined;
-      } else {
-        s2 = peg$FAILED;
-      }
-      if (s2 !== peg$FAILED) {
-        peg$savedPos = s0;
-        s0 = peg$f204(s1);
-      } else {
-        peg$currPos = s0;
-        s0 = peg$FAILED;
-      }
-    } else {
-      peg$currPos = s0;
-      s0 = peg$FAILED;
-    }
-    if (s0 === peg$FAILED) {
-      s0 = peg$currPos;
-      s1 = peg$parseFoundTok();
-      if (s1 !== peg$FAILED) {
-        peg$savedPos = s0;
-        s1 = peg$f205(s1);
-      }
-      s0 = s1;
-    }
-
-    return s0;
-  }
-
-  function peg$parseDescribeLike() {
-    let s0, s1, s2, s3, s4, s5, s6, s7, s8;
-
-    s0 = peg$currPos;
-    s1 = peg$parseWord();
-    if (s1 !== peg$FAILED) {
-      peg$savedPos = peg$currPos;
-      s2 = peg$f206(s1);
-      if (s2) {
-        s2 = undefined;
-      } else {
-        s2 = peg$FAILED;
-      }
-      if (s2 !== peg$FAILED) {
-        s3 = peg$parse_();
-        s4 = peg$parseStreamKind();
-        if (s4 !== peg$FAILED) {
-          s5 = peg$parse_();
-          s6 = peg$parseIdent();
-          if (s6 === peg$FAILED) {
-            s6 = peg$currPos;
-            s7 = peg$parseFoundTok();
-            if (s7 !== peg$FAILED) {
-              peg$savedPos = s6;
-              s7 = peg$f207(s1, s4, s7);
-            }
-            s6 = s7;
-          }
-          if (s6 !== peg$FAILED) {
-            s7 = [];
-            if (input.length > peg$currPos) {
-              s8 = input.charAt(peg$currPos);
-              peg$currPos++;
-            } else {
-              s8 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e30); }
-            }
-            while (s8 !== peg$FAILED) {
-              s7.push(s8);
-              if (input.length > peg$currPos) {
-                s8 = input.charAt(peg$currPos);
-                peg$currPos++;
-              } else {
-                s8 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e30); }
-              }
-            }
-            peg$savedPos = s0;
-            s0 = peg$f208(s1, s4, s6);
-          } else {
-            peg$currPos = s0;
-            s0 = peg$FAILED;
-          }
-        } else {
-          peg$currPos = s0;
-          s0 = peg$FAILED;
-        }
-      } else {
-        peg$currPos = s0;
-        s0 = peg$FAILED;
-      }
-    } else {
-      peg$currPos = s0;
-      s0 = peg$FAILED;
     }
 
     return s0;
@@ -6328,7 +6335,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e6); }
+      if (peg$silentFails === 0) { peg$fail(peg$e7); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -6342,7 +6349,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e6); }
+        if (peg$silentFails === 0) { peg$fail(peg$e7); }
       }
       if (s3 !== peg$FAILED) {
         s4 = [];
@@ -6386,7 +6393,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e17); }
+      if (peg$silentFails === 0) { peg$fail(peg$e18); }
     }
     if (s1 !== peg$FAILED) {
       s2 = [];
@@ -6400,7 +6407,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e2); }
+        if (peg$silentFails === 0) { peg$fail(peg$e3); }
       }
       if (s3 !== peg$FAILED) {
         s4 = [];
@@ -6427,7 +6434,7 @@ function peg$parse(input, options) {
             peg$currPos++;
           } else {
             s7 = peg$FAILED;
-            if (peg$silentFails === 0) { peg$fail(peg$e30); }
+            if (peg$silentFails === 0) { peg$fail(peg$e1); }
           }
           if (s7 !== peg$FAILED) {
             s6 = [s6, s7];
@@ -6465,7 +6472,7 @@ function peg$parse(input, options) {
               peg$currPos++;
             } else {
               s7 = peg$FAILED;
-              if (peg$silentFails === 0) { peg$fail(peg$e30); }
+              if (peg$silentFails === 0) { peg$fail(peg$e1); }
             }
             if (s7 !== peg$FAILED) {
               s6 = [s6, s7];
@@ -6515,7 +6522,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e30); }
+      if (peg$silentFails === 0) { peg$fail(peg$e1); }
     }
     peg$silentFails--;
     if (s1 === peg$FAILED) {
@@ -6707,7 +6714,7 @@ function peg$parse(input, options) {
       peg$currPos++;
     } else {
       s1 = peg$FAILED;
-      if (peg$silentFails === 0) { peg$fail(peg$e29); }
+      if (peg$silentFails === 0) { peg$fail(peg$e30); }
     }
     if (s1 !== peg$FAILED) {
       s2 = peg$currPos;
@@ -6723,7 +6730,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s3 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e29); }
+        if (peg$silentFails === 0) { peg$fail(peg$e30); }
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
@@ -6794,7 +6801,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s2 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e30); }
+        if (peg$silentFails === 0) { peg$fail(peg$e1); }
       }
       if (s2 !== peg$FAILED) {
         s1 = [s1, s2];
@@ -6837,7 +6844,7 @@ function peg$parse(input, options) {
         peg$currPos++;
       } else {
         s2 = peg$FAILED;
-        if (peg$silentFails === 0) { peg$fail(peg$e30); }
+        if (peg$silentFails === 0) { peg$fail(peg$e1); }
       }
       if (s2 !== peg$FAILED) {
         s1 = [s1, s2];
@@ -6950,7 +6957,7 @@ function peg$parse(input, options) {
                 peg$currPos++;
               } else {
                 s1 = peg$FAILED;
-                if (peg$silentFails === 0) { peg$fail(peg$e29); }
+                if (peg$silentFails === 0) { peg$fail(peg$e30); }
               }
               if (s1 !== peg$FAILED) {
                 s2 = peg$currPos;
@@ -6966,7 +6973,7 @@ function peg$parse(input, options) {
                   peg$currPos++;
                 } else {
                   s3 = peg$FAILED;
-                  if (peg$silentFails === 0) { peg$fail(peg$e29); }
+                  if (peg$silentFails === 0) { peg$fail(peg$e30); }
                 }
                 if (s3 !== peg$FAILED) {
                   peg$savedPos = s0;
@@ -7032,7 +7039,7 @@ function peg$parse(input, options) {
                       peg$currPos++;
                     } else {
                       s4 = peg$FAILED;
-                      if (peg$silentFails === 0) { peg$fail(peg$e30); }
+                      if (peg$silentFails === 0) { peg$fail(peg$e1); }
                     }
                     while (s4 !== peg$FAILED) {
                       s3.push(s4);
@@ -7041,7 +7048,7 @@ function peg$parse(input, options) {
                         peg$currPos++;
                       } else {
                         s4 = peg$FAILED;
-                        if (peg$silentFails === 0) { peg$fail(peg$e30); }
+                        if (peg$silentFails === 0) { peg$fail(peg$e1); }
                       }
                     }
                     s2 = input.substring(s2, peg$currPos);
@@ -7105,7 +7112,7 @@ function peg$parse(input, options) {
                         peg$currPos++;
                       } else {
                         s1 = peg$FAILED;
-                        if (peg$silentFails === 0) { peg$fail(peg$e30); }
+                        if (peg$silentFails === 0) { peg$fail(peg$e1); }
                       }
                       if (s1 !== peg$FAILED) {
                         peg$savedPos = s0;
@@ -8575,6 +8582,8 @@ function peg$parse(input, options) {
   function found(t) {
     return goQuote(t.text);
   }
+
+
   /** Inside meta()/mqtt() identifiers are metadata keys (sql §16). */
   function metaArg(e) {
     if (e.kind === "field") return { kind: "meta", name: e.name, stream: e.stream };

@@ -1,5 +1,5 @@
 /**
- * The SQL syntax tree produced by grammar.peggy. Nodes are discriminated unions on `kind`;
+ * The SQL syntax tree produced by the grammar (grammar/). Nodes are discriminated unions on `kind`;
  * names mirror eKuiper's AST where its `String()` form shows up in error messages.
  */
 

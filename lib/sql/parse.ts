@@ -1,5 +1,5 @@
 /**
- * SQL text → AST. Wraps the peggy parser generated from grammar.peggy: statement splitting,
+ * SQL text → AST. Wraps the peggy parser generated from the grammar (grammar/): statement splitting,
  * function lookup and validation hooks, the SELECT post-processing (select.ts) and CREATE option
  * conversion (create.ts), and peggy errors → ParseError with eKuiper's text and a position.
  */
