@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { RowError } from "../../lib/errors.ts";
+import { RowError } from "../../../lib/errors.ts";
 import {
   CACHE_LIMIT,
   cachedPatterns,
@@ -12,16 +12,16 @@ import {
   goMatchString,
   goRegex,
   goReplaceAllString,
-} from "../../lib/functions/regex/index.ts";
-import { Lru } from "../../lib/functions/regex/lru.ts";
-import type { Value } from "../../lib/value/values.ts";
-import { compileLikeSource } from "../../lib/sql/like.ts";
-import { ctxFor } from "./env.ts";
-import { call } from "./invoke-helpers.ts";
-import sqlCases from "../../fixtures/functions/regex-sql.json";
-import goCases from "../../fixtures/functions/regex-go.json";
-import go125Cases from "../../fixtures/functions/regex-go125.json";
-import likeCases from "../../fixtures/functions/like.json";
+} from "../../../lib/functions/regex/index.ts";
+import { Lru } from "../../../lib/functions/regex/lru.ts";
+import type { Value } from "../../../lib/value/values.ts";
+import { compileLikeSource } from "../../../lib/sql/like.ts";
+import { ctxFor } from "../env.ts";
+import { call } from "../invoke-helpers.ts";
+import sqlCases from "../../../fixtures/functions/regex-sql.json";
+import goCases from "../../../fixtures/functions/regex-go.json";
+import go125Cases from "../../../fixtures/functions/regex-go125.json";
+import likeCases from "../../../fixtures/functions/like.json";
 
 interface RegexCase {
   name?: string;

@@ -3,7 +3,7 @@
  * one, that it answers exactly as re2js does, and that its speed stays bounded.
  */
 import { describe, expect, test } from "bun:test";
-import { RowError } from "../../lib/errors.ts";
+import { RowError } from "../../../lib/errors.ts";
 import {
   compileGoRegex,
   goFindString,
@@ -11,8 +11,8 @@ import {
   goMatchString,
   goReplaceAllString,
   type GoRegex,
-} from "../../lib/functions/regex/index.ts";
-import { safeJsOf } from "../../lib/functions/regex/safe-js.ts";
+} from "../../../lib/functions/regex/index.ts";
+import { safeJsOf } from "../../../lib/functions/regex/safe-js.ts";
 
 function compiled(p: string, twin: boolean): GoRegex {
   const r = compileGoRegex(p, twin);

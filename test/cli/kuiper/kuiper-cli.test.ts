@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFloe, tempHome, type DaemonProc } from "./daemon.ts";
+import { startFloe, tempHome, type DaemonProc } from "../../server/daemon.ts";
 
-const ROOT = join(import.meta.dir, "..", "..");
+const ROOT = join(import.meta.dir, "..", "..", "..");
 let d: DaemonProc;
 let dir: string;
 
