@@ -4,10 +4,10 @@
  * import each other in a cycle. What does not hold yet is listed below with the reason; a new upward
  * import, a new cycle, or an allowance that is no longer needed fails. lib/ holds sources only: the
  * files built from them live in generated/, each owned by the one lib/ folder that imports it. No
- * hand-written source file is longer than MAX_LINES.
+ * hand-written source file is longer than MAX_LINES, and test/'s folders mirror lib/'s.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
@@ -66,6 +66,18 @@ const ALLOWED_CYCLES: readonly { readonly files: readonly string[]; readonly why
  */
 const MAX_LINES = 500;
 
+/**
+ * The folders of test/ that do not mirror a folder of lib/: what they test is not one folder's code.
+ * Every other folder of test/ is the mirror of a folder of lib/ (STYLE.md: test/ mirrors lib/).
+ */
+const TEST_ONLY_FOLDERS: readonly { readonly folder: string; readonly why: string }[] = [
+  { folder: "bench", why: "the benchmark harness (bench/ at the top, not lib/)" },
+  { folder: "conformance", why: "the shared conformance vectors, run through the whole engine" },
+  { folder: "helpers", why: "what tests share: brokers, daemons, runtimes, waits" },
+  { folder: "hostile", why: "attacks of THREAT-MODEL.md, each across every surface it reaches" },
+  { folder: "packaging", why: "the release packages (packaging/ at the top, not lib/)" },
+];
+
 // Static, type-only and dynamic imports, and the synchronous lazy loads (`require("./x.ts")` at first use, to keep start-up short).
 const IMPORT = /^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)|\brequire\(\s*["']([^"']+)["']\s*\)/gm;
 
@@ -93,6 +105,13 @@ function lineCount(file: string): number {
 
 function sources(): string[] {
   return [...filesUnder("lib"), ...filesUnder("generated"), "cli.ts"].sort();
+}
+
+/** The folders under `dir`, recursively, relative to it. */
+function foldersUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
+    .map((f) => f.split("\\").join("/"))
+    .filter((f) => statSync(join(ROOT, dir, f)).isDirectory());
 }
 
 /** Relative imports of each file, resolved to repository paths. */
@@ -196,6 +215,15 @@ describe("architecture", () => {
     expect(files).toContain("lib/server/console/ui/style.css");
     const long = files.map((f) => ({ f, n: lineCount(f) })).filter((x) => x.n > MAX_LINES).map((x) => `${x.f}: ${x.n} lines`);
     expect(long).toEqual([]);
+  });
+
+  test("test/ mirrors lib/: every folder of test/ is a folder of lib/, but for the listed cross-cutting ones", () => {
+    const lib = new Set(foldersUnder("lib"));
+    const tests = foldersUnder("test");
+    const own = (f: string) => TEST_ONLY_FOLDERS.some((t) => f === t.folder || f.startsWith(`${t.folder}/`));
+    expect(tests.filter((f) => !lib.has(f) && !own(f)).sort()).toEqual([]);
+    // A listed folder exists, and is no folder of lib/ (it would mirror that one).
+    expect(TEST_ONLY_FOLDERS.map((t) => t.folder).filter((f) => lib.has(f) || !tests.includes(f))).toEqual([]);
   });
 
   test("imports point down: no import reaches a higher floor or a sibling on the same floor", () => {
