@@ -108,10 +108,11 @@ function sources(): string[] {
 }
 
 /** The folders under `dir`, recursively, relative to it. */
+/** The folders under `dir` that hold code (a test's screenshots or other output are no folder of it). */
 function foldersUnder(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
-    .map((f) => f.split("\\").join("/"))
-    .filter((f) => statSync(join(ROOT, dir, f)).isDirectory());
+  const files = readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" }).map((f) => f.split("\\").join("/"));
+  const code = new Set(files.filter((f) => /\.(ts|js|peggy|css)$/.test(f)).map((f) => f.slice(0, Math.max(0, f.lastIndexOf("/")))));
+  return files.filter((f) => statSync(join(ROOT, dir, f)).isDirectory() && [...code].some((c) => c === f || c.startsWith(`${f}/`)));
 }
 
 /** Relative imports of each file, resolved to repository paths. */
