@@ -19,8 +19,11 @@ import { SimulatorSource } from "../connectors/simulator/source.ts";
 import type { StoredRule } from "../store/stored-rule.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
+import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
+import { ensurePartialsStream, partialsSubject, purgePartials } from "../cluster/index.ts";
+import { errorText } from "../errors.ts";
+import { startTwoStage } from "./two-stage-run.ts";
 
 const utf8 = new TextDecoder();
 
@@ -85,8 +88,15 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     const cluster = engine.cluster;
     const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
     if (cluster && partitioned) {
+      const split = twoStageOf(def, partitioned, engine.functions);
       const warning = partitionKeyWarning(def, partitioned);
-      if (warning) engine.log(warning);
+      if (split && "plan" in split) engine.log(`${warning}: two-stage aggregation instead, partials merged by the owner of partition 0`);
+      else if (warning) engine.log(split ? `${warning}; not two-stage: ${split.reason}` : warning);
+      const twoStage =
+        split && "plan" in split
+          ? { def, plan: split.plan, partitions: partitioned.count, subject: partialsSubject(cluster.settings.group, def.id, def.sql), cluster, env, hub, dataDir: engine.paths.data, log: engine.log }
+          : undefined;
+      if (twoStage) await ensurePartialsStream(cluster.nc, cluster.settings.group);
       const run = new PartitionedRun({
         def,
         partitions: partitioned.count,
@@ -100,6 +110,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
           // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
           const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
           const run = { ...def, id: partitionRunId(def.id, p), options, actions: withEpochHeader(def.actions, epoch) };
+          if (twoStage) return startTwoStage(twoStage, { id: run.id, options: options.raw, actions: run.actions }, streamsForPartition(deps.streams(), partitioned.stream, p), p, epoch, fence, exit);
           const rule = Rule.create(ruleJson(run), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub, { fence });
           return rule.start(exit);
         },
@@ -112,6 +123,8 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         stop: async () => {
           if (engine.partitionRuns.get(def.id) === run) engine.partitionRuns.delete(def.id);
           await run.stop();
+          // A deleted rule leaves no partials behind.
+          if (twoStage && engine.rules.get(def.id) === undefined) await purgePartials(cluster.nc, cluster.settings.group, twoStage.subject).catch((e) => engine.log(`rule ${def.id}: cannot purge its partials: ${errorText(e)}`));
         },
       };
     }
