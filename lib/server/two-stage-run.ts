@@ -23,6 +23,9 @@ import { SourceMessage } from "../source/message.ts";
 import type { StoredRule } from "../store/stored-rule.ts";
 import type { Obj } from "../value/values.ts";
 import type { HeldRun } from "./lifecycle.ts";
+import { Emission, type Item } from "../core/item.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
+import type { SinkNode } from "../core/sink.ts";
 
 /** Stage 1's sink: each window's partial rows, published under the partition's epoch. */
 class PartialSink implements SinkConnector {
@@ -38,9 +41,10 @@ class PartialSink implements SinkConnector {
     ctx.status.connected();
   }
   async send(item: SinkItem): Promise<void> {
-    const rows = Array.isArray(item.payload) ? (item.payload as Obj[]) : [item.payload as Obj];
+    let rows = Array.isArray(item.payload) ? (item.payload as Obj[]) : [item.payload as Obj];
     if (rows.length === 0) return;
     const end = Number(rows[0]![PARTIAL_END]);
+    if (rows[0]![EMPTY] === true) rows = [];
     // A partial lost would make the merge wrong, not late: retried until stored (or the run stops).
     for (;;) {
       try {
@@ -56,10 +60,54 @@ class PartialSink implements SinkConnector {
   }
 }
 
+/** Marks the partial of a window the partition had no rows in. */
+const EMPTY = "__empty";
+
+/**
+ * Stage 1's sink node: the pipeline of PartialSink, and after each window the partition closed
+ * without a result (`closed`), a marker in the same queue, so the merge hears of every window in order.
+ */
+class PartialOut implements SinkNode {
+  readonly metrics: NodeMetrics[];
+  readonly name: string;
+  private last = NaN;
+  constructor(private readonly pipe: SinkPipeline) {
+    this.metrics = pipe.metrics;
+    this.name = pipe.name;
+  }
+  push(item: Item): void {
+    if (item instanceof Emission) {
+      const r = item.rows[0];
+      if (r) this.last = Number(r[PARTIAL_END]);
+    }
+    this.pipe.push(item);
+  }
+  closed(end: number): void {
+    if (this.last !== end) this.pipe.push(new Emission([{ [PARTIAL_END]: BigInt(end), [EMPTY]: true }], null));
+  }
+  end(): void {
+    this.pipe.end();
+  }
+  room(): number {
+    return this.pipe.room();
+  }
+  onRoom(fn: () => void): void {
+    this.pipe.onRoom(fn);
+  }
+  snapshot(): unknown {
+    return this.pipe.snapshot();
+  }
+  restore(s: unknown): void {
+    this.pipe.restore(s);
+  }
+}
+
 /** Stage 2's source: the partials of every partition, released window by window by a PartialGate. */
 class MergeSource implements SourceConnector {
   private readonly gate: PartialGate;
-  private readonly queue: Obj[][] = [];
+  /** Released windows not yet taken by the bus; `head` is the first not published. */
+  private queue: Obj[][] = [];
+  private head = 0;
   private waiting = false;
   private closed = false;
   private stopRead: () => Promise<void> = async () => {};
@@ -99,8 +147,8 @@ class MergeSource implements SourceConnector {
 
   private pump(): void {
     const ctx = this.ctx;
-    while (ctx && !this.waiting && !this.closed && this.queue.length > 0) {
-      if (!ctx.bus.publish([new SourceMessage(null, this.queue[0]!, null)])) {
+    while (ctx && !this.waiting && !this.closed && this.head < this.queue.length) {
+      if (!ctx.bus.publish([new SourceMessage(null, this.queue[this.head]!, null)])) {
         this.waiting = true;
         ctx.bus.onDrain(() => {
           this.waiting = false;
@@ -108,7 +156,11 @@ class MergeSource implements SourceConnector {
         });
         return;
       }
-      this.queue.shift();
+      this.head++;
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
     }
   }
 
@@ -163,7 +215,12 @@ export async function startTwoStage(
     fence,
     log: o.log,
   });
-  const stage1 = Rule.create({ id: rule.id, name: def.name, sql: def.sql, select: o.plan.stage1, actions: [], options: rule.options }, streams, env, o.hub, { extraSinks: [sink], fence });
+  const out = new PartialOut(sink);
+  const stage1 = Rule.create({ id: rule.id, name: def.name, sql: def.sql, select: o.plan.stage1, actions: [], options: rule.options }, streams, env, o.hub, {
+    extraSinks: [out],
+    fence,
+    onWindowClose: (end) => out.closed(end),
+  });
   sink.open();
   const run1 = await stage1.start(onExit).catch(async (e: unknown) => {
     await sink.close(0);
