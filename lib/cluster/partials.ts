@@ -8,7 +8,7 @@
  * through a `PartialGate`.
  */
 import { createHash } from "node:crypto";
-import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { Obj, Value } from "../value/values.ts";
 import type { EntrySigner } from "./auth.ts";
 import { keyToken, type NatsConnection } from "./nats.ts";
@@ -176,16 +176,21 @@ export function decodePartial(signer: EntrySigner, subject: string, data: string
 
 /**
  * Reads the partials of `subject` in stream order from the start, calling `fn` with each
- * message's text; returns the stop. An ordered consumer: after a reconnect it resumes where it was.
+ * message's text; returns the stop.
  */
 export async function readPartials(nc: NatsConnection, group: string, subject: string, fn: (data: string) => void): Promise<() => Promise<void>> {
   const js = jetstream(nc);
-  const consumer = await js.consumers.get(partialsStream(group), { filter_subjects: [subject], deliver_policy: DeliverPolicy.All });
+  const jsm = await jetstreamManager(nc);
+  const stream = partialsStream(group);
+  // An ephemeral consumer (nats-server 2.9 has no ordered consumers with a filter), gone a minute after its reader.
+  const info = await jsm.consumers.add(stream, { filter_subject: subject, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, inactive_threshold: 60_000_000_000 });
+  const consumer = await js.consumers.get(stream, info.name);
   const messages = await consumer.consume();
   void (async () => {
     for await (const m of messages) fn(m.string());
   })().catch(() => {});
   return async () => {
     await messages.close().catch(() => {});
+    await jsm.consumers.delete(stream, info.name).catch(() => {});
   };
 }

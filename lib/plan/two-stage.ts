@@ -17,6 +17,12 @@ import { extractWindow } from "./window-spec.ts";
 /** The partial rows' columns (stage 1's output, stage 2's input). */
 export const PARTIAL_START = "__ws";
 export const PARTIAL_END = "__we";
+/**
+ * Stage 2's timestamp: the earliest start among a window's partials (a partition's first window
+ * starts at its first row [quirk], the rule's first window at the first row of all), the same on
+ * every row of the window so that none is late to the others; a marker's is the window's end.
+ */
+export const PARTIAL_TS = "__ts";
 /** 0 on a partial row, 1 on a marker row that moves stage 2's watermark. */
 export const PARTIAL_MARK = "__t";
 
@@ -153,6 +159,16 @@ export function planTwoStage(
     orderBy: [],
     semicolon: s.semicolon,
   };
-  return { plan: { stage1, stage2, length: w.window.length } };
+  // Each stage is analyzed (bound in place) by its own runs: neither shares a node with the rule's SELECT or the other stage.
+  return { plan: { stage1: unbound(stage1), stage2: unbound(stage2), length: w.window.length } };
+}
+
+/** A deep copy without the analyzer's bindings (`bound`, `aliasOf` of field references). */
+function unbound<T>(x: T): T {
+  if (x === null || typeof x !== "object") return x;
+  if (Array.isArray(x)) return x.map(unbound) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(x)) if (k !== "bound" && k !== "aliasOf") out[k] = unbound(v);
+  return out as T;
 }
 

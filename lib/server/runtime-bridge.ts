@@ -90,7 +90,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     if (cluster && partitioned) {
       const split = twoStageOf(def, partitioned, engine.functions);
       const warning = partitionKeyWarning(def, partitioned);
-      if (split && "plan" in split) engine.log(`${warning}: two-stage aggregation instead, partials merged by the owner of partition 0`);
+      if (split && "plan" in split) engine.log(`rule ${def.id}: GROUP BY does not contain ${partitioned.key}, the partition key of stream ${partitioned.stream.name}: two-stage aggregation, the partials of each partition merged by the owner of partition 0`);
       else if (warning) engine.log(split ? `${warning}; not two-stage: ${split.reason}` : warning);
       const twoStage =
         split && "plan" in split

@@ -10,7 +10,7 @@
  */
 import { decodePartial, PartialGate, publishPartial, readPartials, type ClusterNode } from "../cluster/index.ts";
 import { errorText } from "../errors.ts";
-import { PARTIAL_END, PARTIAL_MARK, PARTIAL_START, type TwoStagePlan } from "../plan/two-stage.ts";
+import { PARTIAL_END, PARTIAL_MARK, PARTIAL_START, PARTIAL_TS, type TwoStagePlan } from "../plan/two-stage.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { RuntimeEnv } from "../runtime/env.ts";
 import { Rule, type RunExit } from "../runtime/rule.ts";
@@ -136,10 +136,12 @@ class MergeSource implements SourceConnector {
       return;
     }
     for (const w of this.gate.add(part.p, part.end, part.rows)) {
+      let ts = BigInt(w.end);
+      for (const r of w.rows) if (typeof r[PARTIAL_START] === "bigint" && (r[PARTIAL_START] as bigint) < ts) ts = r[PARTIAL_START] as bigint;
       const rows: Obj[] = [];
-      for (const r of w.rows) rows.push({ ...r, [PARTIAL_MARK]: 0n });
+      for (const r of w.rows) rows.push({ ...r, [PARTIAL_MARK]: 0n, [PARTIAL_TS]: ts });
       // At the window's end: it closes the window in the merge's event time, and passes no filter.
-      rows.push({ [PARTIAL_MARK]: 1n, [PARTIAL_START]: BigInt(w.end) });
+      rows.push({ [PARTIAL_MARK]: 1n, [PARTIAL_TS]: BigInt(w.end) });
       this.queue.push(rows);
     }
     this.pump();
@@ -185,7 +187,7 @@ export interface TwoStageOptions {
 
 /** The stream stage 2 reads, under the partitioned stream's name (the rule's qualifiers still resolve). */
 function mergeStream(name: string): StreamDef {
-  return { name, kind: "stream", fields: null, options: { DATASOURCE: name, FORMAT: "json", TIMESTAMP: PARTIAL_START }, statement: "" };
+  return { name, kind: "stream", fields: null, options: { DATASOURCE: name, FORMAT: "json", TIMESTAMP: PARTIAL_TS }, statement: "" };
 }
 
 /**
