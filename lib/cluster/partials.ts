@@ -5,7 +5,9 @@
  * `floe.<group>.partial.<rule>.<plan>`, message id `<partition>.<window end>`, so a re-sent
  * partial is dropped by the server's duplicate window), signed with the group secret. The merge
  * reads them back in order from the start (so a new merge owner rebuilds what the last one held)
- * through a `PartialGate`.
+ * through a `PartialGate`. After each window it hands on, the merge stores a release mark (the
+ * window's end, signed, subject `….released`): a merge starting later hands on again only from the
+ * last marked window.
  */
 import { createHash } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -78,6 +80,38 @@ export function partialsSubject(group: string, rule: string, plan: string): stri
   return `floe.${group}.partial.${keyToken(rule)}.${createHash("sha256").update(plan).digest("hex").slice(0, 16)}`;
 }
 
+/** The subject of the merge's release marks beside partials subject `subject`. */
+function marksSubject(subject: string): string {
+  return `${subject}.released`;
+}
+
+/** Stores the release mark of the window ending at `end` (epoch `epoch`). */
+export async function publishReleased(nc: NatsConnection, signer: EntrySigner, subject: string, epoch: number, end: number): Promise<void> {
+  const content = JSON.stringify({ e: epoch, end });
+  await jetstream(nc).publish(marksSubject(subject), JSON.stringify({ c: content, h: signer.sign(marksSubject(subject), content) }), { timeout: 10_000 });
+}
+
+/** The end of the last window a merge of `subject` released (−Infinity when none, or when the last mark is not signed by the group). */
+export async function lastReleased(nc: NatsConnection, signer: EntrySigner, group: string, subject: string): Promise<number> {
+  const jsm = await jetstreamManager(nc);
+  let data: string;
+  try {
+    const m = await jsm.streams.getMessage(partialsStream(group), { last_by_subj: marksSubject(subject) });
+    if (!m) return -Infinity;
+    data = m.string();
+  } catch {
+    return -Infinity;
+  }
+  try {
+    const env = JSON.parse(data) as { c?: unknown; h?: unknown };
+    if (typeof env.c !== "string" || !signer.verify(marksSubject(subject), env.c, env.h)) return -Infinity;
+    const end = (JSON.parse(env.c) as { end?: unknown }).end;
+    return typeof end === "number" ? end : -Infinity;
+  } catch {
+    return -Infinity;
+  }
+}
+
 /** Creates the partials stream when absent. */
 export async function ensurePartialsStream(nc: NatsConnection, group: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
@@ -89,10 +123,11 @@ export async function ensurePartialsStream(nc: NatsConnection, group: string): P
   }
 }
 
-/** Deletes a rule's partials (the rule was deleted). */
+/** Deletes a rule's partials and release marks (the rule was deleted). */
 export async function purgePartials(nc: NatsConnection, group: string, subject: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   await jsm.streams.purge(partialsStream(group), { filter: subject });
+  await jsm.streams.purge(partialsStream(group), { filter: marksSubject(subject) });
 }
 
 // Values keep their int/float kind across members (JSON alone would turn 2.0 into 2).

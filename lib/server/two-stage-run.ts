@@ -8,7 +8,7 @@
  * window's end that moves its event-time watermark — to the rule's projection, HAVING, ORDER BY,
  * LIMIT and sinks, fenced and epoch-stamped by partition 0's ownership.
  */
-import { decodePartial, PartialGate, publishPartial, readPartials, type ClusterNode } from "../cluster/index.ts";
+import { decodePartial, lastReleased, PartialGate, publishPartial, publishReleased, readPartials, type ClusterNode } from "../cluster/index.ts";
 import { errorText } from "../errors.ts";
 import { PARTIAL_END, PARTIAL_MARK, PARTIAL_START, PARTIAL_TS, type TwoStagePlan } from "../plan/two-stage.ts";
 import type { StreamDef } from "../plan/streams.ts";
@@ -112,17 +112,26 @@ class MergeSource implements SourceConnector {
   private closed = false;
   private stopRead: () => Promise<void> = async () => {};
   private ctx: SourceContext | undefined;
+  /** Windows ending before this were handed on by an earlier merge (its last release mark): rebuilt, not handed on again. */
+  private from = -Infinity;
+  /** The release marks, stored one after another. */
+  private marks: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly cluster: ClusterNode,
     private readonly subject: string,
     partitions: number,
+    private readonly epoch: number,
+    private readonly fence: () => boolean,
+    private readonly log: (line: string) => void,
   ) {
     this.gate = new PartialGate(partitions);
   }
 
   async open(ctx: SourceContext): Promise<void> {
     this.ctx = ctx;
+    // The last marked window is handed on again: its results may not all have been sent (the sink's duplicates drop what was).
+    this.from = await lastReleased(this.cluster.nc, this.cluster.signer, this.cluster.settings.group, this.subject);
     this.stopRead = await readPartials(this.cluster.nc, this.cluster.settings.group, this.subject, (data) => this.take(data));
     ctx.status.connected();
   }
@@ -136,6 +145,11 @@ class MergeSource implements SourceConnector {
       return;
     }
     for (const w of this.gate.add(part.p, part.end, part.rows)) {
+      if (w.end < this.from) continue;
+      if (this.fence()) {
+        const { nc, signer } = this.cluster;
+        this.marks = this.marks.then(() => publishReleased(nc, signer, this.subject, this.epoch, w.end)).catch((e: unknown) => this.log(`cannot store the release mark of window ${w.end}: ${errorText(e)}`));
+      }
       let ts = BigInt(w.end);
       for (const r of w.rows) if (typeof r[PARTIAL_START] === "bigint" && (r[PARTIAL_START] as bigint) < ts) ts = r[PARTIAL_START] as bigint;
       const rows: Obj[] = [];
@@ -243,7 +257,7 @@ export async function startTwoStage(
   try {
     const stage2 = Rule.create({ id: `${def.id}.merge`, name: def.name, sql: def.sql, select: o.plan.stage2, actions: rule.actions, options }, merge, env, o.hub, {
       fence,
-      connectors: new Map([[from, new MergeSource(o.cluster, o.subject, o.partitions)]]),
+      connectors: new Map([[from, new MergeSource(o.cluster, o.subject, o.partitions, epoch, fence, (line) => o.log(`rule ${def.id}: ${line}`))]]),
     });
     run2 = await stage2.start(onExit);
   } catch (e) {

@@ -3,7 +3,9 @@
  * stream partitioned by gateway, the rule grouped by device — each device's rows of a window are
  * spread over every partition. Two members run the partitions; the owner of partition 0 merges
  * the partials. The rows the rule stores into a JetStream stream equal one `floe run --replay` of
- * the same data, row for row and in order (HAVING, ORDER BY and LIMIT included). Gateway 3 is
+ * the same data, row for row and in order — also when the merging member is killed with -9
+ * mid-stream (the survivor rebuilds the merge from the partials stream, re-sends from the last
+ * released window, and the sink's stream drops the duplicates) (HAVING, ORDER BY and LIMIT included). Gateway 3 is
  * silent in the first window, in windows 5–7 and in the last two: the merge releases those only
  * on its empty markers (no later partial of that partition says it closed them).
  */
@@ -15,6 +17,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { NatsServer } from "../helpers/nats.ts";
 import { startGroup, until, type Group } from "../helpers/js-scenario.ts";
+import { startFloe, type DaemonProc } from "../server/daemon.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const T0 = Date.UTC(2026, 0, 1);
@@ -68,12 +71,12 @@ function rowsOf(lines: readonly string[]): string[] {
   return out;
 }
 
-async function stored(nc: NatsConnection): Promise<string[]> {
+async function stored(nc: NatsConnection, stream: string): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
-  const total = (await jsm.streams.info("OUT2")).state.messages;
+  const total = (await jsm.streams.info(stream)).state.messages;
   if (total === 0) return [];
-  const info = await jsm.consumers.add("OUT2", { ack_policy: AckPolicy.None, inactive_threshold: 30_000_000_000 });
-  const c = await jetstream(nc).consumers.get("OUT2", info.name);
+  const info = await jsm.consumers.add(stream, { ack_policy: AckPolicy.None, inactive_threshold: 30_000_000_000 });
+  const c = await jetstream(nc).consumers.get(stream, info.name);
   const iter = await c.consume();
   const lines: string[] = [];
   for await (const m of iter) {
@@ -81,61 +84,97 @@ async function stored(nc: NatsConnection): Promise<string[]> {
     if (lines.length >= total) break;
   }
   await iter.close();
-  await jsm.consumers.delete("OUT2", info.name).catch(() => undefined);
+  await jsm.consumers.delete(stream, info.name).catch(() => undefined);
   return rowsOf(lines);
 }
 
 let nats: NatsServer | undefined;
-let group: Group | undefined;
+const groups: Group[] = [];
 let nc: NatsConnection | undefined;
 
 beforeAll(async () => {
   nats = await NatsServer.start();
+  nc = await connect({ servers: nats.url });
 });
 
 afterAll(async () => {
   await nc?.close().catch(() => undefined);
-  for (const m of group?.members ?? []) await m.stop("SIGKILL");
+  for (const g of groups) for (const m of g.members) await m.stop("SIGKILL");
   await nats?.stop();
 });
 
-test("GROUP BY a key that is not the partition key: the merged output of 2 members equals a single replay", async () => {
-  const data = dataSet();
-  nc = await connect({ servers: nats!.url });
-  const jsm = await jetstreamManager(nc);
-  await jsm.streams.add({ name: "IN2", subjects: ["tele2.>"] });
-  await jsm.streams.add({ name: "OUT2", subjects: ["out2.>"], duplicate_window: 600_000_000_000 });
-  const want = await replay(data);
-  const g = (group = await startGroup(nats!, "ts", 2, true));
+interface View {
+  partitionedRules: Record<string, number[]>;
+}
+const view = async (m: DaemonProc) => JSON.parse((await m.call("GET", "/cluster")).text) as View;
+
+/** Starts 2 members of group `ts<tag>` with the stream and rule of `tag` (its own streams and durables); resolves once every partition runs. */
+async function start(tag: string, sink: Record<string, unknown> = {}): Promise<Group> {
+  const jsm = await jetstreamManager(nc!);
+  await jsm.streams.add({ name: `IN_${tag}`, subjects: [`tele_${tag}.>`] });
+  await jsm.streams.add({ name: `OUT_${tag}`, subjects: [`out_${tag}.>`], duplicate_window: 600_000_000_000 });
+  const g = await startGroup(nats!, `ts${tag}`, 2, true);
+  groups.push(g);
   const a = g.members[0]!;
   let r = await a.call("PUT", "/metadata/sources/nats/confKeys/n", { server: nats!.url });
   expect(r.status).toBe(200);
-  const extra = JSON.stringify({ stream: "IN2", durable: "t_{partition}", partitions: GATEWAYS, partitionKey: "gw", ackWait: "10s" });
+  const extra = JSON.stringify({ stream: `IN_${tag}`, durable: `${tag}_{partition}`, partitions: GATEWAYS, partitionKey: "gw", ackWait: "10s" });
   r = await a.call("POST", "/streams", {
-    sql: `CREATE STREAM s (deviceId string, gw bigint, v float, ts bigint) WITH (TYPE="nats", DATASOURCE="tele2.{partition}.*", CONF_KEY="n", FORMAT="json", TIMESTAMP="ts", EXTRA=${JSON.stringify(extra)})`,
+    sql: `CREATE STREAM s (deviceId string, gw bigint, v float, ts bigint) WITH (TYPE="nats", DATASOURCE="tele_${tag}.{partition}.*", CONF_KEY="n", FORMAT="json", TIMESTAMP="ts", EXTRA=${JSON.stringify(extra)})`,
   });
   expect(r.status).toBe(201);
   r = await a.call("POST", "/rules", {
     id: "r",
     sql: SQL,
-    actions: [{ nats: { server: nats!.url, subject: "out2.r", jetstream: true, stream: "OUT2", sendSingle: true } }],
+    actions: [{ nats: { server: nats!.url, subject: `out_${tag}.r`, jetstream: true, stream: `OUT_${tag}`, sendSingle: true, ...sink } }],
     options: { isEventTime: true, qos: 1, checkpointInterval: 500 },
   });
   expect(r.status).toBe(201);
-  await until(async () => {
-    const runs = await Promise.all(g.members.map(async (m) => JSON.parse((await m.call("GET", "/cluster")).text) as { partitionedRules: Record<string, number[]> }));
-    return runs.flatMap((v) => v.partitionedRules.r ?? []).length === GATEWAYS;
-  }, 30_000, "every partition running").catch((e) => {
-    for (const m of g.members) console.error(m.stderr().split("\n").filter((l) => /rule r|two-stage|partition/.test(l)).slice(-20).join("\n"));
-    throw e;
-  });
-  const js = jetstream(nc);
-  await Promise.all(data.map((m) => js.publish(`tele2.${m.gw}.x`, m.body, { timeout: 60_000 })));
+  await runsAll(g.members);
+  return g;
+}
+
+async function runsAll(live: readonly DaemonProc[]): Promise<void> {
+  await until(async () => (await Promise.all(live.map(view))).flatMap((v) => v.partitionedRules.r ?? []).length === GATEWAYS, 30_000, "every partition running");
+}
+
+async function send(tag: string, data: readonly Msg[]): Promise<void> {
+  const js = jetstream(nc!);
+  await Promise.all(data.map((m) => js.publish(`tele_${tag}.${m.gw}.x`, m.body, { timeout: 60_000 })));
+}
+
+async function collect(tag: string, n: number): Promise<string[]> {
   let got: string[] = [];
-  await until(async () => (got = await stored(nc!)).length >= want.length, 20_000, "every row stored").catch(() => undefined);
+  await until(async () => (got = await stored(nc!, `OUT_${tag}`)).length >= n, 20_000, "every row stored").catch(() => undefined);
+  return got;
+}
+
+test("GROUP BY a key that is not the partition key: the merged output of 2 members equals a single replay", async () => {
+  const data = dataSet();
+  const [want, g] = await Promise.all([replay(data), start("a")]);
+  await send("a", data);
+  const got = await collect("a", want.length);
   const logs = g.members.map((m) => m.stderr()).join("\n");
   expect(logs).toContain("rule r: GROUP BY does not contain gw, the partition key of stream s: two-stage aggregation");
   expect(logs).toContain("rule r: merging the partials of 4 partitions here");
   expect(want.length).toBeGreaterThan(100);
+  expect(got).toEqual(want);
+}, 60_000);
+
+test("the merging member killed mid-stream: the survivor rebuilds the merge from the partials, the output still equals a single replay", async () => {
+  const data = dataSet();
+  // A new merge run's emission keys differ from the last one's: the message id names the row's window, so the re-sent rows are dropped.
+  const [want, g] = await Promise.all([replay(data), start("b", { msgId: "{{.deviceId}}-{{.we}}" })]);
+  await send("b", data.slice(0, 1200));
+  await until(async () => (await stored(nc!, "OUT_b")).length > 0, 20_000, "the first merged rows");
+  const views = await Promise.all(g.members.map(view));
+  const merger = views.findIndex((v) => (v.partitionedRules.r ?? []).includes(0));
+  const survivor = g.members[1 - merger]!;
+  g.members[merger]!.proc.kill("SIGKILL");
+  await send("b", data.slice(1200));
+  await runsAll([survivor]);
+  g.members[merger] = await startFloe(g.members[merger]!.dir, g.envs[merger]!);
+  const got = await collect("b", want.length);
+  expect(survivor.stderr()).toContain("rule r: merging the partials of 4 partitions here");
   expect(got).toEqual(want);
 }, 60_000);
