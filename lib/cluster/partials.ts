@@ -5,9 +5,9 @@
  * `floe.<group>.partial.<rule>.<plan>`, message id `<partition>.<window end>`, so a re-sent
  * partial is dropped by the server's duplicate window), signed with the group secret. The merge
  * reads them back in order from the start (so a new merge owner rebuilds what the last one held)
- * through a `PartialGate`. After each window it hands on, the merge stores a release mark (the
- * window's end, signed, subject `….released`): a merge starting later hands on again only from the
- * last marked window.
+ * through a `PartialGate`. Once the results of the windows it handed on have been sent, the merge
+ * stores a release mark (the last such window's end, signed, subject `….released`): a merge
+ * starting later hands on only the windows after it.
  */
 import { createHash } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";

@@ -60,6 +60,10 @@ class PartialSink implements SinkConnector {
   }
 }
 
+/** How often the merge considers storing a release mark, and how long after a window's release at the earliest, ms. */
+const MARK_EVERY_MS = 500;
+const MARK_SETTLE_MS = 2000;
+
 /** Marks the partial of a window the partition had no rows in. */
 const EMPTY = "__empty";
 
@@ -112,10 +116,12 @@ class MergeSource implements SourceConnector {
   private closed = false;
   private stopRead: () => Promise<void> = async () => {};
   private ctx: SourceContext | undefined;
-  /** Windows ending before this were handed on by an earlier merge (its last release mark): rebuilt, not handed on again. */
+  /** Windows ending at or before this were handed on and sent by an earlier merge (its last release mark): rebuilt, not handed on again. */
   private from = -Infinity;
-  /** The release marks, stored one after another. */
-  private marks: Promise<void> = Promise.resolve();
+  /** Windows handed on and when, not yet marked (oldest first). */
+  private released: { end: number; at: number }[] = [];
+  private marked = -Infinity;
+  private marking = false;
 
   constructor(
     private readonly cluster: ClusterNode,
@@ -130,7 +136,6 @@ class MergeSource implements SourceConnector {
 
   async open(ctx: SourceContext): Promise<void> {
     this.ctx = ctx;
-    // The last marked window is handed on again: its results may not all have been sent (the sink's duplicates drop what was).
     this.from = await lastReleased(this.cluster.nc, this.cluster.signer, this.cluster.settings.group, this.subject);
     this.stopRead = await readPartials(this.cluster.nc, this.cluster.settings.group, this.subject, (data) => this.take(data));
     ctx.status.connected();
@@ -145,11 +150,8 @@ class MergeSource implements SourceConnector {
       return;
     }
     for (const w of this.gate.add(part.p, part.end, part.rows)) {
-      if (w.end < this.from) continue;
-      if (this.fence()) {
-        const { nc, signer } = this.cluster;
-        this.marks = this.marks.then(() => publishReleased(nc, signer, this.subject, this.epoch, w.end)).catch((e: unknown) => this.log(`cannot store the release mark of window ${w.end}: ${errorText(e)}`));
-      }
+      if (w.end <= this.from) continue;
+      this.released.push({ end: w.end, at: Date.now() });
       let ts = BigInt(w.end);
       for (const r of w.rows) if (typeof r[PARTIAL_START] === "bigint" && (r[PARTIAL_START] as bigint) < ts) ts = r[PARTIAL_START] as bigint;
       const rows: Obj[] = [];
@@ -177,6 +179,30 @@ class MergeSource implements SourceConnector {
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;
+    }
+  }
+
+  /**
+   * Stores the release mark of the last window handed on at least `settleMs` ago, when `idle`
+   * (the rule's sinks hold nothing): its results have then been sent, so a later merge need not
+   * hand it on again. A window handed on but not yet sent when this member dies is handed on again.
+   */
+  async mark(settleMs: number, idle: boolean): Promise<void> {
+    if (this.marking || !idle || !this.fence()) return;
+    const now = Date.now();
+    let end = -Infinity;
+    let i = 0;
+    for (; i < this.released.length && this.released[i]!.at <= now - settleMs; i++) end = this.released[i]!.end;
+    if (end <= this.marked) return;
+    this.marking = true;
+    try {
+      await publishReleased(this.cluster.nc, this.cluster.signer, this.subject, this.epoch, end);
+      this.marked = end;
+      this.released = this.released.slice(i);
+    } catch (e) {
+      this.log(`cannot store the release mark of window ${end}: ${errorText(e)}`);
+    } finally {
+      this.marking = false;
     }
   }
 
@@ -253,11 +279,12 @@ export async function startTwoStage(
   merge.set(from, mergeStream(from));
   // The merge keeps no checkpoint: a new owner of partition 0 rebuilds it from the partials stream.
   const options = { ...def.options.raw, isEventTime: true, lateTolerance: 0, qos: 0 };
-  let run2;
+  const source = new MergeSource(o.cluster, o.subject, o.partitions, epoch, fence, (line) => o.log(`rule ${def.id}: ${line}`));
+  let run2: Awaited<ReturnType<Rule["start"]>>;
   try {
     const stage2 = Rule.create({ id: `${def.id}.merge`, name: def.name, sql: def.sql, select: o.plan.stage2, actions: rule.actions, options }, merge, env, o.hub, {
       fence,
-      connectors: new Map([[from, new MergeSource(o.cluster, o.subject, o.partitions, epoch, fence, (line) => o.log(`rule ${def.id}: ${line}`))]]),
+      connectors: new Map([[from, source]]),
     });
     run2 = await stage2.start(onExit);
   } catch (e) {
@@ -265,10 +292,13 @@ export async function startTwoStage(
     throw e;
   }
   o.log(`rule ${def.id}: merging the partials of ${o.partitions} partitions here (epoch ${epoch})`);
+  const idle = () => run2.nodes().every((n) => n.kind !== "sink" || n.bufferLength === 0);
+  const timer = setInterval(() => void source.mark(MARK_SETTLE_MS, idle()), MARK_EVERY_MS);
   return {
     nodes: () => [...run1.nodes(), ...run2.nodes()],
     topo: () => run1.topo(),
     stop: async () => {
+      clearInterval(timer);
       await run2.stop().catch((e: unknown) => o.log(`rule ${def.id}: stopping the merge: ${errorText(e)}`));
       await stop1();
     },
