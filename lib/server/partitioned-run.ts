@@ -4,7 +4,8 @@
  * into the group's `cluster.partitions` partitions, and each member runs the rule once per
  * partition it owns — one topology per partition, reading only that partition's subject or topic,
  * with its own state. State therefore never mixes partitions, and keyed windows are exact across
- * members when the key determines the partition.
+ * members when the key determines the partition — or, when it does not, when the rule splits into
+ * two stages (plan/two-stage.ts, server/two-stage-run.ts).
  *
  * Each partition's run keeps its checkpoints in the local store under `<rule>.p<n>` (qos ≥ 1) and
  * this module copies every new one into the group's store (cluster/checkpoints.ts). A member that
