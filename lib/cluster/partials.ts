@@ -123,11 +123,15 @@ export async function ensurePartialsStream(nc: NatsConnection, group: string): P
   }
 }
 
-/** Deletes a rule's partials and release marks (the rule was deleted). */
-export async function purgePartials(nc: NatsConnection, group: string, subject: string): Promise<void> {
+/** Deletes rule `rule`'s partials and release marks, of every version of its SQL (the rule was deleted); nothing when the group never ran a two-stage rule. */
+export async function purgePartials(nc: NatsConnection, group: string, rule: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  await jsm.streams.purge(partialsStream(group), { filter: subject });
-  await jsm.streams.purge(partialsStream(group), { filter: marksSubject(subject) });
+  try {
+    await jsm.streams.info(partialsStream(group));
+  } catch {
+    return;
+  }
+  await jsm.streams.purge(partialsStream(group), { filter: `floe.${group}.partial.${keyToken(rule)}.>` });
 }
 
 // Values keep their int/float kind across members (JSON alone would turn 2.0 into 2).

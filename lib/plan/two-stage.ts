@@ -12,6 +12,7 @@
 import type { BinaryOp, Call, Expr, Field, SelectStatement } from "../sql/ast.ts";
 import { renderExpr } from "../sql/render.ts";
 import { children, mapExpr, some } from "../sql/walk.ts";
+import { isAnalyticCall } from "./analyze.ts";
 import { extractWindow } from "./window-spec.ts";
 
 /** The partial rows' columns (stage 1's output, stage 2's input). */
@@ -48,7 +49,6 @@ const MERGE: Record<string, { partial: string; merge: string }[]> = {
   ],
 };
 
-const ANALYTIC = new Set(["lag", "latest", "changed_col", "had_changed"]);
 const field = (name: string): Expr => ({ kind: "field", name });
 const call = (name: string, args: Expr[]): Call => ({ kind: "call", name, args });
 const col = (name: string, expr: Expr): Field => ({ expr, name, alias: name, invisible: false });
@@ -79,11 +79,12 @@ export function planTwoStage(
   if (w.window.type !== "tumbling") return { reason: `${w.window.call.name.toUpperCase()} is not split (only TUMBLINGWINDOW is)` };
   if (w.window.filter) return { reason: "its window has a FILTER clause" };
   if (!eventTime) return { reason: "it runs in processing time (each partition closes its windows on its own member's clock, so a merge cannot tell an empty partition from a late one)" };
-  const names = new Set<string>();
+  const keys: string[] = [];
   for (const d of dims) {
     if (d.kind !== "field") return { reason: `its GROUP BY key ${renderExpr(d)} is not a column` };
-    names.add(d.name.toLowerCase());
+    keys.push(d.name);
   }
+  const names = new Set(keys.map((k) => k.toLowerCase()));
 
   // Stage 1's partial aggregates, one per distinct (partial function, argument).
   const partials: Field[] = [];
@@ -117,7 +118,7 @@ export function planTwoStage(
     if (e.kind === "wildcard") return "it selects *";
     if (e.kind === "meta") return "it reads metadata outside an aggregate";
     if (e.kind === "field" && !names.has(e.name.toLowerCase())) return `it reads ${e.name} outside an aggregate and the GROUP BY keys`;
-    if (e.kind === "call" && (e.over || ANALYTIC.has(e.name) || e.name.startsWith("acc_"))) return `${e.name}() is an analytic function`;
+    if (e.kind === "call" && (e.over || isAnalyticCall(e))) return `${e.name}() is an analytic function`;
     for (const c of children(e)) {
       const r = outside(c);
       if (r) return r;
@@ -147,7 +148,7 @@ export function planTwoStage(
   const stage1: SelectStatement = {
     kind: "select",
     fields: [
-      ...dims.map((d) => col((d as { name: string }).name, { kind: "field", name: (d as { name: string }).name })),
+      ...keys.map((k) => col(k, field(k))),
       ...partials,
       col(PARTIAL_START, call("window_start", [])),
       col(PARTIAL_END, call("window_end", [])),

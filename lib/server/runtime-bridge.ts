@@ -21,8 +21,7 @@ import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
 import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
-import { ensurePartialsStream, partialsSubject, purgePartials } from "../cluster/index.ts";
-import { errorText } from "../errors.ts";
+import { ensurePartialsStream, partialsSubject } from "../cluster/index.ts";
 import { startTwoStage } from "./two-stage-run.ts";
 
 const utf8 = new TextDecoder();
@@ -94,7 +93,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
       else if (warning) engine.log(split ? `${warning}; not two-stage: ${split.reason}` : warning);
       const twoStage =
         split && "plan" in split
-          ? { def, plan: split.plan, partitions: partitioned.count, subject: partialsSubject(cluster.settings.group, def.id, def.sql), cluster, env, hub, dataDir: engine.paths.data, log: engine.log }
+          ? { def, plan: split.plan, stream: partitioned.stream.name, partitions: partitioned.count, subject: partialsSubject(cluster.settings.group, def.id, def.sql), cluster, env, hub, dataDir: engine.paths.data, log: engine.log }
           : undefined;
       if (twoStage) await ensurePartialsStream(cluster.nc, cluster.settings.group);
       const run = new PartitionedRun({
@@ -123,8 +122,6 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         stop: async () => {
           if (engine.partitionRuns.get(def.id) === run) engine.partitionRuns.delete(def.id);
           await run.stop();
-          // A deleted rule leaves no partials behind.
-          if (twoStage && engine.rules.get(def.id) === undefined) await purgePartials(cluster.nc, cluster.settings.group, twoStage.subject).catch((e) => engine.log(`rule ${def.id}: cannot purge its partials: ${errorText(e)}`));
         },
       };
     }

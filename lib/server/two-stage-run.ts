@@ -215,6 +215,8 @@ class MergeSource implements SourceConnector {
 export interface TwoStageOptions {
   readonly def: StoredRule;
   readonly plan: TwoStagePlan;
+  /** The partitioned stream's name (stage 2 reads a stream of that name). */
+  readonly stream: string;
   readonly partitions: number;
   /** The partials' subject (cluster/partials.ts `partialsSubject`). */
   readonly subject: string;
@@ -274,7 +276,7 @@ export async function startTwoStage(
   };
   if (p !== 0) return { nodes: () => run1.nodes(), topo: () => run1.topo(), stop: stop1 };
 
-  const from = def.select!.from.name;
+  const from = o.stream;
   const merge = new Map(streams);
   merge.set(from, mergeStream(from));
   // The merge keeps no checkpoint: a new owner of partition 0 rebuilds it from the partials stream.

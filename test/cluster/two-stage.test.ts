@@ -171,6 +171,11 @@ test("GROUP BY a key that is not the partition key: the merged output of 2 membe
   expect(logs).toContain("rule r: merging the partials of 4 partitions here");
   expect(want.length).toBeGreaterThan(100);
   expect(got).toEqual(want);
+  // Deleting the rule deletes its partials.
+  const jsm = await jetstreamManager(nc!);
+  expect((await jsm.streams.info("floe_tsa_partials")).state.messages).toBeGreaterThan(0);
+  expect((await g.members[1]!.call("DELETE", "/rules/r")).status).toBe(200);
+  expect((await jsm.streams.info("floe_tsa_partials")).state.messages).toBe(0);
 }, 60_000);
 
 test("the merging member killed mid-stream: the survivor rebuilds the merge from the partials, the output still equals a single replay", async () => {
