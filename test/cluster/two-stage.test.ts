@@ -176,6 +176,19 @@ test("GROUP BY a key that is not the partition key: the merged output of 2 membe
   expect((await jsm.streams.info("floe_tsa_partials")).state.messages).toBeGreaterThan(0);
   expect((await g.members[1]!.call("DELETE", "/rules/r")).status).toBe(200);
   expect((await jsm.streams.info("floe_tsa_partials")).state.messages).toBe(0);
+  // A rule that cannot be split runs per partition as before, and the warning says why.
+  const r2 = await g.members[0]!.call("POST", "/rules", {
+    id: "r2",
+    sql: "SELECT deviceId, collect(v) AS vs FROM s GROUP BY deviceId, TUMBLINGWINDOW(ss, 5)",
+    actions: [{ nop: {} }],
+    options: { isEventTime: true },
+  });
+  expect(r2.status).toBe(201);
+  await until(
+    () => g.members.every((m) => m.stderr().includes("rule r2: GROUP BY does not contain gw, the partition key of stream s: each partition computes its own groups; not two-stage: collect() is not decomposable into partial aggregates")),
+    10_000,
+    "the warning on every member",
+  );
 }, 60_000);
 
 test("the merging member killed mid-stream: the survivor rebuilds the merge from the partials, the output still equals a single replay", async () => {
