@@ -22,7 +22,7 @@ import { MemoryTables } from "./lookup-tables.ts";
 import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 import { ensurePartialsStream, partialsSubject } from "../cluster/index.ts";
-import { startTwoStage } from "./two-stage-run.ts";
+import { checkedTwoStage, startTwoStage } from "./two-stage-run.ts";
 
 const utf8 = new TextDecoder();
 
@@ -87,7 +87,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     const cluster = engine.cluster;
     const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
     if (cluster && partitioned) {
-      const split = twoStageOf(def, partitioned, engine.functions);
+      const split = checkedTwoStage(twoStageOf(def, partitioned, engine.functions), def, partitioned.stream.name, deps.streams(), env, hub);
       const warning = partitionKeyWarning(def, partitioned);
       if (split && "plan" in split) engine.log(`rule ${def.id}: GROUP BY does not contain ${partitioned.key}, the partition key of stream ${partitioned.stream.name}: two-stage aggregation, the partials of each partition merged by the owner of partition 0`);
       else if (warning) engine.log(split ? `${warning}; not two-stage: ${split.reason}` : warning);

@@ -232,6 +232,27 @@ function mergeStream(name: string): StreamDef {
   return { name, kind: "stream", fields: null, options: { DATASOURCE: name, FORMAT: "json", TIMESTAMP: PARTIAL_TS }, statement: "" };
 }
 
+/** `split` unless one of its stages does not plan (a reason then: the rule runs per partition). */
+export function checkedTwoStage(
+  split: { plan: TwoStagePlan } | { reason: string } | undefined,
+  def: StoredRule,
+  stream: string,
+  streams: ReadonlyMap<string, StreamDef>,
+  env: RuntimeEnv,
+  hub: SourceHub,
+): { plan: TwoStagePlan } | { reason: string } | undefined {
+  if (!split || !("plan" in split)) return split;
+  try {
+    Rule.create({ id: def.id, sql: def.sql, select: split.plan.stage1, actions: [], options: def.options.raw }, streams, env, hub);
+    const merge = new Map(streams);
+    merge.set(stream, mergeStream(stream));
+    Rule.create({ id: def.id, sql: def.sql, select: split.plan.stage2, actions: [], options: { ...def.options.raw, isEventTime: true, lateTolerance: 0, qos: 0 } }, merge, env, hub);
+  } catch (e) {
+    return { reason: `its stages do not plan: ${errorText(e)}` };
+  }
+  return split;
+}
+
 /**
  * Starts partition `p`'s stage 1 (`rule` is its definition as a partitioned run: id, options,
  * actions) over `streams`, and on partition 0 the merge too; both fenced by `fence`.
