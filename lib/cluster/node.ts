@@ -56,6 +56,8 @@ export class ClusterNode {
     readonly members: Membership,
     readonly checkpoints: PartitionCheckpoints,
     readonly rpc: GroupRpc,
+    /** Signs and verifies what members send each other with the group secret (two-stage partials too). */
+    readonly signer: EntrySigner,
     private readonly log: (line: string) => void,
   ) {
     members.onChange = (live) => {
@@ -98,6 +100,7 @@ export class ClusterNode {
         new Membership(mem, settings.instance, settings.heartbeatMs, settings.leaseMs, signer, refusals, log),
         checkpoints,
         new GroupRpc(nc, g, settings.instance),
+        signer,
         log,
       );
     } catch (e) {

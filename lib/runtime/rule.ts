@@ -93,6 +93,11 @@ export interface RuleHostOptions {
   readonly errors?: ErrorReport;
   /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
   readonly fence?: () => boolean;
+  /**
+   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW closed the window ending at `end`, after its
+   * results (if any) went downstream: a two-stage rule's partition tells the merge of a window it had no rows in.
+   */
+  readonly onWindowClose?: (end: number) => void;
 }
 
 interface Action {
@@ -156,6 +161,7 @@ export class Rule {
         connectors: this.host.connectors,
         errors: this.host.errors,
         fence: this.host.fence,
+        onWindowClose: this.host.onWindowClose,
       },
       this.env,
       this.hub,

@@ -4,7 +4,8 @@
  * into the group's `cluster.partitions` partitions, and each member runs the rule once per
  * partition it owns — one topology per partition, reading only that partition's subject or topic,
  * with its own state. State therefore never mixes partitions, and keyed windows are exact across
- * members when the key determines the partition.
+ * members when the key determines the partition — or, when it does not, when the rule splits into
+ * two stages (plan/two-stage.ts, server/two-stage-run.ts).
  *
  * Each partition's run keeps its checkpoints in the local store under `<rule>.p<n>` (qos ≥ 1) and
  * this module copies every new one into the group's store (cluster/checkpoints.ts). A member that
@@ -26,6 +27,9 @@ import type { StreamDef } from "../plan/streams.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { ruleSources, type StoredRule } from "../store/stored-rule.ts";
 import type { HeldRun, RunExit, Topo } from "./lifecycle.ts";
+import { isAggregateCall } from "../plan/analyze.ts";
+import { planTwoStage } from "../plan/two-stage.ts";
+import type { FunctionRegistry } from "../functions/registry.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
@@ -81,6 +85,12 @@ export function partitionKeyWarning(def: StoredRule, part: Partitioning): string
   const key = part.key.toLowerCase();
   if (def.select.groupBy.some((e) => e.kind === "field" && e.name.toLowerCase() === key)) return undefined;
   return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
+}
+
+/** The two-stage split of a rule whose GROUP BY lacks the partition key (plan/two-stage.ts), a reason it has none, or undefined when it needs none. */
+export function twoStageOf(def: StoredRule, part: Partitioning, functions: FunctionRegistry): ReturnType<typeof planTwoStage> {
+  if (!def.select) return undefined;
+  return planTwoStage(def.select, part.key, def.options.isEventTime, isAggregateCall(functions));
 }
 
 /**
@@ -298,7 +308,9 @@ export class PartitionedRun implements HeldRun {
   nodes(): readonly NodeMetrics[] {
     const lists = [...this.runs.values()].map((r) => r.run.nodes());
     if (lists.length === 0) return this.lastNodes;
-    return lists[0]!.map((n, i) => mergeNodes(n.kind, n.name, lists.map((l) => l[i]).filter((x): x is NodeMetrics => x !== undefined)));
+    // The longest list: partition 0's run of a two-stage rule also holds the merge's nodes.
+    const longest = lists.reduce((a, b) => (b.length > a.length ? b : a));
+    return longest.map((n, i) => mergeNodes(n.kind, n.name, lists.map((l) => l[i]).filter((x): x is NodeMetrics => x !== undefined)));
   }
 
   topo(): Topo {

@@ -8,6 +8,7 @@ import { maskSecrets } from "./confkeys.ts";
 import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import { groupRuleStatus } from "./cluster.ts";
+import { purgePartials } from "../cluster/index.ts";
 import type { Engine } from "./engine.ts";
 import { statusText } from "./rule-manager.ts";
 import type { TraceStrategy } from "../runtime/trace/rule-tracer.ts";
@@ -144,6 +145,8 @@ export const ruleRoutes: R[] = [
         await e.rules.delete(id);
         // The group's per-partition checkpoints go with the rule, once, by the member that deleted it.
         if (e.cluster) await e.cluster.checkpoints.clear(id).catch((err: unknown) => e.log(`cluster: clearing the checkpoints of rule ${id}: ${errorText(err)}`));
+        // …and so do a two-stage rule's partial aggregates (docs/group.md, "Two-stage aggregation").
+        if (e.cluster) await purgePartials(e.cluster.nc, e.cluster.settings.group, id).catch((err: unknown) => e.log(`cluster: purging the partial aggregates of rule ${id}: ${errorText(err)}`));
         return sentence(`Rule ${id} is dropped.`);
       } catch (err) {
         return fromError(err, "Delete rule error");

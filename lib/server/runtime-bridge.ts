@@ -19,8 +19,10 @@ import { SimulatorSource } from "../connectors/simulator/source.ts";
 import type { StoredRule } from "../store/stored-rule.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
+import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
+import { ensurePartialsStream, partialsSubject } from "../cluster/index.ts";
+import { checkedTwoStage, startTwoStage } from "./two-stage-run.ts";
 
 const utf8 = new TextDecoder();
 
@@ -85,8 +87,15 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     const cluster = engine.cluster;
     const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
     if (cluster && partitioned) {
+      const split = checkedTwoStage(twoStageOf(def, partitioned, engine.functions), def, partitioned.stream.name, deps.streams(), env, hub);
       const warning = partitionKeyWarning(def, partitioned);
-      if (warning) engine.log(warning);
+      if (split && "plan" in split) engine.log(`rule ${def.id}: GROUP BY does not contain ${partitioned.key}, the partition key of stream ${partitioned.stream.name}: two-stage aggregation, the partials of each partition merged by the owner of partition 0`);
+      else if (warning) engine.log(split ? `${warning}; not two-stage: ${split.reason}` : warning);
+      const twoStage =
+        split && "plan" in split
+          ? { def, plan: split.plan, stream: partitioned.stream.name, partitions: partitioned.count, subject: partialsSubject(cluster.settings.group, def.id, def.sql), cluster, env, hub, dataDir: engine.paths.data, log: engine.log }
+          : undefined;
+      if (twoStage) await ensurePartialsStream(cluster.nc, cluster.settings.group);
       const run = new PartitionedRun({
         def,
         partitions: partitioned.count,
@@ -100,6 +109,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
           // A partition given up hands over the state it stops with (qos ≥ 1 keeps checkpoints).
           const options = def.options.qos >= 1 ? { ...def.options, raw: { ...def.options.raw, enableSaveStateBeforeStop: true } } : def.options;
           const run = { ...def, id: partitionRunId(def.id, p), options, actions: withEpochHeader(def.actions, epoch) };
+          if (twoStage) return startTwoStage(twoStage, { id: run.id, options: options.raw, actions: run.actions }, streamsForPartition(deps.streams(), partitioned.stream, p), p, epoch, fence, exit);
           const rule = Rule.create(ruleJson(run), streamsForPartition(deps.streams(), partitioned.stream, p), env, hub, { fence });
           return rule.start(exit);
         },

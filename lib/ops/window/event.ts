@@ -33,10 +33,12 @@ export class EventGridWindowOp extends WindowOp {
   private readonly hopping: boolean;
   private readonly k: number;
   private readonly spec: WindowSpec;
+  private readonly onClose: ((end: number) => void) | undefined;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
     super(name, env, true, inc === undefined);
     this.spec = spec;
+    this.onClose = env.onWindowClose;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
     this.step = this.hopping ? spec.interval : spec.length;
@@ -64,6 +66,7 @@ export class EventGridWindowOp extends WindowOp {
       const range = { start, end, trigger: end };
       const c = this.hopping ? this.holder.takeHop(end - this.length, end, range) : this.holder.takeBefore(end, range);
       if (c) this.emit(c);
+      if (this.onClose !== undefined) this.onClose(end);
     }
     this.nextEnd = end;
     this.holder.settle(end);

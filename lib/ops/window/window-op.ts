@@ -16,6 +16,11 @@ export interface WindowEnv extends OpEnv {
   readonly zone: Zone;
   /** The rule's cap on the rows its windows hold (held-rows.ts); none when undefined. */
   readonly windowBudget?: ByteBudget;
+  /**
+   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW closed the window ending at `end`, after its
+   * results (if any) went downstream: a two-stage rule's partition tells the merge of a window it had no rows in.
+   */
+  readonly onWindowClose?: (end: number) => void;
 }
 
 export abstract class WindowOp extends Operator {
