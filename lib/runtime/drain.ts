@@ -202,10 +202,11 @@ export class Drain {
     if (!r) return undefined;
     const run = this.run;
     const target: SkipTarget = {
-      skippable: () => !run.halted && run.tracer === undefined,
-      skipped: (now) => {
+      skip: (now) => {
+        if (run.halted || run.tracer !== undefined) return false;
         this.taken++;
         r.skipped(now);
+        return true;
       },
     };
     return { where: r.where, fold, target };
