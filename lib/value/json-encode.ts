@@ -10,6 +10,71 @@ import { encodeBase64 } from "./go-base64.ts";
 
 /** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
 export function encodeGoJson(v: Value): string {
+  // A flat row, alone or as a one-row list (a sink's result of one row): first the last such row's text.
+  let row: Record<string, Value> | null = null;
+  if (typeof v === "object" && v !== null) {
+    if (Array.isArray(v)) {
+      if (v.length === 1) {
+        const r = v[0];
+        if (typeof r === "object" && r !== null && (r as { constructor?: unknown }).constructor === Object) row = r as Record<string, Value>;
+      }
+    } else if ((v as { constructor?: unknown }).constructor === Object) row = v as Record<string, Value>;
+  }
+  if (row === null) return encodeValue(v);
+  const list = row !== v;
+  if (memoLen >= 0 && sameAsMemo(row)) return list ? "[" + memoText + "]" : memoText;
+  // A one-row list is "[" + its row + "]" (enc's array case).
+  const text = list ? enc(row, false) : encodeValue(row);
+  remember(row, text);
+  return list ? "[" + text + "]" : text;
+}
+
+/**
+ * The last flat row encodeGoJson encoded, by value: its keys in own order, its values (strings,
+ * numbers, booleans, null, bigints) and its text. A row equal to it (the same keys in the same
+ * order, each value the same: Object.is, so -0 is not 0) has the same text. The rules of a shared
+ * stream encode equal rows one after another, each rule its own object: the first encodes, the
+ * others compare. Held by value in reused arrays, since a row may change after it was encoded;
+ * nothing is allocated per row. memoLen -1: no row held.
+ */
+const memoKeys: string[] = [];
+const memoVals: Value[] = [];
+let memoLen = -1;
+let memoText = "";
+
+function sameAsMemo(row: Record<string, Value>): boolean {
+  const n = memoLen;
+  let i = 0;
+  for (const k in row) {
+    if (i === n || k !== memoKeys[i] || !Object.is(row[k], memoVals[i])) return false;
+    i++;
+  }
+  return i === n;
+}
+
+function remember(row: Record<string, Value>, text: string): void {
+  let i = 0;
+  for (const k in row) {
+    const x = row[k]!;
+    if (x !== null && typeof x === "object") {
+      // Not flat: nested values are not compared; nothing is held.
+      memoLen = -1;
+      return;
+    }
+    memoKeys[i] = k;
+    memoVals[i] = x;
+    i++;
+  }
+  // What a longer row left behind is not let go of by value only: drop it.
+  if (memoVals.length > i) {
+    memoKeys.length = i;
+    memoVals.length = i;
+  }
+  memoLen = i;
+  memoText = text;
+}
+
+function encodeValue(v: Value): string {
   // A sink's rows share a shape: the last top-level plain object's keys, checked without a key array.
   const sh = lastShape;
   if (sh !== null && typeof v === "object" && v !== null && (v as { constructor?: unknown }).constructor === Object) {
