@@ -22,12 +22,28 @@ export function encodeGoJson(v: Value): string {
   }
   if (row === null) return encodeValue(v);
   const list = row !== v;
-  if (memoLen >= 0 && sameAsMemo(row)) return list ? "[" + memoText + "]" : memoText;
+  if (memoLen >= 0 && sameAsMemo(row)) {
+    memoCredit = MEMO_CREDIT;
+    return list ? "[" + memoText + "]" : memoText;
+  }
   // A one-row list is "[" + its row + "]" (enc's array case).
   const text = list ? enc(row, false) : encodeValue(row);
-  remember(row, text);
+  // Rows are held while holding them pays (a hit lately), else one in MEMO_PROBE: a rule alone,
+  // whose rows all differ, pays a walk per MEMO_PROBE rows, not two per row.
+  if (memoCredit > 0) {
+    memoCredit--;
+    remember(row, text);
+  } else if ((++memoProbes & (MEMO_PROBE - 1)) === 0) remember(row, text);
+  else memoLen = -1;
   return list ? "[" + text + "]" : text;
 }
+
+/** Misses during which rows are still held after the last hit. */
+const MEMO_CREDIT = 64;
+/** Without hits, one row in this many is held (a power of two). */
+const MEMO_PROBE = 16;
+let memoCredit = 0;
+let memoProbes = 0;
 
 /**
  * The last flat row encodeGoJson encoded, by value: its keys in own order, its values (strings,
