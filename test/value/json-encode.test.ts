@@ -153,3 +153,21 @@ describe("encodeGoJson's last-row memo", () => {
     expect(() => encodeGoJson([{ v: NaN }])).toThrow(RowError);
   });
 });
+
+describe("encodeGoJson's held rows", () => {
+  test("rows of a few projections, interleaved, each keep their own text", () => {
+    const shapes = [(k: number) => ({ device: `d${k}`, hum: k, temp: k / 2 }), (k: number) => ({ device: `d${k}`, temp: k / 2 }), (k: number) => ({ device: `d${k}`, hum: k, t2: k })];
+    for (let k = 0; k < 50; k++)
+      for (let rule = 0; rule < 9; rule++) {
+        const r = shapes[rule % 3]!(k % 7);
+        expect(encodeGoJson(rule % 2 ? [r] : r)).toBe(rule % 2 ? "[" + JSON.stringify(r) + "]" : JSON.stringify(r));
+      }
+  });
+
+  test("a row with a nested value, held over a flat one, leaves nothing half held", () => {
+    expect(encodeGoJson({ a: 1, b: 2, c: 3 })).toBe('{"a":1,"b":2,"c":3}');
+    for (let i = 0; i < 8; i++) expect(encodeGoJson({ a: 1, b: { x: i }, c: 3 })).toBe(`{"a":1,"b":{"x":${i}},"c":3}`);
+    expect(encodeGoJson({ a: 1 })).toBe('{"a":1}');
+    expect(encodeGoJson({ a: 1, b: 2, c: 3 })).toBe('{"a":1,"b":2,"c":3}');
+  });
+});
