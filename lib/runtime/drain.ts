@@ -70,8 +70,24 @@ function runDue(): void {
   dueScheduled = false;
   // One look at the memory governor per batch of work: the drains of one turn are one batch.
   memoryGovernor.check();
-  for (let i = 0; i < list.length; i++) list[i]!.drain();
+  for (let i = 0; i < list.length; i++) {
+    try {
+      list[i]!.drain();
+    } catch (e) {
+      // A drain catches its own failures; should one escape, it must not strand the drains after
+      // it: it is thrown on its own, as it was from the drain's own microtask.
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  }
   list.length = 0;
+}
+
+/** A drain continued in a later turn (its budget was spent): a batch of work of its own. */
+function resumeDrain(d: Drain): void {
+  memoryGovernor.check();
+  d.drain();
 }
 
 export class Drain {
@@ -114,12 +130,6 @@ export class Drain {
     // A table counts one record per batch it reads (eKuiper's scan tables); a stream one per row.
     this.inlet = new Inlet(run.topo, name, def.fields, def.kind === "table", run.errors, () => messageWhere(name, this.current!));
   }
-
-  /** A drain continued in a later turn (its budget was spent): a batch of work of its own. */
-  private readonly resume = (): void => {
-    memoryGovernor.check();
-    this.drain();
-  };
 
   readonly drain = (): void => {
     this.scheduled = false;
@@ -168,7 +178,7 @@ export class Drain {
         if (until < 0) until = performance.now() + DRAIN_MS;
         else if (performance.now() >= until) {
           this.scheduled = true;
-          setImmediate(this.resume);
+          setImmediate(resumeDrain, this);
           break;
         }
       }
