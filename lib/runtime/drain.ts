@@ -52,6 +52,44 @@ export interface DrainHost {
   fatal(e: unknown): void;
 }
 
+/**
+ * The drains woken since the last run of `runDue`, in wake order: one microtask drains them all,
+ * instead of one task per rule (a shared stream wakes each of its rules for every admitted
+ * batch). The order is the one their own microtasks had: a bus wakes its subscribers in one
+ * synchronous pass, and whatever a drain queues runs after the last of them, as it did behind
+ * their tasks. Drains woken while `runDue` runs wait for the next one.
+ */
+let due: Drain[] = [];
+let spare: Drain[] = [];
+let dueScheduled = false;
+
+function runDue(): void {
+  const list = due;
+  due = spare;
+  spare = list;
+  dueScheduled = false;
+  // One look at the memory governor per batch of work: the drains of one turn are one batch.
+  memoryGovernor.check();
+  for (let i = 0; i < list.length; i++) {
+    try {
+      list[i]!.drain();
+    } catch (e) {
+      // A drain catches its own failures; should one escape, it must not strand the drains after
+      // it: it is thrown on its own, as it was from the drain's own microtask.
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  }
+  list.length = 0;
+}
+
+/** A drain continued in a later turn (its budget was spent): a batch of work of its own. */
+function resumeDrain(d: Drain): void {
+  memoryGovernor.check();
+  d.drain();
+}
+
 export class Drain {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
@@ -77,7 +115,11 @@ export class Drain {
       return;
     }
     this.scheduled = true;
-    queueMicrotask(this.drain);
+    due.push(this);
+    if (!dueScheduled) {
+      dueScheduled = true;
+      queueMicrotask(runDue);
+    }
   };
 
   constructor(
@@ -98,7 +140,6 @@ export class Drain {
     const buf = this.buf;
     // One clock read per drain: every record of the batch arrived in the same read.
     run.batchNow = run.clock.now();
-    memoryGovernor.check();
     run.active = this;
     try {
       this.loop(sub, run, buf);
@@ -116,7 +157,9 @@ export class Drain {
   };
 
   private loop(sub: Attachment["sub"], run: DrainHost, buf: SourceMessage[]): void {
-    const until = performance.now() + DRAIN_MS;
+    // The clock is read only when one step will not empty the subscription: a drain of one
+    // step (the common case: a message or a burst) needs no deadline.
+    let until = sub.length > STEP ? performance.now() + DRAIN_MS : -1;
     while (sub.length > 0 && !run.halted) {
       const room = run.room();
       if (room <= 0) {
@@ -130,10 +173,14 @@ export class Drain {
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
       buf.length = 0;
-      if (sub.length > 0 && performance.now() >= until) {
-        this.scheduled = true;
-        setImmediate(this.drain);
-        break;
+      if (sub.length > 0) {
+        // Records arrived while the step ran, or a sink's room cut it short: start the deadline now.
+        if (until < 0) until = performance.now() + DRAIN_MS;
+        else if (performance.now() >= until) {
+          this.scheduled = true;
+          setImmediate(resumeDrain, this);
+          break;
+        }
       }
     }
     this.node.bufferLength = sub.length;
@@ -165,10 +212,11 @@ export class Drain {
     if (!r) return undefined;
     const run = this.run;
     const target: SkipTarget = {
-      skippable: () => !run.halted && run.tracer === undefined,
-      skipped: (now) => {
+      skip: (now) => {
+        if (run.halted || run.tracer !== undefined) return false;
         this.taken++;
         r.skipped(now);
+        return true;
       },
     };
     return { where: r.where, fold, target };

@@ -59,10 +59,12 @@ export function indexableCond(where: Expr, stream: string, fold: boolean): Index
 
 /** What a rule lets the index do for it: count a message its WHERE rejects, as if it had evaluated it. */
 export interface SkipTarget {
-  /** False while the rule must see every message itself (traced, halted). */
-  skippable(): boolean;
-  /** One message the WHERE rejects: the counts of the source, decoder and filter nodes, at `now`. */
-  skipped(now: number): void;
+  /**
+   * One message the WHERE rejects: counts it on the source, decoder and filter nodes at `now` and
+   * answers true; false (nothing counted) while the rule must see every message itself (traced,
+   * halted). One call per rejected message and rule.
+   */
+  skip(now: number): boolean;
 }
 
 /** One rule in the index: its group and its threshold's rank there. */

@@ -146,9 +146,7 @@ export class SourceHub {
     const target = f.target;
     sub.skip = (m) => {
       const cuts = m.cuts;
-      if (cuts === null || !rejects(member, cuts) || !target.skippable()) return false;
-      target.skipped(s.now);
-      return true;
+      return cuts !== null && rejects(member, cuts) && target.skip(s.now);
     };
     return member;
   }

@@ -10,6 +10,116 @@ import { encodeBase64 } from "./go-base64.ts";
 
 /** Encodes `v`; NaN/±Inf anywhere throw RowError `json: unsupported value: NaN` (Go's text). */
 export function encodeGoJson(v: Value): string {
+  // A flat row, alone or as a one-row list (a sink's result of one row): first the texts of the rows held (below).
+  let row: Record<string, Value> | null = null;
+  if (typeof v === "object" && v !== null) {
+    if (Array.isArray(v)) {
+      if (v.length === 1) {
+        const r = v[0];
+        if (typeof r === "object" && r !== null && (r as { constructor?: unknown }).constructor === Object) row = r as Record<string, Value>;
+      }
+    } else if ((v as { constructor?: unknown }).constructor === Object) row = v as Record<string, Value>;
+  }
+  if (row === null) return encodeValue(v);
+  const list = row !== v;
+  if (holding) {
+    const h = heldEqual(row);
+    if (h !== null) {
+      memoCredit = MEMO_CREDIT;
+      return list ? "[" + h.text + "]" : h.text;
+    }
+  }
+  // A one-row list is "[" + its row + "]" (enc's array case).
+  const text = list ? enc(row, false) : encodeValue(row);
+  // Rows are held while holding them pays (a hit lately), else one in MEMO_PROBE: a rule alone,
+  // whose rows all differ, pays a walk per MEMO_PROBE rows, not several per row.
+  if (memoCredit > 0) {
+    memoCredit--;
+    remember(row, text);
+  } else if ((++memoProbes & (MEMO_PROBE - 1)) === 0) remember(row, text);
+  else holding = false;
+  return list ? "[" + text + "]" : text;
+}
+
+/**
+ * One flat row encodeGoJson encoded, by value: its keys in own order, its values (strings,
+ * numbers, booleans, null, bigints) and its text. A row equal to it (the same keys in the same
+ * order, each value the same: Object.is, so -0 is not 0) has the same text. Held by value in
+ * reused arrays, since a row may change after it was encoded: nothing is allocated per row.
+ */
+class HeldRow {
+  readonly keys: string[] = [];
+  readonly vals: (Value | undefined)[] = [];
+  /** -1: nothing held. */
+  len = -1;
+  text = "";
+}
+
+/**
+ * The last few flat rows encoded. The rules of a shared stream encode equal rows one after
+ * another, each rule its own object, under a few projections: the first of each encodes, the
+ * others compare. Replaced round-robin.
+ */
+const HELD = 4;
+const held: HeldRow[] = Array.from({ length: HELD }, () => new HeldRow());
+let heldNext = 0;
+/** Whether rows are compared with the held ones (off while holding does not pay). */
+let holding = false;
+/** Misses during which rows are still held after the last hit. */
+const MEMO_CREDIT = 64;
+/** Without hits, one row in this many is held (a power of two). */
+const MEMO_PROBE = 16;
+let memoCredit = 0;
+let memoProbes = 0;
+
+function heldEqual(row: Record<string, Value>): HeldRow | null {
+  for (let s = 0; s < HELD; s++) {
+    const h = held[s]!;
+    const n = h.len;
+    if (n < 0) continue;
+    const keys = h.keys;
+    const vals = h.vals;
+    let i = 0;
+    let same = true;
+    for (const k in row) {
+      if (i === n || k !== keys[i] || !Object.is(row[k], vals[i])) {
+        same = false;
+        break;
+      }
+      i++;
+    }
+    if (same && i === n) return h;
+  }
+  return null;
+}
+
+function remember(row: Record<string, Value>, text: string): void {
+  const h = held[heldNext]!;
+  const keys = h.keys;
+  const vals = h.vals;
+  // Overwritten in place: the slot holds nothing until the whole row is in.
+  h.len = -1;
+  let i = 0;
+  for (const k in row) {
+    const x = row[k];
+    // Not flat: nested values are not compared; nothing is held.
+    if (x !== null && typeof x === "object") return;
+    keys[i] = k;
+    vals[i] = x;
+    i++;
+  }
+  // What a longer row left behind is let go of.
+  if (vals.length > i) {
+    keys.length = i;
+    vals.length = i;
+  }
+  h.len = i;
+  h.text = text;
+  heldNext = (heldNext + 1) % HELD;
+  holding = true;
+}
+
+function encodeValue(v: Value): string {
   // A sink's rows share a shape: the last top-level plain object's keys, checked without a key array.
   const sh = lastShape;
   if (sh !== null && typeof v === "object" && v !== null && (v as { constructor?: unknown }).constructor === Object) {

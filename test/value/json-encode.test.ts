@@ -109,3 +109,65 @@ describe("encodeGoJson", () => {
     }
   });
 });
+
+describe("encodeGoJson's last-row memo", () => {
+  test("an equal row, another object, alone or as a one-row list, has the same text", () => {
+    const a = { temp: 22.5, hum: 40, device: "d1", ok: true, n: null, big: 9007199254740993n };
+    const want = '{"big":9007199254740993,"device":"d1","hum":40,"n":null,"ok":true,"temp":22.5}';
+    expect(encodeGoJson(a)).toBe(want);
+    expect(encodeGoJson({ ...a })).toBe(want);
+    expect(encodeGoJson([{ ...a }])).toBe("[" + want + "]");
+    expect(encodeGoJson([a])).toBe("[" + want + "]");
+    expect(encodeGoJson({ ...a })).toBe(want);
+  });
+
+  test("a row is held by value: changed after it was encoded, it is encoded again", () => {
+    const r: Record<string, Value> = { x: 1, y: "a" };
+    expect(encodeGoJson([r])).toBe('[{"x":1,"y":"a"}]');
+    r.x = 2;
+    expect(encodeGoJson([r])).toBe('[{"x":2,"y":"a"}]');
+    r.z = 0;
+    expect(encodeGoJson(r)).toBe('{"x":2,"y":"a","z":0}');
+    delete r.z;
+    expect(encodeGoJson(r)).toBe('{"x":2,"y":"a"}');
+  });
+
+  test("values equal to === but not the same value, other key orders and nested values are not taken for the held row", () => {
+    expect(encodeGoJson({ v: 0 })).toBe('{"v":0}');
+    expect(encodeGoJson({ v: -0 })).toBe('{"v":-0}');
+    expect(encodeGoJson({ v: 1n })).toBe('{"v":1}');
+    expect(encodeGoJson({ v: 1.5 })).toBe('{"v":1.5}');
+    expect(encodeGoJson({ a: 1, b: 2 })).toBe('{"a":1,"b":2}');
+    expect(encodeGoJson({ b: 2, a: 1 })).toBe('{"a":1,"b":2}');
+    const nested = { o: { k: 1 } };
+    expect(encodeGoJson(nested)).toBe('{"o":{"k":1}}');
+    nested.o.k = 2;
+    expect(encodeGoJson(nested)).toBe('{"o":{"k":2}}');
+    expect(encodeGoJson([{ a: 1 }, { a: 1 }])).toBe('[{"a":1},{"a":1}]');
+    expect(encodeGoJson({ s: "<&>" })).toBe('{"s":"\\u003c\\u0026\\u003e"}');
+    expect(encodeGoJson([{ s: "<&>" }])).toBe('[{"s":"\\u003c\\u0026\\u003e"}]');
+  });
+
+  test("a row that failed to encode is not held", () => {
+    expect(() => encodeGoJson({ v: NaN })).toThrow(RowError);
+    expect(() => encodeGoJson([{ v: NaN }])).toThrow(RowError);
+  });
+});
+
+describe("encodeGoJson's held rows", () => {
+  test("rows of a few projections, interleaved, each keep their own text", () => {
+    const shapes = [(k: number) => ({ device: `d${k}`, hum: k, temp: k / 2 }), (k: number) => ({ device: `d${k}`, temp: k / 2 }), (k: number) => ({ device: `d${k}`, hum: k, t2: k })];
+    for (let k = 0; k < 50; k++)
+      for (let rule = 0; rule < 9; rule++) {
+        const r = shapes[rule % 3]!(k % 7);
+        expect(encodeGoJson(rule % 2 ? [r] : r)).toBe(rule % 2 ? "[" + JSON.stringify(r) + "]" : JSON.stringify(r));
+      }
+  });
+
+  test("a row with a nested value, held over a flat one, leaves nothing half held", () => {
+    expect(encodeGoJson({ a: 1, b: 2, c: 3 })).toBe('{"a":1,"b":2,"c":3}');
+    for (let i = 0; i < 8; i++) expect(encodeGoJson({ a: 1, b: { x: i }, c: 3 })).toBe(`{"a":1,"b":{"x":${i}},"c":3}`);
+    expect(encodeGoJson({ a: 1 })).toBe('{"a":1}');
+    expect(encodeGoJson({ a: 1, b: 2, c: 3 })).toBe('{"a":1,"b":2,"c":3}');
+  });
+});
