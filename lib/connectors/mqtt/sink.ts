@@ -13,6 +13,7 @@ import type { ConnectionRegistry } from "../connections.ts";
 import { MqttConnection } from "./client.ts";
 import type { SharedMqtt } from "./shared.ts";
 import { parseMqttConf, type MqttConf } from "./conf.ts";
+import { PublishFrames } from "./publish-frames.ts";
 import { PropReader, type Props } from "../../config/props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "../../sink/connector.ts";
 
@@ -33,6 +34,7 @@ export class MqttSink implements SinkConnector {
   private inflight = 0;
   private slot: (() => void) | undefined;
   private idle: (() => void) | undefined;
+  private readonly frames: PublishFrames;
 
   constructor(
     props: Props,
@@ -49,6 +51,7 @@ export class MqttSink implements SinkConnector {
     this.properties = r.obj("properties");
     this.selector = r.str("connectionSelector");
     this.conf = parseMqttConf(props);
+    this.frames = new PublishFrames(this.conf.protocolVersion === 5);
   }
 
   open(ctx: SinkContext): Promise<void> {
@@ -71,10 +74,22 @@ export class MqttSink implements SinkConnector {
     if (!conn.connected) throw new IoError("mqtt client is not connected");
     const p = item.props;
     const topic = typeof p?.topic === "string" ? p.topic : this.topic;
-    const opts: IClientPublishOptions = { qos: this.qos, retain: this.retained };
     const up = p && typeof p.properties === "object" && p.properties ? (p.properties as Record<string, unknown>) : this.properties;
     const tp = item.traceparent;
-    if ((up || tp !== null) && this.conf.protocolVersion === 5) {
+    const v5props = (up !== undefined || tp !== null) && this.conf.protocolVersion === 5;
+    const client = conn.client;
+    if (this.qos === 0 && !v5props && !client.disconnecting) {
+      // The frame is written by the sink (publish-frames.ts), in one write with the turn's others.
+      const s = client.stream as Writable;
+      this.frames.add(s, topic, item.payload as string | Uint8Array, this.retained);
+      // Real TCP backpressure: wait for the socket to drain rather than buffer without bound.
+      if (s.writableNeedDrain) return new Promise((r) => s.once("drain", () => r()));
+      return;
+    }
+    // What the sink gathered goes first: MQTT.js writes this one at once.
+    this.frames.flush();
+    const opts: IClientPublishOptions = { qos: this.qos, retain: this.retained };
+    if (v5props) {
       const userProperties: Record<string, string> = {};
       if (up) for (const [k, v] of Object.entries(up)) userProperties[k] = String(v);
       // A traced rule's result continues its trace downstream (rules-and-sinks.md §9.2).
@@ -82,11 +97,10 @@ export class MqttSink implements SinkConnector {
       opts.properties = { userProperties };
     }
     const payload = typeof item.payload === "string" ? item.payload : Buffer.from(item.payload as Uint8Array);
-    const client = conn.client;
     if (this.qos === 0) {
       client.publish(topic, payload, opts);
       const s = client.stream as Writable | undefined;
-      // Real TCP backpressure: wait for the socket to drain rather than buffer without bound.
+      // As above: the socket's back-pressure.
       if (s?.writableNeedDrain) return new Promise((r) => s.once("drain", () => r()));
       return;
     }
@@ -103,6 +117,7 @@ export class MqttSink implements SinkConnector {
   }
 
   async close(): Promise<void> {
+    this.frames.flush();
     if (this.inflight > 0 && this.conn?.connected) {
       await Promise.race([new Promise<void>((r) => (this.idle = r)), Bun.sleep(2000)]);
     }
