@@ -2,8 +2,9 @@
  * The MQTT sink (rules-and-sinks.md §9.2): publishes each payload to `topic` (a template allowed)
  * with `qos` and `retained`, v5 user `properties` (templates allowed). Publishing while
  * disconnected fails at once with `mqtt client is not connected` (an IO error, so the cache and
- * retry engage). QoS ≥ 1 publishes are pipelined up to a window; MQTT.js resends unacknowledged
- * ones after a reconnect. With `connectionSelector` the sink publishes through that named
+ * retry engage). QoS 0 frames without v5 properties are written by the sink itself, a turn's in
+ * one write (publish-frames.ts); the rest goes through MQTT.js. QoS ≥ 1 publishes are pipelined
+ * up to a window; MQTT.js resends unacknowledged ones after a reconnect. With `connectionSelector` the sink publishes through that named
  * connection (shared with other nodes), which outlives the sink.
  */
 import type { Writable } from "node:stream";
@@ -13,6 +14,7 @@ import type { ConnectionRegistry } from "../connections.ts";
 import { MqttConnection } from "./client.ts";
 import type { SharedMqtt } from "./shared.ts";
 import { parseMqttConf, type MqttConf } from "./conf.ts";
+import { PublishFrames } from "./publish-frames.ts";
 import { PropReader, type Props } from "../../config/props.ts";
 import type { SinkConnector, SinkContext, SinkItem } from "../../sink/connector.ts";
 
@@ -33,6 +35,7 @@ export class MqttSink implements SinkConnector {
   private inflight = 0;
   private slot: (() => void) | undefined;
   private idle: (() => void) | undefined;
+  private readonly frames: PublishFrames;
 
   constructor(
     props: Props,
@@ -49,6 +52,7 @@ export class MqttSink implements SinkConnector {
     this.properties = r.obj("properties");
     this.selector = r.str("connectionSelector");
     this.conf = parseMqttConf(props);
+    this.frames = new PublishFrames(this.conf.protocolVersion === 5);
   }
 
   open(ctx: SinkContext): Promise<void> {
@@ -71,10 +75,22 @@ export class MqttSink implements SinkConnector {
     if (!conn.connected) throw new IoError("mqtt client is not connected");
     const p = item.props;
     const topic = typeof p?.topic === "string" ? p.topic : this.topic;
-    const opts: IClientPublishOptions = { qos: this.qos, retain: this.retained };
     const up = p && typeof p.properties === "object" && p.properties ? (p.properties as Record<string, unknown>) : this.properties;
     const tp = item.traceparent;
-    if ((up || tp !== null) && this.conf.protocolVersion === 5) {
+    const v5props = (up !== undefined || tp !== null) && this.conf.protocolVersion === 5;
+    const client = conn.client;
+    if (this.qos === 0 && !v5props && !client.disconnecting) {
+      // The frame is written by the sink (publish-frames.ts), in one write with the turn's others.
+      const s = client.stream as Writable;
+      this.frames.add(s, topic, item.payload as string | Uint8Array, this.retained);
+      // Real TCP backpressure: wait for the socket to drain rather than buffer without bound.
+      if (s.writableNeedDrain) return new Promise((r) => s.once("drain", () => r()));
+      return;
+    }
+    // What the sink gathered goes first: MQTT.js writes this one at once.
+    this.frames.flush();
+    const opts: IClientPublishOptions = { qos: this.qos, retain: this.retained };
+    if (v5props) {
       const userProperties: Record<string, string> = {};
       if (up) for (const [k, v] of Object.entries(up)) userProperties[k] = String(v);
       // A traced rule's result continues its trace downstream (rules-and-sinks.md §9.2).
@@ -82,11 +98,10 @@ export class MqttSink implements SinkConnector {
       opts.properties = { userProperties };
     }
     const payload = typeof item.payload === "string" ? item.payload : Buffer.from(item.payload as Uint8Array);
-    const client = conn.client;
     if (this.qos === 0) {
       client.publish(topic, payload, opts);
       const s = client.stream as Writable | undefined;
-      // Real TCP backpressure: wait for the socket to drain rather than buffer without bound.
+      // As above: the socket's back-pressure.
       if (s?.writableNeedDrain) return new Promise((r) => s.once("drain", () => r()));
       return;
     }
@@ -103,6 +118,7 @@ export class MqttSink implements SinkConnector {
   }
 
   async close(): Promise<void> {
+    this.frames.flush();
     if (this.inflight > 0 && this.conn?.connected) {
       await Promise.race([new Promise<void>((r) => (this.idle = r)), Bun.sleep(2000)]);
     }
