@@ -4,8 +4,9 @@
  * disconnected fails at once with `mqtt client is not connected` (an IO error, so the cache and
  * retry engage). QoS 0 frames without v5 properties are written by the sink itself, a turn's in
  * one write (publish-frames.ts); the rest goes through MQTT.js. QoS ≥ 1 publishes are pipelined
- * up to a window; MQTT.js resends unacknowledged ones after a reconnect. With `connectionSelector` the sink publishes through that named
- * connection (shared with other nodes), which outlives the sink.
+ * up to a window; MQTT.js resends unacknowledged ones after a reconnect. With `connectionSelector`
+ * the sink publishes through that named connection (shared with other nodes), which outlives the
+ * sink.
  */
 import type { Writable } from "node:stream";
 import type { IClientPublishOptions } from "mqtt";
