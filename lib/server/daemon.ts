@@ -12,6 +12,7 @@ import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
 import { ruleRuntime } from "./runtime-bridge.ts";
 import { guardStart } from "./safe-mode.ts";
+import { importInitJson } from "./transfer.ts";
 
 export interface DaemonOptions extends PathFlags {
   readonly env?: Record<string, string | undefined>;
@@ -68,7 +69,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   engine.safeMode = guard.mode;
   if (guard.mode.on) logger.warn(`safe mode: ${guard.mode.reason}; rules are not started and UDF scripts are not loaded`);
   await engine.loadScripts();
-  engine.start();
+  engine.start(importInitJson);
   loopLag.start();
   const maxRequestBodySize = Math.max(basic.maxBodySize, 1 << 30);
   const rest = Bun.serve({

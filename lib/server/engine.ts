@@ -6,7 +6,7 @@
 import type { Level } from "../log.ts";
 import type { ByteBudget } from "../core/byte-budget.ts";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setCompileLimits } from "../value/compile-budget.ts";
 import { loadKuiperConfig, prepareDataDir, type Doc, type KuiperConfig, type Paths } from "../config/index.ts";
@@ -38,7 +38,6 @@ import type { StoredRule } from "../store/stored-rule.ts";
 import { ConfKeys } from "./confkeys.ts";
 import { anyOriginCors } from "./cors.ts";
 import type { MockSpec } from "../connectors/simulator/source.ts";
-import { importRuleset } from "./transfer.ts";
 import { RuleManager } from "./rule-manager.ts";
 import { TraceHub } from "../runtime/trace/hub.ts";
 import type { SafeMode } from "./safe-mode.ts";
@@ -246,17 +245,18 @@ export class Engine {
   }
 
   /**
-   * Startup sequence after `loadScripts`: init.json, rules, patrol (config-and-cli.md §6.3). In
-   * safe mode init.json is not imported, rules are registered but not started, and the patrol
-   * (schedules, restart strategies) does not run.
+   * Startup sequence after `loadScripts`: init.json (`importInit`, transfer.ts, for the data and
+   * etc directories), rules, patrol (config-and-cli.md §6.3). In safe mode init.json is not
+   * imported, rules are registered but not started, and the patrol (schedules, restart
+   * strategies) does not run.
    */
-  start(): void {
+  start(importInit?: (e: Engine, dir: string) => void): void {
     const safe = this.safeMode.on;
     for (const [id, text] of this.kv.entries("asyncTask")) {
       const t = JSON.parse(text) as { status: string };
       if (t.status === "running" || t.status === "register") this.kv.set("asyncTask", id, JSON.stringify({ ...t, status: "cancel" }));
     }
-    if (!safe) for (const dir of [this.paths.data, this.paths.etc]) if (dir) this.importInitJson(dir);
+    if (!safe && importInit) for (const dir of [this.paths.data, this.paths.etc]) if (dir) importInit(this, dir);
     for (const [full, props] of this.confKeys.entries()) {
       const [kind, typ, ...id] = full.split(".");
       if (kind === "connections" && typ) this.connections.open(id.join("."), typ, props);
@@ -298,23 +298,6 @@ export class Engine {
       }
     }
     this.kv.set("meta", "connectionYamlHash", hash);
-  }
-
-  /** `init.json` in `dir`: imported when its mtime differs from the `initialized<ms>` marker. */
-  private importInitJson(dir: string): void {
-    const file = join(dir, "init.json");
-    if (!existsSync(file)) return;
-    const mtime = Math.trunc(statSync(file).mtimeMs);
-    const markers = readdirSync(dir).filter((f) => /^initialized\d+$/.test(f));
-    if (markers.some((m) => m === `initialized${mtime}`)) return;
-    try {
-      const text = readFileSync(file, "utf8");
-      importRuleset(this, text, false);
-    } catch (e) {
-      this.log(`init.json import failed: ${errorText(e)}`);
-    }
-    for (const m of markers) unlinkSync(join(dir, m));
-    writeFileSync(join(dir, `initialized${mtime}`), "");
   }
 
   /** Starts a trial run whose results go to `publish` (plan-only runtimes publish nothing). */

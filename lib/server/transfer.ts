@@ -4,8 +4,8 @@
  * REST routes, `init.json` at startup and the CLI's import/export verbs.
  */
 import { YAML } from "bun";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import { DEFINITION_TOO_DEEP, textTooDeep } from "../value/json-depth.ts";
 import { clauseExprs, walk } from "../sql/walk.ts";
@@ -83,6 +83,22 @@ export function importRuleset(e: Engine, text: string, _api = true): { streams: 
     }
   }
   return counts;
+}
+
+/** `init.json` in `dir` (config-and-cli.md §6.3): imported when its mtime differs from the `initialized<ms>` marker. */
+export function importInitJson(e: Engine, dir: string): void {
+  const file = join(dir, "init.json");
+  if (!existsSync(file)) return;
+  const mtime = Math.trunc(statSync(file).mtimeMs);
+  const markers = readdirSync(dir).filter((f) => /^initialized\d+$/.test(f));
+  if (markers.some((m) => m === `initialized${mtime}`)) return;
+  try {
+    importRuleset(e, readFileSync(file, "utf8"), false);
+  } catch (err) {
+    e.log(`init.json import failed: ${errorText(err)}`);
+  }
+  for (const m of markers) unlinkSync(join(dir, m));
+  writeFileSync(join(dir, `initialized${mtime}`), "");
 }
 
 // ------------------------------------------------------------------------------------------
