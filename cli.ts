@@ -111,17 +111,22 @@ process.on("uncaughtException", onEpipe);
 process.on("unhandledRejection", onEpipe);
 
 /**
- * JSC sizes its heap's slack by the RAM it believes the machine has, and reads that once, before any
- * code runs: `run` and `serve` start again (execve, same process id) with BUN_JSC_forceRAMSize set
- * to 64 MiB unless it is set already, as the service unit sets it (docs/memory.md). It is not a
- * limit. FLOE_JSC_RAM=<bytes> picks another size; FLOE_JSC_RAM=system keeps the runtime's own sizing.
+ * JSC sizes its heap's slack by the RAM it believes the machine has, and reads its options once,
+ * before any code runs: `run` and `serve` start again (execve, same process id) with
+ * BUN_JSC_forceRAMSize set to 64 MiB and BUN_JSC_largeHeapGrowthFactor to 1.75, each unless it is
+ * set already, as the service unit sets both (docs/memory.md). Neither is a limit.
+ * FLOE_JSC_RAM=<bytes> picks another size; FLOE_JSC_RAM=system keeps the runtime's own sizing.
  */
 function smallHeap(command: string | undefined): void {
   if (command !== "run" && command !== "serve") return;
   const env = process.env;
-  if (env.BUN_JSC_forceRAMSize !== undefined || env.FLOE_JSC_RAM === "system" || typeof process.execve !== "function") return;
-  const size = env.FLOE_JSC_RAM ?? "67108864";
-  if (!/^[1-9]\d*$/.test(size)) {
+  if (env.FLOE_JSC_RAM === "system" || typeof process.execve !== "function") return;
+  // Told 64 MiB, JSC takes the whole process (~80 MiB with the executable's file-backed pages) for a
+  // large heap and lets it grow by only 1.24 between collections, which makes every other collection
+  // a full one: 1.75 keeps most of the small heap's memory at about the system sizing's CPU.
+  if (env.BUN_JSC_forceRAMSize !== undefined && env.BUN_JSC_largeHeapGrowthFactor !== undefined) return;
+  const size = env.BUN_JSC_forceRAMSize ?? env.FLOE_JSC_RAM ?? "67108864";
+  if (env.BUN_JSC_forceRAMSize === undefined && !/^[1-9]\d*$/.test(size)) {
     process.stderr.write(`floe: FLOE_JSC_RAM=${size}: a number of bytes, or system\n`);
     process.exit(2);
   }
@@ -129,7 +134,8 @@ function smallHeap(command: string | undefined): void {
   // `bun [flags] cli.ts` keeps its flags (--cpu-prof, --smol) and script.
   const compiled = (process.argv[1] ?? "").startsWith("/$bunfs/");
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
-  process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size });
+  const growth = env.BUN_JSC_largeHeapGrowthFactor ?? "1.75";
+  process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size, BUN_JSC_largeHeapGrowthFactor: growth });
 }
 
 const argv = process.argv.slice(2);

@@ -1,7 +1,8 @@
 /**
  * floe picks JSC's small heap itself (cli.ts): `floe serve` started without BUN_JSC_forceRAMSize
- * runs, in the same process (execve), with it set to 64 MiB; FLOE_JSC_RAM chooses another size or,
- * set to `system`, keeps the runtime's own sizing.
+ * runs, in the same process (execve), with it set to 64 MiB and BUN_JSC_largeHeapGrowthFactor to
+ * 1.75; FLOE_JSC_RAM chooses another size or, set to `system`, keeps the runtime's own sizing; a
+ * BUN_JSC_ variable the user set is kept as it is.
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -16,28 +17,40 @@ function environ(pid: number): Record<string, string> {
   return out;
 }
 
-async function heapOf(env: Record<string, string>): Promise<string | undefined> {
-  const saved = process.env.BUN_JSC_forceRAMSize;
-  delete process.env.BUN_JSC_forceRAMSize;
+const HEAP_VARS = ["BUN_JSC_forceRAMSize", "BUN_JSC_largeHeapGrowthFactor"] as const;
+
+/** The heap variables of the serving process, started with `env` over this one's minus those variables. */
+async function heapOf(env: Record<string, string>): Promise<(string | undefined)[]> {
+  const saved = HEAP_VARS.map((k) => process.env[k]);
+  for (const k of HEAP_VARS) delete process.env[k];
   try {
     const d = await startFloe(tempHome(), env);
     try {
       // The process that answers is the one spawned: the variable came in through execve.
       expect((await d.call("GET", "/ping")).status).toBe(200);
-      return environ(d.proc.pid).BUN_JSC_forceRAMSize;
+      const e = environ(d.proc.pid);
+      return HEAP_VARS.map((k) => e[k]);
     } finally {
       await d.stop();
     }
   } finally {
-    if (saved !== undefined) process.env.BUN_JSC_forceRAMSize = saved;
+    HEAP_VARS.forEach((k, i) => {
+      if (saved[i] !== undefined) process.env[k] = saved[i];
+    });
   }
 }
 
-test("floe serve started as a user starts it runs with JSC's 64 MiB heap sizing", async () => {
-  expect(await heapOf({})).toBe("67108864");
+test("floe serve started as a user starts it runs with JSC's 64 MiB heap sizing and growth factor 1.75", async () => {
+  expect(await heapOf({})).toEqual(["67108864", "1.75"]);
 }, 30_000);
 
 test("FLOE_JSC_RAM picks another size, or `system` keeps the runtime's own", async () => {
-  expect(await heapOf({ FLOE_JSC_RAM: "33554432" })).toBe("33554432");
-  expect(await heapOf({ FLOE_JSC_RAM: "system" })).toBeUndefined();
+  expect(await heapOf({ FLOE_JSC_RAM: "33554432" })).toEqual(["33554432", "1.75"]);
+  expect(await heapOf({ FLOE_JSC_RAM: "system" })).toEqual([undefined, undefined]);
+}, 30_000);
+
+test("a JSC heap variable already set is kept, and the missing one is added", async () => {
+  expect(await heapOf({ BUN_JSC_largeHeapGrowthFactor: "2" })).toEqual(["67108864", "2"]);
+  expect(await heapOf({ BUN_JSC_forceRAMSize: "100663296" })).toEqual(["100663296", "1.75"]);
+  expect(await heapOf({ BUN_JSC_forceRAMSize: "100663296", BUN_JSC_largeHeapGrowthFactor: "1.5" })).toEqual(["100663296", "1.5"]);
 }, 30_000);
