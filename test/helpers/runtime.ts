@@ -53,3 +53,25 @@ export function metric(run: RunHandle, key: string): number | string {
   if (v === undefined) throw new Error(`no metric ${key} in ${Object.keys(m).join(", ")}`);
   return v;
 }
+
+/**
+ * The runtimes and rules a test file starts, stopped (and their data servers closed) after each
+ * test: push `{ t, rules }` and fill `rules` as they start.
+ */
+export function stoppedAfterEach(afterEach: (fn: () => Promise<void>) => void): { t: TestRuntime; rules: RunHandle[] }[] {
+  const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
+  afterEach(async () => {
+    for (const o of open.splice(0)) {
+      for (const r of o.rules) await r.stop();
+      o.t.env.dataServer.close();
+    }
+  });
+  return open;
+}
+
+/** A run's metrics that do not depend on timing (latencies, times, connection state left out). */
+export function timingFreeCounts(m: Record<string, unknown>, key: (k: string) => string = (k) => k): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(m)) if (!/latency|last_invocation|_time$|connection_|lastStart|lastStop|nextStart/.test(k)) out[key(k)] = v;
+  return out;
+}

@@ -6,20 +6,14 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { collect, dataRuntime } from "../helpers/data-server.ts";
-import { streams, testRuntime, waitFor, type TestRuntime } from "../helpers/runtime.ts";
+import { stoppedAfterEach, streams, testRuntime, timingFreeCounts, waitFor } from "../helpers/runtime.ts";
 import { DataServer } from "../../lib/connectors/http/server.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 import { indexableCond } from "../../lib/runtime/predicate-index.ts";
 import { parseSelect } from "../../lib/sql/parse.ts";
 import { createFunctionRegistry } from "../../lib/functions/index.ts";
 
-const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    for (const r of o.rules) await r.stop();
-    o.t.env.dataServer.close();
-  }
-});
+const open = stoppedAfterEach(afterEach);
 
 const WHERES = [
   "temp > 21.0",
@@ -71,12 +65,7 @@ function rules(prefix: string): { id: string; sql: string }[] {
   return out;
 }
 
-/** Metrics that do not depend on timing. */
-function counts(m: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(m)) if (!/latency|last_invocation|_time$|connection_|lastStart|lastStop|nextStart/.test(k)) out[k] = v;
-  return out;
-}
+const counts = (m: Record<string, unknown>) => timingFreeCounts(m);
 
 test("every rule's output and counts over a shared, indexed stream equal the rule reading the stream alone", async () => {
   const shared = dataRuntime();

@@ -7,16 +7,10 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { collect, dataRuntime } from "../helpers/data-server.ts";
-import { streams, waitFor, type TestRuntime } from "../helpers/runtime.ts";
+import { stoppedAfterEach, streams, timingFreeCounts, waitFor, type TestRuntime } from "../helpers/runtime.ts";
 import type { RunHandle } from "../../lib/runtime/rule.ts";
 
-const open: { t: TestRuntime; rules: RunHandle[] }[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    for (const r of o.rules) await r.stop();
-    o.t.env.dataServer.close();
-  }
-});
+const open = stoppedAfterEach(afterEach);
 
 /** The rules: the density set-up's one rule several times, and what differs from it. */
 const SQLS = [
@@ -62,9 +56,7 @@ const PAYLOADS = [
  * stream (`op_s_decoder_0`), an unshared one's by its place (`op_2_decoder_0`): both read `decoder`.
  */
 function counts(m: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(m)) if (!/latency|last_invocation|_time$|connection_|lastStart|lastStop|nextStart/.test(k)) out[k.replace(/^op_(s|2)_decoder_0_/, "decoder_")] = v;
-  return out;
+  return timingFreeCounts(m, (k) => k.replace(/^op_(s|2)_decoder_0_/, "decoder_"));
 }
 
 const decoderIn = (r: RunHandle): unknown => {
