@@ -180,13 +180,21 @@ export class GroupIndex implements Loan {
    * the input line, which a Map copies out to hash while a property lookup finds the key's atom in
    * place (bench/notes.md).
    */
-  readonly index: Record<string, AccGroupRow> = Object.create(null) as Record<string, AccGroupRow>;
+  index: Record<string, AccGroupRow> = Object.create(null) as Record<string, AccGroupRow>;
   size = 0;
   private gens = 0;
 
   add(key: string, g: AccGroupRow): void {
     this.index[key] = g;
     this.size++;
+  }
+
+  /** Starts the index over with only `keys` → `groups` (the groups of earlier windows are let go). */
+  replace(keys: readonly string[], groups: readonly AccGroupRow[]): void {
+    const index = Object.create(null) as Record<string, AccGroupRow>;
+    for (let i = 0; i < keys.length; i++) index[keys[i]!] = groups[i]!;
+    this.index = index;
+    this.size = keys.length;
   }
 
   nextGen(): number {
@@ -196,6 +204,11 @@ export class GroupIndex implements Loan {
 
 /** Keys no window has met lately that a pane's index may carry before it starts over. */
 const STALE_KEYS = 4096;
+/**
+ * The first groups a window places, by which it judges whether the keys of the windows before
+ * come back: fewer than a quarter of them reopened, and the index lets the earlier groups go.
+ */
+const PROBE = 1024;
 
 /** One window's groups, in first-appearance order, plus what the WHERE/GROUP BY stages must report. */
 export class GroupTable implements IncInfo {
@@ -212,6 +225,8 @@ export class GroupTable implements IncInfo {
   groupError: RowError | null = null;
   /** Timestamp of the first row that entered. */
   firstTs = 0;
+  /** Groups of earlier windows this one reopened, among its first PROBE. */
+  private reopened = 0;
   private readonly spec: IncSpec;
 
   /** `byKey`: the index of the table this one follows (see `next`), or a new one. */
@@ -230,6 +245,11 @@ export class GroupTable implements IncInfo {
   next(): GroupTable {
     const byKey = this.byKey;
     return new GroupTable(this.spec, byKey.size > 2 * this.list.length + STALE_KEYS ? new GroupIndex() : byKey);
+  }
+
+  /** Keys this table's index holds: its own groups and those of earlier windows kept for reuse. */
+  get indexed(): number {
+    return this.byKey.size;
   }
 
   /** Groups of this table's index are held by a reader of an earlier emission. */
@@ -259,6 +279,7 @@ export class GroupTable implements IncInfo {
     } else if (g.gen !== this.gen) {
       g.reopen(t);
       this.place(key, g);
+      if (this.list.length <= PROBE) this.reopened++;
     } else if (this.spec.ekuiper) g.rows[0] = t;
     g.fold(ev);
   }
@@ -267,6 +288,19 @@ export class GroupTable implements IncInfo {
     g.gen = this.gen;
     this.list.push(g);
     this.keys.push(key);
+    if (this.list.length === PROBE) this.probe();
+  }
+
+  /**
+   * Keys that do not come back (a million devices, each met once in a while): the earlier windows'
+   * groups would stay held in the index, each with its first row, until it starts over (two to
+   * three windows' worth: W2-1M 1,088 → 1,658 bytes per open group, bench/group-bytes.ts). Once
+   * this window has placed PROBE groups and fewer than a quarter were reopened, the index keeps
+   * only this window's groups.
+   */
+  private probe(): void {
+    const byKey = this.byKey;
+    if (byKey.size > this.list.length && this.reopened * 4 < PROBE) byKey.replace(this.keys, this.list);
   }
 
   snapshot(): unknown {

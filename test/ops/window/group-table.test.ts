@@ -1,0 +1,68 @@
+/**
+ * A pane's group table (lib/ops/window/inc-groups.ts) keeps the groups of earlier windows for
+ * the keys that come back, and lets them go when they do not: a window that meets new keys only
+ * (a million devices, each met once in a while) must not hold the windows before it.
+ */
+import { describe, expect, test } from "bun:test";
+import { Tuple, type Row } from "../../../lib/expr/row.ts";
+import { GroupTable, RowEval } from "../../../lib/ops/window/inc-groups.ts";
+import type { IncSpec } from "../../../lib/plan/window-spec.ts";
+
+/** GROUP BY k, no aggregate: a group per key. */
+const spec: IncSpec = { aggs: [], dims: [(r: Row) => r.value("k", undefined)], where: undefined, ekuiper: false };
+
+/** Folds one row per key of `keys` into `table`; its groups in emission order. */
+function fill(table: GroupTable, keys: string[]): Row[] {
+  const ev = new RowEval(spec);
+  for (const k of keys) {
+    const t = new Tuple({ k }, null, 1, "s");
+    ev.evaluate(t);
+    table.add(t, ev);
+  }
+  return table.collection({ start: 0, end: 1, trigger: 1 }).groups!;
+}
+
+const keys = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+describe("the key index across windows", () => {
+  test("keys that come back reopen their groups; the index holds one window's keys", () => {
+    const first = new GroupTable(spec);
+    const a = fill(first, keys("k", 3000));
+    const second = first.next();
+    const b = fill(second, keys("k", 3000));
+    expect(b).toHaveLength(3000);
+    expect(b.every((g, i) => g === a[i])).toBe(true);
+    expect(second.indexed).toBe(3000);
+  });
+
+  test("a window of new keys lets the earlier windows' groups go once it has placed its first 1,024", () => {
+    let table = new GroupTable(spec);
+    fill(table, keys("a", 3000));
+    for (const prefix of ["b", "c", "d"]) {
+      table = table.next();
+      const ev = new RowEval(spec);
+      const add = (k: string) => {
+        const t = new Tuple({ k }, null, 1, "s");
+        ev.evaluate(t);
+        table.add(t, ev);
+      };
+      for (let i = 0; i < 1023; i++) add(`${prefix}${i}`);
+      expect(table.indexed).toBe(3000 + 1023); // still held: not judged yet
+      add(`${prefix}1023`);
+      expect(table.indexed).toBe(1024);
+      for (let i = 1024; i < 3000; i++) add(`${prefix}${i}`);
+      expect(table.indexed).toBe(3000);
+      expect(table.collection({ start: 0, end: 1, trigger: 1 }).groups!.map((g) => g.value("k", undefined))).toEqual(keys(prefix, 3000));
+    }
+  });
+
+  test("keys that partly come back keep the index (the earlier groups stay for reuse)", () => {
+    const first = new GroupTable(spec);
+    fill(first, keys("k", 2000));
+    const second = first.next();
+    // Every other key comes back: half of the first 1,024 are reopened.
+    const mixed = keys("k", 2000).map((k, i) => (i % 2 ? `n${i}` : k));
+    fill(second, mixed);
+    expect(second.indexed).toBe(3000);
+  });
+});
