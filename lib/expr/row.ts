@@ -28,7 +28,8 @@ export interface Row {
   readonly ts: number;
 }
 
-const EMPTY: Obj = Object.freeze({}) as Obj;
+/** The metadata of a row that has none (shared, frozen). */
+export const EMPTY: Obj = Object.freeze({}) as Obj;
 
 /** Case-insensitive key lookup: the exact spelling first. */
 export function getFold(data: Obj, name: string): Value {

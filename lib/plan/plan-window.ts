@@ -19,7 +19,7 @@
  */
 import type { BoundField } from "../sql/render.ts";
 import type { Call, Expr } from "../sql/ast.ts";
-import { some, walk } from "../sql/walk.ts";
+import { children, some, walk } from "../sql/walk.ts";
 import { isAggregateCall, type Analysis } from "./analyze.ts";
 import type { RulePlan } from "./specs.ts";
 
@@ -87,6 +87,49 @@ export function ekuiperIncremental(a: Analysis, calls: readonly Call[]): boolean
   if (!(w.type === "tumbling" || w.type === "hopping" || (w.type === "count" && w.call.args.length === 1))) return false;
   if (a.dimensions.some(usesRange)) return false;
   return calls.every((c) => EKUIPER_INC.has(c.name) && !c.args.some(usesRange));
+}
+
+/**
+ * The columns an incremental window's groups read of their first row (IncSpec.keep): every column
+ * SELECT, HAVING and ORDER BY name outside aggregate calls (whose arguments are evaluated per row,
+ * into the accumulators), in order of appearance. Null — the group keeps its whole first row —
+ * whenever the analysis cannot bound what is read: `*`, meta()/mqtt(), analytic or window
+ * functions (they read the row's cache), a function it does not know, eKuiper's inc_agg_window
+ * (its WHERE filters the groups, its row is the last one), or case-insensitive names (a name
+ * matches columns the analysis cannot list).
+ */
+export function groupColumns(a: Analysis, ekuiper: boolean, ignoreCase: boolean): string[] | null {
+  if (ekuiper || ignoreCase || a.analytic.length || a.windowFuncs.length || a.whereAggregates.length) return null;
+  const s = a.stmt;
+  const isAgg: (e: Expr) => boolean = isAggregateCall(a.functions);
+  const cols: string[] = [];
+  let whole = false;
+  const visit = (e: Expr): void => {
+    if (whole || isAgg(e)) return;
+    if (e.kind === "wildcard" || e.kind === "meta") {
+      whole = true;
+      return;
+    }
+    if (e.kind === "field") {
+      const f = e as BoundField;
+      if (f.aliasOf) visit(f.aliasOf);
+      else if (!cols.includes(f.name)) cols.push(f.name);
+      return;
+    }
+    if (e.kind === "call") {
+      const kind = a.functions.kind(e.name);
+      // Scalars (and set-returning, changed_cols, window_start() …) see only their arguments.
+      if (kind !== "scalar" && kind !== "srf" && kind !== "multi" && kind !== "special") {
+        whole = true;
+        return;
+      }
+    }
+    for (const c of children(e)) visit(c);
+  };
+  for (const f of s.fields) visit(f.expr);
+  if (s.having) visit(s.having);
+  for (const o of s.orderBy) visit(o.expr);
+  return whole ? null : cols;
 }
 
 /**

@@ -18,7 +18,7 @@ import type { AnalyticSite, JoinSpec, LookupSpec, OpSpec, ProjectSpec, RulePlan,
 import { isLookupTable, retainSize, type StreamDef } from "./streams.ts";
 import { projectSpecOf } from "./project-spec.ts";
 import { andAll, conjuncts, readsSource } from "./lookup.ts";
-import { aggregateCalls, chooseEvaluator, ekuiperIncremental, type WindowEvaluator } from "./plan-window.ts";
+import { aggregateCalls, chooseEvaluator, ekuiperIncremental, groupColumns, type WindowEvaluator } from "./plan-window.ts";
 import { ekuiperAccumulator } from "../functions/inc-ekuiper.ts";
 import type { IncSpec } from "./window-spec.ts";
 
@@ -308,6 +308,7 @@ class Planner {
       dims: a.dimensions.map((d) => this.compile(d)),
       where: whereInside ? this.compile(this.where!) : undefined,
       ekuiper,
+      keep: groupColumns(a, ekuiper, !!this.opts.ignoreCase),
     };
   }
 

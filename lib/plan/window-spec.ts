@@ -98,4 +98,9 @@ export interface IncSpec {
    * WHERE filters the aggregated rows, windows without rows emit nothing.
    */
   readonly ekuiper: boolean;
+  /**
+   * The columns of its first row a group keeps (plan-window.ts groupColumns: those read outside
+   * aggregate calls); null: the whole row. An absent spec field: the whole row.
+   */
+  readonly keep?: readonly string[] | null;
 }

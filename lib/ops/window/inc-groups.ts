@@ -6,8 +6,8 @@
  */
 import { RowError } from "../../errors.ts";
 import type { IncrementalGroup } from "../../expr/compile-call.ts";
-import { GroupRow, type EvalCtx, type Tuple, type WindowRange } from "../../expr/row.ts";
-import { fmtV, type Value } from "../../value/values.ts";
+import { EMPTY, GroupRow, Tuple, type EvalCtx, type Row, type WindowRange } from "../../expr/row.ts";
+import { fmtV, type Obj, type Value } from "../../value/values.ts";
 import type { Accumulator } from "../../functions/registry.ts";
 import type { IncSpec } from "../../plan/window-spec.ts";
 import { Collection, type IncInfo, type Loan } from "../../core/item.ts";
@@ -83,9 +83,15 @@ export class RowEval {
   }
 }
 
+/** The rows of a group that keeps only columns of its first row (never written: frozen). */
+const NO_ROWS: Row[] = Object.freeze([]) as unknown as Row[];
+
 /**
  * A group of an incremental window: the group's first row (or, in eKuiper's inc_agg_window, its
  * last) and one accumulator per aggregate call. Read by aggregate calls through `aggregate`.
+ * When the rule reads only some columns of it (IncSpec.keep), the group keeps their values (with
+ * the row's stream and metadata) instead of the row: W2-1M's groups read `device` only, and the
+ * parsed message held per group was most of a group's bytes (bench/group-bytes.ts).
  */
 export class AccGroupRow extends GroupRow implements IncrementalGroup {
   readonly accs: Accumulator[];
@@ -94,13 +100,90 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
   /** The first argument error per slot in (argument, row) order, as the buffered path meets it. */
   private errors: (RowError | null)[] | null = null;
   private errorArg: Int32Array | null = null;
+  /** IncSpec.keep: the columns kept; null: the whole row is in `rows`. */
+  private readonly keep: readonly string[] | null;
+  /** The kept values (undefined: absent from the row): the value itself for one column, else an array. */
+  private kept: Value | undefined | (Value | undefined)[] = undefined;
+  private emitter = "";
+  private meta: Obj = EMPTY;
 
   constructor(first: Tuple | null, spec: IncSpec) {
-    super(first ? [first] : [], 0);
+    const keep = spec.keep ?? null;
+    super(keep !== null ? NO_ROWS : first ? [first] : [], 0);
+    this.keep = keep;
+    if (keep !== null && first !== null) this.capture(first);
     const aggs = spec.aggs;
     const accs = new Array<Accumulator>(aggs.length);
     for (let s = 0; s < aggs.length; s++) accs[s] = aggs[s]!.accumulator();
     this.accs = accs;
+  }
+
+  private capture(t: Tuple): void {
+    const keep = this.keep!;
+    const d = t.data;
+    if (keep.length === 1) this.kept = d[keep[0]!];
+    else {
+      const kept = (this.kept ?? new Array(keep.length)) as (Value | undefined)[];
+      for (let i = 0; i < keep.length; i++) kept[i] = d[keep[i]!];
+      this.kept = kept;
+    }
+    this.emitter = t.emitter;
+    this.meta = t.meta;
+  }
+
+  /** The kept value of column `name` (undefined: absent). */
+  private keptValue(name: string): Value | undefined {
+    const keep = this.keep!;
+    if (keep.length === 1) return keep[0] === name ? (this.kept as Value | undefined) : undefined;
+    const i = keep.indexOf(name);
+    return i < 0 || this.kept === undefined ? undefined : (this.kept as (Value | undefined)[])[i];
+  }
+
+  /** The kept columns present in the first row, as an object (fresh at each call). */
+  private keptColumns(): Obj {
+    const out: Obj = {};
+    const keep = this.keep!;
+    for (let i = 0; i < keep.length; i++) {
+      const v = this.keptValue(keep[i]!);
+      if (v !== undefined) out[keep[i]!] = v;
+    }
+    return out;
+  }
+
+  override value(name: string, stream: string | undefined): Value {
+    if (this.keep === null) return super.value(name, stream);
+    if (stream !== undefined && stream !== this.emitter) return null;
+    const v = this.keptValue(name);
+    return v === undefined ? null : v;
+  }
+
+  override valueFold(name: string, stream: string | undefined): Value {
+    if (this.keep === null) return super.valueFold(name, stream);
+    return new Tuple(this.keptColumns(), null, 0, this.emitter).valueFold(name, stream);
+  }
+
+  override all(stream: string | undefined): Obj {
+    if (this.keep === null) return super.all(stream);
+    return stream !== undefined && stream !== this.emitter ? {} : this.keptColumns();
+  }
+
+  override columns(stream: string | undefined): Obj {
+    return this.keep === null ? super.columns(stream) : this.all(stream);
+  }
+
+  override metadata(stream: string | undefined): Obj {
+    if (this.keep === null) return super.metadata(stream);
+    return stream !== undefined && stream !== this.emitter ? EMPTY : this.meta;
+  }
+
+  override cached(i: number): Value | undefined {
+    return this.keep === null ? super.cached(i) : undefined;
+  }
+
+  /** The first row as a checkpoint keeps it: the row, or a row of the kept columns; null: none. */
+  private firstRow(): Tuple | null {
+    if (this.keep === null) return (this.rows[0] as Tuple | undefined) ?? null;
+    return this.emitter === "" && this.kept === undefined ? null : new Tuple(this.keptColumns(), this.meta, 0, this.emitter);
   }
 
   /**
@@ -108,7 +191,8 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
    * reset in place, so a key that comes back allocates nothing.
    */
   reopen(first: Tuple): void {
-    this.rows[0] = first;
+    if (this.keep === null) this.rows[0] = first;
+    else this.capture(first);
     const accs = this.accs;
     for (let s = 0; s < accs.length; s++) accs[s]!.reset();
     this.errors = null;
@@ -133,7 +217,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
 
   snapshot(): unknown {
     const errors = this.errors === null ? null : this.errors.map((e) => e?.message ?? null);
-    return [this.rows[0] ?? null, this.accs.map((a) => a.snapshot()), errors, this.errorArg === null ? null : [...this.errorArg]];
+    return [this.firstRow(), this.accs.map((a) => a.snapshot()), errors, this.errorArg === null ? null : [...this.errorArg]];
   }
 
   /** A group as `snapshot()` saved it, with fresh accumulators of `spec` loaded. */
