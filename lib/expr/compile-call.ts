@@ -92,8 +92,11 @@ export function groupRows(row: Row): readonly Row[] {
  * reads its accumulator, which yields exactly what the buffered `exec` over the group's rows would.
  */
 export interface IncrementalGroup {
-  /** The accumulator of `slot`; throws (unprefixed) the first argument error recorded for it. */
-  aggregate(slot: number): Accumulator;
+  /**
+   * The accumulator of `slot`, to read its value at once (it may be one reader for every group);
+   * throws (unprefixed) the first argument error recorded for it.
+   */
+  aggregate(slot: number): Pick<Accumulator, "value">;
 }
 
 function compileAggregate(e: Call, def: FuncDef, scope: Scope): Evaluator {

@@ -6,7 +6,7 @@
  */
 import { RowError } from "../errors.ts";
 import { compareUtf8, floatToInt64, typeValue, type Value } from "../value/values.ts";
-import type { Accumulator } from "./registry.ts";
+import type { AccColumn, Accumulator } from "./registry.ts";
 
 /**
  * A fold over one argument's per-row values. Every fold is also the incremental accumulator of
@@ -185,5 +185,183 @@ export class NumFold implements Fold {
     this.mode = Mode.None;
     this.err = null;
     this.acc = 0;
+  }
+}
+
+/** Slots a column makes room for at first; it grows by half when full. */
+const FIRST_SLOTS = 64;
+/** Rows per slot a column counts in its 32-bit arrays; a slot reaching it moves to an object. */
+const MAX_ROWS = 0xffff_fffe;
+
+function grown<T extends Uint32Array | Float64Array | Uint8Array>(a: T, need: number, make: (n: number) => T): T {
+  if (need < a.length) return a;
+  const b = make(Math.max(FIRST_SLOTS, need + 1, Math.ceil(a.length * 1.5)));
+  b.set(a);
+  return b;
+}
+
+/** `count(x)` over many groups: [rows, count] per slot in two 32-bit arrays (8 bytes a group). */
+export class CountColumn implements AccColumn {
+  private rows = new Uint32Array(0);
+  private count = new Uint32Array(0);
+  /** Slots past MAX_ROWS rows: an object each. */
+  private big: Map<number, CountFold> | null = null;
+
+  reset(i: number): void {
+    if (i >= this.rows.length) {
+      this.rows = grown(this.rows, i, (n) => new Uint32Array(n));
+      this.count = grown(this.count, i, (n) => new Uint32Array(n));
+    }
+    this.rows[i] = 0;
+    this.count[i] = 0;
+    this.big?.delete(i);
+  }
+  add(i: number, args: Value[]): void {
+    const big = this.big?.get(i);
+    if (big !== undefined) return big.push(args[0]!);
+    const r = this.rows[i]!;
+    if (r === MAX_ROWS) return this.spill(i).push(args[0]!);
+    this.rows[i] = r + 1;
+    if (args[0] !== null) this.count[i]!++;
+  }
+  private spill(i: number): CountFold {
+    const f = new CountFold();
+    f.restore([this.rows[i], this.count[i]]);
+    (this.big ??= new Map()).set(i, f);
+    return f;
+  }
+  value(i: number): Value {
+    const big = this.big?.get(i);
+    if (big !== undefined) return big.value();
+    return this.rows[i] === 0 ? null : BigInt(this.count[i]!);
+  }
+  snapshot(i: number): unknown {
+    return this.big?.get(i)?.snapshot() ?? [this.rows[i], this.count[i]];
+  }
+  restore(i: number, s: unknown): void {
+    const [rows, count] = s as [number, number];
+    if (rows < MAX_ROWS) {
+      this.rows[i] = rows;
+      this.count[i] = count;
+    } else {
+      const f = new CountFold();
+      f.restore(s);
+      (this.big ??= new Map()).set(i, f);
+    }
+  }
+  take(i: number, src: AccColumn, from: number): void {
+    const c = src as CountColumn;
+    this.reset(i);
+    const big = c.big?.get(from);
+    if (big !== undefined) (this.big ??= new Map()).set(i, big);
+    else {
+      this.rows[i] = c.rows[from]!;
+      this.count[i] = c.count[from]!;
+    }
+  }
+}
+
+/** NumColumn's mode of a slot whose state lives in a NumFold (an int, string or error path). */
+const OBJECT = 255;
+
+/**
+ * sum / avg / max / min over many groups: the float path — every non-null value a float64, as a
+ * JSON payload's numbers are — in arrays by slot (mode, rows, count, running value: 17 bytes a
+ * group, where a NumFold is a 64-byte object); a slot that meets anything else (an int64, a
+ * string, a misfit: an error) moves to a NumFold fed what it had, which decides from then on.
+ */
+export class NumColumn implements AccColumn {
+  private readonly kind: Kind;
+  private mode = new Uint8Array(0);
+  private rows = new Uint32Array(0);
+  private count = new Uint32Array(0);
+  private acc = new Float64Array(0);
+  private folds: Map<number, NumFold> | null = null;
+
+  constructor(private readonly op: NumOp) {
+    this.kind = KINDS[op];
+  }
+
+  reset(i: number): void {
+    if (i >= this.mode.length) {
+      this.mode = grown(this.mode, i, (n) => new Uint8Array(n));
+      this.rows = grown(this.rows, i, (n) => new Uint32Array(n));
+      this.count = grown(this.count, i, (n) => new Uint32Array(n));
+      this.acc = grown(this.acc, i, (n) => new Float64Array(n));
+    }
+    if (this.mode[i] === OBJECT) this.folds!.delete(i);
+    this.mode[i] = Mode.None;
+    this.rows[i] = 0;
+    this.count[i] = 0;
+    this.acc[i] = 0;
+  }
+
+  add(i: number, args: Value[]): void {
+    const v = args[0]!;
+    const m = this.mode[i]!;
+    if (m === OBJECT) return this.folds!.get(i)!.push(v);
+    const r = this.rows[i]!;
+    if (r === MAX_ROWS) return this.spill(i).push(v);
+    if (v === null) {
+      this.rows[i] = r + 1;
+      return;
+    }
+    if (typeof v !== "number") return this.spill(i).push(v);
+    this.rows[i] = r + 1;
+    this.count[i]!++;
+    if (m === Mode.None) {
+      this.mode[i] = Mode.Float;
+      // Go sums from 0.0, so a lone -0 totals 0.
+      this.acc[i] = this.kind <= Kind.Avg ? 0 + v : v;
+      return;
+    }
+    const acc = this.acc[i]!;
+    if (this.kind <= Kind.Avg) this.acc[i] = acc + v;
+    else if (this.kind === Kind.Max ? acc < v : acc > v) this.acc[i] = v;
+  }
+
+  /** The slot's state as NumFold's snapshot (on the float path: no error, no int, no string). */
+  private state(i: number): unknown[] {
+    const m = this.mode[i]!;
+    return [this.rows[i], this.count[i], m, null, 0n, m === Mode.Float ? this.acc[i] : 0, ""];
+  }
+
+  private spill(i: number): NumFold {
+    const f = new NumFold(this.op);
+    f.restore(this.state(i));
+    (this.folds ??= new Map()).set(i, f);
+    this.mode[i] = OBJECT;
+    return f;
+  }
+
+  value(i: number): Value {
+    const m = this.mode[i]!;
+    if (m === OBJECT) return this.folds!.get(i)!.value();
+    if (this.rows[i] === 0 || m === Mode.None) return null;
+    return this.kind === Kind.Avg ? this.acc[i]! / this.count[i]! : this.acc[i]!;
+  }
+
+  snapshot(i: number): unknown {
+    return this.mode[i] === OBJECT ? this.folds!.get(i)!.snapshot() : this.state(i);
+  }
+
+  restore(i: number, s: unknown): void {
+    const f = new NumFold(this.op);
+    f.restore(s);
+    (this.folds ??= new Map()).set(i, f);
+    this.mode[i] = OBJECT;
+  }
+
+  take(i: number, src: AccColumn, from: number): void {
+    const c = src as NumColumn;
+    this.reset(i);
+    const m = c.mode[from]!;
+    this.mode[i] = m;
+    if (m === OBJECT) (this.folds ??= new Map()).set(i, c.folds!.get(from)!);
+    else {
+      this.rows[i] = c.rows[from]!;
+      this.count[i] = c.count[from]!;
+      this.acc[i] = c.acc[from]!;
+    }
   }
 }

@@ -4,7 +4,7 @@
  * same result row by row.
  */
 import type { Value } from "../value/values.ts";
-import { CountFold, NumFold, runFold, type NumOp } from "./agg-fold.ts";
+import { CountColumn, CountFold, NumColumn, NumFold, runFold, type NumOp } from "./agg-fold.ts";
 import { arity, NUMBER, register, validateArgs, type FuncDef } from "./registry.ts";
 import "./agg-collect.ts";
 import "./agg-stats.ts";
@@ -21,6 +21,7 @@ function numAgg(op: NumOp): FuncDef {
     incremental: true,
     exec: (args) => runFold(new NumFold(op), args[0] as Value[]),
     accumulator: () => new NumFold(op),
+    column: () => new NumColumn(op),
   };
 }
 
@@ -39,6 +40,7 @@ register(
       return BigInt(c);
     },
     accumulator: () => new CountFold(),
+    column: () => new CountColumn(),
   },
   numAgg("sum"),
   numAgg("avg"),

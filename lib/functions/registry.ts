@@ -72,6 +72,11 @@ export interface FuncDef {
    * order yields exactly what `exec` returns over the same rows, errors included.
    */
   readonly accumulator?: () => Accumulator;
+  /**
+   * Incremental aggregates that can keep many groups' state in arrays by group slot (an
+   * incremental window's groups; agg-fold.ts): what `accumulator` gives, slot by slot.
+   */
+  readonly column?: () => AccColumn;
   /** Set for functions registered at run time by a plugin (JavaScript UDFs): the plugin kind. */
   readonly plugin?: string;
 }
@@ -90,6 +95,50 @@ export interface Accumulator {
    * returned before is left as it was: state it shares is replaced, not cleared.
    */
   reset(): void;
+}
+
+/**
+ * The running aggregates of many groups, one slot per group (windows §9: an incremental window's
+ * groups by their slot). Slot i behaves as an Accumulator of its own: what it is fed, it yields,
+ * and its `snapshot` is that accumulator's.
+ */
+export interface AccColumn {
+  /** Starts slot `i` over as a fresh accumulator; a new slot is at most one past the last. */
+  reset(i: number): void;
+  add(i: number, args: Value[]): void;
+  /** Slot `i`'s aggregate so far; throws as Accumulator.value does. */
+  value(i: number): Value;
+  snapshot(i: number): unknown;
+  /** Loads a snapshot into slot `i` (already reset). */
+  restore(i: number, s: unknown): void;
+  /** Slot `i` takes over slot `from` of `src`, a column of the same aggregate (compaction). */
+  take(i: number, src: AccColumn, from: number): void;
+}
+
+/** The column of an aggregate without arrays of its own: one accumulator object per slot. */
+export class ObjectColumn implements AccColumn {
+  private readonly accs: Accumulator[] = [];
+  constructor(private readonly make: () => Accumulator) {}
+  reset(i: number): void {
+    const a = this.accs[i];
+    if (a === undefined) this.accs[i] = this.make();
+    else a.reset();
+  }
+  add(i: number, args: Value[]): void {
+    this.accs[i]!.add(args);
+  }
+  value(i: number): Value {
+    return this.accs[i]!.value();
+  }
+  snapshot(i: number): unknown {
+    return this.accs[i]!.snapshot();
+  }
+  restore(i: number, s: unknown): void {
+    this.accs[i]!.restore(s);
+  }
+  take(i: number, src: AccColumn, from: number): void {
+    this.accs[i] = (src as ObjectColumn).accs[from]!;
+  }
 }
 
 const builtins = new Map<string, FuncDef>();

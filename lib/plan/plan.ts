@@ -297,6 +297,7 @@ class Planner {
         args: c.args.map((x) => compileExpr(x, rowScope)),
         ctx: callCtx(c, c.name, this.aggScope),
         accumulator: ekuiper ? ekuiperAccumulator(c.name) : def.accumulator!,
+        column: ekuiper ? undefined : def.column,
       };
     });
     // WHERE runs inside the window when it would run on the window's rows (count windows, event

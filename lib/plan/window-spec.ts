@@ -1,7 +1,7 @@
 /** The window of a statement, extracted from GROUP BY (windows.md §1). Durations in ms. */
 import { PlanError } from "../errors.ts";
 import type { Evaluator } from "../expr/compile.ts";
-import type { Accumulator, CallCtx, FuncDef } from "../functions/registry.ts";
+import type { AccColumn, Accumulator, CallCtx, FuncDef } from "../functions/registry.ts";
 import type { Call, Expr, TimeUnit } from "../sql/ast.ts";
 
 export type WindowType = "tumbling" | "hopping" | "sliding" | "session" | "count" | "state";
@@ -79,6 +79,8 @@ export interface IncAggSite {
   readonly ctx: CallCtx;
   /** eKuiper's `inc_*` rewrite (windows §9): a different accumulator (float sum/avg). */
   readonly accumulator: () => Accumulator;
+  /** The aggregate's column over many groups (FuncDef.column), when it has one and is not eKuiper's rewrite. */
+  readonly column?: () => AccColumn;
 }
 
 /**

@@ -9,7 +9,8 @@ import type { Tuple, WindowRange } from "../../expr/row.ts";
 import type { IncSpec } from "../../plan/window-spec.ts";
 import type { Collection } from "../../core/item.ts";
 import type { CountHolder, GridHolder, HopHolder, PaneHolder } from "./holder.ts";
-import { GroupTable, RowEval } from "./inc-groups.ts";
+import { GroupTable } from "./inc-groups.ts";
+import { RowEval } from "./row-eval.ts";
 
 /** A window's groups as emitted; eKuiper's inc_agg_window emits nothing for a window without rows. */
 export function tableEmission(inc: IncSpec, table: GroupTable, range: WindowRange): Collection | null {

@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { Tuple, type Row } from "../../../lib/expr/row.ts";
-import { GroupTable, RowEval } from "../../../lib/ops/window/inc-groups.ts";
+import { GroupTable } from "../../../lib/ops/window/inc-groups.ts";
+import { RowEval } from "../../../lib/ops/window/row-eval.ts";
 import type { IncSpec } from "../../../lib/plan/window-spec.ts";
 
 /** GROUP BY k, no aggregate: a group per key. */
