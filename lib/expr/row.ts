@@ -138,11 +138,21 @@ export class JoinedRow implements Row {
  */
 export class GroupRow implements Row {
   readonly rows: Row[];
-  /** The window trigger (set at emission by incremental windows). */
-  ts: number;
+  /** `ts`, declared only: a subclass that keeps it elsewhere never has the field. */
+  declare private stamp: number;
   constructor(rows: Row[], ts: number) {
     this.rows = rows;
     this.ts = ts;
+  }
+  /**
+   * The window trigger. An accessor: an incremental window's group reads it from its columns,
+   * set once for all of a window's groups (ops/window/acc-group.ts).
+   */
+  get ts(): number {
+    return this.stamp;
+  }
+  set ts(ts: number) {
+    this.stamp = ts;
   }
   value(name: string, stream: string | undefined): Value {
     return this.rows.length ? this.rows[0]!.value(name, stream) : null;

@@ -27,6 +27,8 @@ export class GroupSlots {
   size = 0;
   /** IncSpec.keep: the columns of its first row a group keeps; null: the whole row. */
   readonly keep: readonly string[] | null;
+  /** The `ts` of the groups (the trigger of the window they were emitted for). */
+  trigger = 0;
 
   constructor(spec: IncSpec) {
     this.cols = spec.aggs.map((a) => (a.column ? a.column() : new ObjectColumn(a.accumulator)));
@@ -80,10 +82,21 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
 
   constructor(first: Tuple | null, slots: GroupSlots) {
     const keep = slots.keep;
+    // GroupRow sets `ts` through the accessor below, before `slots` is set: it writes nowhere.
     super(keep !== null ? NO_ROWS : first ? [first] : [], 0);
     this.slots = slots;
     this.slot = slots.alloc();
     if (keep !== null && first !== null) this.capture(first);
+  }
+
+  /** The window trigger the group was emitted for: its columns' (one for a table's groups, set once per emission). */
+  override get ts(): number {
+    return this.slots.trigger;
+  }
+
+  override set ts(ts: number) {
+    // Set by GroupRow's constructor before the group has its columns.
+    if (this.slots !== undefined) this.slots.trigger = ts;
   }
 
   private capture(t: Tuple): void {

@@ -193,17 +193,15 @@ export class GroupTable implements IncInfo {
   /** The window's emission: its groups (one empty group for an ungrouped aggregate). */
   collection(range: WindowRange | null): Collection {
     const out = new Collection([], range);
-    const list = this.list;
-    const groups: GroupRow[] = new Array(list.length);
+    // The table is emitted once and let go: its list is the emission's groups, and their `ts` is
+    // their columns' (GroupSlots.trigger, one for the table's groups). Nothing is done per group:
+    // stamping each of W2-1M's 200,000 groups held the loop 3-5 ms at the window's close.
+    const groups: GroupRow[] = this.list;
     const ts = range ? range.trigger : 0;
-    for (let i = 0; i < list.length; i++) {
-      const g = list[i]!;
-      g.ts = ts;
-      groups[i] = g;
-    }
+    this.byKey.slots.trigger = ts;
     if (groups.length === 0 && this.spec.dims.length === 0) {
       const empty = new AccGroupRow(null, new GroupSlots(this.spec));
-      empty.ts = ts;
+      empty.slots.trigger = ts;
       groups.push(empty);
     }
     out.groups = groups;
