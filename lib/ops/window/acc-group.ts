@@ -29,6 +29,10 @@ export class GroupSlots {
   readonly keep: readonly string[] | null;
   /** The `ts` of the groups (the trigger of the window they were emitted for). */
   trigger = 0;
+  /** Per slot: the generation of the table its group was last placed in (GroupIndex.nextGen). */
+  gens = new Int32Array(0);
+  /** The origin of the last first row kept: shared by the groups whose rows share it. */
+  origin = new Origin("", EMPTY);
 
   constructor(spec: IncSpec) {
     this.cols = spec.aggs.map((a) => (a.column ? a.column() : new ObjectColumn(a.accumulator)));
@@ -40,9 +44,31 @@ export class GroupSlots {
     const i = this.size++;
     const cols = this.cols;
     for (let c = 0; c < cols.length; c++) cols[c]!.reset(i);
+    if (i >= this.gens.length) {
+      const gens = new Int32Array(Math.max(64, Math.ceil(this.gens.length * 1.5)));
+      gens.set(this.gens);
+      this.gens = gens;
+    }
+    this.gens[i] = -1;
     return i;
   }
+
+  /** The shared origin of a row from `emitter` with `meta`. */
+  originOf(emitter: string, meta: Obj): Origin {
+    const o = this.origin;
+    return o.emitter === emitter && o.meta === meta ? o : (this.origin = new Origin(emitter, meta));
+  }
 }
+
+/** The stream and metadata of a group's first row (one object for the many groups whose rows share them). */
+class Origin {
+  constructor(
+    readonly emitter: string,
+    readonly meta: Obj,
+  ) {}
+}
+/** The origin of a group without a first row (an empty window's). */
+const NO_ORIGIN = new Origin("", EMPTY);
 
 /** What `aggregate` returns: read at once (one reader for every group). */
 class SlotReader {
@@ -72,13 +98,10 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
   /** The columns the group's aggregates live in, and its slot there. */
   slots: GroupSlots;
   slot: number;
-  /** Generation (GroupIndex.nextGen) of the table the group was last placed in. */
-  gen = -1;
   private errs: GroupErrors | null = null;
   /** The kept values (undefined: absent from the row): the value itself for one column, else an array. */
   private kept: Value | undefined | (Value | undefined)[] = undefined;
-  private emitter = "";
-  private meta: Obj = EMPTY;
+  private origin: Origin = NO_ORIGIN;
 
   constructor(first: Tuple | null, slots: GroupSlots) {
     const keep = slots.keep;
@@ -87,6 +110,15 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     this.slots = slots;
     this.slot = slots.alloc();
     if (keep !== null && first !== null) this.capture(first);
+  }
+
+  /** Generation (GroupIndex.nextGen) of the table the group was last placed in (kept by slot). */
+  get gen(): number {
+    return this.slots.gens[this.slot]!;
+  }
+
+  set gen(gen: number) {
+    this.slots.gens[this.slot] = gen;
   }
 
   /** The window trigger the group was emitted for: its columns' (one for a table's groups, set once per emission). */
@@ -108,8 +140,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
       for (let i = 0; i < keep.length; i++) kept[i] = d[keep[i]!];
       this.kept = kept;
     }
-    this.emitter = t.emitter;
-    this.meta = t.meta;
+    this.origin = this.slots.originOf(t.emitter, t.meta);
   }
 
   /** The kept value of column `name` (undefined: absent). */
@@ -133,19 +164,19 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
 
   override value(name: string, stream: string | undefined): Value {
     if (this.slots.keep === null) return super.value(name, stream);
-    if (stream !== undefined && stream !== this.emitter) return null;
+    if (stream !== undefined && stream !== this.origin.emitter) return null;
     const v = this.keptValue(name);
     return v === undefined ? null : v;
   }
 
   override valueFold(name: string, stream: string | undefined): Value {
     if (this.slots.keep === null) return super.valueFold(name, stream);
-    return new Tuple(this.keptColumns(), null, 0, this.emitter).valueFold(name, stream);
+    return new Tuple(this.keptColumns(), null, 0, this.origin.emitter).valueFold(name, stream);
   }
 
   override all(stream: string | undefined): Obj {
     if (this.slots.keep === null) return super.all(stream);
-    return stream !== undefined && stream !== this.emitter ? {} : this.keptColumns();
+    return stream !== undefined && stream !== this.origin.emitter ? {} : this.keptColumns();
   }
 
   override columns(stream: string | undefined): Obj {
@@ -154,7 +185,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
 
   override metadata(stream: string | undefined): Obj {
     if (this.slots.keep === null) return super.metadata(stream);
-    return stream !== undefined && stream !== this.emitter ? EMPTY : this.meta;
+    return stream !== undefined && stream !== this.origin.emitter ? EMPTY : this.origin.meta;
   }
 
   override cached(i: number): Value | undefined {
@@ -164,7 +195,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
   /** The first row as a checkpoint keeps it: the row, or a row of the kept columns; null: none. */
   private firstRow(): Tuple | null {
     if (this.slots.keep === null) return (this.rows[0] as Tuple | undefined) ?? null;
-    return this.emitter === "" && this.kept === undefined ? null : new Tuple(this.keptColumns(), this.meta, 0, this.emitter);
+    return this.origin === NO_ORIGIN ? null : new Tuple(this.keptColumns(), this.origin.meta, 0, this.origin.emitter);
   }
 
   /**
@@ -184,8 +215,10 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     const from = this.slots.cols;
     const to = slots.cols;
     for (let c = 0; c < to.length; c++) to[c]!.take(i, from[c]!, this.slot);
+    const gen = this.gen;
     this.slots = slots;
     this.slot = i;
+    this.gen = gen;
   }
 
   aggregate(slot: number): SlotReader {

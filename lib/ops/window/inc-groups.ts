@@ -55,7 +55,7 @@ export class GroupIndex implements Loan {
     for (let i = 0; i < keys.length; i++) {
       const g = groups[i]!;
       index[keys[i]!] = g;
-      g.moveTo(slots, slots.size++);
+      g.moveTo(slots, slots.alloc());
     }
     this.index = index;
     this.size = keys.length;
