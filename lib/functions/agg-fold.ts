@@ -188,14 +188,22 @@ export class NumFold implements Fold {
   }
 }
 
-/** Slots a column makes room for at first; it grows by half when full. */
-const FIRST_SLOTS = 64;
+/**
+ * Slots a column makes room for at first. Small: a hopping window of many open windows holds a
+ * column set per window, most with few groups.
+ */
+export const FIRST_SLOTS = 4;
+
+/** The next capacity of a column that is full at `n` slots: doubling while small, then a quarter more (less room unused). */
+export function grownSlots(n: number): number {
+  return Math.max(FIRST_SLOTS, n < 1024 ? n * 2 : Math.ceil(n * 1.25));
+}
 /** Rows per slot a column counts in its 32-bit arrays; a slot reaching it moves to an object. */
 const MAX_ROWS = 0xffff_fffe;
 
 function grown<T extends Uint32Array | Float64Array | Uint8Array>(a: T, need: number, make: (n: number) => T): T {
   if (need < a.length) return a;
-  const b = make(Math.max(FIRST_SLOTS, need + 1, Math.ceil(a.length * 1.5)));
+  const b = make(Math.max(need + 1, grownSlots(a.length)));
   b.set(a);
   return b;
 }

@@ -8,6 +8,7 @@ import type { IncrementalGroup } from "../../expr/compile-call.ts";
 import { EMPTY, GroupRow, Tuple, type Row } from "../../expr/row.ts";
 import type { Obj, Value } from "../../value/values.ts";
 import { ObjectColumn, type AccColumn } from "../../functions/registry.ts";
+import { grownSlots } from "../../functions/agg-fold.ts";
 import type { IncSpec } from "../../plan/window-spec.ts";
 import type { RowEval } from "./row-eval.ts";
 
@@ -45,7 +46,7 @@ export class GroupSlots {
     const cols = this.cols;
     for (let c = 0; c < cols.length; c++) cols[c]!.reset(i);
     if (i >= this.gens.length) {
-      const gens = new Int32Array(Math.max(64, Math.ceil(this.gens.length * 1.5)));
+      const gens = new Int32Array(grownSlots(this.gens.length));
       gens.set(this.gens);
       this.gens = gens;
     }
