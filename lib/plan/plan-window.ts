@@ -13,8 +13,9 @@
  *   - no window_start()/window_end()/window_trigger() in an aggregate argument, a GROUP BY
  *     expression or a WHERE that runs after the window: those are evaluated per row, before
  *     the window's range exists.
- * Non-aggregated columns, `*`, HAVING and ORDER BY read the group's first row, which each group
- * keeps. The choice never changes results; the rule option `windowEvaluator: "buffered"`
+ * Non-aggregated columns, `*`, HAVING and ORDER BY read the group's first row: each group keeps
+ * the columns of it they read (`groupColumns`), or the whole row when that cannot be bounded. The
+ * choice never changes results; the rule option `windowEvaluator: "buffered"`
  * forces the buffered evaluator (equivalence tests, diagnosis).
  */
 import type { BoundField } from "../sql/render.ts";
