@@ -186,6 +186,15 @@ export class NumFold implements Fold {
     this.err = null;
     this.acc = 0;
   }
+
+  /** Goes on from a NumColumn slot's state (no error; `float`: on the float path with `acc`, else no value yet). */
+  resumeFloat(rows: number, count: number, float: boolean, acc: number): void {
+    this.rows = rows;
+    this.count = count;
+    this.mode = float ? Mode.Float : Mode.None;
+    this.err = null;
+    this.acc = float ? acc : 0;
+  }
 }
 
 /**
@@ -261,7 +270,10 @@ export class CountColumn implements AccColumn {
     const c = src as CountColumn;
     this.reset(i);
     const big = c.big?.get(from);
-    if (big !== undefined) (this.big ??= new Map()).set(i, big);
+    if (big !== undefined) {
+      (this.big ??= new Map()).set(i, big);
+      c.big!.delete(from);
+    }
     else {
       this.rows[i] = c.rows[from]!;
       this.count[i] = c.count[from]!;
@@ -284,7 +296,12 @@ export class NumColumn implements AccColumn {
   private rows = new Uint32Array(0);
   private count = new Uint32Array(0);
   private acc = new Float64Array(0);
-  private folds: Map<number, NumFold> | null = null;
+  /**
+   * The slots' NumFolds (mode OBJECT), by slot; made at the first slot that needs one. An array,
+   * not a Map: in a replay an integral value is an int64, and most slots then live here. A slot
+   * reset keeps its fold for the next time it needs one (a key that comes back allocates nothing).
+   */
+  private folds: (NumFold | undefined)[] | null = null;
 
   constructor(private readonly op: NumOp) {
     this.kind = KINDS[op];
@@ -297,7 +314,6 @@ export class NumColumn implements AccColumn {
       this.count = grown(this.count, i, (n) => new Uint32Array(n));
       this.acc = grown(this.acc, i, (n) => new Float64Array(n));
     }
-    if (this.mode[i] === OBJECT) this.folds!.delete(i);
     this.mode[i] = Mode.None;
     this.rows[i] = 0;
     this.count[i] = 0;
@@ -307,7 +323,7 @@ export class NumColumn implements AccColumn {
   add(i: number, args: Value[]): void {
     const v = args[0]!;
     const m = this.mode[i]!;
-    if (m === OBJECT) return this.folds!.get(i)!.push(v);
+    if (m === OBJECT) return this.folds![i]!.push(v);
     const r = this.rows[i]!;
     if (r === MAX_ROWS) return this.spill(i).push(v);
     if (v === null) {
@@ -335,28 +351,36 @@ export class NumColumn implements AccColumn {
   }
 
   private spill(i: number): NumFold {
-    const f = new NumFold(this.op);
-    f.restore(this.state(i));
-    (this.folds ??= new Map()).set(i, f);
-    this.mode[i] = OBJECT;
+    const f = this.folds?.[i] ?? new NumFold(this.op);
+    const m = this.mode[i]!;
+    f.resumeFloat(this.rows[i]!, this.count[i]!, m === Mode.Float, this.acc[i]!);
+    this.setFold(i, f);
     return f;
   }
 
   value(i: number): Value {
     const m = this.mode[i]!;
-    if (m === OBJECT) return this.folds!.get(i)!.value();
+    if (m === OBJECT) return this.folds![i]!.value();
     if (this.rows[i] === 0 || m === Mode.None) return null;
     return this.kind === Kind.Avg ? this.acc[i]! / this.count[i]! : this.acc[i]!;
   }
 
   snapshot(i: number): unknown {
-    return this.mode[i] === OBJECT ? this.folds!.get(i)!.snapshot() : this.state(i);
+    return this.mode[i] === OBJECT ? this.folds![i]!.snapshot() : this.state(i);
   }
 
   restore(i: number, s: unknown): void {
-    const f = new NumFold(this.op);
+    const f = this.folds?.[i] ?? new NumFold(this.op);
     f.restore(s);
-    (this.folds ??= new Map()).set(i, f);
+    this.setFold(i, f);
+  }
+
+  private setFold(i: number, f: NumFold): void {
+    let folds = this.folds;
+    // Filled with undefined up to the columns' length: an array without holes stays dense.
+    if (folds === null) folds = this.folds = new Array<NumFold | undefined>(this.mode.length).fill(undefined);
+    else if (folds.length < this.mode.length) for (let k = folds.length; k < this.mode.length; k++) folds.push(undefined);
+    folds[i] = f;
     this.mode[i] = OBJECT;
   }
 
@@ -365,8 +389,12 @@ export class NumColumn implements AccColumn {
     this.reset(i);
     const m = c.mode[from]!;
     this.mode[i] = m;
-    if (m === OBJECT) (this.folds ??= new Map()).set(i, c.folds!.get(from)!);
-    else {
+    if (m === OBJECT) {
+      this.setFold(i, c.folds![from]!);
+      // The fold is this slot's now: the source slot gets its own if it needs one again.
+      c.folds![from] = undefined;
+      c.mode[from] = Mode.None;
+    } else {
       this.rows[i] = c.rows[from]!;
       this.count[i] = c.count[from]!;
       this.acc[i] = c.acc[from]!;

@@ -117,7 +117,7 @@ export interface AccColumn {
 
 /** The column of an aggregate without arrays of its own: one accumulator object per slot. */
 export class ObjectColumn implements AccColumn {
-  private readonly accs: Accumulator[] = [];
+  private readonly accs: (Accumulator | undefined)[] = [];
   constructor(private readonly make: () => Accumulator) {}
   reset(i: number): void {
     const a = this.accs[i];
@@ -137,7 +137,10 @@ export class ObjectColumn implements AccColumn {
     this.accs[i]!.restore(s);
   }
   take(i: number, src: AccColumn, from: number): void {
-    this.accs[i] = (src as ObjectColumn).accs[from]!;
+    const other = (src as ObjectColumn).accs;
+    this.accs[i] = other[from]!;
+    // The accumulator is this slot's now: the source slot gets a fresh one if it is reset again.
+    other[from] = undefined;
   }
 }
 
