@@ -8,7 +8,6 @@ import type { IncrementalGroup } from "../../expr/compile-call.ts";
 import { EMPTY, GroupRow, Tuple, type Row } from "../../expr/row.ts";
 import type { Obj, Value } from "../../value/values.ts";
 import { ObjectColumn, type AccColumn } from "../../functions/registry.ts";
-import { grownSlots } from "../../functions/agg-fold.ts";
 import type { IncSpec } from "../../plan/window-spec.ts";
 import type { RowEval } from "./row-eval.ts";
 
@@ -30,8 +29,8 @@ export class GroupSlots {
   readonly keep: readonly string[] | null;
   /** The `ts` of the groups (the trigger of the window they were emitted for). */
   trigger = 0;
-  /** Per slot: the generation of the table its group was last placed in (GroupIndex.nextGen). */
-  gens = new Int32Array(0);
+  /** The argument errors of the slots that met one: rare, so kept here rather than in a field of every group. */
+  errs: Map<number, GroupErrors> | null = null;
   /** The origin of the last first row kept: shared by the groups whose rows share it. */
   origin = new Origin("", EMPTY);
 
@@ -45,12 +44,6 @@ export class GroupSlots {
     const i = this.size++;
     const cols = this.cols;
     for (let c = 0; c < cols.length; c++) cols[c]!.reset(i);
-    if (i >= this.gens.length) {
-      const gens = new Int32Array(grownSlots(this.gens.length));
-      gens.set(this.gens);
-      this.gens = gens;
-    }
-    this.gens[i] = -1;
     return i;
   }
 
@@ -99,10 +92,11 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
   /** The columns the group's aggregates live in, and its slot there. */
   slots: GroupSlots;
   slot: number;
-  private errs: GroupErrors | null = null;
   /** The kept values (undefined: absent from the row): the value itself for one column, else an array. */
   private kept: Value | undefined | (Value | undefined)[] = undefined;
   private origin: Origin = NO_ORIGIN;
+  /** Generation (GroupIndex.nextGen) of the table the group was last placed in. */
+  gen = -1;
 
   constructor(first: Tuple | null, slots: GroupSlots) {
     const keep = slots.keep;
@@ -111,15 +105,6 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     this.slots = slots;
     this.slot = slots.alloc();
     if (keep !== null && first !== null) this.capture(first);
-  }
-
-  /** Generation (GroupIndex.nextGen) of the table the group was last placed in (kept by slot). */
-  get gen(): number {
-    return this.slots.gens[this.slot]!;
-  }
-
-  set gen(gen: number) {
-    this.slots.gens[this.slot] = gen;
   }
 
   /** The window trigger the group was emitted for: its columns' (one for a table's groups, set once per emission). */
@@ -208,7 +193,12 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     else this.capture(first);
     const cols = this.slots.cols;
     for (let c = 0; c < cols.length; c++) cols[c]!.reset(this.slot);
-    this.errs = null;
+    this.slots.errs?.delete(this.slot);
+  }
+
+  /** The group's argument errors, if it met any. */
+  private get errs(): GroupErrors | null {
+    return this.slots.errs?.get(this.slot) ?? null;
   }
 
   /** The group moves to slot `i` of `slots` (an index starting over with some of its groups). */
@@ -216,10 +206,10 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     const from = this.slots.cols;
     const to = slots.cols;
     for (let c = 0; c < to.length; c++) to[c]!.take(i, from[c]!, this.slot);
-    const gen = this.gen;
+    const errs = this.errs;
+    if (errs !== null) (slots.errs ??= new Map()).set(i, errs);
     this.slots = slots;
     this.slot = i;
-    this.gen = gen;
   }
 
   aggregate(slot: number): SlotReader {
@@ -231,12 +221,14 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
   }
 
   fold(ev: RowEval): void {
-    const cols = this.slots.cols;
+    const slots = this.slots;
+    const cols = slots.cols;
     const i = this.slot;
+    const errs = slots.errs === null ? null : this.errs;
     for (let s = 0; s < cols.length; s++) {
       const failed = ev.failedArg[s]!;
       if (failed < 0) {
-        if (this.errs === null || this.errs.errors[s] === null) cols[s]!.add(i, ev.values[s]!);
+        if (errs === null || errs.errors[s] === null) cols[s]!.add(i, ev.values[s]!);
       } else this.recordError(s, failed, ev.argErrors[s]!);
     }
   }
@@ -253,7 +245,7 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     const g = new AccGroupRow(first, slots);
     const cols = slots.cols;
     for (let c = 0; c < cols.length; c++) cols[c]!.restore(g.slot, accs[c]);
-    if (errors !== null) g.errs = { errors: errors.map((m) => (m === null ? null : new RowError(m))), arg: Int32Array.from(errorArg!) };
+    if (errors !== null) (slots.errs ??= new Map()).set(g.slot, { errors: errors.map((m) => (m === null ? null : new RowError(m))), arg: Int32Array.from(errorArg!) });
     return g;
   }
 
@@ -261,7 +253,8 @@ export class AccGroupRow extends GroupRow implements IncrementalGroup {
     let errs = this.errs;
     if (errs === null) {
       const n = this.slots.cols.length;
-      errs = this.errs = { errors: new Array<RowError | null>(n).fill(null), arg: new Int32Array(n) };
+      errs = { errors: new Array<RowError | null>(n).fill(null), arg: new Int32Array(n) };
+      (this.slots.errs ??= new Map()).set(this.slot, errs);
     }
     if (errs.errors[slot] === null || arg < errs.arg[slot]!) {
       errs.errors[slot] = e;
