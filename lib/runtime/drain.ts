@@ -14,9 +14,10 @@ import type { NodeMetrics } from "../core/metrics.ts";
 import { memoryGovernor } from "./memory.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { AttachOptions, Attachment } from "./sources.ts";
-import type { SkipTarget } from "./predicate-index.ts";
+import { rejectable, type SkipTarget } from "./predicate-index.ts";
 import type { Topology } from "./topology.ts";
 import { Inlet } from "./inlet.ts";
+import type { SharedEval } from "./shared-eval.ts";
 import { messageData } from "./trace/data.ts";
 import { parseTraceparent } from "./trace/ids.ts";
 import type { RuleTracer } from "./trace/rule-tracer.ts";
@@ -108,6 +109,8 @@ export class Drain {
   /** Of the messages taken, how many were durable at the last ledger write. */
   covered = 0;
   private readonly inlet: Inlet;
+  /** The rule's side of the shared evaluation of its stream's messages (undefined: it evaluates alone). */
+  shared: SharedEval | undefined = undefined;
   readonly wake = (): void => {
     if (this.scheduled) return;
     if (this.run.holdDrains) {
@@ -208,7 +211,7 @@ export class Drain {
    * rejected message as taken (undefined: the rule evaluates every message itself).
    */
   indexFilter(fold: boolean): AttachOptions["filter"] {
-    const r = this.run.topo.rejectable(this.name);
+    const r = rejectable(this.run.topo, this.name);
     if (!r) return undefined;
     const run = this.run;
     const target: SkipTarget = {
@@ -301,6 +304,9 @@ export class Drain {
       m.decodedBy = dec;
       if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
     } else rows = m.rows ?? {};
+    const g = this.shared;
+    // A traced rule evaluates alone (its spans are its own).
+    if (g !== undefined && dec !== null && this.run.tracer === undefined && g.run(m, rows as Obj[], now, this.inlet)) return;
     this.inlet.ingest(rows, m.meta, now, dec !== null);
   }
 }

@@ -38,6 +38,7 @@ import { Acks } from "./acks.ts";
 import { Drain, type DrainHost } from "./drain.ts";
 import { TURN_MS } from "../core/turn.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
+import { SharedEval, sharedKey } from "./shared-eval.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
 export interface ExecutionSpec {
@@ -160,7 +161,15 @@ export class Execution implements DrainHost {
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
     const ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
     this.acks = new Acks(spec.id, ledger, this.stateless, this.drains, this.pipelines, this.topo);
+    // Shared evaluation (shared-eval.ts): a stateless daemon rule over one shared stream, nothing
+    // keeping checkpoints or a ledger of what it took.
+    const only = this.plan.sources.length === 1 ? this.plan.sources[0]! : undefined;
+    const shares = only && !graph && !spec.connectors && !spec.fence && !spec.onWindowClose && spec.extraSinks.length === 0 && !this.checkpoints && !ledger && this.stateless;
+    this.sharedKey = shares ? sharedKey(spec.select, only.def, o, env.ignoreCase) : undefined;
   }
+
+  /** The group of rules this run shares its evaluation with (undefined: it evaluates alone). */
+  private readonly sharedKey: string | undefined;
 
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
@@ -279,6 +288,7 @@ export class Execution implements DrainHost {
         const node = this.topo.sourceMetrics(src.name)!;
         drain.node = node;
         drain.decoderNode = this.topo.decoderMetrics(src.name);
+        drain.shared = SharedEval.of(this.sharedKey, this.topo, src.name);
         drain.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
           capacity: o.subscriberCapacity,
           policy: o.overflow,

@@ -20,6 +20,11 @@ export class SourceMessage {
   decodedBy: unknown;
   /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
   cuts: Int32Array | null;
+  /**
+   * What the rules sharing an evaluation made of it, by group (runtime/shared-eval.ts; null: the
+   * group does not share it); made by the first such rule to take it.
+   */
+  shared: Map<string, unknown> | null;
   constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
@@ -28,6 +33,7 @@ export class SourceMessage {
     this.decoded = null;
     this.decodedBy = null;
     this.cuts = null;
+    this.shared = null;
   }
 }
 

@@ -1,0 +1,190 @@
+/**
+ * Shared evaluation: the rules of a shared stream whose chains are the same (the same SELECT, the
+ * same options, over the same stream) evaluate each message once. The first rule of such a group to
+ * take a message runs its chain as usual and records on the message what it did — every node's
+ * counts and the items its last node pushed into the sinks; each other rule of the group replays
+ * that: its nodes count the same, at its own time, and its sinks receive the same items (read-only:
+ * the sink machinery copies what it changes). The group is only a key, so a rule joins and leaves it
+ * by starting and stopping; a rule that changes gets another key.
+ *
+ * Only what cannot differ between the rules is shared: one-row messages, decoded by the stream's
+ * one decoder, through a chain of decoder → WHERE → SELECT without a function call or a meta
+ * reference (no clock, rule id or state); a message on which a node of the chain failed is not
+ * shared (each rule evaluates it alone, so each counts its error with its own payload preview), nor
+ * is anything a traced or peeked rule takes.
+ */
+import { RowError } from "../errors.ts";
+import type { Consumer, Item } from "../core/item.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
+import type { Operator } from "../core/operator.ts";
+import { DecoderOp } from "../ops/decoder.ts";
+import { FilterOp } from "../ops/filter.ts";
+import { ProjectOp } from "../ops/project.ts";
+import type { RuleOptions } from "../plan/rule-options.ts";
+import type { StreamDef } from "../plan/streams.ts";
+import type { Expr, SelectStatement } from "../sql/ast.ts";
+import { clauseExprs, some } from "../sql/walk.ts";
+import type { SourceMessage } from "../source/message.ts";
+import type { Obj } from "../value/values.ts";
+import type { Inlet } from "./inlet.ts";
+import type { SourceNode, Topology } from "./topology.ts";
+
+/** What one message did to a group's chain: per node, records in, out and processed; what reached the sinks. */
+export class Outcome {
+  constructor(
+    readonly counts: Int32Array,
+    readonly latency: Float64Array,
+    readonly items: readonly Item[],
+  ) {}
+}
+
+/** Expression kinds a shared chain may hold: no call (clock, rule id, state, randomness), no meta. */
+const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "unary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
+
+const impure = (e: Expr): boolean => !PURE.has(e.kind);
+
+/** JSON of a definition, bigints as their text. */
+function text(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? `${x}n` : x));
+}
+
+/**
+ * The group key of a rule reading one shared stream, or undefined when its chain is not shared:
+ * the stream's definition, the SELECT and the options.
+ */
+export function sharedKey(select: SelectStatement, def: StreamDef, options: RuleOptions, ignoreCase: boolean): string | undefined {
+  if (!def.options.SHARED || select.joins.length > 0) return undefined;
+  for (const f of select.fields) if (some(f.expr, impure)) return undefined;
+  for (const e of clauseExprs(select)) if (some(e, impure)) return undefined;
+  try {
+    return text([def.name, def.statement, ignoreCase, select, options]);
+  } catch {
+    // A definition JSON cannot hold (a cycle): the rule evaluates alone.
+    return undefined;
+  }
+}
+
+/** Collects what the chain's last node pushes while it passes it on. */
+class Capture implements Consumer {
+  items: Item[] = [];
+  constructor(readonly next: Consumer) {}
+  push(item: Item): void {
+    this.items.push(item);
+    this.next.push(item);
+  }
+}
+
+/** One rule's side of its group: records an outcome on a message, or replays the one recorded. */
+export class SharedEval {
+  private readonly source: SourceNode;
+  private readonly nodes: NodeMetrics[];
+  private readonly tail: Operator;
+  private readonly out: Consumer;
+  private readonly capture: Capture;
+  private readonly before: Float64Array;
+
+  private constructor(
+    readonly key: string,
+    private readonly topo: Topology,
+    chain: { source: SourceNode; ops: Operator[]; out: Consumer },
+  ) {
+    this.source = chain.source;
+    this.nodes = chain.ops.map((o) => o.metrics);
+    this.tail = chain.ops[chain.ops.length - 1]!;
+    this.out = chain.out;
+    this.capture = new Capture(chain.out);
+    this.before = new Float64Array(this.nodes.length * 4);
+  }
+
+  /** A rule's side of its group, or undefined when its chain is not one a group can share. */
+  static of(key: string | undefined, topo: Topology, stream: string): SharedEval | undefined {
+    if (key === undefined) return undefined;
+    const chain = topo.chain(stream);
+    if (!chain || chain.ops.length < 2 || !(chain.ops[0] instanceof DecoderOp)) return undefined;
+    for (let i = 1; i < chain.ops.length; i++) {
+      const op = chain.ops[i]!;
+      const ok = op instanceof ProjectOp || (op instanceof FilterOp && op.where !== undefined);
+      if (!ok) return undefined;
+    }
+    return new SharedEval(key, topo, chain);
+  }
+
+  /**
+   * Ingests `rows`, the decoded message `m`, at `now`: replays the group's outcome of it, or runs
+   * the chain through `inlet` (recording the outcome when none is). False: the message is not one
+   * the group shares; the caller ingests it itself.
+   */
+  run(m: SourceMessage, rows: Obj[], now: number, inlet: Inlet): boolean {
+    if (rows.length !== 1 || this.topo.peeked || this.tail.next !== this.out) return false;
+    const shared = (m.shared ??= new Map());
+    const o = shared.get(this.key) as Outcome | null | undefined;
+    if (o === null) return false;
+    if (o !== undefined) {
+      this.replay(o, now);
+      return true;
+    }
+    // Unshared until recorded: should the chain throw, each rule evaluates the message alone.
+    shared.set(this.key, null);
+    shared.set(this.key, this.record(rows, m.meta, now, inlet));
+    return true;
+  }
+
+  private record(rows: Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
+    const nodes = this.nodes;
+    const b = this.before;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      b[i * 4] = n.recordsIn;
+      b[i * 4 + 1] = n.recordsOut;
+      b[i * 4 + 2] = n.messagesProcessed;
+      b[i * 4 + 3] = n.exceptions;
+    }
+    const cap = this.capture;
+    cap.items = [];
+    this.tail.next = cap;
+    try {
+      inlet.ingest(rows, meta, now, true);
+    } finally {
+      this.tail.next = this.out;
+    }
+    const counts = new Int32Array(nodes.length * 3);
+    const latency = new Float64Array(nodes.length);
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      if (n.exceptions !== b[i * 4 + 3]) return null;
+      counts[i * 3] = n.recordsIn - b[i * 4]!;
+      counts[i * 3 + 1] = n.recordsOut - b[i * 4 + 1]!;
+      counts[i * 3 + 2] = n.messagesProcessed - b[i * 4 + 2]!;
+      latency[i] = n.processLatencyUs;
+    }
+    for (const it of cap.items) if (it instanceof RowError) return null;
+    return new Outcome(counts, latency, cap.items);
+  }
+
+  /** What the rule's own chain would have done with the message: counted on its nodes, pushed to its sinks. */
+  private replay(o: Outcome, now: number): void {
+    const src = this.source;
+    if (src.counts) {
+      const m = src.metrics;
+      m.recordsIn++;
+      m.recordsOut++;
+      m.messagesProcessed++;
+      m.lastInvocation = now;
+    }
+    const nodes = this.nodes;
+    const c = o.counts;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      const dIn = c[i * 3]!;
+      if (dIn === 0) continue;
+      n.recordsIn += dIn;
+      n.recordsOut += c[i * 3 + 1]!;
+      n.messagesProcessed += c[i * 3 + 2]!;
+      n.lastInvocation = now;
+      // The decoder node's latency is the decode's (the drain's); an operator's, the recorder's sample.
+      if (i > 0) n.processLatencyUs = o.latency[i]!;
+    }
+    const out = this.out;
+    for (const it of o.items) out.push(it);
+  }
+}
