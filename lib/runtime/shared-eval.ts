@@ -38,6 +38,9 @@ export class Outcome {
   ) {}
 }
 
+/** Messages this process's rules took by replaying a group's outcome instead of evaluating it (tests, diagnostics). */
+export const sharedStats = { replays: 0, records: 0 };
+
 /** Expression kinds a shared chain may hold: no call (clock, rule id, state, randomness), no meta. */
 const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "unary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
 
@@ -120,11 +123,13 @@ export class SharedEval {
     const o = shared.get(this.key) as Outcome | null | undefined;
     if (o === null) return false;
     if (o !== undefined) {
+      sharedStats.replays++;
       this.replay(o, now);
       return true;
     }
     // Unshared until recorded: should the chain throw, each rule evaluates the message alone.
     shared.set(this.key, null);
+    sharedStats.records++;
     shared.set(this.key, this.record(rows, m.meta, now, inlet));
     return true;
   }
