@@ -355,7 +355,11 @@ export class Execution implements DrainHost {
     let saved = false;
     if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
     if (saved) this.acks.savedAtStop();
-    for (const i of this.drains) await i.att?.release();
+    for (const i of this.drains) {
+      i.shared?.close();
+      i.shared = undefined;
+      await i.att?.release();
+    }
     if (opts.flushWindows) {
       for (const i of this.drains) i.drainAll();
       const until = this.topo

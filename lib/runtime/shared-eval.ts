@@ -67,6 +67,12 @@ export function sharedKey(select: SelectStatement, def: StreamDef, options: Rule
   }
 }
 
+/**
+ * The group keys of the running rules, each held once: the members of a group look their outcome
+ * up with the same string, so the lookup compares no text. Counted, so a key goes with its last rule.
+ */
+const keys = new Map<string, { key: string; refs: number }>();
+
 /** Collects what the chain's last node pushes while it passes it on. */
 class Capture implements Consumer {
   items: Item[] = [];
@@ -109,7 +115,16 @@ export class SharedEval {
       const ok = op instanceof ProjectOp || (op instanceof FilterOp && op.where !== undefined);
       if (!ok) return undefined;
     }
-    return new SharedEval(key, topo, chain);
+    let k = keys.get(key);
+    if (k === undefined) keys.set(key, (k = { key, refs: 0 }));
+    k.refs++;
+    return new SharedEval(k.key, topo, chain);
+  }
+
+  /** The rule's run ends: it leaves its group. */
+  close(): void {
+    const k = keys.get(this.key);
+    if (k !== undefined && --k.refs === 0) keys.delete(this.key);
   }
 
   /**
