@@ -47,6 +47,13 @@ export class Subscription<T> {
   lastProbe = 0;
   /** A refused batch waits for this (blocking) subscriber's room (Bus.short). */
   short = false;
+  /**
+   * Parked: the bus queues nothing for it, since another subscriber (its leader) takes each record
+   * for it too; the leader's `followers`. A record the leader's `skip` accounts for is asked of
+   * each follower's `skip` as well.
+   */
+  parked = false;
+  followers: Subscription<T>[] | null = null;
   private readonly bus: Bus<T>;
 
   constructor(bus: Bus<T>, capacity: number, policy: OverflowPolicy, wake: () => void) {
@@ -80,6 +87,12 @@ export class Subscription<T> {
       bus.onTake?.();
     }
     return n;
+  }
+
+  /** Appends records admitted while it was parked that its leader had yet to take (an unpark). */
+  adopt(records: readonly T[]): void {
+    for (const r of records) this.queue.push(r);
+    this.admitted += records.length;
   }
 
   /** `n` records were evicted (drop-oldest). */
@@ -168,6 +181,10 @@ export class Bus<T> {
     let now = 0;
     for (let i = 0; i < subs.length; i++) {
       const s = subs[i]!;
+      if (s.parked) {
+        s.appended = false;
+        continue;
+      }
       const q = s.queue;
       let start = from;
       if (q.free < n) {
@@ -186,10 +203,13 @@ export class Bus<T> {
       let added = to - start;
       if (skip === undefined) for (let j = start; j < to; j++) q.push(batch[j]!);
       else {
+        const fs = s.followers;
         for (let j = start; j < to; j++) {
           const r = batch[j]!;
-          if (skip(r)) added--;
-          else q.push(r);
+          if (skip(r)) {
+            added--;
+            if (fs !== null) for (let k = 0; k < fs.length; k++) fs[k]!.skip?.(r);
+          } else q.push(r);
         }
       }
       if (added > 0 && s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {

@@ -18,6 +18,7 @@ import { rejectable, type SkipTarget } from "./predicate-index.ts";
 import type { Topology } from "./topology.ts";
 import { Inlet } from "./inlet.ts";
 import type { SharedEval } from "./shared-eval.ts";
+import type { DrainGroup, GroupMember } from "./drain-group.ts";
 import { messageData } from "./trace/data.ts";
 import { parseTraceparent } from "./trace/ids.ts";
 import type { RuleTracer } from "./trace/rule-tracer.ts";
@@ -91,7 +92,7 @@ function resumeDrain(d: Drain): void {
   d.drain();
 }
 
-export class Drain {
+export class Drain implements GroupMember {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
   /** Woken while the run held its drains (DrainHost.holdDrains): drains once they are let go. */
@@ -111,6 +112,8 @@ export class Drain {
   private readonly inlet: Inlet;
   /** The rule's side of the shared evaluation of its stream's messages (undefined: it evaluates alone). */
   shared: SharedEval | undefined = undefined;
+  /** The drain group of the rules sharing the evaluation (drain-group.ts). */
+  group: DrainGroup | undefined = undefined;
   readonly wake = (): void => {
     if (this.scheduled) return;
     if (this.run.holdDrains) {
@@ -160,21 +163,26 @@ export class Drain {
   };
 
   private loop(sub: Attachment["sub"], run: DrainHost, buf: SourceMessage[]): void {
+    // A group's leader takes for every parked member: its step is shared among them.
+    const g = this.group !== undefined && this.group.leader === this ? this.group : undefined;
+    const step = g === undefined ? STEP : g.step();
     // The clock is read only when one step will not empty the subscription: a drain of one
     // step (the common case: a message or a burst) needs no deadline.
-    let until = sub.length > STEP ? performance.now() + DRAIN_MS : -1;
+    let until = sub.length > step ? performance.now() + DRAIN_MS : -1;
     while (sub.length > 0 && !run.halted) {
-      const room = run.room();
+      const room = g === undefined ? run.room() : g.room(run.room());
       if (room <= 0) {
         this.node.bufferLength = sub.length;
         run.waitRoom(this.wake);
+        g?.waitRoom(this.wake);
         return;
       }
-      const n = sub.take(buf, Math.min(room, STEP));
+      const n = sub.take(buf, Math.min(room, step));
       this.taken += n;
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
+      g?.fanOut(buf, n);
       buf.length = 0;
       if (sub.length > 0) {
         // Records arrived while the step ran, or a sink's room cut it short: start the deadline now.
@@ -187,6 +195,42 @@ export class Drain {
       }
     }
     this.node.bufferLength = sub.length;
+    if (sub.length === 0) this.group?.settle(this);
+  }
+
+  get sub(): Attachment["sub"] | undefined {
+    return this.att?.sub;
+  }
+
+  get alone(): boolean {
+    return this.run.halted || this.run.tracer !== undefined;
+  }
+
+  room(): number {
+    return this.run.room();
+  }
+
+  waitRoom(fn: () => void): void {
+    this.run.waitRoom(fn);
+  }
+
+  /** A batch the group's leader took (drain-group.ts): processed as this drain's own would be. */
+  follow(buf: readonly SourceMessage[], n: number): void {
+    const run = this.run;
+    if (run.halted) return;
+    this.taken += n;
+    run.batchNow = run.clock.now();
+    run.active = this;
+    try {
+      this.processAll(buf, n);
+      run.commit();
+    } catch (e) {
+      run.fatal(e);
+    } finally {
+      run.batchNow = 0;
+      run.active = undefined;
+      this.current = null;
+    }
   }
 
   /** Drains what the subscription holds into the topology, ignoring sink room (a flushing stop). */

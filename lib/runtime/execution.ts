@@ -39,6 +39,7 @@ import { Drain, type DrainHost } from "./drain.ts";
 import { TURN_MS } from "../core/turn.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
 import { SharedEval, sharedKey } from "./shared-eval.ts";
+import { DrainGroup } from "./drain-group.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
 export interface ExecutionSpec {
@@ -205,6 +206,8 @@ export class Execution implements DrainHost {
   trace(strategy: TraceStrategy | undefined): void {
     const sink = this.env.traces;
     this.tracer = strategy !== undefined && sink !== undefined ? new RuleTracer(this.spec.id, strategy, sink) : undefined;
+    // A traced rule takes its own messages (a drain group's leader hands them out untraced).
+    if (this.tracer) for (const d of this.drains) d.group?.unpark(d);
     this.topo.trace(this.tracer);
   }
 
@@ -230,9 +233,21 @@ export class Execution implements DrainHost {
     if (this.halted) return;
     this.halted = true;
     this.fatalMessage = failureText(e);
+    // Another member leads the drain group once the drain running (perhaps this one's) is done.
+    queueMicrotask(() => {
+      for (const d of this.drains) if (d.group?.leader === d) this.leaveGroup(d);
+    });
     if (this.errors) this.errors.fatal(this.fatalMessage);
     else this.env.log(`rule ${this.spec.id} stops by error: ${this.fatalMessage}`);
     this.onFatal?.(e);
+  }
+
+  /** The drain leaves its drain group and its shared evaluation. */
+  private leaveGroup(d: Drain): void {
+    d.group?.leave(d);
+    d.group = undefined;
+    d.shared?.close();
+    d.shared = undefined;
   }
 
   /** The message of the failure that stopped the run (empty while it has not failed). */
@@ -307,6 +322,7 @@ export class Execution implements DrainHost {
           meta: this.readsMeta,
           filter: drain.indexFilter(this.env.ignoreCase),
         });
+        if (drain.shared) drain.group = DrainGroup.join(drain.att.groups, drain.shared.key, drain);
         if (drain.att.sub.length) drain.wake();
       }
       if (keys) this.releaseDrains(offsets!);
@@ -356,8 +372,7 @@ export class Execution implements DrainHost {
     if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
     if (saved) this.acks.savedAtStop();
     for (const i of this.drains) {
-      i.shared?.close();
-      i.shared = undefined;
+      this.leaveGroup(i);
       await i.att?.release();
     }
     if (opts.flushWindows) {
