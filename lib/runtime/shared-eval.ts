@@ -42,7 +42,7 @@ export class Outcome {
 export const sharedStats = { replays: 0, records: 0 };
 
 /** Expression kinds a shared chain may hold: no call (clock, rule id, state, randomness), no meta. */
-const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "unary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
+const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
 
 const impure = (e: Expr): boolean => !PURE.has(e.kind);
 
