@@ -350,7 +350,11 @@ export class Drain implements GroupMember {
     } else rows = m.rows ?? {};
     const g = this.shared;
     // A traced rule evaluates alone (its spans are its own).
-    if (g !== undefined && dec !== null && this.run.tracer === undefined && g.run(m, rows as Obj[], now, this.inlet)) return;
+    if (g !== undefined && dec !== null && this.run.tracer === undefined) {
+      // The leader of members that follow it records; the others replay what it recorded.
+      const gr = this.group;
+      if (g.run(m, rows as Obj[], now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
+    }
     this.inlet.ingest(rows, m.meta, now, dec !== null);
   }
 }

@@ -1,11 +1,13 @@
 /**
  * Shared evaluation: the rules of a shared stream whose chains are the same (the same SELECT, the
- * same options, over the same stream) evaluate each message once. The first rule of such a group to
- * take a message runs its chain as usual and records on the message what it did — every node's
- * counts and the items its last node pushed into the sinks; each other rule of the group replays
- * that: its nodes count the same, at its own time, and its sinks receive the same items (read-only:
- * the sink machinery copies what it changes). The group is only a key, so a rule joins and leaves it
- * by starting and stopping; a rule that changes gets another key.
+ * same options, over the same stream) evaluate each message once. The leader of the group's drain
+ * (drain-group.ts), while members follow it, runs a message through its chain as usual and records
+ * on the message what it did — every node's counts and the items its last node pushed into the
+ * sinks; each member replays that: its nodes count the same, at its own time, and its sinks
+ * receive the same items (read-only: the sink machinery copies what it changes). A message holds
+ * the last group's record only (`SourceMessage.outcome`): the members replay it right after the
+ * leader's batch, before another group's leader takes the message. A rule that changes gets
+ * another key; a rule alone in its group records nothing.
  *
  * Only what cannot differ between the rules is shared: one-row messages, decoded by the stream's
  * one decoder, through a chain of decoder → WHERE → SELECT without a function call or a meta
@@ -128,24 +130,25 @@ export class SharedEval {
   }
 
   /**
-   * Ingests `rows`, the decoded message `m`, at `now`: replays the group's outcome of it, or runs
-   * the chain through `inlet` (recording the outcome when none is). False: the message is not one
-   * the group shares; the caller ingests it itself.
+   * Ingests `rows`, the decoded message `m`, at `now`: replays the group's outcome of it, or (the
+   * group's leader, `records`) runs the chain through `inlet` and records what it did on `m`.
+   * False: the message is not one the group shares; the caller ingests it itself.
    */
-  run(m: SourceMessage, rows: Obj[], now: number, inlet: Inlet): boolean {
+  run(m: SourceMessage, rows: Obj[], now: number, inlet: Inlet, records: boolean): boolean {
     if (rows.length !== 1 || this.topo.peeked || this.tail.next !== this.out) return false;
-    const shared = (m.shared ??= new Map());
-    const o = shared.get(this.key) as Outcome | null | undefined;
-    if (o === null) return false;
-    if (o !== undefined) {
+    if (m.outcomeKey === this.key) {
+      const o = m.outcome as Outcome | null;
+      if (o === null) return false;
       sharedStats.replays++;
       this.replay(o, now);
       return true;
     }
+    if (!records) return false;
     // Unshared until recorded: should the chain throw, each rule evaluates the message alone.
-    shared.set(this.key, null);
+    m.outcomeKey = this.key;
+    m.outcome = null;
     sharedStats.records++;
-    shared.set(this.key, this.record(rows, m.meta, now, inlet));
+    m.outcome = this.record(rows, m.meta, now, inlet);
     return true;
   }
 

@@ -21,10 +21,11 @@ export class SourceMessage {
   /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
   cuts: Int32Array | null;
   /**
-   * What the rules sharing an evaluation made of it, by group (runtime/shared-eval.ts; null: the
-   * group does not share it); made by the first such rule to take it.
+   * What the rules sharing an evaluation made of it (runtime/shared-eval.ts), recorded by the
+   * group `outcomeKey`'s leader (null: the group does not share it); the last group's only.
    */
-  shared: Map<string, unknown> | null;
+  outcome: unknown;
+  outcomeKey: string | null;
   constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
@@ -33,7 +34,8 @@ export class SourceMessage {
     this.decoded = null;
     this.decodedBy = null;
     this.cuts = null;
-    this.shared = null;
+    this.outcome = null;
+    this.outcomeKey = null;
   }
 }
 
