@@ -59,16 +59,26 @@ export class DrainGroup {
     return Math.max(1, Math.floor(DRAIN_STEP / (1 + this.parked.length)));
   }
 
-  /** The room of the leader's run and of every parked member's. */
+  /**
+   * What the parked members' room allows still, without asking them: their smallest room when it
+   * was last asked, less what the leader took since (a row of a message is at most one result per
+   * sink, and a member's room only grows otherwise). Asked again once spent, or when members change.
+   */
+  private budget = 0;
+
+  /** The room of the leader's run (`own`) and of every parked member's. */
   room(own: number): number {
-    let r = own;
-    for (const m of this.parked) {
-      // A member that stopped reading takes nothing more.
-      if (m.alone) continue;
-      const x = m.room();
-      if (x < r) r = x;
+    if (this.budget <= 0) {
+      let r = Infinity;
+      for (const m of this.parked) {
+        // A member that stopped reading takes nothing more.
+        if (m.alone) continue;
+        const x = m.room();
+        if (x < r) r = x;
+      }
+      this.budget = r;
     }
-    return r;
+    return own < this.budget ? own : this.budget;
   }
 
   /** Calls `fn` once every parked member lacking room has some (the leader's own wait is its own). */
@@ -80,6 +90,10 @@ export class DrainGroup {
   fanOut(buf: readonly SourceMessage[], n: number): void {
     const p = this.parked;
     for (let i = 0; i < p.length; i++) p[i]!.follow(buf, n);
+    // Each row is at most one result per sink (an undecoded message: its error, one).
+    let spent = 0;
+    for (let i = 0; i < n; i++) spent += Math.max(1, buf[i]!.decoded?.length ?? 1);
+    this.budget -= spent;
   }
 
   /**
@@ -103,8 +117,9 @@ export class DrainGroup {
     return true;
   }
 
-  /** The leader's subscription learns its followers (whose index skips it counts). */
+  /** The leader's subscription learns its followers (whose index skips it counts); their room is asked again. */
   private tell(): void {
+    this.budget = 0;
     const lead = this.leader?.sub;
     if (lead) lead.followers = this.parked.length ? this.parked.map((x) => x.sub!) : null;
   }

@@ -91,8 +91,9 @@ export class SharedEval {
   private readonly nodes: NodeMetrics[];
   private readonly tail: Operator;
   private readonly out: Consumer;
-  private readonly capture: Capture;
-  private readonly before: Float64Array;
+  /** The recorder's scratch, made at its first record (only a leader records). */
+  private capture: Capture | undefined = undefined;
+  private before: Float64Array | undefined = undefined;
 
   private constructor(
     readonly key: string,
@@ -103,8 +104,6 @@ export class SharedEval {
     this.nodes = chain.ops.map((o) => o.metrics);
     this.tail = chain.ops[chain.ops.length - 1]!;
     this.out = chain.out;
-    this.capture = new Capture(chain.out);
-    this.before = new Float64Array(this.nodes.length * 4);
   }
 
   /** A rule's side of its group, or undefined when its chain is not one a group can share. */
@@ -154,7 +153,7 @@ export class SharedEval {
 
   private record(rows: Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
     const nodes = this.nodes;
-    const b = this.before;
+    const b = (this.before ??= new Float64Array(nodes.length * 4));
     for (let i = 0; i < nodes.length; i++) {
       const n = nodes[i]!;
       b[i * 4] = n.recordsIn;
@@ -162,7 +161,7 @@ export class SharedEval {
       b[i * 4 + 2] = n.messagesProcessed;
       b[i * 4 + 3] = n.exceptions;
     }
-    const cap = this.capture;
+    const cap = (this.capture ??= new Capture(this.out));
     cap.items = [];
     this.tail.next = cap;
     try {
