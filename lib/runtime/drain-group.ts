@@ -8,8 +8,8 @@
  * A member parks only once it and the leader have taken everything (both queues empty: from
  * there on they see the same messages); it unparks — the leader's waiting messages copied to its
  * own queue, which the bus fills again — when it is traced, or when it leads after the leader
- * left. The leader's step is the members' room: a slow sink of one member holds the group, as
- * it holds the shared stream's bus already.
+ * left, or when its sinks have no room (a leader without room hands the lead on): a slow member
+ * waits on its own queue, as it would alone, while the others go on.
  */
 import type { SourceMessage } from "../source/message.ts";
 import type { Subscription } from "../core/bus.ts";
@@ -22,8 +22,6 @@ export interface GroupMember {
   readonly alone: boolean;
   /** Results the member's run may still produce before a sink would have to wait. */
   room(): number;
-  /** Calls `fn` once the member's run has room again. */
-  waitRoom(fn: () => void): void;
   /** Processes the leader's batch as its own drain would have. */
   follow(buf: readonly SourceMessage[], n: number): void;
   /** Schedules the member's own drain. */
@@ -66,24 +64,39 @@ export class DrainGroup {
    */
   private budget = 0;
 
-  /** The room of the leader's run (`own`) and of every parked member's. */
+  /**
+   * The room of the parked members (the leader's own is its own): a member without room takes its
+   * own messages again (unparked: it waits on its sinks as it would alone, the others go on).
+   */
   room(own: number): number {
     if (this.budget <= 0) {
       let r = Infinity;
+      let full: GroupMember[] | null = null;
       for (const m of this.parked) {
         // A member that stopped reading takes nothing more.
         if (m.alone) continue;
         const x = m.room();
-        if (x < r) r = x;
+        if (x <= 0) (full ??= []).push(m);
+        else if (x < r) r = x;
       }
+      if (full !== null) for (const m of full) this.unpark(m);
       this.budget = r;
     }
     return own < this.budget ? own : this.budget;
   }
 
-  /** Calls `fn` once every parked member lacking room has some (the leader's own wait is its own). */
-  waitRoom(fn: () => void): void {
-    for (const m of this.parked) if (!m.alone && m.room() <= 0) m.waitRoom(fn);
+  /**
+   * The leader has no room: a parked member leads instead (with the leader's waiting messages),
+   * and the leader waits on its sinks as it would alone, keeping its queue.
+   */
+  abdicate(m: GroupMember): void {
+    const next = this.parked[0];
+    if (this.leader !== m || next === undefined) return;
+    this.unpark(next);
+    if (m.sub) m.sub.followers = null;
+    this.leader = next;
+    this.tell();
+    next.wake();
   }
 
   /** The leader took `buf[0..n)`: every parked member processes it. */

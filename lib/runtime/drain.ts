@@ -170,11 +170,13 @@ export class Drain implements GroupMember {
     // step (the common case: a message or a burst) needs no deadline.
     let until = sub.length > step ? performance.now() + DRAIN_MS : -1;
     while (sub.length > 0 && !run.halted) {
-      const room = g === undefined ? run.room() : g.room(run.room());
+      const own = run.room();
+      const room = g === undefined ? own : g.room(own);
       if (room <= 0) {
         this.node.bufferLength = sub.length;
+        // A leader without room hands the lead on and waits for its own room, as a rule alone does.
+        g?.abdicate(this);
         run.waitRoom(this.wake);
-        g?.waitRoom(this.wake);
         return;
       }
       const n = sub.take(buf, Math.min(room, step));
@@ -208,10 +210,6 @@ export class Drain implements GroupMember {
 
   room(): number {
     return this.run.room();
-  }
-
-  waitRoom(fn: () => void): void {
-    this.run.waitRoom(fn);
   }
 
   /** A batch the group's leader took (drain-group.ts): processed as this drain's own would be. */

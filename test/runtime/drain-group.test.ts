@@ -102,7 +102,6 @@ test("a member that leads or is traced after its leader starts with the messages
       sub,
       alone: false,
       room: () => 100,
-      waitRoom: () => {},
       follow: (buf: readonly InstanceType<typeof SourceMessage>[], n: number) => {
         for (let i = 0; i < n; i++) got.push(kOf(buf[i]!));
       },
@@ -151,3 +150,51 @@ test("a member that leads or is traced after its leader starts with the messages
   g.leave(c);
   expect(groups.size).toBe(0);
 });
+
+for (const slow of ["leader", "member"]) {
+  test(`a ${slow} whose sink has no room waits on its own queue, as alone; the others go on; nothing is lost`, async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const seen: string[] = [];
+    const target = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (req) => {
+        seen.push(await req.text());
+        await gate;
+        return new Response("ok");
+      },
+    });
+    try {
+      const t = testRuntime({ dataServer: new DataServer({ hostname: "127.0.0.1", port: 0 }) });
+      const defs = streams('CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/room", FORMAT="json", SHARED="true")');
+      const sql = "SELECT k FROM s WHERE k >= 0";
+      const runs: RunHandle[] = [];
+      open.push({ t, rules: runs });
+      const fast = [collect(t, "room/a"), collect(t, "room/c")];
+      const rest = async () => runs.push(await t.rule({ id: "b", sql, actions: [{ rest: { url: `http://127.0.0.1:${target.port}/`, method: "post", sendSingle: true, bufferLength: 1 } }] }, defs).start());
+      // The first rule attached leads.
+      if (slow === "leader") await rest();
+      runs.push(await t.rule({ id: "a", sql, actions: [{ memory: { sendSingle: true, topic: "room/a" } }] }, defs).start());
+      if (slow === "member") await rest();
+      runs.push(await t.rule({ id: "c", sql, actions: [{ memory: { sendSingle: true, topic: "room/c" } }] }, defs).start());
+      const { sharedStats } = await import("../../lib/runtime/shared-eval.ts");
+      const before = sharedStats.replays;
+      const total = 12;
+      for (let k = 0; k < total; k++) await post(t, "/room", JSON.stringify({ k }));
+      // The rest sink holds its first row meanwhile; the memory sinks take every row.
+      await waitFor(() => fast.every((o) => o.length === total), "every row at the fast sinks");
+      expect(seen.length).toBe(1);
+      expect(sharedStats.replays).toBeGreaterThan(before);
+      release();
+      await waitFor(() => seen.length === total, "every row at the slow sink");
+      const want = Array.from({ length: total }, (_, k) => k);
+      expect(ks(fast[0]!)).toEqual(want);
+      expect(ks(fast[1]!)).toEqual(want);
+      expect(seen.map((s) => (JSON.parse(s) as { k: number }).k)).toEqual(want);
+      for (const r of runs) expect({ id: r.id, n: decoded(r) }).toEqual({ id: r.id, n: total });
+    } finally {
+      target.stop(true);
+    }
+  }, 20_000);
+}
