@@ -81,7 +81,8 @@ check: deps
 
 # The benchmark harness (../shared/spec/bench.md; bench/run.ts): the generator's ceiling, the MQTT rate
 # ladder of W1–W5 with 3 × 60 s of the top step, floe against the hand-written floor, Node-RED (installed into bench/.node-red/) on W1/W2,
-# memory over time, replay throughput; regenerates bench/RESULTS.md. Takes about an hour.
+# memory over time, replay throughput, rule density (bench/density.ts: N rules over one stream, plain and
+# varied); regenerates bench/RESULTS.md. Takes about an hour and a quarter.
 bench: deps build
 	$(BUN) bench/run.ts --ceiling
 	$(BUN) bench/run.ts w1 w2 w3 w4 w5 w1-qos1 w2-1m
@@ -90,6 +91,9 @@ bench: deps build
 	$(BUN) bench/run.ts --vs-floor --rates 100000 --step-seconds 30 --reps 1
 	$(BUN) bench/run.ts --soak w2 w4
 	$(BUN) bench/run.ts --replay
+	$(BUN) bench/density.ts --rules 100,1000,2000,5000 --seconds 10 --settle 3 --save
+	$(BUN) bench/density.ts --varied --rules 100,1000 --seconds 10 --settle 3 --save
+	$(BUN) bench/run.ts --report
 
 # One 10 s step at 20k msg/s of every workload, proved exact (under 3 minutes).
 bench-quick: deps build

@@ -135,7 +135,17 @@ function smallHeap(command: string | undefined): void {
   const compiled = (process.argv[1] ?? "").startsWith("/$bunfs/");
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
   const growth = env.BUN_JSC_largeHeapGrowthFactor ?? "1.75";
-  process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size, BUN_JSC_largeHeapGrowthFactor: growth });
+  try {
+    process.execve(process.execPath, [process.execPath, ...args], { ...env, BUN_JSC_forceRAMSize: size, BUN_JSC_largeHeapGrowthFactor: growth });
+  } catch (e) {
+    // The kernel would not start the executable again (a noexec mount, qemu user emulation without
+    // binfmt): floe runs on the runtime's own sizing, and says so instead of Bun's warning that
+    // execve is experimental (queued for the next tick; the usual listeners come back after it).
+    const listeners = process.listeners("warning");
+    process.removeAllListeners("warning");
+    setImmediate(() => listeners.forEach((l) => process.on("warning", l)));
+    process.stderr.write(`floe: could not restart with the small heap (${(e as { code?: unknown }).code ?? (e as Error).message}): the runtime's own heap sizing is used (FLOE_JSC_RAM=system skips the restart)\n`);
+  }
 }
 
 const argv = process.argv.slice(2);

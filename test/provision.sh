@@ -12,6 +12,8 @@
 #   mosquitto    mosquitto      the MQTT tests (they start their own brokers on free ports)
 #   redis-server redis-server   the redis connector tests (.ci/run starts the server)
 #   lintian      lintian        the Debian package's check (test/packaging/deb.test.ts)
+#   qemu-aarch64-static qemu-user-static, with libc6-arm64-cross: the arm64 executable run under
+#                emulation (test/packaging/arm64.test.ts)
 set -u
 
 missing=""
@@ -22,6 +24,8 @@ need nats-server nats-server
 need mosquitto mosquitto
 need redis-server redis-server
 need lintian lintian
+need qemu-aarch64-static qemu-user-static
+[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || missing="$missing libc6-arm64-cross"
 
 [ -z "$missing" ] && exit 0
 

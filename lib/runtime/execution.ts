@@ -64,10 +64,12 @@ export interface ExecutionSpec {
   /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
   readonly fence?: () => boolean;
   /**
-   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW closed the window ending at `end`, after its
-   * results (if any) went downstream: a two-stage rule's partition tells the merge of a window it had no rows in.
+   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW sends a Watermark of each window's end downstream
+   * after the window's results (if any): the operators pass it on in order, behind rows still
+   * spread across turns, so the sinks hear of the close after its rows — a two-stage rule's
+   * partition tells the merge of a window it had no rows in.
    */
-  readonly onWindowClose?: (end: number) => void;
+  readonly closeMarks?: boolean;
 }
 
 /**
@@ -149,9 +151,7 @@ export class Execution implements DrainHost {
     this.readsMeta = readsMeta(spec);
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
-    // A run told of its window closes handles each window in one pass (no turnMs), so what a window
-    // emitted has reached the sinks when the close is told.
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: spec.onWindowClose ? undefined : TURN_MS, windowBudget, onWindowClose: spec.onWindowClose }, this.sinkNodes, graph);
+    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget, closeMarks: spec.closeMarks }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {

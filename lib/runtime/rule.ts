@@ -94,10 +94,12 @@ export interface RuleHostOptions {
   /** A group member's partition run: false once it may no longer act as the partition's owner; it then stores no checkpoint (so acknowledges nothing) and sends no result. */
   readonly fence?: () => boolean;
   /**
-   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW closed the window ending at `end`, after its
-   * results (if any) went downstream: a two-stage rule's partition tells the merge of a window it had no rows in.
+   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW sends a Watermark of each window's end downstream
+   * after the window's results (if any): the operators pass it on in order, behind rows still
+   * spread across turns, so the sinks hear of the close after its rows — a two-stage rule's
+   * partition tells the merge of a window it had no rows in.
    */
-  readonly onWindowClose?: (end: number) => void;
+  readonly closeMarks?: boolean;
 }
 
 interface Action {
@@ -161,7 +163,7 @@ export class Rule {
         connectors: this.host.connectors,
         errors: this.host.errors,
         fence: this.host.fence,
-        onWindowClose: this.host.onWindowClose,
+        closeMarks: this.host.closeMarks,
       },
       this.env,
       this.hub,

@@ -23,7 +23,7 @@ import { SourceMessage } from "../source/message.ts";
 import type { StoredRule } from "../store/stored-rule.ts";
 import type { Obj } from "../value/values.ts";
 import type { HeldRun } from "./lifecycle.ts";
-import { Emission, type Item } from "../core/item.ts";
+import { Emission, Watermark, type Item } from "../core/item.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { SinkNode } from "../core/sink.ts";
 
@@ -69,7 +69,8 @@ const EMPTY = "__empty";
 
 /**
  * Stage 1's sink node: the pipeline of PartialSink, and after each window the partition closed
- * without a result (`closed`), a marker in the same queue, so the merge hears of every window in order.
+ * without a result (the window's close mark, a Watermark of its end, arriving after its rows), a
+ * marker in the same queue, so the merge hears of every window in order.
  */
 class PartialOut implements SinkNode {
   readonly metrics: NodeMetrics[];
@@ -80,13 +81,17 @@ class PartialOut implements SinkNode {
     this.name = pipe.name;
   }
   push(item: Item): void {
+    if (item instanceof Watermark) {
+      this.closed(item.ts);
+      return;
+    }
     if (item instanceof Emission) {
       const r = item.rows[0];
       if (r) this.last = Number(r[PARTIAL_END]);
     }
     this.pipe.push(item);
   }
-  closed(end: number): void {
+  private closed(end: number): void {
     if (this.last !== end) this.pipe.push(new Emission([{ [PARTIAL_END]: BigInt(end), [EMPTY]: true }], null));
   }
   end(): void {
@@ -284,7 +289,7 @@ export async function startTwoStage(
   const stage1 = Rule.create({ id: rule.id, name: def.name, sql: def.sql, select: o.plan.stage1, actions: [], options: rule.options }, streams, env, o.hub, {
     extraSinks: [out],
     fence,
-    onWindowClose: (end) => out.closed(end),
+    closeMarks: true,
   });
   sink.open();
   const run1 = await stage1.start(onExit).catch(async (e: unknown) => {

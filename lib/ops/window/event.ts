@@ -7,7 +7,7 @@
 import type { Evaluator } from "../../expr/compile.ts";
 import type { Tuple } from "../../expr/row.ts";
 import type { IncSpec, WindowSpec } from "../../plan/window-spec.ts";
-import type { Watermark } from "../../core/item.ts";
+import { Watermark } from "../../core/item.ts";
 import { alignedEnd } from "./align.ts";
 import type { HitState } from "../../expr/hits.ts";
 import { triggers } from "./condition.ts";
@@ -33,12 +33,12 @@ export class EventGridWindowOp extends WindowOp {
   private readonly hopping: boolean;
   private readonly k: number;
   private readonly spec: WindowSpec;
-  private readonly onClose: ((end: number) => void) | undefined;
+  private readonly closeMarks: boolean;
 
   constructor(name: string, env: WindowEnv, spec: WindowSpec, inc: IncSpec | undefined) {
     super(name, env, true, inc === undefined);
     this.spec = spec;
-    this.onClose = env.onWindowClose;
+    this.closeMarks = env.closeMarks === true;
     this.hopping = spec.type === "hopping";
     this.length = spec.length;
     this.step = this.hopping ? spec.interval : spec.length;
@@ -66,7 +66,7 @@ export class EventGridWindowOp extends WindowOp {
       const range = { start, end, trigger: end };
       const c = this.hopping ? this.holder.takeHop(end - this.length, end, range) : this.holder.takeBefore(end, range);
       if (c) this.emit(c);
-      if (this.onClose !== undefined) this.onClose(end);
+      if (this.closeMarks) this.next.push(new Watermark(end));
     }
     this.nextEnd = end;
     this.holder.settle(end);

@@ -17,10 +17,12 @@ export interface WindowEnv extends OpEnv {
   /** The rule's cap on the rows its windows hold (held-rows.ts); none when undefined. */
   readonly windowBudget?: ByteBudget;
   /**
-   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW closed the window ending at `end`, after its
-   * results (if any) went downstream: a two-stage rule's partition tells the merge of a window it had no rows in.
+   * An event-time TUMBLINGWINDOW/HOPPINGWINDOW sends a Watermark of each window's end downstream
+   * after the window's results (if any): the operators pass it on in order, behind rows still
+   * spread across turns, so the sinks hear of the close after its rows — a two-stage rule's
+   * partition tells the merge of a window it had no rows in.
    */
-  readonly onWindowClose?: (end: number) => void;
+  readonly closeMarks?: boolean;
 }
 
 export abstract class WindowOp extends Operator {
