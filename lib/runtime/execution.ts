@@ -165,7 +165,7 @@ export class Execution implements DrainHost {
     // Shared evaluation (shared-eval.ts): a stateless daemon rule over one shared stream, nothing
     // keeping checkpoints or a ledger of what it took.
     const only = this.plan.sources.length === 1 ? this.plan.sources[0]! : undefined;
-    const shares = only && !graph && !spec.connectors && !spec.fence && !spec.onWindowClose && spec.extraSinks.length === 0 && !this.checkpoints && !ledger && this.stateless;
+    const shares = only && !graph && !spec.connectors && !spec.fence && !spec.closeMarks && spec.extraSinks.length === 0 && !this.checkpoints && !ledger && this.stateless;
     this.sharedKey = shares ? sharedKey(spec.select, only.def, o, env.ignoreCase) : undefined;
   }
 
