@@ -184,7 +184,10 @@ export class Drain implements GroupMember {
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
-      g?.fanOut(buf, n);
+      if (g !== undefined) {
+        g.fanOut(buf, n);
+        this.shared?.batchDone(buf, n);
+      }
       buf.length = 0;
       if (sub.length > 0) {
         // Records arrived while the step ran, or a sink's room cut it short: start the deadline now.

@@ -5,9 +5,10 @@
  * on the message what it did — every node's counts and the items its last node pushed into the
  * sinks; each member replays that: its nodes count the same, at its own time, and its sinks
  * receive the same items (read-only: the sink machinery copies what it changes). A message holds
- * the last group's record only (`SourceMessage.outcome`): the members replay it right after the
- * leader's batch, before another group's leader takes the message. A rule that changes gets
- * another key; a rule alone in its group records nothing.
+ * its group's record only while the leader's batch is handed out (`SourceMessage.outcome`): the
+ * members replay it right after the leader's batch, and the leader takes it back before another
+ * group's leader takes the message. A rule that changes gets another key; a rule alone in its
+ * group records nothing.
  *
  * Only what cannot differ between the rules is shared: one-row messages, decoded by the stream's
  * one decoder, through a chain of decoder → WHERE → SELECT without a function call or a meta
@@ -33,10 +34,10 @@ import type { SourceNode, Topology } from "./topology.ts";
 
 /** What one message did to a group's chain: per node, records in, out and processed; what reached the sinks. */
 export class Outcome {
+  readonly items: Item[] = [];
   constructor(
     readonly counts: Int32Array,
     readonly latency: Float64Array,
-    readonly items: readonly Item[],
   ) {}
 }
 
@@ -91,6 +92,9 @@ export class SharedEval {
   private readonly nodes: NodeMetrics[];
   private readonly tail: Operator;
   private readonly out: Consumer;
+  /** The recorder's outcomes, reused batch after batch (`batchDone`): `used` of them hold this batch's. */
+  private pool: Outcome[] | undefined = undefined;
+  private used = 0;
   /** The recorder's scratch, made at its first record (only a leader records). */
   private capture: Capture | undefined = undefined;
   private before: Float64Array | undefined = undefined;
@@ -161,16 +165,20 @@ export class SharedEval {
       b[i * 4 + 2] = n.messagesProcessed;
       b[i * 4 + 3] = n.exceptions;
     }
+    const pool = (this.pool ??= []);
+    const o = (pool[this.used] ??= new Outcome(new Int32Array(nodes.length * 3), new Float64Array(nodes.length)));
+    this.used++;
+    o.items.length = 0;
     const cap = (this.capture ??= new Capture(this.out));
-    cap.items = [];
+    cap.items = o.items;
     this.tail.next = cap;
     try {
       inlet.ingest(rows, meta, now, true);
     } finally {
       this.tail.next = this.out;
     }
-    const counts = new Int32Array(nodes.length * 3);
-    const latency = new Float64Array(nodes.length);
+    const counts = o.counts;
+    const latency = o.latency;
     for (let i = 0; i < nodes.length; i++) {
       const n = nodes[i]!;
       if (n.exceptions !== b[i * 4 + 3]) return null;
@@ -179,8 +187,26 @@ export class SharedEval {
       counts[i * 3 + 2] = n.messagesProcessed - b[i * 4 + 2]!;
       latency[i] = n.processLatencyUs;
     }
-    for (const it of cap.items) if (it instanceof RowError) return null;
-    return new Outcome(counts, latency, cap.items);
+    for (const it of o.items) if (it instanceof RowError) return null;
+    return o;
+  }
+
+  /**
+   * The leader's batch `buf[0..n)` was handed out: what it recorded on the messages is taken back
+   * (a member that takes one of them later evaluates it alone), and its outcomes are free again.
+   */
+  batchDone(buf: readonly SourceMessage[], n: number): void {
+    if (this.used === 0) return;
+    for (let i = 0; i < n; i++) {
+      const m = buf[i]!;
+      if (m.outcomeKey === this.key) {
+        m.outcomeKey = null;
+        m.outcome = null;
+      }
+    }
+    const pool = this.pool!;
+    for (let i = 0; i < this.used; i++) pool[i]!.items.length = 0;
+    this.used = 0;
   }
 
   /** What the rule's own chain would have done with the message: counted on its nodes, pushed to its sinks. */
