@@ -30,10 +30,11 @@
  * group itself scales (root and /sys/fs/cgroup/cpu needed).
  */
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { NatsCluster, NatsServer } from "../test/helpers/nats.ts";
-import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
+import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, resetOut, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
 import { startFloe, type DaemonProc } from "../test/server/daemon.ts";
 import { Kvm } from "@nats-io/kv";
 import { CpuQuota, cpuSeconds } from "./cgroup.ts";
@@ -48,11 +49,19 @@ const { values } = parseArgs({
     "nats-cluster": { type: "boolean", default: false },
     "cpu-quota": { type: "string" },
     warmup: { type: "string", default: "0" },
+    profile: { type: "string" },
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
 /** `--warmup F`: each throughput group first reads F of the data set with a throw-away copy of the rule (its members' JIT warm, as a long-running gateway's is). */
 const WARMUP = Number(values.warmup);
+/**
+ * `--profile DIR`: each member runs under bun's CPU profiler (a .cpuprofile and a markdown summary
+ * in DIR, written when it stops: members are then stopped with SIGTERM, not -9, after the
+ * throughput part; the kill part is the same).
+ */
+const PROFILE = values.profile;
+const FLOE = PROFILE === undefined ? undefined : [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, "..", "cli.ts")];
 /**
  * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
  * 4× a plain process (cpu.shares 4096) so that other work on the machine does not take the quota
@@ -97,7 +106,7 @@ async function remaining(tag: string): Promise<number> {
 }
 
 async function stopAll(g: Group): Promise<void> {
-  for (const m of g.members) await m.stop("SIGKILL").catch(() => undefined);
+  for (const m of g.members) await m.stop(PROFILE === undefined ? "SIGKILL" : "SIGTERM").catch(() => undefined);
 }
 
 const results: { members: number; seconds: number; rate: number; exact: boolean }[] = [];
@@ -114,7 +123,7 @@ try {
 
   for (const n of MEMBERS) {
     const tag = `t${n}`;
-    const g = await startGroup(nats, tag, n, false);
+    const g = await startGroup(nats, tag, n, false, FLOE);
     confineAll(g);
     try {
       if (WARMUP > 0) {
@@ -125,6 +134,8 @@ try {
           if (r.status !== 200) throw new Error(`deleting the warm-up ${what}: ${r.text}`);
         }
       }
+      // A fresh OUT: this group's default message ids are those of the groups before it (test/helpers/js-scenario.ts).
+      await resetOut(jsm);
       const throttledBefore = quotas.slice(0, n).map((q) => q.throttled().throttledPeriods);
       const t = performance.now();
       await createRule(g, nats, tag);
@@ -162,9 +173,10 @@ try {
 
   if (KILL_N >= 2) {
     const tag = "k";
-    const g = await startGroup(nats, "kill", KILL_N, true);
+    const g = await startGroup(nats, "kill", KILL_N, true, FLOE);
     confineAll(g);
     try {
+      await resetOut(jsm);
       const pubs = countPublishes(nc, tag);
       // A fresh durable per partition reads IN from its start. Without the throughput part only
       // the first half is in IN (published above) and the rest is published while the rule runs;
