@@ -148,8 +148,8 @@ export async function startGroup(nats: { readonly url: string }, group: string, 
   return { members, envs };
 }
 
-/** Creates the stream and rule (tag: durable and output subject names) on member 0; true once every partition runs. */
-export async function createRule(g: Group, nats: { readonly url: string }, tag: string): Promise<void> {
+/** Creates the stream and rule `id` (tag: durable and output subject names) on member 0; true once every partition runs. */
+export async function createRule(g: Group, nats: { readonly url: string }, tag: string, id = "r"): Promise<void> {
   const a = g.members[0]!;
   let r = await a.call("PUT", "/metadata/sources/nats/confKeys/n", { server: nats.url });
   if (r.status !== 200) throw new Error(`confKey: ${r.text}`);
@@ -159,7 +159,7 @@ export async function createRule(g: Group, nats: { readonly url: string }, tag: 
   });
   if (r.status !== 201) throw new Error(`stream: ${r.text}`);
   const rule = {
-    id: "r",
+    id,
     sql: SQL,
     actions: [{ nats: { server: nats.url, subject: `out.${tag}`, jetstream: true, stream: "OUT", sendSingle: true } }],
     options: { isEventTime: true, qos: 1, checkpointInterval: 500 },
@@ -168,7 +168,7 @@ export async function createRule(g: Group, nats: { readonly url: string }, tag: 
   if (r.status !== 201) throw new Error(`rule: ${r.text}`);
   await until(async () => {
     const runs = await Promise.all(g.members.map((f) => json<{ partitionedRules: Record<string, number[]> }>(f, "/cluster")));
-    return runs.flatMap((v) => v.partitionedRules.r ?? []).length === PARTITIONS;
+    return runs.flatMap((v) => v.partitionedRules[id] ?? []).length === PARTITIONS;
   }, 30_000, "every partition running");
 }
 
