@@ -38,6 +38,7 @@ import { compare, connect, countPublishes, createRule, createStreams, dataSet, d
 import { startFloe, type DaemonProc } from "../test/server/daemon.ts";
 import { Kvm } from "@nats-io/kv";
 import { CpuQuota, cpuSeconds } from "./cgroup.ts";
+import { freePort } from "../test/helpers/mosquitto.ts";
 
 const { values } = parseArgs({
   options: {
@@ -83,7 +84,15 @@ const TIMEOUT = Math.max(120_000, M * 2);
 
 // `--nats-cluster`: a 3-node NATS cluster (routes between the servers; every member and connector
 // is given all three URLs) instead of one server.
-const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start();
+// One server is started with a monitoring port: its /varz message counts say what it did per message read.
+const MONITOR = values["nats-cluster"] ? undefined : await freePort();
+const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start(["-m", String(MONITOR)]);
+/** The server's counts of messages in (publishes: acks, pulls, KV writes, …) and out (deliveries), or undefined. */
+async function varz(): Promise<{ in: number; out: number } | undefined> {
+  if (MONITOR === undefined) return undefined;
+  const v = (await (await fetch(`http://127.0.0.1:${MONITOR}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+  return { in: v.in_msgs, out: v.out_msgs };
+}
 console.log(`nats: ${values["nats-cluster"] ? "a 3-node cluster" : "one server"} (${nats.url})`);
 const natsGroup = QUOTA === undefined ? undefined : CpuQuota.create("floe-nats", Infinity, SHARES);
 if (natsGroup) for (const pid of "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid]) if (pid !== undefined) natsGroup.add(pid);
@@ -146,10 +155,10 @@ try {
       const left = await remaining(tag);
       const natsPids: (number | undefined)[] = "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid];
       const cpu = () => ({ members: g.members.reduce((t, m) => t + cpuSeconds(m.proc.pid), 0), nats: natsPids.reduce<number>((t, pid) => t + cpuSeconds(pid), 0) });
-      const samples: { t: number; rem: number; cpu: { members: number; nats: number } }[] = [];
+      const samples: { t: number; rem: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined }[] = [];
       await until(async () => {
         const rem = await remaining(tag);
-        samples.push({ t: performance.now(), rem, cpu: cpu() });
+        samples.push({ t: performance.now(), rem, cpu: cpu(), varz: await varz() });
         return rem === 0 && (await drained(jsm, tag));
       }, TIMEOUT, `group of ${n} reading everything`);
       const done = performance.now();
@@ -157,7 +166,8 @@ try {
       const b = samples.find((x) => x.rem <= left * 0.1)!;
       const wall = (b.t - a.t) / 1000;
       const msgs = a.rem - b.rem;
-      const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores`;
+      const perMsg = a.varz && b.varz ? ` (${((b.cpu.nats - a.cpu.nats) / msgs * 1e6).toFixed(1)} µs/msg; per message read ${((b.varz.in - a.varz.in) / msgs).toFixed(3)} in, ${((b.varz.out - a.varz.out) / msgs).toFixed(3)} out)` : "";
+      const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores${perMsg}`;
       const seconds = (done - t) / 1000;
       const rate = msgs / wall;
       let got = await stored(nc, tag);

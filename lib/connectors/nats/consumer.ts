@@ -241,7 +241,7 @@ export class PullReader {
     private readonly handler: PullHandler,
     opts: PullOptions = {},
   ) {
-    this.size = Math.max(1, Math.min(opts.batch ?? 256, handler.maxBatch));
+    this.size = Math.max(1, Math.min(opts.batch ?? 1024, handler.maxBatch));
     this.expires = Math.max(1000, opts.expires ?? 30_000);
     this.heartbeat = Math.max(100, Math.min(opts.heartbeat ?? 5000, this.expires / 2));
     this.inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;

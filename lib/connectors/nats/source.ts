@@ -125,7 +125,7 @@ export class NatsSource implements SourceConnector {
       .filter((t) => t);
     this.queue = r.str("queue");
     this.selector = r.str("connectionSelector");
-    this.pullBatch = r.int("pullBatch", 256);
+    this.pullBatch = r.int("pullBatch", 1024);
     if (this.pullBatch < 1) throw new EngineError(`invalid pullBatch ${this.pullBatch}`);
     this.pendingLimit = r.int("pendingLimit", 65536);
     const eof = r.str("eofMessage");
