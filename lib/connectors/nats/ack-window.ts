@@ -30,6 +30,8 @@ export class AckWindow {
   takenSeq = 0;
   private mark = 0;
   private markSeq = 0;
+  /** When each batch still waiting was admitted: the position after it and the time, in admission order. */
+  private times: { end: number; at: number }[] = [];
 
   constructor(
     /** `ackPolicy: all`: the last acknowledgement of a run covers the earlier ones. */
@@ -80,6 +82,7 @@ export class AckWindow {
       this.q.push(d);
     }
     this.admitted += ds.length;
+    if (ds.length > 0) this.times.push({ end: this.admitted, at: Date.now() });
   }
 
   /** Where in `q[from, to)` (to > from) the highest sequence is. */
@@ -132,10 +135,27 @@ export class AckWindow {
     if (this.markSeq > this.takenSeq) this.takenSeq = this.markSeq;
   }
 
-  /** Resets every waiting delivery's ackWait timer (+WPI). */
-  keepAlive(reader: PullReader): void {
+  /**
+   * Resets the ackWait timer (+WPI) of every waiting delivery admitted at `before` (ms) or
+   * earlier: all of them by default. A source acknowledging at checkpoints passes "a quarter of
+   * ackWait ago" every quarter of ackWait, so that what its checkpoints acknowledge soon after
+   * admission (nearly everything) costs no +WPI, and nothing waits past half its ackWait without one.
+   */
+  keepAlive(reader: PullReader, before = Infinity): void {
     const q = this.q;
-    for (let i = this.head; i < q.length; i++) reader.working(q[i]!);
+    const times = this.times;
+    // Batches already acknowledged are forgotten.
+    while (times.length > 0 && times[0]!.end <= this.acked) times.shift();
+    let upTo = this.admitted;
+    if (before !== Infinity) {
+      upTo = this.acked;
+      for (const t of times) {
+        if (t.at > before) break;
+        upTo = t.end;
+      }
+    }
+    const end = this.head + (upTo - this.acked);
+    for (let i = this.head; i < end; i++) reader.working(q[i]!);
   }
 
   /** Gives every waiting delivery back for redelivery now (NAK) and forgets them. */
@@ -145,5 +165,6 @@ export class AckWindow {
     this.q = [];
     this.head = 0;
     this.held = undefined;
+    this.times = [];
   }
 }

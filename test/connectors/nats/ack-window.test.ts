@@ -1,4 +1,4 @@
-import { expect, test } from "bun:test";
+import { expect, setSystemTime, test } from "bun:test";
 import { AckWindow } from "../../../lib/connectors/nats/ack-window.ts";
 import { JsDelivery, type PullReader } from "../../../lib/connectors/nats/consumer.ts";
 
@@ -72,4 +72,32 @@ test("holds() over many deliveries in order, after partial acknowledgements and 
   w.ackThrough(2000, reader);
   expect([w.holds(3999), w.holds(4001), w.holds(4000), w.holds(5999), w.holds(6001)]).toEqual([false, true, false, true, false]);
   expect(w.takenSeq).toBe(3999);
+});
+
+test("keepAlive(before) refreshes only the waiting deliveries admitted at that time or earlier", () => {
+  const { reader, sent } = recorder();
+  const w = new AckWindow(true);
+  try {
+    setSystemTime(new Date(1_000_000));
+    w.admit([d(1), d(2)]);
+    setSystemTime(new Date(1_002_000));
+    w.admit([d(3)]);
+    setSystemTime(new Date(1_004_000));
+    w.admit([d(4), d(5)]);
+    // Admitted 2.5 s ago or earlier: the first two batches.
+    w.keepAlive(reader, 1_001_500 + 1000);
+    expect(sent).toEqual(["wpi 1", "wpi 2", "wpi 3"]);
+    // The first batch acknowledged: only the second is old enough now.
+    w.ackThrough(2, reader);
+    sent.length = 0;
+    w.keepAlive(reader, 1_003_000);
+    expect(sent).toEqual(["wpi 3"]);
+    sent.length = 0;
+    w.keepAlive(reader, 999_000);
+    expect(sent).toEqual([]);
+    w.keepAlive(reader);
+    expect(sent).toEqual(["wpi 3", "wpi 4", "wpi 5"]);
+  } finally {
+    setSystemTime();
+  }
 });
