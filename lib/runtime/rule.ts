@@ -322,6 +322,11 @@ export class RunHandle {
   }
 
   /** The run's sink pipelines (tests, diagnostics). */
+  /** Every sink delivered and confirmed all the results it was given (SinkPipeline.settled). */
+  sinksSettled(): boolean {
+    return this.sinks.every((p) => p.settled);
+  }
+
   get sinks(): readonly SinkPipeline[] {
     return this.execution.pipelines;
   }

@@ -300,9 +300,25 @@ export class PartitionedRun implements HeldRun {
     this.uploaded.set(p, state);
   }
 
+  /**
+   * Each tick's uploads. A partition whose sinks still hold results (queued, or sent and not
+   * confirmed) uploads nothing this time: its newest local checkpoint may already count windows
+   * whose results those are, and a member killed now would lose them — the next owner, restored
+   * from that checkpoint, would not make them again. Once the sinks are settled every result made
+   * before the checkpoint was taken is delivered, so the checkpoint covers nothing undelivered.
+   */
   private async uploadAll(): Promise<void> {
-    for (const [p, { held }] of this.runs) await this.upload(p, held, false);
+    for (const [p, { run, held }] of this.runs) {
+      if (run.sinksSettled && !run.sinksSettled()) {
+        this.unsettledTicks++;
+        continue;
+      }
+      await this.upload(p, held, false);
+    }
   }
+
+  /** Upload ticks a partition skipped because its sinks were not settled. */
+  unsettledTicks = 0;
 
   /** The runs' metrics added up node by node (every run has the same plan). */
   nodes(): readonly NodeMetrics[] {
