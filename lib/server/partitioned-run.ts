@@ -238,7 +238,7 @@ export class PartitionedRun implements HeldRun {
       // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
       for (const o of jetStreamOffsets(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
-          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} ${o.seq > 0 ? `rewound to sequence ${o.seq + 1}, the checkpoint's` : "restarted from its start: the checkpoint read nothing of it yet"}`);
       }
     } else if (this.o.def.options.qos >= 1) {
       // No checkpoint reached the group: the state starts empty, so the partition is read from its
