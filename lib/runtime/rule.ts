@@ -327,6 +327,15 @@ export class RunHandle {
     return this.sinks.every((p) => p.settled);
   }
 
+  /** Processes no new input until the sinks are settled or `maxMs` passes (Execution.holdForSinks); then `resumeDrains`. */
+  holdForSinks(maxMs: number): Promise<boolean> {
+    return this.execution.holdForSinks(maxMs);
+  }
+
+  resumeDrains(): void {
+    this.execution.resumeDrains();
+  }
+
   get sinks(): readonly SinkPipeline[] {
     return this.execution.pipelines;
   }
