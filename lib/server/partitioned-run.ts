@@ -36,7 +36,7 @@ export const PARTITION_TOKEN = "{partition}";
 /** A partition whose sinks were never settled at an upload tick for this long holds its input until they are (uploadAll). */
 const FORCE_UPLOAD_MS = 1000;
 /** How long such a hold waits for the sinks. */
-const HOLD_FOR_SINKS_MS = 250;
+const HOLD_FOR_SINKS_MS = 1000;
 
 /** A partitioned stream as a rule reads it. */
 export interface Partitioning {
@@ -318,7 +318,7 @@ export class PartitionedRun implements HeldRun {
    * before the checkpoint was taken is delivered, so the checkpoint covers nothing undelivered.
    * Sinks that are never idle (a member reading a backlog flat out) would leave the group's
    * checkpoint behind without bound: a partition that uploaded nothing for FORCE_UPLOAD_MS (1 s) holds
-   * its input until its sinks settle (a few ms; at most HOLD_FOR_SINKS_MS) and uploads then.
+   * its input until its sinks settle (a few ms once caught up; at most HOLD_FOR_SINKS_MS, 1 s, while they are far behind) and uploads then.
    */
   private async uploadAll(): Promise<void> {
     for (const [p, { run, held }] of this.runs) {
