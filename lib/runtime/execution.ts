@@ -333,8 +333,38 @@ export class Execution implements DrainHost {
     }
   }
 
-  /** Drains are held while the sources attach (see `start`). */
+  /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
   holdDrains = false;
+  private heldForSinks = false;
+
+  /**
+   * Holds the drains — no new input is processed, so the sinks are given no new results — until
+   * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
+   * lets them go with `resumeDrains` in any case. False at once while the run starts.
+   */
+  async holdForSinks(maxMs: number): Promise<boolean> {
+    if (this.holdDrains) return false;
+    this.holdDrains = true;
+    this.heldForSinks = true;
+    const until = Date.now() + maxMs;
+    while (!this.pipelines.every((p) => p.settled)) {
+      if (Date.now() >= until || !this.heldForSinks) return false;
+      await Bun.sleep(2);
+    }
+    return true;
+  }
+
+  /** Ends a `holdForSinks`: the drains woken meanwhile run. */
+  resumeDrains(): void {
+    if (!this.heldForSinks) return;
+    this.heldForSinks = false;
+    this.holdDrains = false;
+    for (const i of this.drains) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
+    }
+  }
 
   /**
    * The sources are attached: unless every one replays what followed the checkpoint (a restored
