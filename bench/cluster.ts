@@ -30,13 +30,15 @@
  * group itself scales (root and /sys/fs/cgroup/cpu needed).
  */
 import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { NatsCluster, NatsServer } from "../test/helpers/nats.ts";
-import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
+import { compare, connect, countPublishes, createRule, createStreams, dataSet, drained, jetstreamManager, publish, recordsIn, replay, resetOut, startGroup, stored, takenOver, until, type Group } from "../test/helpers/js-scenario.ts";
 import { startFloe, type DaemonProc } from "../test/server/daemon.ts";
 import { Kvm } from "@nats-io/kv";
 import { CpuQuota, cpuSeconds } from "./cgroup.ts";
+import { freePort } from "../test/helpers/mosquitto.ts";
 
 const { values } = parseArgs({
   options: {
@@ -48,11 +50,19 @@ const { values } = parseArgs({
     "nats-cluster": { type: "boolean", default: false },
     "cpu-quota": { type: "string" },
     warmup: { type: "string", default: "0" },
+    profile: { type: "string" },
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
 /** `--warmup F`: each throughput group first reads F of the data set with a throw-away copy of the rule (its members' JIT warm, as a long-running gateway's is). */
 const WARMUP = Number(values.warmup);
+/**
+ * `--profile DIR`: each member runs under bun's CPU profiler (a .cpuprofile and a markdown summary
+ * in DIR, written when it stops: members are then stopped with SIGTERM, not -9, after the
+ * throughput part; the kill part is the same).
+ */
+const PROFILE = values.profile;
+const FLOE = PROFILE === undefined ? undefined : [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, "..", "cli.ts")];
 /**
  * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
  * 4× a plain process (cpu.shares 4096) so that other work on the machine does not take the quota
@@ -74,7 +84,15 @@ const TIMEOUT = Math.max(120_000, M * 2);
 
 // `--nats-cluster`: a 3-node NATS cluster (routes between the servers; every member and connector
 // is given all three URLs) instead of one server.
-const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start();
+// One server is started with a monitoring port: its /varz message counts say what it did per message read.
+const MONITOR = values["nats-cluster"] ? undefined : await freePort();
+const nats = values["nats-cluster"] ? await NatsCluster.start(3) : await NatsServer.start(["-m", String(MONITOR)]);
+/** The server's counts of messages in (publishes: acks, pulls, KV writes, …) and out (deliveries), or undefined. */
+async function varz(): Promise<{ in: number; out: number } | undefined> {
+  if (MONITOR === undefined) return undefined;
+  const v = (await (await fetch(`http://127.0.0.1:${MONITOR}/varz`)).json()) as { in_msgs: number; out_msgs: number };
+  return { in: v.in_msgs, out: v.out_msgs };
+}
 console.log(`nats: ${values["nats-cluster"] ? "a 3-node cluster" : "one server"} (${nats.url})`);
 const natsGroup = QUOTA === undefined ? undefined : CpuQuota.create("floe-nats", Infinity, SHARES);
 if (natsGroup) for (const pid of "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid]) if (pid !== undefined) natsGroup.add(pid);
@@ -97,7 +115,7 @@ async function remaining(tag: string): Promise<number> {
 }
 
 async function stopAll(g: Group): Promise<void> {
-  for (const m of g.members) await m.stop("SIGKILL").catch(() => undefined);
+  for (const m of g.members) await m.stop(PROFILE === undefined ? "SIGKILL" : "SIGTERM").catch(() => undefined);
 }
 
 const results: { members: number; seconds: number; rate: number; exact: boolean }[] = [];
@@ -114,17 +132,21 @@ try {
 
   for (const n of MEMBERS) {
     const tag = `t${n}`;
-    const g = await startGroup(nats, tag, n, false);
+    const g = await startGroup(nats, tag, n, false, FLOE);
     confineAll(g);
     try {
       if (WARMUP > 0) {
-        await createRule(g, nats, `w${n}`);
+        // A rule of its own id: what the warm-up leaves in the group (a checkpoint a member uploaded
+        // while the deletion reached it) is not the measured rule's.
+        await createRule(g, nats, `w${n}`, "w");
         await until(async () => (await remaining(`w${n}`)) <= data.length * (1 - WARMUP), TIMEOUT, "the warm-up");
-        for (const [path, what] of [["/rules/r", "rule"], ["/streams/s", "stream"]] as const) {
+        for (const [path, what] of [["/rules/w", "rule"], ["/streams/s", "stream"]] as const) {
           const r = await g.members[0]!.call("DELETE", path);
           if (r.status !== 200) throw new Error(`deleting the warm-up ${what}: ${r.text}`);
         }
       }
+      // A fresh OUT: this group's default message ids are those of the groups before it (test/helpers/js-scenario.ts).
+      await resetOut(jsm);
       const throttledBefore = quotas.slice(0, n).map((q) => q.throttled().throttledPeriods);
       const t = performance.now();
       await createRule(g, nats, tag);
@@ -133,10 +155,10 @@ try {
       const left = await remaining(tag);
       const natsPids: (number | undefined)[] = "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid];
       const cpu = () => ({ members: g.members.reduce((t, m) => t + cpuSeconds(m.proc.pid), 0), nats: natsPids.reduce<number>((t, pid) => t + cpuSeconds(pid), 0) });
-      const samples: { t: number; rem: number; cpu: { members: number; nats: number } }[] = [];
+      const samples: { t: number; rem: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined }[] = [];
       await until(async () => {
         const rem = await remaining(tag);
-        samples.push({ t: performance.now(), rem, cpu: cpu() });
+        samples.push({ t: performance.now(), rem, cpu: cpu(), varz: await varz() });
         return rem === 0 && (await drained(jsm, tag));
       }, TIMEOUT, `group of ${n} reading everything`);
       const done = performance.now();
@@ -144,7 +166,8 @@ try {
       const b = samples.find((x) => x.rem <= left * 0.1)!;
       const wall = (b.t - a.t) / 1000;
       const msgs = a.rem - b.rem;
-      const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores`;
+      const perMsg = a.varz && b.varz ? ` (${((b.cpu.nats - a.cpu.nats) / msgs * 1e6).toFixed(1)} µs/msg; per message read ${((b.varz.in - a.varz.in) / msgs).toFixed(3)} in, ${((b.varz.out - a.varz.out) / msgs).toFixed(3)} out)` : "";
+      const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores${perMsg}`;
       const seconds = (done - t) / 1000;
       const rate = msgs / wall;
       let got = await stored(nc, tag);
@@ -152,6 +175,7 @@ try {
       const rows = compare(got, want);
       results.push({ members: n, seconds, rate, exact: rows.exact });
       const throttled = quotas.slice(0, n).map((q, i) => q.throttled().throttledPeriods - throttledBefore[i]!);
+      for (const m of g.members) for (const l of m.stderr().split("\n")) if (/from the checkpoint|rewound|restarted from/.test(l)) console.log(l);
       console.log(
         `members ${n}: ${Math.round(rate)} msg/s (×${(rate / results[0]!.rate).toFixed(2)} of ${results[0]!.members}) from 30 % to 90 % of what was left once every partition ran (${msgs} messages in ${wall.toFixed(2)} s; all ${data.length} in ${seconds.toFixed(2)} s from the rule's creation; CPU ${use}); exact: ${rows.exact ? "yes" : "no"} (rows ${rows.rows}/${rows.expected}); load ${loadavg()[0]!.toFixed(1)}${QUOTA === undefined ? "" : `; periods throttled by the quota ${throttled.join("/")}`}`,
       );
@@ -162,9 +186,10 @@ try {
 
   if (KILL_N >= 2) {
     const tag = "k";
-    const g = await startGroup(nats, "kill", KILL_N, true);
+    const g = await startGroup(nats, "kill", KILL_N, true, FLOE);
     confineAll(g);
     try {
+      await resetOut(jsm);
       const pubs = countPublishes(nc, tag);
       // A fresh durable per partition reads IN from its start. Without the throughput part only
       // the first half is in IN (published above) and the rest is published while the rule runs;

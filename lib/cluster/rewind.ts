@@ -45,9 +45,15 @@ export function jetStreamOffsets(state: string): JsOffset[] {
 
 /**
  * Rewinds durable consumer `o.consumer` to deliver from `o.seq + 1` when it has acknowledged
- * beyond `o.seq`; true when it did. A consumer that does not exist (or another server) is left alone.
+ * beyond `o.seq`; true when it did. A checkpoint that read nothing of it yet (`seq` 0, taken
+ * before its first message was consumed) restarts it from its start when it delivered anything
+ * (`restartConsumer`): the source resumes a restored position after it by itself, but not position
+ * 0, and what the dead owner was delivered would otherwise come back only after ackWait, behind
+ * newer messages — too late for the windows it belongs to. A consumer that does not exist (or
+ * another server) is left alone.
  */
 export async function rewindConsumer(nc: NatsConnection, o: JsOffset): Promise<boolean> {
+  if (o.seq <= 0) return restartConsumer(nc, o.stream, o.consumer);
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   let info;
   try {

@@ -45,6 +45,15 @@ export class Subscription<T> {
   probeSeq = -1;
   probeAt = 0;
   lastProbe = 0;
+  /** A refused batch waits for this (blocking) subscriber's room (Bus.short). */
+  short = false;
+  /**
+   * Parked: the bus queues nothing for it, since another subscriber (its leader) takes each record
+   * for it too; the leader's `followers`. A record the leader's `skip` accounts for is asked of
+   * each follower's `skip` as well.
+   */
+  parked = false;
+  followers: Subscription<T>[] | null = null;
   private readonly bus: Bus<T>;
 
   constructor(bus: Bus<T>, capacity: number, policy: OverflowPolicy, wake: () => void) {
@@ -69,10 +78,21 @@ export class Subscription<T> {
         this.latencyUs = Math.round((performance.now() - this.probeAt) * 1000);
         this.probeSeq = -1;
       }
-      this.bus.released();
-      this.bus.onTake?.();
+      const bus = this.bus;
+      if (this.short && this.queue.free >= Math.min(bus.need, this.queue.capacity)) {
+        this.short = false;
+        bus.short--;
+      }
+      bus.released();
+      bus.onTake?.();
     }
     return n;
+  }
+
+  /** Appends records admitted while it was parked that its leader had yet to take (an unpark). */
+  adopt(records: readonly T[]): void {
+    for (const r of records) this.queue.push(r);
+    this.admitted += records.length;
   }
 
   /** `n` records were evicted (drop-oldest). */
@@ -89,7 +109,12 @@ export class Bus<T> {
   private subs: Subscription<T>[] = [];
   private waiting: (() => void)[] = [];
   /** Size of the last refused batch: what must fit before waiters are resumed. */
-  private need = 0;
+  need = 0;
+  /**
+   * The blocking subscribers that lack room for `need` while publishers wait: each take updates
+   * its own subscriber, so a take asks no other subscriber (a shared stream has thousands).
+   */
+  short = 0;
   /** Batches refused so far (how often the source was paused). */
   refusals = 0;
   /**
@@ -110,6 +135,10 @@ export class Bus<T> {
   unsubscribe(s: Subscription<T>): void {
     const i = this.subs.indexOf(s);
     if (i >= 0) this.subs.splice(i, 1);
+    if (s.short) {
+      s.short = false;
+      this.short--;
+    }
     this.resize();
     this.released();
   }
@@ -152,6 +181,10 @@ export class Bus<T> {
     let now = 0;
     for (let i = 0; i < subs.length; i++) {
       const s = subs[i]!;
+      if (s.parked) {
+        s.appended = false;
+        continue;
+      }
       const q = s.queue;
       let start = from;
       if (q.free < n) {
@@ -170,10 +203,13 @@ export class Bus<T> {
       let added = to - start;
       if (skip === undefined) for (let j = start; j < to; j++) q.push(batch[j]!);
       else {
+        const fs = s.followers;
         for (let j = start; j < to; j++) {
           const r = batch[j]!;
-          if (skip(r)) added--;
-          else q.push(r);
+          if (skip(r)) {
+            added--;
+            if (fs !== null) for (let k = 0; k < fs.length; k++) fs[k]!.skip?.(r);
+          } else q.push(r);
         }
       }
       if (added > 0 && s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {
@@ -205,22 +241,33 @@ export class Bus<T> {
       if (s.queue.free < n) {
         if (n > this.need) this.need = n;
         this.refusals++;
+        this.recount();
         return false;
       }
     }
     return true;
   }
 
+  /** Marks the blocking subscribers lacking room for `need` (after a refusal raised it). */
+  private recount(): void {
+    let short = 0;
+    for (const s of this.subs) {
+      s.short = s.policy === "block" && s.queue.free < Math.min(this.need, s.queue.capacity);
+      if (s.short) short++;
+    }
+    this.short = short;
+  }
+
   /** Calls `fn` once, as soon as the last refused batch would fit (at once if it already does). */
   onDrain(fn: () => void): void {
     this.waiting.push(fn);
+    this.recount();
     this.released();
   }
 
   /** A subscriber freed room (or left): resume waiting publishers when the refused batch fits. */
   released(): void {
-    if (this.waiting.length === 0) return;
-    for (const s of this.subs) if (s.policy === "block" && s.queue.free < Math.min(this.need, s.queue.capacity)) return;
+    if (this.waiting.length === 0 || this.short > 0) return;
     const w = this.waiting;
     this.waiting = [];
     this.need = 0;

@@ -14,9 +14,11 @@ import type { NodeMetrics } from "../core/metrics.ts";
 import { memoryGovernor } from "./memory.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { AttachOptions, Attachment } from "./sources.ts";
-import type { SkipTarget } from "./predicate-index.ts";
+import { rejectable, type SkipTarget } from "./predicate-index.ts";
 import type { Topology } from "./topology.ts";
 import { Inlet } from "./inlet.ts";
+import type { SharedEval } from "./shared-eval.ts";
+import type { DrainGroup, GroupMember } from "./drain-group.ts";
 import { messageData } from "./trace/data.ts";
 import { parseTraceparent } from "./trace/ids.ts";
 import type { RuleTracer } from "./trace/rule-tracer.ts";
@@ -90,7 +92,7 @@ function resumeDrain(d: Drain): void {
   d.drain();
 }
 
-export class Drain {
+export class Drain implements GroupMember {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
   /** Woken while the run held its drains (DrainHost.holdDrains): drains once they are let go. */
@@ -108,6 +110,10 @@ export class Drain {
   /** Of the messages taken, how many were durable at the last ledger write. */
   covered = 0;
   private readonly inlet: Inlet;
+  /** The rule's side of the shared evaluation of its stream's messages (undefined: it evaluates alone). */
+  shared: SharedEval | undefined = undefined;
+  /** The drain group of the rules sharing the evaluation (drain-group.ts). */
+  group: DrainGroup | undefined = undefined;
   readonly wake = (): void => {
     if (this.scheduled) return;
     if (this.run.holdDrains) {
@@ -157,21 +163,31 @@ export class Drain {
   };
 
   private loop(sub: Attachment["sub"], run: DrainHost, buf: SourceMessage[]): void {
+    // A group's leader takes for every parked member: its step is shared among them.
+    const g = this.group !== undefined && this.group.leader === this ? this.group : undefined;
+    const step = g === undefined ? STEP : g.step();
     // The clock is read only when one step will not empty the subscription: a drain of one
     // step (the common case: a message or a burst) needs no deadline.
-    let until = sub.length > STEP ? performance.now() + DRAIN_MS : -1;
+    let until = sub.length > step ? performance.now() + DRAIN_MS : -1;
     while (sub.length > 0 && !run.halted) {
-      const room = run.room();
+      const own = run.room();
+      const room = g === undefined ? own : g.room(own);
       if (room <= 0) {
         this.node.bufferLength = sub.length;
+        // A leader without room hands the lead on and waits for its own room, as a rule alone does.
+        g?.abdicate(this);
         run.waitRoom(this.wake);
         return;
       }
-      const n = sub.take(buf, Math.min(room, STEP));
+      const n = sub.take(buf, Math.min(room, step));
       this.taken += n;
       // The source node's latency: the sampled wait of a record in the subscription (bus.ts).
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
+      if (g !== undefined) {
+        g.fanOut(buf, n);
+        this.shared?.batchDone(buf, n);
+      }
       buf.length = 0;
       if (sub.length > 0) {
         // Records arrived while the step ran, or a sink's room cut it short: start the deadline now.
@@ -184,6 +200,38 @@ export class Drain {
       }
     }
     this.node.bufferLength = sub.length;
+    if (sub.length === 0) this.group?.settle(this);
+  }
+
+  get sub(): Attachment["sub"] | undefined {
+    return this.att?.sub;
+  }
+
+  get alone(): boolean {
+    return this.run.halted || this.run.tracer !== undefined;
+  }
+
+  room(): number {
+    return this.run.room();
+  }
+
+  /** A batch the group's leader took (drain-group.ts): processed as this drain's own would be. */
+  follow(buf: readonly SourceMessage[], n: number): void {
+    const run = this.run;
+    if (run.halted) return;
+    this.taken += n;
+    run.batchNow = run.clock.now();
+    run.active = this;
+    try {
+      this.processAll(buf, n);
+      run.commit();
+    } catch (e) {
+      run.fatal(e);
+    } finally {
+      run.batchNow = 0;
+      run.active = undefined;
+      this.current = null;
+    }
   }
 
   /** Drains what the subscription holds into the topology, ignoring sink room (a flushing stop). */
@@ -208,7 +256,7 @@ export class Drain {
    * rejected message as taken (undefined: the rule evaluates every message itself).
    */
   indexFilter(fold: boolean): AttachOptions["filter"] {
-    const r = this.run.topo.rejectable(this.name);
+    const r = rejectable(this.run.topo, this.name);
     if (!r) return undefined;
     const run = this.run;
     const target: SkipTarget = {
@@ -301,6 +349,13 @@ export class Drain {
       m.decodedBy = dec;
       if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
     } else rows = m.rows ?? {};
+    const g = this.shared;
+    // A traced rule evaluates alone (its spans are its own).
+    if (g !== undefined && dec !== null && this.run.tracer === undefined) {
+      // The leader of members that follow it records; the others replay what it recorded.
+      const gr = this.group;
+      if (g.run(m, rows as Obj[], now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
+    }
     this.inlet.ingest(rows, m.meta, now, dec !== null);
   }
 }

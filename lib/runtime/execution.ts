@@ -38,6 +38,8 @@ import { Acks } from "./acks.ts";
 import { Drain, type DrainHost } from "./drain.ts";
 import { TURN_MS } from "../core/turn.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
+import { SharedEval, sharedKey } from "./shared-eval.ts";
+import { DrainGroup } from "./drain-group.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
 export interface ExecutionSpec {
@@ -160,7 +162,15 @@ export class Execution implements DrainHost {
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
     const ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
     this.acks = new Acks(spec.id, ledger, this.stateless, this.drains, this.pipelines, this.topo);
+    // Shared evaluation (shared-eval.ts): a stateless daemon rule over one shared stream, nothing
+    // keeping checkpoints or a ledger of what it took.
+    const only = this.plan.sources.length === 1 ? this.plan.sources[0]! : undefined;
+    const shares = only && !graph && !spec.connectors && !spec.fence && !spec.closeMarks && spec.extraSinks.length === 0 && !this.checkpoints && !ledger && this.stateless;
+    this.sharedKey = shares ? sharedKey(spec.select, only.def, o, env.ignoreCase) : undefined;
   }
+
+  /** The group of rules this run shares its evaluation with (undefined: it evaluates alone). */
+  private readonly sharedKey: string | undefined;
 
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
@@ -196,6 +206,8 @@ export class Execution implements DrainHost {
   trace(strategy: TraceStrategy | undefined): void {
     const sink = this.env.traces;
     this.tracer = strategy !== undefined && sink !== undefined ? new RuleTracer(this.spec.id, strategy, sink) : undefined;
+    // A traced rule takes its own messages (a drain group's leader hands them out untraced).
+    if (this.tracer) for (const d of this.drains) d.group?.unpark(d);
     this.topo.trace(this.tracer);
   }
 
@@ -221,9 +233,21 @@ export class Execution implements DrainHost {
     if (this.halted) return;
     this.halted = true;
     this.fatalMessage = failureText(e);
+    // Another member leads the drain group once the drain running (perhaps this one's) is done.
+    queueMicrotask(() => {
+      for (const d of this.drains) if (d.group?.leader === d) this.leaveGroup(d);
+    });
     if (this.errors) this.errors.fatal(this.fatalMessage);
     else this.env.log(`rule ${this.spec.id} stops by error: ${this.fatalMessage}`);
     this.onFatal?.(e);
+  }
+
+  /** The drain leaves its drain group and its shared evaluation. */
+  private leaveGroup(d: Drain): void {
+    d.group?.leave(d);
+    d.group = undefined;
+    d.shared?.close();
+    d.shared = undefined;
   }
 
   /** The message of the failure that stopped the run (empty while it has not failed). */
@@ -279,6 +303,7 @@ export class Execution implements DrainHost {
         const node = this.topo.sourceMetrics(src.name)!;
         drain.node = node;
         drain.decoderNode = this.topo.decoderMetrics(src.name);
+        drain.shared = SharedEval.of(this.sharedKey, this.topo, src.name);
         drain.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
           capacity: o.subscriberCapacity,
           policy: o.overflow,
@@ -297,6 +322,7 @@ export class Execution implements DrainHost {
           meta: this.readsMeta,
           filter: drain.indexFilter(this.env.ignoreCase),
         });
+        if (drain.shared) drain.group = DrainGroup.join(drain.att.groups, drain.shared.key, drain);
         if (drain.att.sub.length) drain.wake();
       }
       if (keys) this.releaseDrains(offsets!);
@@ -307,8 +333,38 @@ export class Execution implements DrainHost {
     }
   }
 
-  /** Drains are held while the sources attach (see `start`). */
+  /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
   holdDrains = false;
+  private heldForSinks = false;
+
+  /**
+   * Holds the drains — no new input is processed, so the sinks are given no new results — until
+   * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
+   * lets them go with `resumeDrains` in any case. False at once while the run starts.
+   */
+  async holdForSinks(maxMs: number): Promise<boolean> {
+    if (this.holdDrains) return false;
+    this.holdDrains = true;
+    this.heldForSinks = true;
+    const until = Date.now() + maxMs;
+    while (!this.pipelines.every((p) => p.settled)) {
+      if (Date.now() >= until || !this.heldForSinks) return false;
+      await Bun.sleep(2);
+    }
+    return true;
+  }
+
+  /** Ends a `holdForSinks`: the drains woken meanwhile run. */
+  resumeDrains(): void {
+    if (!this.heldForSinks) return;
+    this.heldForSinks = false;
+    this.holdDrains = false;
+    for (const i of this.drains) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
+    }
+  }
 
   /**
    * The sources are attached: unless every one replays what followed the checkpoint (a restored
@@ -345,7 +401,10 @@ export class Execution implements DrainHost {
     let saved = false;
     if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
     if (saved) this.acks.savedAtStop();
-    for (const i of this.drains) await i.att?.release();
+    for (const i of this.drains) {
+      this.leaveGroup(i);
+      await i.att?.release();
+    }
     if (opts.flushWindows) {
       for (const i of this.drains) i.drainAll();
       const until = this.topo

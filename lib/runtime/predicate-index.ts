@@ -13,6 +13,9 @@ import { getFold } from "../expr/row.ts";
 import type { BoundField } from "../sql/render.ts";
 import type { Expr } from "../sql/ast.ts";
 import type { Obj } from "../value/values.ts";
+import { DecoderOp } from "../ops/decoder.ts";
+import { FilterOp } from "../ops/filter.ts";
+import type { Topology } from "./topology.ts";
 
 /** The shape the index holds: `field op c`, normalised with the field on the left. */
 export interface IndexCond {
@@ -230,4 +233,32 @@ export function rejects(m: IndexMember, cuts: Int32Array): boolean {
   if (mode === ALL) return false;
   const inside = m.rank >= cuts[o + 1]! && m.rank < cuts[o + 2]!;
   return mode === INSIDE ? !inside : inside;
+}
+
+/**
+ * The rule's WHERE when it is the node right after the stream's decoder (nothing else between,
+ * the rule's only source), with what one message it rejects counts on the way: the source (when
+ * this rule counts a shared one), the decoder and the filter. Undefined: not answerable by an index.
+ */
+export function rejectable(topo: Topology, stream: string): { where: Expr; skipped(now: number): void } | undefined {
+  const chain = topo.chain(stream);
+  if (!chain || chain.source.helpers.length > 2) return undefined;
+  const src = chain.source;
+  const dec = chain.ops[0];
+  const filter = chain.ops[1];
+  if (!(dec instanceof DecoderOp) || !(filter instanceof FilterOp) || filter.where === undefined) return undefined;
+  return {
+    where: filter.where,
+    skipped(now) {
+      if (src.counts) {
+        const m = src.metrics;
+        m.recordsIn++;
+        m.recordsOut++;
+        m.messagesProcessed++;
+        m.lastInvocation = now;
+      }
+      dec.passed(now);
+      filter.rejected(now);
+    },
+  };
 }

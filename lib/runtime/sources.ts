@@ -64,6 +64,8 @@ export interface Attachment {
    * it, and a rule reusing that decode reports it on its decoder node.
    */
   readonly decodeLatency: { us: number };
+  /** A shared stream's drain groups by key (drain-group.ts); one per attachment otherwise. */
+  readonly groups: Map<string, unknown>;
   release(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ class OpenSource {
   decoder: Decoder | null = null;
   readonly index = new PredicateIndex();
   readonly decodeLatency = { us: 0 };
+  readonly groups = new Map<string, unknown>();
   private decodes = 0;
 
   /** With rules in the index: decodes each admitted message once and classifies it. */
@@ -243,6 +246,7 @@ export class SourceHub {
       own: isShared ? undefined : s.connector,
       holdsAcks: s.connector?.holdsAcks === true,
       decodeLatency: s.decodeLatency,
+      groups: s.groups,
       release: async () => {
         if (member) s.index.remove(member);
         sub.close();

@@ -82,7 +82,7 @@ function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
   }
 }
 
-interface SourceNode {
+export interface SourceNode {
   /** The rule's source node, or a shared stream's node that every rule reading it reports (shareSource). */
   metrics: NodeMetrics;
   /** Whether this rule's input counts into `metrics` (a shared node counts through one rule). */
@@ -110,6 +110,8 @@ export class Topology {
   private readonly operators: Operator[];
   private readonly lookups: LookupOp[];
   private readonly sinks: SinkNode[];
+  /** What the plan's last node pushes into: the sink, or a fan-out to the sinks. */
+  private readonly out: Consumer | undefined;
   private readonly env: RuleEnv;
   /** Epoch ms at which the topology (the rule's run) started. */
   readonly startedAt: number;
@@ -133,12 +135,14 @@ export class Topology {
       this.operators = [];
       this.lookups = [];
       this.graphTopo = this.wireGraph(graph, env, sinks);
+      this.out = undefined;
       return;
     }
     this.graphTopo = undefined;
     this.operators = plan.ops.map((s) => createOperator(s, env));
     this.lookups = this.operators.filter((o): o is LookupOp => o instanceof LookupOp);
     const out: Consumer = sinks.length === 1 ? sinks[0]! : new FanOut(sinks);
+    this.out = out;
     for (let i = 0; i < this.operators.length; i++) this.operators[i]!.next = this.operators[i + 1] ?? out;
     const first: Consumer = this.operators[0] ?? out;
     const aligner = this.operators.find((o): o is JoinAlignerOp => o instanceof JoinAlignerOp);
@@ -312,30 +316,19 @@ export class Topology {
   }
 
   /**
-   * The rule's WHERE when it is the node right after the stream's decoder (nothing else between,
-   * the rule's only source), with what one message it rejects counts on the way: the source (when
-   * this rule counts a shared one), the decoder and the filter. Undefined: not answerable by an index.
+   * The one chain of a rule reading one stream (its source, the source's helpers and the plan's
+   * operators, in order, and the consumer the last of them pushes into): what a shared
+   * evaluation (shared-eval.ts) records and replays. Undefined for a graph rule or several sources.
    */
-  rejectable(stream: string): { where: Expr; skipped(now: number): void } | undefined {
+  chain(stream: string): { source: SourceNode; ops: Operator[]; out: Consumer } | undefined {
     const src = this.sources.get(stream);
-    if (this.graphTopo || this.sources.size !== 1 || !src || src.helpers.length > 2) return undefined;
-    const dec = src.helpers[0];
-    const filter = src.helpers[1] ?? this.operators[0];
-    if (!(dec instanceof DecoderOp) || !(filter instanceof FilterOp) || filter.where === undefined) return undefined;
-    return {
-      where: filter.where,
-      skipped(now) {
-        if (src.counts) {
-          const m = src.metrics;
-          m.recordsIn++;
-          m.recordsOut++;
-          m.messagesProcessed++;
-          m.lastInvocation = now;
-        }
-        dec.passed(now);
-        filter.rejected(now);
-      },
-    };
+    if (this.graphTopo || this.sources.size !== 1 || !src || !this.out) return undefined;
+    return { source: src, ops: [...src.helpers, ...this.operators], out: this.out };
+  }
+
+  /** A data peek is on (its taps sit in the wiring). */
+  get peeked(): boolean {
+    return this.peeking !== undefined;
   }
 
   /** Counts a record the source could not decode; `payload` is its bytes, when it had any. */

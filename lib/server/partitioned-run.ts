@@ -33,6 +33,11 @@ import type { FunctionRegistry } from "../functions/registry.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
+/** A partition whose sinks were never settled at an upload tick for this long holds its input until they are (uploadAll). */
+const FORCE_UPLOAD_MS = 1000;
+/** How long such a hold waits for the sinks. */
+const HOLD_FOR_SINKS_MS = 1000;
+
 /** A partitioned stream as a rule reads it. */
 export interface Partitioning {
   readonly stream: StreamDef;
@@ -238,7 +243,7 @@ export class PartitionedRun implements HeldRun {
       // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
       for (const o of jetStreamOffsets(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
-          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} rewound to sequence ${o.seq + 1}, the checkpoint's`);
+          this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} ${o.seq > 0 ? `rewound to sequence ${o.seq + 1}, the checkpoint's` : "restarted from its start: the checkpoint read nothing of it yet"}`);
       }
     } else if (this.o.def.options.qos >= 1) {
       // No checkpoint reached the group: the state starts empty, so the partition is read from its
@@ -254,6 +259,7 @@ export class PartitionedRun implements HeldRun {
     local.clear(runId);
     if (state) local.save(runId, state, cp!.ts);
     this.uploaded.set(p, state ?? "");
+    this.uploadedAt.set(p, Date.now());
     const members = cluster.members;
     const fence = () => held.valid && members.holdsLease();
     const run = await this.o.startPartition(p, held.epoch, fence, (exit) => {
@@ -289,7 +295,10 @@ export class PartitionedRun implements HeldRun {
     const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p)) ?? (released ? "" : undefined);
     // Released with no checkpoint of its own: the empty release still ends the new owner's wait.
     if (state === undefined) return;
-    if (state === this.uploaded.get(p) && !released) return;
+    if (state === this.uploaded.get(p) && !released) {
+      this.uploadedAt.set(p, Date.now());
+      return;
+    }
     try {
       await this.o.cluster.checkpoints.save(this.id, p, state, released);
     } catch (e) {
@@ -298,11 +307,51 @@ export class PartitionedRun implements HeldRun {
       return;
     }
     this.uploaded.set(p, state);
+    this.uploadedAt.set(p, Date.now());
   }
 
+  /**
+   * Each tick's uploads. A partition whose sinks still hold results (queued, or sent and not
+   * confirmed) uploads nothing this time: its newest local checkpoint may already count windows
+   * whose results those are, and a member killed now would lose them — the next owner, restored
+   * from that checkpoint, would not make them again. Once the sinks are settled every result made
+   * before the checkpoint was taken is delivered, so the checkpoint covers nothing undelivered.
+   * Sinks that are never idle (a member reading a backlog flat out) would leave the group's
+   * checkpoint behind without bound: a partition that uploaded nothing for FORCE_UPLOAD_MS (1 s) holds
+   * its input until its sinks settle (a few ms once caught up; at most HOLD_FOR_SINKS_MS, 1 s, while they are far behind) and uploads then.
+   */
   private async uploadAll(): Promise<void> {
-    for (const [p, { held }] of this.runs) await this.upload(p, held, false);
+    for (const [p, { run, held }] of this.runs) {
+      if (!run.sinksSettled || run.sinksSettled()) {
+        await this.upload(p, held, false);
+        continue;
+      }
+      if (Date.now() - (this.uploadedAt.get(p) ?? 0) < FORCE_UPLOAD_MS || !run.holdForSinks || !run.resumeDrains) {
+        this.unsettledTicks++;
+        continue;
+      }
+      try {
+        if (!(await run.holdForSinks(HOLD_FOR_SINKS_MS)) || !run.sinksSettled()) {
+          this.unsettledTicks++;
+          continue;
+        }
+        this.heldUploads++;
+        // upload() reads the local checkpoint before its first await: the input may go on then.
+        const up = this.upload(p, held, false);
+        run.resumeDrains();
+        await up;
+      } finally {
+        run.resumeDrains();
+      }
+    }
   }
+
+  /** Upload ticks a partition skipped because its sinks were not settled. */
+  unsettledTicks = 0;
+  /** Uploads made after holding a partition's input until its sinks settled. */
+  heldUploads = 0;
+  /** When each partition's group checkpoint was last brought up to date (uploaded, or found unchanged). */
+  private readonly uploadedAt = new Map<number, number>();
 
   /** The runs' metrics added up node by node (every run has the same plan). */
   nodes(): readonly NodeMetrics[] {

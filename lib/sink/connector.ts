@@ -80,5 +80,10 @@ export interface SinkConnector {
   /** Starts connecting; resolves at the first successful connection (the worker waits for it). */
   open(ctx: SinkContext): Promise<void> | void;
   send(item: SinkItem): Promise<void> | void;
+  /**
+   * Items `send` took whose delivery the destination has not confirmed yet (a JetStream sink's
+   * publishes awaiting their acknowledgement, or to be published again); absent: none outlive `send`.
+   */
+  unsettled?(): number;
   close(): Promise<void> | void;
 }

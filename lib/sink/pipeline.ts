@@ -333,6 +333,11 @@ export class SinkPipeline implements SinkNode {
     this.sender.end();
   }
 
+  /** Every result this sink was given is delivered and confirmed: none waits in a batch, the backlog, the queue or in flight. */
+  get settled(): boolean {
+    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.settled;
+  }
+
   /** Items waiting to be sent (all tiers). */
   get queued(): number {
     return this.sender.queued + this.backlog.length;

@@ -331,6 +331,11 @@ export class SinkSender {
     return this.ending;
   }
 
+  /** Nothing waits to be sent, none is being sent, and the destination confirmed all that was (SinkConnector.unsettled). */
+  get settled(): boolean {
+    return !this.sending && this.queued === 0 && (this.conn.unsettled?.() ?? 0) === 0;
+  }
+
   /** Items waiting to be sent (the queue and the resend queue). */
   get queued(): number {
     return this.queue.length + (this.resend?.length ?? 0);

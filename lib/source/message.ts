@@ -20,6 +20,12 @@ export class SourceMessage {
   decodedBy: unknown;
   /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
   cuts: Int32Array | null;
+  /**
+   * What the rules sharing an evaluation made of it (runtime/shared-eval.ts), recorded by the
+   * group `outcomeKey`'s leader (null: the group does not share it); the last group's only.
+   */
+  outcome: unknown;
+  outcomeKey: string | null;
   constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
@@ -28,6 +34,8 @@ export class SourceMessage {
     this.decoded = null;
     this.decodedBy = null;
     this.cuts = null;
+    this.outcome = null;
+    this.outcomeKey = null;
   }
 }
 

@@ -57,6 +57,30 @@ test("a consumer acknowledged past the checkpoint delivers again from the sequen
   expect(await rewindConsumer(nc, { stream: "TELE", consumer: "nope", seq: 1 })).toBe(false);
 });
 
+test("a checkpoint that read nothing yet (seq 0): a consumer delivered to and not acknowledged restarts from its start", async () => {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: "TELE3", subjects: ["tele3.>"] });
+  const js = jetstream(nc);
+  for (let i = 1; i <= 6; i++) await js.publish("tele3.2.dev", JSON.stringify({ i }));
+  await jsm.consumers.add("TELE3", { durable_name: "d2", ack_policy: AckPolicy.All, filter_subject: "tele3.2.>", ack_wait: 30_000_000_000 });
+  expect(await rewindConsumer(nc, { stream: "TELE3", consumer: "d2", seq: 0 })).toBe(false);
+  // The dead owner was delivered four and acknowledged none (ack floor 0, the checkpoint's seq).
+  const c = await js.consumers.get("TELE3", "d2");
+  for (let i = 0; i < 4; i++) await c.next({ expires: 2000 });
+  expect((await jsm.consumers.info("TELE3", "d2")).ack_floor.stream_seq).toBe(0);
+  expect(await rewindConsumer(nc, { stream: "TELE3", consumer: "d2", seq: 0 })).toBe(true);
+  // In order from the first, at once: not sequences 5 and 6 first and the rest after ackWait.
+  const again = await js.consumers.get("TELE3", "d2");
+  const seqs: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const m = await again.next({ expires: 2000 });
+    seqs.push(m!.seq);
+    m!.ack();
+  }
+  expect(seqs).toEqual([1, 2, 3, 4, 5, 6]);
+  expect((await jsm.consumers.info("TELE3", "d2")).config.ack_policy).toBe(AckPolicy.All);
+});
+
 test("a consumer that delivered anything restarts from its start with its own configuration; an unused or missing one is left alone", async () => {
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: "TELE2", subjects: ["tele2.>"] });

@@ -26,6 +26,33 @@ function slowConsumer(bus: Bus<number>, capacity: number, rate: number) {
 }
 
 describe("bus", () => {
+  test("a refused publisher resumes once the last subscriber short of room took, or left", () => {
+    const bus = new Bus<number>();
+    const subs = [bus.subscribe(2, "block", () => {}), bus.subscribe(2, "block", () => {}), bus.subscribe(3, "block", () => {}), bus.subscribe(1, "drop-oldest", () => {})];
+    expect(bus.publish([1, 2])).toBe(true);
+    // The third has room for one more, the first two for none.
+    expect(bus.publish([3])).toBe(false);
+    let resumed = 0;
+    bus.onDrain(() => resumed++);
+    const out: number[] = [];
+    subs[0]!.take(out, 1);
+    subs[3]!.take(out, 1);
+    expect(resumed).toBe(0);
+    // A take by a subscriber that had room changes nothing; the second's last room does.
+    subs[2]!.take(out, 1);
+    expect(resumed).toBe(0);
+    subs[1]!.take(out, 1);
+    expect(resumed).toBe(1);
+    // Refused again for a batch of two: the first and second lack room; the second leaves, the first takes.
+    expect(bus.publish([4, 5])).toBe(false);
+    bus.onDrain(() => resumed++);
+    subs[1]!.close();
+    expect(resumed).toBe(1);
+    subs[0]!.take(out, 1);
+    expect(resumed).toBe(2);
+    expect(bus.publish([4, 5])).toBe(true);
+  });
+
   test("a batch is admitted to every subscriber or to none", () => {
     const bus = new Bus<number>();
     const a = bus.subscribe(4, "block", () => {});

@@ -76,7 +76,20 @@ export async function publish(nc: NatsConnection, data: readonly Msg[]): Promise
 
 export async function createStreams(jsm: JetStreamManager): Promise<void> {
   await jsm.streams.add({ name: "IN", subjects: ["telemetry.>"] });
-  await jsm.streams.add({ name: "OUT", subjects: ["out.>"], duplicate_window: 600_000_000_000 });
+  await jsm.streams.add(OUT);
+}
+
+const OUT = { name: "OUT", subjects: ["out.>"], duplicate_window: 600_000_000_000 };
+
+/**
+ * Stream OUT afresh: its duplicate window forgotten. Each group's rule `r` starts without a
+ * checkpoint, so its sinks' default message ids (the emission keys, lib/sink/emission-keys.ts)
+ * start from the rule's fingerprint — the same for every group of one run — and the stream would
+ * drop a later group's output as duplicates of an earlier one's.
+ */
+export async function resetOut(jsm: JetStreamManager): Promise<void> {
+  await jsm.streams.delete("OUT");
+  await jsm.streams.add(OUT);
 }
 
 /** What one `floe run --replay` of the data set emits (pipe mode), ticks left out. */
@@ -113,7 +126,7 @@ async function json<T>(d: DaemonProc, path: string): Promise<T> {
 }
 
 /** Starts n members of group `group` and waits until each sees all of them live. */
-export async function startGroup(nats: { readonly url: string }, group: string, n: number, fast: boolean): Promise<Group> {
+export async function startGroup(nats: { readonly url: string }, group: string, n: number, fast: boolean, floe?: string[]): Promise<Group> {
   const members: DaemonProc[] = [];
   const envs: Record<string, string>[] = [];
   for (let i = 0; i < n; i++) {
@@ -126,7 +139,7 @@ export async function startGroup(nats: { readonly url: string }, group: string, 
       ...(fast ? { KUIPER__CLUSTER__HEARTBEATINTERVAL: "300ms", KUIPER__CLUSTER__LEASETIMEOUT: "2s" } : {}),
     };
     envs.push(env);
-    members.push(await startFloe(tempHome(), env));
+    members.push(await startFloe(tempHome(), env, [], floe));
   }
   await until(async () => {
     for (const m of members) if ((await json<{ instances: { live: boolean }[] }>(m, "/cluster")).instances.filter((x) => x.live).length !== n) return false;
@@ -135,8 +148,8 @@ export async function startGroup(nats: { readonly url: string }, group: string, 
   return { members, envs };
 }
 
-/** Creates the stream and rule (tag: durable and output subject names) on member 0; true once every partition runs. */
-export async function createRule(g: Group, nats: { readonly url: string }, tag: string): Promise<void> {
+/** Creates the stream and rule `id` (tag: durable and output subject names) on member 0; true once every partition runs. */
+export async function createRule(g: Group, nats: { readonly url: string }, tag: string, id = "r"): Promise<void> {
   const a = g.members[0]!;
   let r = await a.call("PUT", "/metadata/sources/nats/confKeys/n", { server: nats.url });
   if (r.status !== 200) throw new Error(`confKey: ${r.text}`);
@@ -146,7 +159,7 @@ export async function createRule(g: Group, nats: { readonly url: string }, tag: 
   });
   if (r.status !== 201) throw new Error(`stream: ${r.text}`);
   const rule = {
-    id: "r",
+    id,
     sql: SQL,
     actions: [{ nats: { server: nats.url, subject: `out.${tag}`, jetstream: true, stream: "OUT", sendSingle: true } }],
     options: { isEventTime: true, qos: 1, checkpointInterval: 500 },
@@ -155,7 +168,7 @@ export async function createRule(g: Group, nats: { readonly url: string }, tag: 
   if (r.status !== 201) throw new Error(`rule: ${r.text}`);
   await until(async () => {
     const runs = await Promise.all(g.members.map((f) => json<{ partitionedRules: Record<string, number[]> }>(f, "/cluster")));
-    return runs.flatMap((v) => v.partitionedRules.r ?? []).length === PARTITIONS;
+    return runs.flatMap((v) => v.partitionedRules[id] ?? []).length === PARTITIONS;
   }, 30_000, "every partition running");
 }
 

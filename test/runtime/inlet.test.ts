@@ -35,11 +35,18 @@ function setUp(perBatch: boolean) {
   return { inlet, topo, sink, out, reported, node: topo.sourceMetrics("s")! };
 }
 
-test("rows that arrive decoded are coerced to the stream's schema; rows its decoder made are left as they are", () => {
-  const { inlet } = setUp(true);
+test("rows that arrive decoded are coerced to the stream's schema (a copy: the row given is left as it was); rows its decoder made are left as they are", () => {
+  const { inlet, topo } = setUp(true);
+  const seen: Obj[] = [];
+  const ingest = topo.ingest.bind(topo);
+  topo.ingest = (name, t, rows, counted) => {
+    seen.push(t.data);
+    ingest(name, t, rows, counted);
+  };
   const given: Obj = { f: 3n, n: 4 };
   inlet.ingest(given, null, 1000, false);
-  expect(given).toEqual({ f: 3, n: 4n });
+  expect(seen[0]).toEqual({ f: 3, n: 4n });
+  expect(given).toEqual({ f: 3n, n: 4 });
   const decoded: Obj = { f: 3n, n: 4 };
   inlet.ingest([decoded], null, 1000, true);
   expect(decoded).toEqual({ f: 3n, n: 4 });

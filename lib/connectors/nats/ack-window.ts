@@ -9,13 +9,19 @@
  * `p` admitted. A source acknowledging when its rule takes a message passes `admitted - backlog`;
  * one acknowledging at checkpoints passes the position `mark` recorded when the checkpoint read
  * its offset.
+ *
+ * Nothing is kept per delivery beyond the queue: while the deliveries held are in ascending stream
+ * order (a consumer's only reader, in order), whether a sequence is held is a binary search, and
+ * the highest sequence of a run of them is its last. Only a window that admitted a sequence below
+ * one it holds (a redelivery that came back late) keeps a set of the held sequences, until it empties.
  */
 import type { JsDelivery, PullReader } from "./consumer.ts";
 
 export class AckWindow {
   private q: JsDelivery[] = [];
   private head = 0;
-  private readonly held = new Set<number>();
+  /** The sequences held, once they are not in ascending order (else undefined: `q` is sorted). */
+  private held: Set<number> | undefined;
   /** Deliveries admitted so far. */
   admitted = 0;
   /** Deliveries acknowledged so far (always the oldest admitted ones). */
@@ -24,6 +30,8 @@ export class AckWindow {
   takenSeq = 0;
   private mark = 0;
   private markSeq = 0;
+  /** When each batch still waiting was admitted: the position after it and the time, in admission order. */
+  private times: { end: number; at: number }[] = [];
 
   constructor(
     /** `ackPolicy: all`: the last acknowledgement of a run covers the earlier ones. */
@@ -37,17 +45,53 @@ export class AckWindow {
 
   /** Whether a delivery of stream sequence `seq` is admitted and waiting for its acknowledgement. */
   holds(seq: number): boolean {
-    return this.held.has(seq);
+    if (this.held) return this.held.has(seq);
+    const q = this.q;
+    let lo = this.head;
+    let hi = q.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = q[mid]!.seq;
+      if (s === seq) return true;
+      if (s < seq) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
   }
 
   /** Appends deliveries the rule admitted (in order). */
   admit(ds: readonly JsDelivery[]): void {
+    const q = this.q;
+    if (this.head === q.length) {
+      // Empty: sorted again.
+      this.q = [];
+      this.head = 0;
+      this.held = undefined;
+    }
     for (let i = 0; i < ds.length; i++) {
       const d = ds[i]!;
+      const held = this.held;
+      if (held) held.add(d.seq);
+      else if (this.q.length > this.head && d.seq <= this.q[this.q.length - 1]!.seq) {
+        // Out of order: from now on (until the window empties) a set answers `holds`.
+        const set = new Set<number>();
+        for (let j = this.head; j < this.q.length; j++) set.add(this.q[j]!.seq);
+        set.add(d.seq);
+        this.held = set;
+      }
       this.q.push(d);
-      this.held.add(d.seq);
     }
     this.admitted += ds.length;
+    if (ds.length > 0) this.times.push({ end: this.admitted, at: Date.now() });
+  }
+
+  /** Where in `q[from, to)` (to > from) the highest sequence is. */
+  private highest(from: number, to: number): number {
+    const q = this.q;
+    if (!this.held) return to - 1;
+    let at = from;
+    for (let i = from + 1; i < to; i++) if (q[i]!.seq > q[at]!.seq) at = i;
+    return at;
   }
 
   /** Acknowledges the deliveries admitted before position `upTo`. */
@@ -56,13 +100,14 @@ export class AckWindow {
     if (n <= 0) return;
     const q = this.q;
     const end = this.head + n;
-    for (let i = this.head; i < end; i++) {
-      const d = q[i]!;
-      this.held.delete(d.seq);
-      if (d.seq > this.takenSeq) this.takenSeq = d.seq;
-      if (!this.ackAll) reader.ack(d);
-    }
-    if (this.ackAll) reader.ack(q[end - 1]!);
+    const top = q[this.highest(this.head, end)]!;
+    if (top.seq > this.takenSeq) this.takenSeq = top.seq;
+    const held = this.held;
+    if (held) for (let i = this.head; i < end; i++) held.delete(q[i]!.seq);
+    // AckAll covers every stream sequence up to the one acknowledged: the highest of the run (the
+    // last, unless a redelivery of a lower one was admitted after it).
+    if (this.ackAll) reader.ack(top);
+    else for (let i = this.head; i < end; i++) reader.ack(q[i]!);
     this.head = end;
     this.acked += n;
     // Compacted now and then, never shifted per message.
@@ -78,10 +123,8 @@ export class AckWindow {
    */
   markConsumed(unconsumed: number): number {
     this.mark = this.admitted - unconsumed;
-    let seq = this.takenSeq;
-    const q = this.q;
     const end = this.head + (this.mark - this.acked);
-    for (let i = this.head; i < end; i++) if (q[i]!.seq > seq) seq = q[i]!.seq;
+    const seq = end > this.head ? Math.max(this.takenSeq, this.q[this.highest(this.head, end)]!.seq) : this.takenSeq;
     this.markSeq = seq;
     return seq;
   }
@@ -92,10 +135,27 @@ export class AckWindow {
     if (this.markSeq > this.takenSeq) this.takenSeq = this.markSeq;
   }
 
-  /** Resets every waiting delivery's ackWait timer (+WPI). */
-  keepAlive(reader: PullReader): void {
+  /**
+   * Resets the ackWait timer (+WPI) of every waiting delivery admitted at `before` (ms) or
+   * earlier: all of them by default. A source acknowledging at checkpoints passes "a quarter of
+   * ackWait ago" every quarter of ackWait, so that what its checkpoints acknowledge soon after
+   * admission (nearly everything) costs no +WPI, and nothing waits past half its ackWait without one.
+   */
+  keepAlive(reader: PullReader, before = Infinity): void {
     const q = this.q;
-    for (let i = this.head; i < q.length; i++) reader.working(q[i]!);
+    const times = this.times;
+    // Batches already acknowledged are forgotten.
+    while (times.length > 0 && times[0]!.end <= this.acked) times.shift();
+    let upTo = this.admitted;
+    if (before !== Infinity) {
+      upTo = this.acked;
+      for (const t of times) {
+        if (t.at > before) break;
+        upTo = t.end;
+      }
+    }
+    const end = this.head + (upTo - this.acked);
+    for (let i = this.head; i < end; i++) reader.working(q[i]!);
   }
 
   /** Gives every waiting delivery back for redelivery now (NAK) and forgets them. */
@@ -104,6 +164,7 @@ export class AckWindow {
     for (let i = this.head; i < q.length; i++) reader.nak(q[i]!);
     this.q = [];
     this.head = 0;
-    this.held.clear();
+    this.held = undefined;
+    this.times = [];
   }
 }

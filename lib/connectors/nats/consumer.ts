@@ -147,10 +147,38 @@ export class JsDelivery {
 export function parseDelivery(m: Msg): JsDelivery | null {
   const reply = m.reply;
   if (!reply || !reply.startsWith("$JS.ACK.")) return null;
-  const t = reply.split(".");
-  const at = t.length === 9 ? 4 : t.length >= 11 ? 6 : -1;
+  // The dots' positions, without splitting the subject into strings (once per message).
+  const dots = DOTS;
+  let n = 0;
+  for (let i = reply.indexOf("."); i >= 0 && n < dots.length; i = reply.indexOf(".", i + 1)) dots[n++] = i;
+  const tokens = n + 1;
+  const at = tokens === 9 ? 4 : tokens >= 11 && tokens <= dots.length ? 6 : -1;
   if (at < 0) return null;
-  return new JsDelivery(m.subject, m.data, m.headers, reply, Number(t[at + 1]), Number(t[at]), Math.floor(Number(t[at + 3]) / NS), Number(t[at + 4]));
+  const end = (k: number) => (k < n ? dots[k]! : reply.length);
+  const num = (k: number) => digits(reply, dots[k - 1]! + 1, end(k));
+  // The timestamp's nanoseconds (19 digits) are beyond a double's precision: its milliseconds are the digits but the last six.
+  const tsFrom = dots[at + 2]! + 1;
+  const tsTo = end(at + 3);
+  const ms = tsTo - tsFrom > 6 ? digits(reply, tsFrom, tsTo - 6) : 0;
+  const seq = num(at + 1);
+  const deliveries = num(at);
+  const pending = num(at + 4);
+  if (Number.isNaN(seq) || Number.isNaN(deliveries) || Number.isNaN(ms) || Number.isNaN(pending)) return null;
+  return new JsDelivery(m.subject, m.data, m.headers, reply, seq, deliveries, ms, pending);
+}
+
+const DOTS = new Int32Array(12);
+
+/** The decimal number in `s[from, to)`; NaN when it holds anything else (or nothing). */
+function digits(s: string, from: number, to: number): number {
+  if (to <= from) return NaN;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return NaN;
+    v = v * 10 + c;
+  }
+  return v;
 }
 
 /** Where a PullReader's batches go. */
@@ -213,7 +241,7 @@ export class PullReader {
     private readonly handler: PullHandler,
     opts: PullOptions = {},
   ) {
-    this.size = Math.max(1, Math.min(opts.batch ?? 256, handler.maxBatch));
+    this.size = Math.max(1, Math.min(opts.batch ?? 1024, handler.maxBatch));
     this.expires = Math.max(1000, opts.expires ?? 30_000);
     this.heartbeat = Math.max(100, Math.min(opts.heartbeat ?? 5000, this.expires / 2));
     this.inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;

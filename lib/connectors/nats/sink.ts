@@ -118,6 +118,10 @@ export class NatsSink implements SinkConnector {
     }
   }
 
+  unsettled(): number {
+    return this.inflight + this.failed.length;
+  }
+
   private headersOf(item: SinkItem): MsgHdrs | undefined {
     const p = item.props;
     const h = p && typeof p.headers === "object" && p.headers ? (p.headers as Record<string, unknown>) : this.headers;

@@ -22,7 +22,7 @@
  * `deliveries`, `timestamp` (ms).
  */
 import type { Msg, MsgHdrs, Subscription } from "@nats-io/transport-node";
-import type { ConsumerInfo, JetStreamManager } from "@nats-io/jetstream";
+import { AckPolicy, type ConsumerInfo, type JetStreamManager } from "@nats-io/jetstream";
 import { EngineError, errorText } from "../../errors.ts";
 import type { Bus } from "../../core/bus.ts";
 import type { Obj, Value } from "../../value/values.ts";
@@ -84,6 +84,8 @@ export class NatsSource implements SourceConnector {
   /** JetStream consumer settings, or undefined for core subscriptions. */
   readonly js: ConsumerSpec | undefined;
   readonly holdsAcks: boolean;
+  /** `ackPolicy` was set: otherwise a consumer floe creates for acknowledging at checkpoints uses AckAll. */
+  private readonly ackPolicySet: boolean;
   private readonly pullBatch: number;
   private readonly pendingLimit: number;
   private readonly eof: Uint8Array | undefined;
@@ -107,6 +109,8 @@ export class NatsSource implements SourceConnector {
   /** From the restored checkpoint: redeliveries up to this sequence are already in the state. */
   private restoredSeq = 0;
   private ackQueued = false;
+  /** The end marker (eofMessage) of a source acknowledging at checkpoints with AckAll, acknowledged once a checkpoint covers everything before it. */
+  private eofDelivery: JsDelivery | undefined;
   private refresher: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -121,7 +125,7 @@ export class NatsSource implements SourceConnector {
       .filter((t) => t);
     this.queue = r.str("queue");
     this.selector = r.str("connectionSelector");
-    this.pullBatch = r.int("pullBatch", 256);
+    this.pullBatch = r.int("pullBatch", 1024);
     if (this.pullBatch < 1) throw new EngineError(`invalid pullBatch ${this.pullBatch}`);
     this.pendingLimit = r.int("pendingLimit", 65536);
     const eof = r.str("eofMessage");
@@ -133,6 +137,7 @@ export class NatsSource implements SourceConnector {
       if (this.queue) throw new EngineError("nats: queue is for core subscriptions; JetStream consumers share work through a durable");
       if (this.subjects.length > 1) throw new EngineError("nats: a JetStream source reads one subject filter");
       if (!stream && this.subjects.length === 0) throw new EngineError("nats: a JetStream source needs stream or a subject");
+      this.ackPolicySet = r.str("ackPolicy") !== "";
       const ap = r.str("ackPolicy", "explicit").toLowerCase();
       if (ap !== "explicit" && ap !== "all") throw new EngineError(`invalid ackPolicy ${ap}: explicit or all`);
       this.js = {
@@ -147,7 +152,10 @@ export class NatsSource implements SourceConnector {
         ackPolicy: ap,
       };
       if (this.js.ackWait < 1) throw new EngineError("invalid ackWait: must be positive");
-    } else if (this.subjects.length === 0) throw new EngineError("subject is required");
+    } else {
+      this.ackPolicySet = false;
+      if (this.subjects.length === 0) throw new EngineError("subject is required");
+    }
     this.holdsAcks = !!this.js;
     this.conf = this.selector ? undefined : parseNatsConf(props, { base: opts.base });
   }
@@ -258,11 +266,15 @@ export class NatsSource implements SourceConnector {
 
   // ---- JetStream ----
 
-  private async startJetStream(ctx: SourceContext, spec: ConsumerSpec): Promise<void> {
+  private async startJetStream(ctx: SourceContext, given: ConsumerSpec): Promise<void> {
     const link = this.link!;
     const jsm = await link.manager();
     if (this.closed) return;
     const checkpointMode = ctx.ackMode === "checkpoint";
+    // Acknowledging at checkpoints, the source is its consumer's only reader and acknowledges in
+    // order: one AckAll per checkpoint covers what a +ACK per message would (the server then does
+    // one acknowledgement's work per checkpoint, not one per message).
+    const spec: ConsumerSpec = checkpointMode && !this.ackPolicySet ? { ...given, ackPolicy: "all" } : given;
     // Restored from a checkpoint: the consumer restarts right after what the checkpoint holds.
     const resumeAt = checkpointMode && this.restoredSeq > 0 ? this.restoredSeq + 1 : 0;
     const found = await this.consumer(ctx, jsm, spec, resumeAt);
@@ -271,11 +283,14 @@ export class NatsSource implements SourceConnector {
     this.streamName = stream;
     this.consumerName = info.name;
     const bus: Bus<SourceMessage> = ctx.bus;
-    const window = new AckWindow(spec.ackPolicy === "all");
+    // The consumer's own policy decides (an existing durable keeps the one it was created with).
+    const ackAll = info.config.ack_policy === AckPolicy.All;
+    const window = new AckWindow(ackAll);
     this.window = window;
     if (!checkpointMode) bus.onTake = this.onTake;
     const scratch: SourceMessage[] = [];
     const taken: JsDelivery[] = [];
+    const wantsMeta = ctx.wantsMeta;
     const reader = new PullReader(
       link,
       stream,
@@ -301,11 +316,14 @@ export class NatsSource implements SourceConnector {
               if (window.holds(d.seq)) continue;
             }
             if (this.isEof(d.data)) {
-              reader.ack(d);
+              // Its AckAll would cover what is admitted and not yet in a checkpoint: the end marker
+              // waits for the checkpoint that covers everything before it.
+              if (ackAll && checkpointMode) this.eofDelivery = d;
+              else reader.ack(d);
               atEof = true;
               break;
             }
-            scratch.push(new SourceMessage(d.data, null, jsMeta(d, stream)));
+            scratch.push(new SourceMessage(d.data, null, wantsMeta === undefined || wantsMeta() ? jsMeta(d, stream) : null));
             taken.push(d);
           }
           if (scratch.length > 0 && !bus.publish(scratch)) return false;
@@ -336,9 +354,12 @@ export class NatsSource implements SourceConnector {
     await reader.start();
     if (checkpointMode) {
       // Taken messages wait for the next checkpoint, which may come after ackWait: keep their
-      // ackWait timers from running out (the server would redeliver them meanwhile).
+      // ackWait timers from running out (the server would redeliver them meanwhile). Every quarter
+      // of ackWait, those admitted a quarter of it ago or earlier: each gets its +WPI within half
+      // its ackWait, and what a checkpoint acknowledged sooner (the usual case) gets none.
       const ackWaitMs = info.config.ack_wait ? info.config.ack_wait / 1_000_000 : spec.ackWait;
-      this.refresher = setInterval(() => window.keepAlive(reader), Math.max(500, ackWaitMs / 2));
+      const quarter = Math.max(250, ackWaitMs / 4);
+      this.refresher = setInterval(() => window.keepAlive(reader, Date.now() - quarter), quarter);
     }
     const where = `${this.where()}, consuming stream ${stream} with ${spec.durable ? `durable ${spec.durable}` : `consumer ${info.name}`}${spec.subject ? ` on ${spec.subject}` : ""}`;
     this.announce(ctx, where);
@@ -388,7 +409,14 @@ export class NatsSource implements SourceConnector {
   }
 
   checkpointed(): void {
-    if (this.reader) this.window?.ackMark(this.reader);
+    const reader = this.reader;
+    const w = this.window;
+    if (!reader || !w) return;
+    w.ackMark(reader);
+    if (this.eofDelivery && w.pending === 0) {
+      reader.ack(this.eofDelivery);
+      this.eofDelivery = undefined;
+    }
   }
 
   /** Before open: the restored checkpoint's position (redeliveries up to it are skipped). */

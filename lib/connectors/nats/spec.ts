@@ -53,6 +53,6 @@ export const natsSpec: ConnectorSpec = {
     },
   },
   // Core subjects, or JetStream with stream/durable.
-  confKeys: { nats: { default: { server: "nats://127.0.0.1:4222", deliverPolicy: "all", ackWait: "30s", ackPolicy: "explicit", pullBatch: 256 } } },
+  confKeys: { nats: { default: { server: "nats://127.0.0.1:4222", deliverPolicy: "all", ackWait: "30s", pullBatch: 1024 } } },
   camelProps: ["deliverPolicy", "ackWait", "ackPolicy", "maxAckPending", "pullBatch", "pendingLimit", "startSequence", "startTime", "credsFile", "certificationRaw", "privateKeyRaw", "rootCARaw", "reconnectTimeWait", "connectionTimeout", "pingInterval", "msgId", "maxInflight", "jetstream"],
 };

@@ -1,4 +1,4 @@
-import { expect, test } from "bun:test";
+import { expect, setSystemTime, test } from "bun:test";
 import { AckWindow } from "../../../lib/connectors/nats/ack-window.ts";
 import { JsDelivery, type PullReader } from "../../../lib/connectors/nats/consumer.ts";
 
@@ -44,4 +44,60 @@ test("a checkpoint mark covers what was consumed when its offset was read; relea
   w.release(reader);
   expect(sent).toEqual(["wpi 10", "wpi 11", "wpi 12", "wpi 13", "wpi 14", "ack 10", "ack 11", "nak 12", "nak 13", "nak 14"]);
   expect(w.pending).toBe(0);
+});
+
+test("a redelivery admitted below the sequences held: still known as held, and AckAll acknowledges the highest sequence of the run", () => {
+  const { reader, sent } = recorder();
+  const w = new AckWindow(true);
+  w.admit([d(10), d(11), d(12)]);
+  expect([w.holds(9), w.holds(10), w.holds(11), w.holds(12), w.holds(13)]).toEqual([false, true, true, true, false]);
+  // Sequence 4 comes back (redelivered) after 12: the window is no longer in stream order.
+  w.admit([d(4), d(13)]);
+  expect([w.holds(4), w.holds(12), w.holds(13), w.holds(5)]).toEqual([true, true, true, false]);
+  expect(w.markConsumed(1)).toBe(12);
+  w.ackMark(reader);
+  expect(sent).toEqual(["ack 12"]);
+  expect([w.holds(4), w.holds(12), w.holds(13), w.takenSeq, w.pending]).toEqual([false, false, true, 12, 1]);
+  w.ackThrough(w.admitted, reader);
+  expect(sent).toEqual(["ack 12", "ack 13"]);
+  // Emptied: in order again, and what it held is forgotten.
+  w.admit([d(20), d(21)]);
+  expect([w.holds(13), w.holds(20), w.holds(21), w.pending]).toEqual([false, true, true, 2]);
+});
+
+test("holds() over many deliveries in order, after partial acknowledgements and compaction", () => {
+  const { reader } = recorder();
+  const w = new AckWindow(false);
+  w.admit(Array.from({ length: 3000 }, (_, i) => d(2 * i + 1)));
+  w.ackThrough(2000, reader);
+  expect([w.holds(3999), w.holds(4001), w.holds(4000), w.holds(5999), w.holds(6001)]).toEqual([false, true, false, true, false]);
+  expect(w.takenSeq).toBe(3999);
+});
+
+test("keepAlive(before) refreshes only the waiting deliveries admitted at that time or earlier", () => {
+  const { reader, sent } = recorder();
+  const w = new AckWindow(true);
+  try {
+    setSystemTime(new Date(1_000_000));
+    w.admit([d(1), d(2)]);
+    setSystemTime(new Date(1_002_000));
+    w.admit([d(3)]);
+    setSystemTime(new Date(1_004_000));
+    w.admit([d(4), d(5)]);
+    // Admitted 2.5 s ago or earlier: the first two batches.
+    w.keepAlive(reader, 1_001_500 + 1000);
+    expect(sent).toEqual(["wpi 1", "wpi 2", "wpi 3"]);
+    // The first batch acknowledged: only the second is old enough now.
+    w.ackThrough(2, reader);
+    sent.length = 0;
+    w.keepAlive(reader, 1_003_000);
+    expect(sent).toEqual(["wpi 3"]);
+    sent.length = 0;
+    w.keepAlive(reader, 999_000);
+    expect(sent).toEqual([]);
+    w.keepAlive(reader);
+    expect(sent).toEqual(["wpi 3", "wpi 4", "wpi 5"]);
+  } finally {
+    setSystemTime();
+  }
 });

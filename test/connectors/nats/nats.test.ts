@@ -360,9 +360,12 @@ describe("nats sink failures", () => {
     await nc.flush();
     for (let n = 0; n < 3; n++) nc.publish("late.in", JSON.stringify({ n }));
     await waitFor(() => t.logs.some((l) => l.includes("no stream answers for this subject")), "the failure logged");
+    // Sent, not confirmed: the sink is not settled (a group partition would not upload its checkpoint now).
+    expect(rule.sinksSettled()).toBe(false);
     await jsm.streams.add({ name: "LATE", subjects: ["late.out"] });
     // Published again by the sink's timer (no further item comes to take them along).
     await waitFor(async () => (await jsm.streams.info("LATE")).state.messages >= 3, "3 stored", 10_000, 50);
+    await waitFor(() => rule.sinksSettled(), "the sink settled once the stream confirmed all three");
     const ns: number[] = [];
     for (let seq = 1; seq <= 3; seq++) ns.push((await jsm.streams.getMessage("LATE", { seq }))!.json<{ n: number }>().n);
     expect(ns.sort()).toEqual([0, 1, 2]);
