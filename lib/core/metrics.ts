@@ -45,6 +45,14 @@ export class NodeMetrics {
     this.name = name;
   }
 
+  /** One record passed through at `now`: in, out, processed. */
+  passed(now: number): void {
+    this.recordsIn++;
+    this.recordsOut++;
+    this.messagesProcessed++;
+    this.lastInvocation = now;
+  }
+
   exception(message: string, at: number): void {
     this.exceptions++;
     this.lastException = message;

@@ -21,11 +21,7 @@ export class DecoderOp extends Operator {
 
   /** Counts one decoded record at `now` (also for a record the next node's index rejected). */
   passed(now: number): void {
-    const m = this.metrics;
-    m.recordsIn++;
-    m.recordsOut++;
-    m.messagesProcessed++;
-    m.lastInvocation = now;
+    this.metrics.passed(now);
   }
 
   protected process(item: Item): void {

@@ -250,13 +250,7 @@ export function rejectable(topo: Topology, stream: string): { where: Expr; skipp
   return {
     where: filter.where,
     skipped(now) {
-      if (src.counts) {
-        const m = src.metrics;
-        m.recordsIn++;
-        m.recordsOut++;
-        m.messagesProcessed++;
-        m.lastInvocation = now;
-      }
+      if (src.counts) src.metrics.passed(now);
       dec.passed(now);
       filter.rejected(now);
     },

@@ -212,13 +212,7 @@ export class SharedEval {
   /** What the rule's own chain would have done with the message: counted on its nodes, pushed to its sinks. */
   private replay(o: Outcome, now: number): void {
     const src = this.source;
-    if (src.counts) {
-      const m = src.metrics;
-      m.recordsIn++;
-      m.recordsOut++;
-      m.messagesProcessed++;
-      m.lastInvocation = now;
-    }
+    if (src.counts) src.metrics.passed(now);
     const nodes = this.nodes;
     const c = o.counts;
     for (let i = 0; i < nodes.length; i++) {

@@ -84,7 +84,6 @@ describe("a window's close mark", () => {
       await turn();
       turns++;
     }
-    expect(turns).toBeGreaterThan(1);
     expect(spread.sink.seen).toEqual(whole.sink.seen);
   });
 });
