@@ -33,7 +33,7 @@ import type { FunctionRegistry } from "../functions/registry.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
-/** A partition whose sinks were never settled at an upload tick for this long holds its input until they are (uploadAll). */
+/** When a partition's sinks were never settled at an upload tick for this long, the member's partitions hold their input until they are (uploadAll). */
 const FORCE_UPLOAD_MS = 1000;
 /** How long such a hold waits for the sinks. */
 const HOLD_FOR_SINKS_MS = 1000;
@@ -317,38 +317,50 @@ export class PartitionedRun implements HeldRun {
    * from that checkpoint, would not make them again. Once the sinks are settled every result made
    * before the checkpoint was taken is delivered, so the checkpoint covers nothing undelivered.
    * Sinks that are never idle (a member reading a backlog flat out) would leave the group's
-   * checkpoint behind without bound: a partition that uploaded nothing for FORCE_UPLOAD_MS (1 s) holds
-   * its input until its sinks settle (a few ms once caught up; at most HOLD_FOR_SINKS_MS, 1 s, while they are far behind) and uploads then.
+   * checkpoint behind without bound: once a partition uploaded nothing for FORCE_UPLOAD_MS (1 s),
+   * every partition run here holds its input until its sinks settle (a few ms once caught up; at
+   * most HOLD_FOR_SINKS_MS, 1 s, while they are far behind), and each settled one uploads then.
+   * All at once, not one after the other: a member short of CPU (a quarter of a core) spends it
+   * on the partitions still reading, and one partition's sinks held alone did not settle in the
+   * hold while three others read on; held one by one, each partition's turn also came only every
+   * few seconds (issue 26).
    */
   private async uploadAll(): Promise<void> {
-    for (const [p, { run, held }] of this.runs) {
-      if (!run.sinksSettled || run.sinksSettled()) {
-        await this.upload(p, held, false);
-        continue;
+    const settled = (run: HeldRun) => !run.sinksSettled || run.sinksSettled();
+    const canHold = (run: HeldRun) => !!run.holdForSinks && !!run.resumeDrains;
+    const now = Date.now();
+    const due = [...this.runs].some(([p, { run }]) => canHold(run) && !settled(run) && now - (this.uploadedAt.get(p) ?? 0) >= FORCE_UPLOAD_MS);
+    if (!due) {
+      for (const [p, { run, held }] of this.runs) {
+        if (settled(run)) await this.upload(p, held, false);
+        else this.unsettledTicks++;
       }
-      if (Date.now() - (this.uploadedAt.get(p) ?? 0) < FORCE_UPLOAD_MS || !run.holdForSinks || !run.resumeDrains) {
-        this.unsettledTicks++;
-        continue;
-      }
-      try {
-        if (!(await run.holdForSinks(HOLD_FOR_SINKS_MS)) || !run.sinksSettled()) {
+      return;
+    }
+    const holding = [...this.runs].filter(([, { run }]) => canHold(run));
+    try {
+      await Promise.all(holding.map(([, { run }]) => run.holdForSinks!(HOLD_FOR_SINKS_MS)));
+      // upload() reads the local checkpoint before its first await: the input may go on then.
+      const ups: Promise<void>[] = [];
+      for (const [p, { run, held }] of this.runs) {
+        if (!settled(run)) {
           this.unsettledTicks++;
           continue;
         }
-        this.heldUploads++;
-        // upload() reads the local checkpoint before its first await: the input may go on then.
-        const up = this.upload(p, held, false);
-        run.resumeDrains();
-        await up;
-      } finally {
-        run.resumeDrains();
+        if (canHold(run)) this.heldUploads++;
+        ups.push(this.upload(p, held, false));
       }
+      for (const [, { run }] of holding) run.resumeDrains!();
+      const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
+      if (failed) throw failed.reason;
+    } finally {
+      for (const [, { run }] of holding) run.resumeDrains!();
     }
   }
 
   /** Upload ticks a partition skipped because its sinks were not settled. */
   unsettledTicks = 0;
-  /** Uploads made after holding a partition's input until its sinks settled. */
+  /** Uploads made after holding the partitions' input until their sinks settled. */
   heldUploads = 0;
   /** When each partition's group checkpoint was last brought up to date (uploaded, or found unchanged). */
   private readonly uploadedAt = new Map<number, number>();

@@ -31,30 +31,30 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** One member of group `group` running partition 0 of rule r with `run` as the partition's run. */
-async function member(group: string, run: HeldRun): Promise<{ node: ClusterNode; runs: PartitionedRun; dataDir: string }> {
-  const node = await ClusterNode.connect({ nats: [nats.url], group, instance: "a", partitions: 1, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH }, () => {});
+/** The only member of group `group` running rule r's `partitions` partitions, `run(p)` as partition p's run. */
+async function member(group: string, run: HeldRun | ((p: number) => HeldRun), partitions = 1): Promise<{ node: ClusterNode; runs: PartitionedRun; dataDir: string }> {
+  const node = await ClusterNode.connect({ nats: [nats.url], group, instance: "a", partitions, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH }, () => {});
   nodes.push(node);
   await node.join("http://a");
   const dataDir = mkdtempSync(join(tmpdir(), "floe-upload-"));
   const r = new PartitionedRun({
     def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
-    partitions: 1,
+    partitions,
     cluster: node,
     dataDir,
     onExit: () => {},
     exists: () => true,
     log: () => {},
     uploadEveryMs: 50,
-    startPartition: async () => run,
+    startPartition: async (p) => (typeof run === "function" ? run(p) : run),
   });
   runs.push(r);
   await r.open();
-  expect(r.owned()).toEqual([0]);
+  expect(r.owned()).toEqual([...Array(partitions).keys()]);
   return { node, runs: r, dataDir };
 }
 
-const groupState = async (node: ClusterNode) => (await node.checkpoints.load("r", 0))?.state;
+const groupState = async (node: ClusterNode, p = 0) => (await node.checkpoints.load("r", p))?.state;
 
 test("no upload while the partition's sinks hold results; the checkpoint goes up once they are settled", async () => {
   let settled = false;
@@ -94,4 +94,35 @@ test("sinks never settled on their own: after a while the partition's input is h
   expect(m.runs.heldUploads).toBe(1);
   expect(events).toEqual(["hold", "resume"]);
   expect(holding).toBe(false);
+}, 20_000);
+
+test("a member short of CPU: its partitions' sinks settle only while all its partitions are held; all are held at once and each uploads", async () => {
+  // Each partition's sinks drain only when the member's other partitions stop reading too (on a
+  // quarter of a core, the partitions still reading take the CPU the held one's sinks need).
+  const holding = new Set<number>();
+  const events: string[] = [];
+  const run = (p: number): HeldRun => ({
+    nodes: () => [new NodeMetrics("sink", "nats_0")],
+    topo: () => ({ sources: [], edges: {} }),
+    sinksSettled: () => holding.size === 3,
+    holdForSinks: async (maxMs) => {
+      events.push(`hold ${p}`);
+      holding.add(p);
+      const until = Date.now() + maxMs;
+      while (holding.size < 3 && Date.now() < until) await Bun.sleep(5);
+      return holding.size === 3;
+    },
+    resumeDrains: () => {
+      if (holding.delete(p)) events.push(`resume ${p}`);
+    },
+    stop: async () => {},
+  });
+  const m = await member("upload3", run, 3);
+  for (const p of [0, 1, 2]) checkpointStore(m.dataDir).save(partitionRunId("r", p), `state-3.${p}`, Date.now());
+  await waitFor(async () => (await Promise.all([0, 1, 2].map((p) => groupState(m.node, p)))).every((s, p) => s === `state-3.${p}`), "every partition's upload", 10_000, 20);
+  expect(m.runs.heldUploads).toBe(3);
+  expect(events.slice(0, 6).sort()).toEqual(["hold 0", "hold 1", "hold 2", "resume 0", "resume 1", "resume 2"]);
+  // Every hold began before any resumed: the member's input was held as a whole.
+  expect(events.slice(0, 3).every((e) => e.startsWith("hold"))).toBe(true);
+  expect(holding.size).toBe(0);
 }, 20_000);
