@@ -84,8 +84,8 @@ export function consumerConfig(spec: ConsumerSpec): Partial<ConsumerConfig> {
  * otherwise come back only after ackWait, out of order.
  *
  * `replayUnacked` (a source acknowledging at checkpoints, restored from none or from one that read
- * nothing of it yet): an existing durable that delivered messages it has not had acknowledged is
- * recreated to deliver from its acknowledgement floor on. Those deliveries went to a run that is
+ * nothing of it yet): an existing durable with deliveries awaiting acknowledgement is recreated to
+ * deliver from its acknowledgement floor on (from its own start when nothing was acknowledged). Those deliveries went to a run that is
  * gone (a kill -9), and none is in a checkpoint: left alone, they would come back only after
  * ackWait, behind newer messages — too late for the event-time windows they belong to.
  */
@@ -106,7 +106,12 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, 
   if (spec.durable) {
     try {
       const info = await jsm.consumers.info(stream, spec.durable);
-      if (replayUnacked && info.delivered.stream_seq > info.ack_floor.stream_seq) return ensureConsumer(jsm, spec, info.ack_floor.stream_seq + 1);
+      if (replayUnacked && info.num_ack_pending > 0) {
+        // Past its floor; or, nothing acknowledged yet, from its own start (its deliver policy).
+        if (info.ack_floor.consumer_seq > 0) return ensureConsumer(jsm, spec, info.ack_floor.stream_seq + 1);
+        await deleteConsumer(jsm, stream, spec.durable);
+        return { stream, info: await jsm.consumers.add(stream, { ...info.config }) };
+      }
       return { stream, info };
     } catch (e) {
       if (!/consumer not found/i.test((e as Error).message)) throw e;
