@@ -8,13 +8,13 @@
  * runs inside an inlet's drain — every operator is between two batches, and the snapshot is
  * consistent. qos 1 and qos 2 therefore behave the same here.
  *
- * A checkpoint is stored only while the rule's sinks are settled (SinkPipeline.settled: nothing
- * queued, in flight or unconfirmed). It may count windows already closed, whose results the sinks
- * still hold; stored then, a kill -9 would lose those results — the restored run does not make
- * them again, and the sources acknowledged their input. A snapshot taken while the sinks are busy
- * is stored at the first moment after it that they are settled: everything they were given before
- * the snapshot is delivered then. Single runs and a group's partitions (whose uploads are these
- * local checkpoints) keep this one rule.
+ * A checkpoint is stored only while every result the rule's sinks were given is delivered or in
+ * their cache (SinkPipeline.durable: nothing in a batch, in memory, in flight or unconfirmed). It
+ * may count windows already closed, whose results the sinks still hold; stored then, a kill -9
+ * would lose those results — the restored run does not make them again, and the sources
+ * acknowledged their input. A snapshot taken while they are not is stored at the first moment
+ * after it that they are: everything they were given before the snapshot is safe then. Single
+ * runs and a group's partitions (whose uploads are these local checkpoints) keep this one rule.
  */
 import type { Level } from "../log.ts";
 import { errorText } from "../errors.ts";
@@ -50,7 +50,7 @@ export class Checkpointer {
     private readonly log: (line: string, level?: Level) => void,
     /** False while the run may not act as its input's owner (a group partition whose lease lapsed): nothing is stored. */
     private readonly fence: () => boolean = () => true,
-    /** Every sink delivered and confirmed what it was given (see above). */
+    /** Every result the sinks were given is delivered or in their cache (see above). */
     private readonly settled: () => boolean = () => true,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.

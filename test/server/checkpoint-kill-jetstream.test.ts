@@ -6,7 +6,8 @@
  * down): the checkpoint must not be stored before they are confirmed. (2) Killed before any
  * checkpoint was stored, with half the data delivered and unacknowledged, the other half published
  * while it is down: the restart must read the first half again first, not after ackWait behind the
- * second half (too late for its windows).
+ * second half (too late for its windows). (3) As (1) with the sink's cache on: the results waiting
+ * are on disk, so checkpoints go on covering them, and the restart sends them from the cache.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -122,7 +123,7 @@ afterAll(async () => {
  * A daemon in a new home with stream s over `IN_<tag>` (durable `d<tag>`, ackWait 2 s) and rule r
  * (qos 1) storing into `OUT_<tag>` on the output server, each row once (its window end is the message id).
  */
-async function setUp(tag: string, checkpointInterval: number): Promise<{ home: string; d: DaemonProc }> {
+async function setUp(tag: string, checkpointInterval: number, sink: Record<string, unknown> = {}): Promise<{ home: string; d: DaemonProc }> {
   await (await jetstreamManager(nc)).streams.add({ name: `IN_${tag}`, subjects: [`in_${tag}`] });
   const home = tempHome();
   homes.push(home);
@@ -138,7 +139,7 @@ async function setUp(tag: string, checkpointInterval: number): Promise<{ home: s
   r = await d.call("POST", "/rules", {
     id: "r",
     sql: SQL,
-    actions: [{ nats: { server: output.url, subject: `out_${tag}`, jetstream: true, stream: `OUT_${tag}`, sendSingle: true, msgId: "{{.we}}" } }],
+    actions: [{ nats: { server: output.url, subject: `out_${tag}`, jetstream: true, stream: `OUT_${tag}`, sendSingle: true, msgId: "{{.we}}", ...sink } }],
     options: { isEventTime: true, qos: 1, checkpointInterval },
   });
   expect(r.status).toBe(201);
@@ -199,4 +200,20 @@ test("killed before any checkpoint was stored, the rest published while it is do
   await Bun.sleep(3000);
   expect(await stored(out!, "OUT_b")).toEqual(want);
   expect(got).toEqual(want);
+}, 60_000);
+
+test("killed while the sink's server is down, with its cache on: checkpoints go on (the results are in the cache), the restart delivers them", async () => {
+  const data = dataSet();
+  const want = await replay(data);
+  await outStream("c");
+  await output.stop();
+  const { home, d } = await setUp("c", 200, { enableCache: true });
+  await publish("c", data.slice(0, 300));
+  await waitFor(async () => (await recordsIn(d)) === 300, "the first half taken", 10_000);
+  await waitFor(() => checkpointSeq(home, "r") === 300, "a checkpoint covering the first half", 10_000);
+  expect(await d.stop("SIGKILL")).not.toBe(0);
+  await output.restart();
+  await publish("c", data.slice(300));
+  daemons.push(await startFloe(home));
+  expect(await collect("c", want.length)).toEqual(want);
 }, 60_000);
