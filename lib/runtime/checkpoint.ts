@@ -7,6 +7,14 @@
  * No barriers: the topology is a synchronous push chain and the timer is a macrotask, so it never
  * runs inside an inlet's drain — every operator is between two batches, and the snapshot is
  * consistent. qos 1 and qos 2 therefore behave the same here.
+ *
+ * A checkpoint is stored only while every result the rule's sinks were given is delivered or in
+ * their cache (SinkPipeline.durable: nothing in a batch, in memory, in flight or unconfirmed). It
+ * may count windows already closed, whose results the sinks still hold; stored then, a kill -9
+ * would lose those results — the restored run does not make them again, and the sources
+ * acknowledged their input. A snapshot taken while they are not is stored at the first moment
+ * after it that they are: everything they were given before the snapshot is safe then. Single
+ * runs and a group's partitions (whose uploads are these local checkpoints) keep this one rule.
  */
 import type { Level } from "../log.ts";
 import { errorText } from "../errors.ts";
@@ -42,6 +50,8 @@ export class Checkpointer {
     private readonly log: (line: string, level?: Level) => void,
     /** False while the run may not act as its input's owner (a group partition whose lease lapsed): nothing is stored. */
     private readonly fence: () => boolean = () => true,
+    /** Every result the sinks were given is delivered or in their cache (see above). */
+    private readonly settled: () => boolean = () => true,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.
     this.fp = Bun.hash(encodeState(select) + "\u0000" + windowEvaluator).toString(36);
@@ -66,21 +76,60 @@ export class Checkpointer {
 
   /** Takes a checkpoint every `intervalMs`; `onSaved` runs after each one stored. */
   start(intervalMs: number, topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
-    this.timer = setInterval(() => {
-      if (this.take(topo, offsets)) onSaved?.();
-    }, Math.max(1, intervalMs));
+    this.timer = setInterval(() => this.tick(topo, offsets, onSaved), Math.max(1, intervalMs));
   }
 
-  /** Snapshots and stores one checkpoint (true when stored); a failure is logged and the rule goes on. */
+  /** A snapshot waiting for the sinks to settle before it is stored (see above). */
+  private waiting: { state: string; sources: string } | undefined;
+  private poll: ReturnType<typeof setTimeout> | undefined;
+
+  private tick(topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
+    // The previous snapshot still waits for the sinks: it is stored first, then the next is taken.
+    if (this.waiting) return;
+    const snap = this.fence() ? this.snapshot(topo, offsets) : undefined;
+    if (!snap) return;
+    if (this.settled()) {
+      if (this.save(snap)) onSaved?.();
+      return;
+    }
+    this.waiting = snap;
+    const retry = (): void => {
+      this.poll = undefined;
+      const w = this.waiting;
+      if (!w) return;
+      if (!this.settled()) {
+        this.poll = setTimeout(retry, 2);
+        return;
+      }
+      this.waiting = undefined;
+      if (this.fence() && this.save(w)) onSaved?.();
+    };
+    this.poll = setTimeout(retry, 2);
+  }
+
+  /** Snapshots and stores one checkpoint now, settled sinks or not (a stop's final one; true when stored); a failure is logged and the rule goes on. */
   take(topo: Topology, offsets: OffsetReader): boolean {
     if (!this.fence()) return false;
+    const snap = this.snapshot(topo, offsets);
+    return snap !== undefined && this.save(snap);
+  }
+
+  private snapshot(topo: Topology, offsets: OffsetReader): { state: string; sources: string } | undefined {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
       const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
-      const state = encodeState(saved);
-      this.store.save(this.ruleId, state, Date.now());
-      this.log(`rule ${this.ruleId}: checkpoint saved (${state.length} characters of state, sources ${JSON.stringify(sources)})`, "debug");
+      return { state: encodeState(saved), sources: JSON.stringify(sources) };
+    } catch (e) {
+      this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
+      return undefined;
+    }
+  }
+
+  private save(snap: { state: string; sources: string }): boolean {
+    try {
+      this.store.save(this.ruleId, snap.state, Date.now());
+      this.log(`rule ${this.ruleId}: checkpoint saved (${snap.state.length} characters of state, sources ${snap.sources})`, "debug");
       return true;
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
@@ -91,5 +140,9 @@ export class Checkpointer {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    // A snapshot still waiting for the sinks is dropped: a stop's final checkpoint supersedes it.
+    clearTimeout(this.poll);
+    this.poll = undefined;
+    this.waiting = undefined;
   }
 }

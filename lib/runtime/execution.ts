@@ -156,7 +156,7 @@ export class Execution implements DrainHost {
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence);
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, () => this.pipelines.every((p) => p.durable));
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);

@@ -338,6 +338,15 @@ export class SinkPipeline implements SinkNode {
     return this.pending.length === 0 && this.backlog.length === 0 && this.sender.settled;
   }
 
+  /**
+   * Every result this sink was given is delivered or, written through, in its cache (sender.durable):
+   * a checkpoint counting their windows may be stored (runtime/checkpoint.ts). The rule's drains
+   * flush the cache at their end, and checkpoints are taken between drains.
+   */
+  get durable(): boolean {
+    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.durable;
+  }
+
   /** Items waiting to be sent (all tiers). */
   get queued(): number {
     return this.sender.queued + this.backlog.length;

@@ -336,6 +336,15 @@ export class SinkSender {
     return !this.sending && this.queued === 0 && (this.conn.unsettled?.() ?? 0) === 0;
   }
 
+  /**
+   * Nothing is lost when the process dies now: what waits is on disk in the cache (journaled, no
+   * resend instance), and nothing sent awaits the destination's confirmation — or it is settled.
+   */
+  get durable(): boolean {
+    if (this.settled) return true;
+    return this.journaled && (this.resend?.length ?? 0) === 0 && (this.conn.unsettled?.() ?? 0) === 0;
+  }
+
   /** Items waiting to be sent (the queue and the resend queue). */
   get queued(): number {
     return this.queue.length + (this.resend?.length ?? 0);

@@ -82,8 +82,14 @@ export function consumerConfig(spec: ConsumerSpec): Partial<ConsumerConfig> {
  * afresh to deliver from that sequence on, in order — an existing durable is deleted first: its
  * acknowledgement state is superseded by the checkpoint, and its unacknowledged messages would
  * otherwise come back only after ackWait, out of order.
+ *
+ * `replayUnacked` (a source acknowledging at checkpoints, restored from none or from one that read
+ * nothing of it yet): an existing durable with deliveries awaiting acknowledgement is recreated to
+ * deliver from its acknowledgement floor on (from its own start when nothing was acknowledged). Those deliveries went to a run that is
+ * gone (a kill -9), and none is in a checkpoint: left alone, they would come back only after
+ * ackWait, behind newer messages — too late for the event-time windows they belong to.
  */
-export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, resumeAt = 0): Promise<{ stream: string; info: ConsumerInfo }> {
+export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, resumeAt = 0, replayUnacked = false): Promise<{ stream: string; info: ConsumerInfo }> {
   let stream = spec.stream;
   if (!stream) {
     if (!spec.subject) throw new EngineError("nats: a JetStream source needs stream or a subject");
@@ -99,7 +105,14 @@ export async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, 
   }
   if (spec.durable) {
     try {
-      return { stream, info: await jsm.consumers.info(stream, spec.durable) };
+      const info = await jsm.consumers.info(stream, spec.durable);
+      if (replayUnacked && info.num_ack_pending > 0) {
+        // Past its floor; or, nothing acknowledged yet, from its own start (its deliver policy).
+        if (info.ack_floor.consumer_seq > 0) return ensureConsumer(jsm, spec, info.ack_floor.stream_seq + 1);
+        await deleteConsumer(jsm, stream, spec.durable);
+        return { stream, info: await jsm.consumers.add(stream, { ...info.config }) };
+      }
+      return { stream, info };
     } catch (e) {
       if (!/consumer not found/i.test((e as Error).message)) throw e;
     }

@@ -277,7 +277,9 @@ export class NatsSource implements SourceConnector {
     const spec: ConsumerSpec = checkpointMode && !this.ackPolicySet ? { ...given, ackPolicy: "all" } : given;
     // Restored from a checkpoint: the consumer restarts right after what the checkpoint holds.
     const resumeAt = checkpointMode && this.restoredSeq > 0 ? this.restoredSeq + 1 : 0;
-    const found = await this.consumer(ctx, jsm, spec, resumeAt);
+    // Otherwise what the durable delivered and nobody acknowledged (a run killed before its first
+    // checkpoint read anything) is delivered again first, in order (ensureConsumer).
+    const found = await this.consumer(ctx, jsm, spec, resumeAt, checkpointMode && resumeAt === 0);
     if (!found || this.closed) return;
     const { stream, info } = found;
     this.streamName = stream;
@@ -370,11 +372,11 @@ export class NatsSource implements SourceConnector {
    * invalid setting) stops the rule, anything else (a timeout while the server restarts) is
    * counted and retried with back-off.
    */
-  private async consumer(ctx: SourceContext, jsm: JetStreamManager, spec: ConsumerSpec, resumeAt: number): Promise<{ stream: string; info: ConsumerInfo } | undefined> {
+  private async consumer(ctx: SourceContext, jsm: JetStreamManager, spec: ConsumerSpec, resumeAt: number, replayUnacked = false): Promise<{ stream: string; info: ConsumerInfo } | undefined> {
     let wait = 200;
     for (;;) {
       try {
-        return await ensureConsumer(jsm, spec, resumeAt);
+        return await ensureConsumer(jsm, spec, resumeAt, replayUnacked);
       } catch (e) {
         if (this.closed) return undefined;
         const text = errorText(e);
