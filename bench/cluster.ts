@@ -9,7 +9,8 @@
  *
  * 1. Throughput: for each member count of `--members` a fresh group reads the whole (already
  *    published) data set; the rate is measured once every partition runs, from 30 % to 90 % of
- *    what its durables had left then (start-up, JIT warm-up and tail excluded), with the members'
+ *    what its durables had left to deliver then (start-up, JIT warm-up and tail excluded; counted
+ *    by delivery, as acknowledgements come in steps at checkpoints), with the members'
  *    and NATS's CPU over the same span; the time from the rule's creation until every partition's
  *    durable has delivered and acknowledged everything is printed too.
  * 2. Exactness: `--kill-members` members; half the data is published, the rule created, the rest
@@ -103,15 +104,21 @@ const data = dataSet(D, M);
 const perPartition = Array.from({ length: 12 }, (_, p) => data.filter((m) => m.p === p).length);
 console.log(`data: ${D} devices, ${M} messages (+12 ticks), 12 partitions; ${cpus().length} cores${QUOTA === undefined ? "" : `; each member held to ${QUOTA} of a core (cgroup v1 cpu), NATS and the publisher unconstrained; members and NATS at cpu.shares ${SHARES}`}`);
 
-/** Messages of IN not yet acknowledged by the durables of `tag` (pending or unacknowledged). */
-async function remaining(tag: string): Promise<number> {
-  let n = 0;
+/**
+ * Messages of IN the durables of `tag` have not delivered yet (`ahead`: what the rate counts, as a
+ * reader pulls its next batch only once the rule took the last) and not acknowledged yet (`rem`:
+ * acknowledgements wait for checkpoints whose results are delivered, so they come in steps).
+ */
+async function remaining(tag: string): Promise<{ ahead: number; rem: number }> {
+  let ahead = 0;
+  let rem = 0;
   for (let p = 0; p < 12; p++) {
     // A durable its run has not created yet has everything of its partition ahead of it.
     const i = await jsm.consumers.info("IN", `${tag}_${p}`).catch(() => undefined);
-    n += i ? i.num_pending + i.num_ack_pending : perPartition[p]!;
+    ahead += i ? i.num_pending : perPartition[p]!;
+    rem += i ? i.num_pending + i.num_ack_pending : perPartition[p]!;
   }
-  return n;
+  return { ahead, rem };
 }
 
 async function stopAll(g: Group): Promise<void> {
@@ -139,7 +146,7 @@ try {
         // A rule of its own id: what the warm-up leaves in the group (a checkpoint a member uploaded
         // while the deletion reached it) is not the measured rule's.
         await createRule(g, nats, `w${n}`, "w");
-        await until(async () => (await remaining(`w${n}`)) <= data.length * (1 - WARMUP), TIMEOUT, "the warm-up");
+        await until(async () => (await remaining(`w${n}`)).ahead <= data.length * (1 - WARMUP), TIMEOUT, "the warm-up");
         for (const [path, what] of [["/rules/w", "rule"], ["/streams/s", "stream"]] as const) {
           const r = await g.members[0]!.call("DELETE", path);
           if (r.status !== 200) throw new Error(`deleting the warm-up ${what}: ${r.text}`);
@@ -152,20 +159,20 @@ try {
       await createRule(g, nats, tag);
       // From here every partition runs. The rate is taken from 30 % to 90 % of what is left then:
       // past the partitions' start (slow under a quota) and each member's JIT warm-up, before the tail.
-      const left = await remaining(tag);
+      const left = (await remaining(tag)).ahead;
       const natsPids: (number | undefined)[] = "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid];
       const cpu = () => ({ members: g.members.reduce((t, m) => t + cpuSeconds(m.proc.pid), 0), nats: natsPids.reduce<number>((t, pid) => t + cpuSeconds(pid), 0) });
-      const samples: { t: number; rem: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined }[] = [];
+      const samples: { t: number; ahead: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined }[] = [];
       await until(async () => {
-        const rem = await remaining(tag);
-        samples.push({ t: performance.now(), rem, cpu: cpu(), varz: await varz() });
+        const { ahead, rem } = await remaining(tag);
+        samples.push({ t: performance.now(), ahead, cpu: cpu(), varz: await varz() });
         return rem === 0 && (await drained(jsm, tag));
       }, TIMEOUT, `group of ${n} reading everything`);
       const done = performance.now();
-      const a = samples.find((x) => x.rem <= left * 0.7)!;
-      const b = samples.find((x) => x.rem <= left * 0.1)!;
+      const a = samples.find((x) => x.ahead <= left * 0.7)!;
+      const b = samples.find((x) => x.ahead <= left * 0.1)!;
       const wall = (b.t - a.t) / 1000;
-      const msgs = a.rem - b.rem;
+      const msgs = a.ahead - b.ahead;
       const perMsg = a.varz && b.varz ? ` (${((b.cpu.nats - a.cpu.nats) / msgs * 1e6).toFixed(1)} µs/msg; per message read ${((b.varz.in - a.varz.in) / msgs).toFixed(3)} in, ${((b.varz.out - a.varz.out) / msgs).toFixed(3)} out)` : "";
       const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores${perMsg}`;
       const seconds = (done - t) / 1000;
