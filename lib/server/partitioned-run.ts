@@ -323,7 +323,7 @@ export class PartitionedRun implements HeldRun {
    * All at once, not one after the other: a member short of CPU (a quarter of a core) spends it
    * on the partitions still reading, and one partition's sinks held alone did not settle in the
    * hold while three others read on; held one by one, each partition's turn also came only every
-   * few seconds (issue 26).
+   * few seconds, and a member killed then left its partitions with no checkpoint in the group.
    */
   private async uploadAll(): Promise<void> {
     const settled = (run: HeldRun) => !run.sinksSettled || run.sinksSettled();

@@ -8,6 +8,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { afterAll, beforeAll } from "bun:test";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { canConnect, freePort } from "./mosquitto.ts";
 
 /** The group secret the tests' members share (cluster.secret). */
@@ -150,4 +153,25 @@ export class NatsCluster {
   async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     for (const s of this.servers) await s.stop(signal);
   }
+}
+
+/** One JetStream server for a test file, with a client connection and its manager: started before the file's tests, stopped after. */
+export interface JetStreamFixture {
+  server: NatsServer;
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+}
+
+export function jetStreamFixture(): JetStreamFixture {
+  const fx = {} as JetStreamFixture;
+  beforeAll(async () => {
+    fx.server = await NatsServer.start();
+    fx.nc = await connect({ servers: fx.server.url });
+    fx.jsm = await jetstreamManager(fx.nc);
+  });
+  afterAll(async () => {
+    await fx.nc?.close();
+    await fx.server?.stop();
+  });
+  return fx;
 }

@@ -4,32 +4,18 @@
  * that exists keeps its own policy, and the source follows it; `ackPolicy` set is used as given.
  * Against a real nats-server; the acknowledgements are counted on `$JS.ACK.<stream>.>`.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { NatsServer } from "../../helpers/nats.ts";
+import { expect, test } from "bun:test";
+import { AckPolicy, jetstream } from "@nats-io/jetstream";
+import { jetStreamFixture } from "../../helpers/nats.ts";
 import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
 
-let server: NatsServer;
-let nc: NatsConnection;
-let jsm: JetStreamManager;
-
-beforeAll(async () => {
-  server = await NatsServer.start();
-  nc = await connect({ servers: server.url });
-  jsm = await jetstreamManager(nc);
-});
-
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-});
+const fx = jetStreamFixture();
 
 const vars: Record<string, string> = {};
 let keys = 0;
 function conf(props: Record<string, string | number>): string {
   const key = `a${++keys}`;
-  vars[`NATS__${key.toUpperCase()}__SERVER`] = server.url;
+  vars[`NATS__${key.toUpperCase()}__SERVER`] = fx.server.url;
   for (const [k, v] of Object.entries(props)) vars[`NATS__${key.toUpperCase()}__${k.toUpperCase()}`] = String(v);
   return `CONF_KEY="${key}"`;
 }
@@ -37,7 +23,7 @@ function conf(props: Record<string, string | number>): string {
 /** Counts the acknowledgement messages sent to `stream`'s consumers (by their body: +ACK, +WPI, …). */
 function acks(stream: string): Map<string, number> {
   const n = new Map<string, number>();
-  nc.subscribe(`$JS.ACK.${stream}.>`, { callback: (_e, m) => void n.set(m.string(), (n.get(m.string()) ?? 0) + 1) });
+  fx.nc.subscribe(`$JS.ACK.${stream}.>`, { callback: (_e, m) => void n.set(m.string(), (n.get(m.string()) ?? 0) + 1) });
   return n;
 }
 
@@ -48,10 +34,10 @@ function acks(stream: string): Map<string, number> {
  */
 async function readFifty(stream: string, durable: string, props: Record<string, string | number> = {}, setup: () => Promise<unknown> = async () => {}) {
   const subject = `${stream.toLowerCase()}.in`;
-  await jsm.streams.add({ name: stream, subjects: [subject] });
+  await fx.jsm.streams.add({ name: stream, subjects: [subject] });
   await setup();
   const sent = acks(stream);
-  const js = jetstream(nc);
+  const js = jetstream(fx.nc);
   const t = testRuntime({ vars });
   const defs = streams(`CREATE STREAM c () WITH (TYPE="nats", DATASOURCE="${subject}", ${conf({ durable, ...props })})`);
   const rule = await t
@@ -59,10 +45,10 @@ async function readFifty(stream: string, durable: string, props: Record<string, 
     .start();
   for (let i = 0; i < 50; i++) await js.publish(subject, JSON.stringify({ n: i }));
   await waitFor(() => metric(rule, "source_c_0_records_in_total") === 50, "50 taken");
-  const before = await jsm.consumers.info(stream, durable);
+  const before = await fx.jsm.consumers.info(stream, durable);
   await rule.stop();
-  await nc.flush();
-  const after = await jsm.consumers.info(stream, durable);
+  await fx.nc.flush();
+  const after = await fx.jsm.consumers.info(stream, durable);
   return { before, after, acks: sent.get("+ACK") ?? 0 };
 }
 
@@ -76,7 +62,7 @@ test("a consumer created to acknowledge at checkpoints is AckAll: the checkpoint
 });
 
 test("an existing durable keeps its explicit policy and the source acknowledges each message", async () => {
-  const r = await readFifty("AA2", "aa2", {}, () => jsm.consumers.add("AA2", { durable_name: "aa2", ack_policy: AckPolicy.Explicit, filter_subject: "aa2.in" }));
+  const r = await readFifty("AA2", "aa2", {}, () => fx.jsm.consumers.add("AA2", { durable_name: "aa2", ack_policy: AckPolicy.Explicit, filter_subject: "aa2.in" }));
   expect(r.after.config.ack_policy).toBe(AckPolicy.Explicit);
   expect([r.after.num_ack_pending, r.after.ack_floor.stream_seq]).toEqual([0, 50]);
   expect(r.acks).toBe(50);

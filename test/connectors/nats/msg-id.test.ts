@@ -4,38 +4,24 @@
  * same for an emission replayed after a restart from a checkpoint (the stream stores it once and
  * the sink counts the duplicate in its status).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
-import { NatsServer } from "../../helpers/nats.ts";
+import { expect, test } from "bun:test";
+import { jetstream } from "@nats-io/jetstream";
+import { jetStreamFixture } from "../../helpers/nats.ts";
 import { metric, streams, testRuntime, waitFor } from "../../helpers/runtime.ts";
 
-let server: NatsServer;
-let nc: NatsConnection;
-let jsm: JetStreamManager;
-
-beforeAll(async () => {
-  server = await NatsServer.start();
-  nc = await connect({ servers: server.url });
-  jsm = await jetstreamManager(nc);
-});
-
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-});
+const fx = jetStreamFixture();
 
 async function storedCount(stream: string, want: number): Promise<number> {
   // Reaches `want` or stays below it: a wrongly deduplicated publish never arrives.
-  await waitFor(async () => (await jsm.streams.info(stream)).state.messages >= want, `${want} stored in ${stream}`, 5000).catch(() => undefined);
-  return (await jsm.streams.info(stream)).state.messages;
+  await waitFor(async () => (await fx.jsm.streams.info(stream)).state.messages >= want, `${want} stored in ${stream}`, 5000).catch(() => undefined);
+  return (await fx.jsm.streams.info(stream)).state.messages;
 }
 
 test("70 emissions carrying 7 distinct payloads: 70 stored, none counted as a duplicate", async () => {
-  await jsm.streams.add({ name: "SEVEN", subjects: ["seven.>"] });
+  await fx.jsm.streams.add({ name: "SEVEN", subjects: ["seven.>"] });
   const t = testRuntime();
   const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="seven-in")`);
-  const rule = await t.rule({ id: "seven", sql: "SELECT v FROM m", actions: [{ nats: { server: server.url, subject: "seven.out", jetstream: true, sendSingle: true } }] }, defs).start();
+  const rule = await t.rule({ id: "seven", sql: "SELECT v FROM m", actions: [{ nats: { server: fx.server.url, subject: "seven.out", jetstream: true, sendSingle: true } }] }, defs).start();
   try {
     await waitFor(() => metric(rule, "sink_nats_0_0_connection_status") === 1, "sink connected");
     for (let i = 0; i < 70; i++) await t.env.pubsub.publish("seven-in", { v: i % 7 });
@@ -48,10 +34,10 @@ test("70 emissions carrying 7 distinct payloads: 70 stored, none counted as a du
 });
 
 test("an emission replayed after a restart from a checkpoint keeps its id: stored once, counted as a duplicate", async () => {
-  await jsm.streams.add({ name: "RIN", subjects: ["rin"] });
-  await jsm.streams.add({ name: "ROUT", subjects: ["rout"] });
-  const js = jetstream(nc);
-  const t = testRuntime({ vars: { NATS__RP__SERVER: server.url, NATS__RP__DURABLE: "rp", NATS__RP__ACKWAIT: "1s" } });
+  await fx.jsm.streams.add({ name: "RIN", subjects: ["rin"] });
+  await fx.jsm.streams.add({ name: "ROUT", subjects: ["rout"] });
+  const js = jetstream(fx.nc);
+  const t = testRuntime({ vars: { NATS__RP__SERVER: fx.server.url, NATS__RP__DURABLE: "rp", NATS__RP__ACKWAIT: "1s" } });
   const defs = streams(`CREATE STREAM r () WITH (TYPE="nats", DATASOURCE="rin", CONF_KEY="rp")`);
   // Every emission is the same bytes: only the id tells them apart. COUNTWINDOW(1) keeps the rule
   // stateful, so messages are acknowledged by checkpoints only.
@@ -59,7 +45,7 @@ test("an emission replayed after a restart from a checkpoint keeps its id: store
     id: "replay",
     sql: "SELECT v FROM r GROUP BY COUNTWINDOW(1)",
     options: { qos: 1, checkpointInterval: 3_600_000, enableSaveStateBeforeStop: saveAtStop },
-    actions: [{ nats: { server: server.url, subject: "rout", jetstream: true, sendSingle: true } }],
+    actions: [{ nats: { server: fx.server.url, subject: "rout", jetstream: true, sendSingle: true } }],
   });
   const publish = async (n: number) => {
     for (let i = 0; i < n; i++) await js.publish("rin", JSON.stringify({ v: 1 }));
@@ -81,7 +67,7 @@ test("an emission replayed after a restart from a checkpoint keeps its id: store
   try {
     await waitFor(() => metric(rule, "sink_nats_0_0_records_out_total") === 5, "5 replayed publishes", 15_000);
     await waitFor(() => metric(rule, "sink_nats_0_0_duplicates_total") === 5, "5 duplicates reported");
-    expect((await jsm.streams.info("ROUT")).state.messages).toBe(10);
+    expect((await fx.jsm.streams.info("ROUT")).state.messages).toBe(10);
     await publish(1);
     // A new emission after the replay is a new id: stored.
     expect(await storedCount("ROUT", 11)).toBe(11);
@@ -91,14 +77,14 @@ test("an emission replayed after a restart from a checkpoint keeps its id: store
 });
 
 test("a source that does not replay (memory): after a restart from a checkpoint the new emissions get new ids, none taken as duplicates", async () => {
-  await jsm.streams.add({ name: "MOUT", subjects: ["mout"] });
+  await fx.jsm.streams.add({ name: "MOUT", subjects: ["mout"] });
   const t = testRuntime();
   const defs = streams(`CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="mem-in")`);
   const def = (saveAtStop: boolean) => ({
     id: "memreplay",
     sql: "SELECT v FROM m GROUP BY COUNTWINDOW(1)",
     options: { qos: 1, checkpointInterval: 3_600_000, enableSaveStateBeforeStop: saveAtStop },
-    actions: [{ nats: { server: server.url, subject: "mout", jetstream: true, sendSingle: true } }],
+    actions: [{ nats: { server: fx.server.url, subject: "mout", jetstream: true, sendSingle: true } }],
   });
   const round = async (saveAtStop: boolean, n: number) => {
     const rule = await t.rule(def(saveAtStop), defs).start();
