@@ -148,14 +148,20 @@ export class Drain implements GroupMember {
     }
     const att = this.att;
     if (!att) return;
-    const sub = att.sub;
+    this.batch(att.sub, this.buf, 0);
+  };
+
+  /**
+   * One batch: what `sub` holds (the drain's own), or, without `sub`, `n` messages a group's leader took.
+   * One clock read per batch: every record of it arrived in the same read.
+   */
+  private batch(sub: Attachment["sub"] | undefined, taken: readonly SourceMessage[], n: number): void {
     const run = this.run;
-    const buf = this.buf;
-    // One clock read per drain: every record of the batch arrived in the same read.
     run.batchNow = run.clock.now();
     run.active = this;
     try {
-      this.loop(sub, run, buf);
+      if (sub !== undefined) this.loop(sub, run, this.buf);
+      else this.processAll(taken, n);
       // The sink caches write through what this drain queued before the source's acknowledgements
       // go out: they are answered in microtasks queued behind this one.
       run.commit();
@@ -167,7 +173,7 @@ export class Drain implements GroupMember {
       run.active = undefined;
       this.current = null;
     }
-  };
+  }
 
   private loop(sub: Attachment["sub"], run: DrainHost, buf: SourceMessage[]): void {
     // A group's leader takes for every parked member: its step is shared among them.
@@ -227,18 +233,7 @@ export class Drain implements GroupMember {
     const run = this.run;
     if (run.halted) return;
     this.taken += n;
-    run.batchNow = run.clock.now();
-    run.active = this;
-    try {
-      this.processAll(buf, n);
-      run.commit();
-    } catch (e) {
-      run.fatal(e);
-    } finally {
-      run.batchNow = 0;
-      run.active = undefined;
-      this.current = null;
-    }
+    this.batch(undefined, buf, n);
   }
 
   /** Drains what the subscription holds into the topology, ignoring sink room (a flushing stop). */
