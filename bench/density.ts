@@ -15,6 +15,8 @@
  *                                          [--engine-env K=V]      (the engine's environment, repeatable)
  *                                          [--save]                (bench/results/<date>-density[-varied].json,
  *                                                                   a table of bench/RESULTS.md)
+ *                                          [--profile DIR]         (this checkout's engine under bun --cpu-prof,
+ *                                                                   a profile per run in DIR, with --cpu-prof-md)
  *
  * Loopback only; the pushers send a bounded number of messages (rate × seconds) and stop.
  */
@@ -279,6 +281,7 @@ if (import.meta.main) {
       base: { type: "string" },
       "engine-env": { type: "string", multiple: true },
       save: { type: "boolean" },
+      profile: { type: "string" },
     },
   });
   const engineEnv: Record<string, string> = {};
@@ -301,7 +304,7 @@ if (import.meta.main) {
       settleMs: Number(a.settle) * 1000,
       pushers: Number(a.pushers),
       // The daemon runs in a directory of its own: paths are resolved here.
-      floe: mode === "base" ? [resolve(a.base!)] : a.bin ? [resolve(a.bin)] : undefined,
+      floe: mode === "base" ? [resolve(a.base!)] : a.profile ? [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${resolve(a.profile)}`, `${import.meta.dir}/../cli.ts`] : a.bin ? [resolve(a.bin)] : undefined,
     });
     rows.push(mode === "base" ? { ...r, build: "base" } : r);
     for (const w of r.wrong.slice(0, 5)) console.error(w);

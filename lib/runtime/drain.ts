@@ -161,7 +161,7 @@ export class Drain implements GroupMember {
     run.active = this;
     try {
       if (sub !== undefined) this.loop(sub, run, this.buf);
-      else this.processAll(taken, n);
+      else if (!this.replayBatch(taken, n, run)) this.processAll(taken, n);
       // The sink caches write through what this drain queued before the source's acknowledgements
       // go out: they are answered in microtasks queued behind this one.
       run.commit();
@@ -198,6 +198,7 @@ export class Drain implements GroupMember {
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
       if (g !== undefined) {
+        this.shared?.summarize(buf, n);
         g.fanOut(buf, n);
         this.shared?.batchDone(buf, n);
       }
@@ -234,6 +235,23 @@ export class Drain implements GroupMember {
     if (run.halted) return;
     this.taken += n;
     this.batch(undefined, buf, n);
+  }
+
+  /**
+   * A group leader's batch every message of which the group shared: replayed in one go
+   * (SharedEval.replayBatch), as `processAll` would have replayed it message by message.
+   */
+  private replayBatch(buf: readonly SourceMessage[], n: number, run: DrainHost): boolean {
+    const g = this.shared;
+    if (g === undefined || run.tracer !== undefined || !g.replayBatch(buf, n, run.batchNow)) return false;
+    const dn = this.decoderNode;
+    if (dn !== undefined) {
+      // The decoder node's latency: the stream decoder's sample, as one message in 64 takes it.
+      const d = this.decoded;
+      this.decoded = d + n;
+      if (((d + 63) >> 6) !== ((d + n + 63) >> 6)) dn.processLatencyUs = this.att!.decodeLatency.us;
+    }
+    return true;
   }
 
   /** Drains what the subscription holds into the topology, ignoring sink room (a flushing stop). */

@@ -41,8 +41,34 @@ export class Outcome {
   ) {}
 }
 
+/**
+ * What a whole batch of the leader's did, when the group shared every message of it: the counts
+ * summed per node, each node's latency sample of its last message, every item in order. A member
+ * replays it in one go (`replayBatch`) instead of message by message.
+ */
+class BatchOutcome {
+  readonly items: Item[] = [];
+  buf: readonly SourceMessage[] | null = null;
+  n = 0;
+  constructor(
+    readonly counts: Float64Array,
+    readonly latency: Float64Array,
+  ) {}
+}
+
+/**
+ * A group key, held once for all the running rules of the group (so the members look their
+ * outcome up with the same string, and the lookup compares no text), with the batch the leader
+ * hands out meanwhile. Counted, so a key goes with its last rule.
+ */
+class GroupKey {
+  refs = 0;
+  batch: BatchOutcome | null = null;
+  constructor(readonly key: string) {}
+}
+
 /** Messages this process's rules took by replaying a group's outcome instead of evaluating it (tests, diagnostics). */
-export const sharedStats = { replays: 0, records: 0 };
+export const sharedStats = { replays: 0, records: 0, batches: 0 };
 
 /** Expression kinds a shared chain may hold: no call (clock, rule id, state, randomness), no meta. */
 const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
@@ -70,11 +96,8 @@ export function sharedKey(select: SelectStatement, def: StreamDef, options: Rule
   }
 }
 
-/**
- * The group keys of the running rules, each held once: the members of a group look their outcome
- * up with the same string, so the lookup compares no text. Counted, so a key goes with its last rule.
- */
-const keys = new Map<string, { key: string; refs: number }>();
+/** The group keys of the running rules. */
+const keys = new Map<string, GroupKey>();
 
 /** Collects what the chain's last node pushes while it passes it on. */
 class Capture implements Consumer {
@@ -98,12 +121,16 @@ export class SharedEval {
   /** The recorder's scratch, made at its first record (only a leader records). */
   private capture: Capture | undefined = undefined;
   private before: Float64Array | undefined = undefined;
+  /** The recorder's batch summary, made at its first (`summarize`). */
+  private whole: BatchOutcome | undefined = undefined;
+  readonly key: string;
 
   private constructor(
-    readonly key: string,
+    private readonly k: GroupKey,
     private readonly topo: Topology,
     chain: { source: SourceNode; ops: Operator[]; out: Consumer },
   ) {
+    this.key = k.key;
     this.source = chain.source;
     this.nodes = chain.ops.map((o) => o.metrics);
     this.tail = chain.ops[chain.ops.length - 1]!;
@@ -121,15 +148,15 @@ export class SharedEval {
       if (!ok) return undefined;
     }
     let k = keys.get(key);
-    if (k === undefined) keys.set(key, (k = { key, refs: 0 }));
+    if (k === undefined) keys.set(key, (k = new GroupKey(key)));
     k.refs++;
-    return new SharedEval(k.key, topo, chain);
+    return new SharedEval(k, topo, chain);
   }
 
   /** The rule's run ends: it leaves its group. */
   close(): void {
-    const k = keys.get(this.key);
-    if (k !== undefined && --k.refs === 0) keys.delete(this.key);
+    const k = this.k;
+    if (--k.refs === 0 && keys.get(this.key) === k) keys.delete(this.key);
   }
 
   /**
@@ -196,6 +223,12 @@ export class SharedEval {
    * (a member that takes one of them later evaluates it alone), and its outcomes are free again.
    */
   batchDone(buf: readonly SourceMessage[], n: number): void {
+    const w = this.k.batch;
+    if (w !== null && w === this.whole) {
+      this.k.batch = null;
+      w.buf = null;
+      w.items.length = 0;
+    }
     if (this.used === 0) return;
     for (let i = 0; i < n; i++) {
       const m = buf[i]!;
@@ -207,6 +240,78 @@ export class SharedEval {
     const pool = this.pool!;
     for (let i = 0; i < this.used; i++) pool[i]!.items.length = 0;
     this.used = 0;
+  }
+
+  /**
+   * The leader's batch `buf[0..n)` was processed: when the group shared every message of it, its
+   * summary is left on the group's key for the members to replay in one go (`replayBatch`) while
+   * the batch is handed out (`batchDone` takes it back).
+   */
+  summarize(buf: readonly SourceMessage[], n: number): void {
+    const key = this.key;
+    for (let i = 0; i < n; i++) {
+      const m = buf[i]!;
+      if (m.outcomeKey !== key || m.outcome === null) return;
+    }
+    const len = this.nodes.length;
+    const w = (this.whole ??= new BatchOutcome(new Float64Array(len * 3), new Float64Array(len)));
+    const sum = w.counts;
+    const lat = w.latency;
+    sum.fill(0);
+    const items = w.items;
+    items.length = 0;
+    for (let j = 0; j < n; j++) {
+      const o = buf[j]!.outcome as Outcome;
+      const c = o.counts;
+      for (let i = 0; i < len; i++) {
+        const dIn = c[i * 3]!;
+        if (dIn === 0) continue;
+        sum[i * 3] += dIn;
+        sum[i * 3 + 1] += c[i * 3 + 1]!;
+        sum[i * 3 + 2] += c[i * 3 + 2]!;
+        lat[i] = o.latency[i]!;
+      }
+      for (const it of o.items) items.push(it);
+    }
+    w.buf = buf;
+    w.n = n;
+    this.k.batch = w;
+  }
+
+  /**
+   * Replays the leader's whole batch `buf[0..n)` at `now` when the group shared every message of
+   * it (`summarize`): each node counts the batch's sums, the sinks get its items in order. False:
+   * the caller takes the messages one by one.
+   */
+  replayBatch(buf: readonly SourceMessage[], n: number, now: number): boolean {
+    const w = this.k.batch;
+    if (w === null || w.buf !== buf || w.n !== n || this.topo.peeked || this.tail.next !== this.out) return false;
+    sharedStats.batches++;
+    sharedStats.replays += n;
+    const src = this.source;
+    if (src.counts) {
+      const m = src.metrics;
+      m.recordsIn += n;
+      m.recordsOut += n;
+      m.messagesProcessed += n;
+      m.lastInvocation = now;
+    }
+    const nodes = this.nodes;
+    const c = w.counts;
+    for (let i = 0; i < nodes.length; i++) {
+      const nd = nodes[i]!;
+      const dIn = c[i * 3]!;
+      if (dIn === 0) continue;
+      nd.recordsIn += dIn;
+      nd.recordsOut += c[i * 3 + 1]!;
+      nd.messagesProcessed += c[i * 3 + 2]!;
+      nd.lastInvocation = now;
+      if (i > 0) nd.processLatencyUs = w.latency[i]!;
+    }
+    const out = this.out;
+    const items = w.items;
+    for (let i = 0; i < items.length; i++) out.push(items[i]!);
+    return true;
   }
 
   /** What the rule's own chain would have done with the message: counted on its nodes, pushed to its sinks. */

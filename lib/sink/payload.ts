@@ -89,6 +89,9 @@ export class PayloadEncoder {
     this.encoder = this.headed ?? (bytes ? createEncoder(c.format, c, schemas) : null);
   }
 
+  /** The encoding `single` made last, before compression and encryption (what sinks alike share, shared-encoding.ts). */
+  lastEncoded: string | Uint8Array = "";
+
   /** The encode node's payload for one output of a bytes sink, or undefined (counted) when it fails. */
   single(o: Output, now: number, timed: boolean): Payload | undefined {
     const e = this.encodeNode!;
@@ -110,7 +113,17 @@ export class PayloadEncoder {
     }
     e.recordsOut++;
     if (timed) e.processLatencyUs = elapsedUs(t0);
+    this.lastEncoded = p;
     return this.post(p, now, true, timed);
+  }
+
+  /** `single` of an output another sink alike encoded as `p` (shared-encoding.ts): counted as encoded here. */
+  encoded(p: string | Uint8Array, now: number): Payload {
+    const e = this.encodeNode!;
+    e.recordsIn++;
+    e.recordsOut++;
+    e.lastInvocation = now;
+    return this.compress === null && this.encrypt === null ? p : this.post(p, now, true, false);
   }
 
   /** Whether a whole-array output's payload can be built in slices: a bytes sink with json or delimited format. */

@@ -23,6 +23,7 @@ import { Backlog } from "./backlog.ts";
 import { SLICE_OUTPUTS as SLICE } from "../core/turn.ts";
 import { SinkSender, type SenderConf } from "./sender.ts";
 import { Transformer, type Output } from "./transform.ts";
+import { encodedItem, encodingKey, encodingStats, release, type Encoded, type EncodedItem } from "./shared-encoding.ts";
 
 export interface SinkPipelineInit extends SenderConf {
   readonly type: string;
@@ -68,6 +69,10 @@ export class SinkPipeline implements SinkNode {
   private linger: ReturnType<typeof setInterval> | undefined;
   /** A keyed connector's item keys (SinkItem.key), checkpointed (`snapshot`); null for the others. */
   private readonly keys: EmissionKeys | null;
+  /** The outputs and payloads of the last item, shared with the sinks configured alike (shared-encoding.ts); null: this sink's own. */
+  private shared: EncodedItem | null;
+  /** The payloads of the item being encoded, for `shared`. */
+  private made: Encoded[] = [];
   /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
@@ -128,6 +133,8 @@ export class SinkPipeline implements SinkNode {
     if (resend) nodes.push(resend.cacheNode, resend.sink);
     this.metrics = nodes.filter((m): m is NodeMetrics => m !== null);
     this.keys = init.connector.keyed ? new EmissionKeys(this.name) : null;
+    const key = encodingKey(c, bytes, type === "file", this.transformer.templatedProps ? init.props : null);
+    this.shared = key === undefined ? null : encodedItem(key);
   }
 
   private nextKey(): string {
@@ -212,6 +219,12 @@ export class SinkPipeline implements SinkNode {
     const t = this.transformNode;
     t.recordsIn++;
     t.lastInvocation = now;
+    const sh = this.shared;
+    // The item a sink alike has made its outputs and payloads of (shared-encoding.ts): taken as they are.
+    if (sh !== null && sh.item === item && b === null && this.backlog.length === 0) {
+      this.reuse(sh, now);
+      return;
+    }
     // A big result sent singly: its rows become outputs in the backlog's slices.
     if (b === null && item instanceof Emission && item.row === null && this.c.sendSingle && item.rows.length > SLICE) {
       this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle);
@@ -240,7 +253,39 @@ export class SinkPipeline implements SinkNode {
     // Behind a backlog, too many for one go or a whole array: the backlog takes them in order.
     const tp = this.traceparent;
     if (this.backlog.offer(outs, tp)) return;
-    for (const o of outs) this.encodeOne(o, now, timed, tp);
+    if (sh === null || b !== null) {
+      for (const o of outs) this.encodeOne(o, now, timed, tp);
+      return;
+    }
+    // Every output made without a failure: the sinks alike take them (`reuse`).
+    const made = this.made;
+    made.length = 0;
+    for (const o of outs) if (this.encodeOne(o, now, timed, tp)) made.push(this.lastMade!);
+    this.lastMade = undefined;
+    if (made.length === outs.length) {
+      sh.hold(item, outs, made);
+      encodingStats.held++;
+    } else sh.clear();
+    made.length = 0;
+  }
+
+  /** What `encodeOne` encoded last, before compression and encryption. */
+  private lastMade: Encoded | undefined;
+
+  /** Sends the outputs and payloads a sink alike made of the item, counted as if this sink had made them. */
+  private reuse(sh: EncodedItem, now: number): void {
+    encodingStats.reused++;
+    const t = this.transformNode;
+    const outs = sh.outs;
+    t.recordsOut += outs.length;
+    for (let i = 0; i < outs.length; i++) t.messagesProcessed += outs[i]!.rows;
+    const bytes = this.init.connector.bytes;
+    const tp = this.traceparent;
+    for (let i = 0; i < outs.length; i++) {
+      const e = sh.payloads[i]!;
+      const payload = bytes ? this.payloads.encoded(e as string | Uint8Array, now) : (e as Payload);
+      this.enqueueOutput(outs[i]!, payload, now, false, tp);
+    }
   }
 
   /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
@@ -252,21 +297,27 @@ export class SinkPipeline implements SinkNode {
     }
   }
 
-  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): void {
+  /** Encodes and queues one output; false when its encoding failed (counted). */
+  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): boolean {
     let payload: Payload | undefined;
     if (this.init.connector.bytes) {
-      payload = this.payloads.single(o, now, timed);
-      if (payload === undefined) return;
+      const pl = this.payloads;
+      payload = pl.single(o, now, timed);
+      if (payload === undefined) return false;
+      this.lastMade = pl.lastEncoded;
+      pl.lastEncoded = "";
     } else {
       try {
         payload = tupleData(o);
       } catch (x) {
         if (!(x instanceof RowError)) throw x;
         this.transformNode.exception(x.message, now);
-        return;
+        return false;
       }
+      this.lastMade = payload;
     }
     this.enqueueOutput(o, payload, now, timed, tp);
+    return true;
   }
 
   private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
@@ -362,6 +413,8 @@ export class SinkPipeline implements SinkNode {
    * for the next run (cache, unless cleanCacheAtStop) or counted as lost.
    */
   async close(graceMs: number): Promise<void> {
+    if (this.shared !== null) release(this.shared);
+    this.shared = null;
     if (this.linger) clearInterval(this.linger);
     this.linger = undefined;
     if (!this.sender.ended) this.end();

@@ -92,6 +92,11 @@ export class Transformer {
     this.stepped = steps ? compileSteppedTemplate(c.dataTemplate!) : null;
   }
 
+  /** Whether some property is templated (rendered per output into `Output.props`). */
+  get templatedProps(): boolean {
+    return this.dyn !== null;
+  }
+
   /** Begins rendering a `pendingTemplate` output in steps. */
   beginTemplate(o: Output): TemplateSteps {
     return this.stepped!(o.data);

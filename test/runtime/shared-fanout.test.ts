@@ -208,3 +208,73 @@ test("rules with the same SELECT evaluate a message once and each still gives wh
   expect(pairs[4]!.run.metrics().op_4_project_0_exceptions_total).toBeGreaterThan(0);
   expect(pairs[9]!.out.some((o) => o.includes("error"))).toBe(true);
 });
+
+/**
+ * Sinks of the rules of one group: the same configuration (a memory topic or the log line differing
+ * only in where it goes), a dataTemplate twice, a field selection, the log sink's bytes (json text)
+ * with and without the list; what each rule's sinks say must be what they say alone.
+ */
+const ALIKE: object[] = [
+  { memory: { topic: "a/0" } },
+  { memory: { topic: "a/1" } },
+  { memory: { topic: "a/2", dataTemplate: '{"t":{{.temp}},"d":"{{.device}}"}', sendSingle: true } },
+  { memory: { topic: "a/3", dataTemplate: '{"t":{{.temp}},"d":"{{.device}}"}', sendSingle: true } },
+  { memory: { topic: "a/4", fields: ["temp"] } },
+  { log: {} },
+  { log: {} },
+  { log: { sendSingle: true } },
+  { log: { dataTemplate: "{{.temp}} at {{.device}}", sendSingle: true } },
+  { log: { dataTemplate: "{{.temp}} at {{.device}}", sendSingle: true } },
+];
+
+test("rules of one group whose sinks are configured alike share the sinks' outputs and payloads, each rule's counts and output its own", async () => {
+  const { sharedStats } = await import("../../lib/runtime/shared-eval.ts");
+  const { encodingStats } = await import("../../lib/sink/shared-encoding.ts");
+  const sql = "SELECT * FROM s WHERE temp > 20";
+  const shared = dataRuntime();
+  const sharedDefs = streams('CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/alike", FORMAT="json", SHARED="true")');
+  const together: RunHandle[] = [];
+  open.push({ t: shared, rules: together });
+  const alone: { t: TestRuntime; run: RunHandle; out: string[] }[] = [];
+  const outs: string[][] = [];
+  for (let i = 0; i < ALIKE.length; i++) {
+    const def = { id: `s${i}`, sql, actions: [ALIKE[i]!] };
+    const topic = (ALIKE[i] as { memory?: { topic: string } }).memory?.topic;
+    outs.push(topic ? collect(shared, topic) : []);
+    together.push(await shared.rule(def, sharedDefs).start());
+    const t = dataRuntime();
+    const out = topic ? collect(t, topic) : [];
+    const run = await t.rule(def, streams('CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/alike", FORMAT="json")')).start();
+    open.push({ t, rules: [run] });
+    alone.push({ t, run, out });
+  }
+  const before = { ...sharedStats, ...encodingStats };
+  // One by one, then in bursts that cross the bus together (the group's leader takes batches).
+  const bodies = Array.from({ length: 120 }, (_, k) => JSON.stringify(k % 7 === 3 ? { temp: "hot", device: `d${k % 3}` } : { temp: 15 + (k % 11), device: `d${k % 3}`, hum: k }));
+  for (const body of bodies.slice(0, 20)) {
+    await post(shared, "/alike", body);
+    for (const a of alone) await post(a.t, "/alike", body);
+  }
+  for (let k = 20; k < bodies.length; k += 25) {
+    const burst = bodies.slice(k, k + 25);
+    await Promise.all(burst.map((b) => post(shared, "/alike", b)));
+    for (const a of alone) for (const b of burst) await post(a.t, "/alike", b);
+  }
+  const done = (r: RunHandle) => decoderIn(r) === bodies.length;
+  await waitFor(() => together.every(done) && alone.every((a) => done(a.run)), "every rule decoded every message");
+  const lines = (t: TestRuntime, id: string) => t.logs.filter((l) => l.startsWith(`sink result for rule ${id}: `));
+  for (let i = 0; i < ALIKE.length; i++) {
+    const id = `s${i}`;
+    expect({ id, out: outs[i] }).toEqual({ id, out: alone[i]!.out });
+    expect({ id, log: lines(shared, id) }).toEqual({ id, log: lines(alone[i]!.t, id) });
+    expect({ id, m: counts(together[i]!.metrics()) }).toEqual({ id, m: counts(alone[i]!.run.metrics()) });
+  }
+  // Something was sent and the strings failed the WHERE on every rule alike.
+  expect(outs[0]!.length).toBeGreaterThan(0);
+  expect(lines(shared, "s5").length).toBe(outs[0]!.length);
+  expect(together[9]!.metrics().op_3_filter_0_exceptions_total).toBe(alone[9]!.run.metrics().op_3_filter_0_exceptions_total);
+  // The members replayed whole batches, and their sinks took what the sinks alike had made.
+  expect(sharedStats.batches - before.batches).toBeGreaterThan(0);
+  expect(encodingStats.reused - before.reused).toBeGreaterThan(outs[0]!.length);
+  expect(encodingStats.held - before.held).toBeGreaterThan(0);
+});
