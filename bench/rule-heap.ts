@@ -11,7 +11,7 @@
  * rules: the growth per rule by class (instances and bytes), and of plain objects, arrays,
  * strings, closures and scopes by what holds them (`<kind> <holder class>.<property or variable>`). Loopback only; the daemon is stopped at the end.
  */
-import { heapStats } from "bun:jsc";
+import { heapStats, memoryUsage } from "bun:jsc";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startDaemon } from "../lib/server/daemon.ts";
@@ -37,13 +37,13 @@ async function call(method: string, path: string, body?: object): Promise<{ stat
 }
 
 /** Heap size and object counts by type after full collections. */
-async function census(): Promise<{ heap: number; objects: number; types: Record<string, number>; anon: number }> {
+async function census(): Promise<{ heap: number; capacity: number; extra: number; malloc: number; objects: number; types: Record<string, number>; anon: number }> {
   for (let i = 0; i < 3; i++) {
     Bun.gc(true);
     await Bun.sleep(50);
   }
   const s = heapStats();
-  return { heap: s.heapSize, objects: s.objectCount, types: { ...s.objectTypeCounts }, anon: memKb(process.pid).anon };
+  return { heap: s.heapSize, capacity: s.heapCapacity, extra: s.extraMemorySize, malloc: memoryUsage().current, objects: s.objectCount, types: { ...s.objectTypeCounts }, anon: memKb(process.pid).anon };
 }
 
 /**
@@ -51,7 +51,7 @@ async function census(): Promise<{ heap: number; objects: number; types: Record<
  * edge name they are held under (JSC's Inspector snapshot: nodes of 4 fields, edges of 4).
  */
 /** The kinds of object the census attributes to what holds them. */
-const HELD = new Set(["Function", "Object", "Array", "string", "JSLexicalEnvironment", "Map", "Set", "Promise"]);
+const HELD = new Set(["Function", "Object", "Array", "string", "JSLexicalEnvironment", "Map", "Set", "Promise", "Cell Butterfly", "PropertyTable", "Structure"]);
 
 function snapshotCensus(): { classes: Map<string, [number, number]>; closures: Map<string, [number, number]> } {
   Bun.gc(true);
@@ -69,19 +69,29 @@ function snapshotCensus(): { classes: Map<string, [number, number]>; closures: M
     byId.set(s.nodes[i]!, i);
     add(classes, s.nodeClassNames[s.nodes[i + 2]!]!, s.nodes[i + 1]!);
   }
-  const closures = new Map<string, [number, number]>();
-  const seen = new Set<number>();
+  // Each plain object, array, string, closure or scope is put down to the nearest object of a
+  // class of its own above it (by the first edge that reaches it), and the property it hangs from.
+  const parent = new Map<number, [number, string]>();
   for (let i = 0; i < s.edges.length; i += 4) {
     const to = byId.get(s.edges[i + 1]!);
     const from = byId.get(s.edges[i]!);
-    if (to === undefined || from === undefined || seen.has(to)) continue;
-    const cls = s.nodeClassNames[s.nodes[to + 2]!]!;
-    if (!HELD.has(cls)) continue;
+    if (to === undefined || from === undefined || parent.has(to)) continue;
     const type = s.edgeTypes[s.edges[i + 2]!];
-    if (type !== "Property" && type !== "Variable" && type !== "Index") continue;
-    seen.add(to);
-    const edge = type === "Index" ? "[]" : s.edgeNames[s.edges[i + 3]!];
-    add(closures, `${cls} ${s.nodeClassNames[s.nodes[from + 2]!]}.${edge}`, s.nodes[to + 1]!);
+    parent.set(to, [from, type === "Index" ? "[]" : type === "Internal" ? "(internal)" : s.edgeNames[s.edges[i + 3]!]!]);
+  }
+  const closures = new Map<string, [number, number]>();
+  for (let i = 0; i < s.nodes.length; i += 4) {
+    if (!HELD.has(s.nodeClassNames[s.nodes[i + 2]!]!)) continue;
+    let at = i;
+    let edge = "";
+    for (let depth = 0; depth < 12; depth++) {
+      const p = parent.get(at);
+      if (p === undefined) break;
+      at = p[0];
+      edge = p[1];
+      if (!HELD.has(s.nodeClassNames[s.nodes[at + 2]!]!)) break;
+    }
+    add(closures, `${s.nodeClassNames[s.nodes[at + 2]!]}.${edge}`, s.nodes[i + 1]!);
   }
   return { classes, closures };
 }
@@ -113,6 +123,9 @@ try {
       rules: n,
       varied: !!a.varied,
       heapBytesPerRule: Math.round((after.heap - before.heap) / n),
+      heapCapacityPerRule: Math.round((after.capacity - before.capacity) / n),
+      extraMemoryPerRule: Math.round((after.extra - before.extra) / n),
+      mallocPerRule: Math.round((after.malloc - before.malloc) / n),
       objectsPerRule: per(after.objects - before.objects),
       anonKiBPerRule: per(after.anon - before.anon),
       byType: Object.fromEntries(grew.slice(0, Number(a.top))),
@@ -128,7 +141,7 @@ try {
     const s1 = snapshotCensus();
     const show = (title: string, rows: readonly (readonly [string, number, number])[]) => console.log(`${title} (per rule: count, bytes)\n` + rows.map(([k, c, b]) => `  ${k} ${c} ${b}`).join("\n"));
     show("by class", per1(s1.classes, s0!.classes));
-    show("by holder (kind holder.edge)", per1(s1.closures, s0!.closures));
+    show("plain objects, arrays, strings, closures and scopes by the nearest class above them (class.property)", per1(s1.closures, s0!.closures));
   }
 } finally {
   await d.stop();

@@ -6,6 +6,25 @@ import { ErrorGroups } from "./error-groups.ts";
 
 export type NodeKind = "source" | "op" | "sink";
 
+/**
+ * What a node seldom has: connection metrics (sources and sinks), its last error, duplicate and
+ * loss counts. Made the first time one is set, so an operator's node that never fails is the
+ * counters alone (a rule holds several nodes; many idle rules hold many).
+ */
+class RareMetrics {
+  lastException = "";
+  lastExceptionTime = 0;
+  connectionStatus = 0;
+  lastConnectedTime = 0;
+  lastDisconnectedTime = 0;
+  lastDisconnectedMessage = "";
+  lastTryTime = 0;
+  duplicates = 0;
+  recordsLost = -1;
+  errorGroups: ErrorGroups | null = null;
+  destinationDuplicates = -1;
+}
+
 export class NodeMetrics {
   readonly kind: NodeKind;
   readonly name: string;
@@ -16,30 +35,92 @@ export class NodeMetrics {
   bufferLength = 0;
   lastInvocation = 0;
   exceptions = 0;
-  lastException = "";
-  lastExceptionTime = 0;
+  /** The fields below, once one is set. */
+  private rare: RareMetrics | null = null;
+
+  private get r(): RareMetrics {
+    return (this.rare ??= new RareMetrics());
+  }
+
+  get lastException(): string {
+    return this.rare?.lastException ?? "";
+  }
+  set lastException(v: string) {
+    this.r.lastException = v;
+  }
+  get lastExceptionTime(): number {
+    return this.rare?.lastExceptionTime ?? 0;
+  }
+  set lastExceptionTime(v: number) {
+    this.r.lastExceptionTime = v;
+  }
   /** Connection metrics (sources and sinks only). */
-  connectionStatus = 0;
-  lastConnectedTime = 0;
-  lastDisconnectedTime = 0;
-  lastDisconnectedMessage = "";
-  lastTryTime = 0;
+  get connectionStatus(): number {
+    return this.rare?.connectionStatus ?? 0;
+  }
+  set connectionStatus(v: number) {
+    this.r.connectionStatus = v;
+  }
+  get lastConnectedTime(): number {
+    return this.rare?.lastConnectedTime ?? 0;
+  }
+  set lastConnectedTime(v: number) {
+    this.r.lastConnectedTime = v;
+  }
+  get lastDisconnectedTime(): number {
+    return this.rare?.lastDisconnectedTime ?? 0;
+  }
+  set lastDisconnectedTime(v: number) {
+    this.r.lastDisconnectedTime = v;
+  }
+  get lastDisconnectedMessage(): string {
+    return this.rare?.lastDisconnectedMessage ?? "";
+  }
+  set lastDisconnectedMessage(v: string) {
+    this.r.lastDisconnectedMessage = v;
+  }
+  get lastTryTime(): number {
+    return this.rare?.lastTryTime ?? 0;
+  }
+  set lastTryTime(v: number) {
+    this.r.lastTryTime = v;
+  }
   /** floe: redelivered messages a source admitted (MQTT DUP flag); not an eKuiper status key. */
-  duplicates = 0;
+  get duplicates(): number {
+    return this.rare?.duplicates ?? 0;
+  }
+  set duplicates(v: number) {
+    this.r.duplicates = v;
+  }
   /**
    * floe: messages the source acknowledged that the rule's last run lost (not in a sink cache
    * nor in a checkpoint at a kill or stop), counted at start from the acknowledgement ledger;
    * -1 when the rule keeps no ledger. Reported as `records_lost_total` on source nodes.
    */
-  recordsLost = -1;
+  get recordsLost(): number {
+    return this.rare?.recordsLost ?? -1;
+  }
+  set recordsLost(v: number) {
+    this.r.recordsLost = v;
+  }
   /** floe: the node's errors by message, made at its first error (the console's Debug view). */
-  errorGroups: ErrorGroups | null = null;
+  get errorGroups(): ErrorGroups | null {
+    return this.rare?.errorGroups ?? null;
+  }
+  set errorGroups(v: ErrorGroups | null) {
+    this.r.errorGroups = v;
+  }
   /**
    * floe: publishes the destination reported as duplicates of ones it already stored, and so did
    * not store again (JetStream's PubAck `duplicate`); -1 when the sink cannot tell. Reported as
    * `duplicates_total` on sink nodes.
    */
-  destinationDuplicates = -1;
+  get destinationDuplicates(): number {
+    return this.rare?.destinationDuplicates ?? -1;
+  }
+  set destinationDuplicates(v: number) {
+    this.r.destinationDuplicates = v;
+  }
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
     this.name = name;
@@ -55,9 +136,10 @@ export class NodeMetrics {
 
   exception(message: string, at: number): void {
     this.exceptions++;
-    this.lastException = message;
-    this.lastExceptionTime = at;
-    (this.errorGroups ??= new ErrorGroups()).add(message, at);
+    const r = this.r;
+    r.lastException = message;
+    r.lastExceptionTime = at;
+    (r.errorGroups ??= new ErrorGroups()).add(message, at);
   }
 
   /** The record that caused the error just counted (a bounded preview, error-groups.ts). */

@@ -164,7 +164,7 @@ export abstract class Operator implements Consumer {
     }
     this.spreading = job;
     if (job.loan !== null) job.loan.held++;
-    setImmediate(this.resume);
+    setImmediate(resumeLater, this);
   }
 
   /** An item waits behind the one being spread, holding its rows' loan meanwhile. */
@@ -174,13 +174,13 @@ export abstract class Operator implements Consumer {
   }
 
   /** A later turn: the spread item's next step; once it is done (or failed), the items that waited. */
-  private readonly resume = (): void => {
+  resume(): void {
     const job = this.spreading;
     if (job === null) return; // `complete` finished it
     try {
       const turnMs = this.env.turnMs; // undefined once the rule is traced
       if (!job.step(job.turn(this.completing ? undefined : turnMs))) {
-        setImmediate(this.resume);
+        setImmediate(resumeLater, this);
         return;
       }
       this.unspread(job);
@@ -197,7 +197,7 @@ export abstract class Operator implements Consumer {
       this.push(item);
       if (own !== null && own.kind === "loan") own.held--;
     }
-  };
+  }
 
   private unspread(job: RowJob): void {
     this.spreading = null;
@@ -264,3 +264,8 @@ export abstract class Operator implements Consumer {
 }
 
 const DISCARD: Consumer = { push() {} };
+
+/** A spread item's next step in a later turn (one function for every operator: none holds a closure of its own). */
+function resumeLater(op: Operator): void {
+  op.resume();
+}

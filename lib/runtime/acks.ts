@@ -25,7 +25,12 @@ export class Acks {
     private readonly drains: readonly Drain[],
     private readonly pipelines: readonly SinkPipeline[],
     private readonly topo: Topology,
-  ) {}
+  ) {
+    this.flushed = pipelines.filter((p) => p.journaled);
+  }
+
+  /** The pipelines a drain's end flushes without a ledger: those with a cache (a queue in memory has nothing to write). */
+  private readonly flushed: readonly SinkPipeline[];
 
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
@@ -34,7 +39,7 @@ export class Acks {
   commit(): void {
     const l = this.ledger;
     if (!l) {
-      for (const p of this.pipelines) p.flush();
+      for (const p of this.flushed) p.flush();
       return;
     }
     l.tx(() => {

@@ -22,8 +22,8 @@ export interface GroupMember {
   readonly alone: boolean;
   /** Results the member's run may still produce before a sink would have to wait. */
   room(): number;
-  /** Processes the leader's batch as its own drain would have. */
-  follow(buf: readonly SourceMessage[], n: number): void;
+  /** Processes the leader's batch, taken at `now` (its clock's reading), as its own drain would have. */
+  follow(buf: readonly SourceMessage[], n: number, now: number): void;
   /** Schedules the member's own drain. */
   wake(): void;
 }
@@ -99,10 +99,10 @@ export class DrainGroup {
     next.wake();
   }
 
-  /** The leader took `buf[0..n)`: every parked member processes it. */
-  fanOut(buf: readonly SourceMessage[], n: number): void {
+  /** The leader took `buf[0..n)` at `now`: every parked member processes it. */
+  fanOut(buf: readonly SourceMessage[], n: number, now: number): void {
     const p = this.parked;
-    for (let i = 0; i < p.length; i++) p[i]!.follow(buf, n);
+    for (let i = 0; i < p.length; i++) p[i]!.follow(buf, n, now);
     // Each row is at most one result per sink (an undecoded message: its error, one).
     let spent = 0;
     for (let i = 0; i < n; i++) spent += Math.max(1, buf[i]!.decoded?.length ?? 1);

@@ -152,12 +152,12 @@ export class Drain implements GroupMember {
   };
 
   /**
-   * One batch: what `sub` holds (the drain's own), or, without `sub`, `n` messages a group's leader took.
-   * One clock read per batch: every record of it arrived in the same read.
+   * One batch: what `sub` holds (the drain's own), or, without `sub`, `n` messages a group's leader
+   * took at `now`. One clock read per batch (none for a leader's): every record of it arrived in the same read.
    */
-  private batch(sub: Attachment["sub"] | undefined, taken: readonly SourceMessage[], n: number): void {
+  private batch(sub: Attachment["sub"] | undefined, taken: readonly SourceMessage[], n: number, now = 0): void {
     const run = this.run;
-    run.batchNow = run.clock.now();
+    run.batchNow = now || run.clock.now();
     run.active = this;
     try {
       if (sub !== undefined) this.loop(sub, run, this.buf);
@@ -199,7 +199,7 @@ export class Drain implements GroupMember {
       this.processAll(buf, n);
       if (g !== undefined) {
         this.shared?.summarize(buf, n);
-        g.fanOut(buf, n);
+        g.fanOut(buf, n, run.batchNow);
         this.shared?.batchDone(buf, n);
       }
       buf.length = 0;
@@ -230,11 +230,11 @@ export class Drain implements GroupMember {
   }
 
   /** A batch the group's leader took (drain-group.ts): processed as this drain's own would be. */
-  follow(buf: readonly SourceMessage[], n: number): void {
+  follow(buf: readonly SourceMessage[], n: number, now: number): void {
     const run = this.run;
     if (run.halted) return;
     this.taken += n;
-    this.batch(undefined, buf, n);
+    this.batch(undefined, buf, n, now);
   }
 
   /**

@@ -169,8 +169,11 @@ export class Execution implements DrainHost {
     this.sharedKey = shares ? sharedKey(spec.select, only.def, o, env.ignoreCase) : undefined;
   }
 
-  /** The group of rules this run shares its evaluation with (undefined: it evaluates alone). */
-  private readonly sharedKey: string | undefined;
+  /**
+   * The group of rules this run shares its evaluation with (undefined: it evaluates alone); let
+   * go of once the sources are attached (the group holds one copy of it for all its rules).
+   */
+  private sharedKey: string | undefined;
 
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
@@ -325,6 +328,7 @@ export class Execution implements DrainHost {
         if (drain.shared) drain.group = DrainGroup.join(drain.att.groups, drain.shared.key, drain);
         if (drain.att.sub.length) drain.wake();
       }
+      this.sharedKey = undefined;
       if (keys) this.releaseDrains(offsets!);
       this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.acks.checkpointed);
     } catch (e) {

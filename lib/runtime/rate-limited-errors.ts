@@ -99,16 +99,17 @@ export class RateLimitedErrors implements ErrorReport {
     this.pending++;
     this.last = text;
     if (!this.timer) {
-      this.timer = setTimeout(this.tick, this.intervalMs);
+      this.timer = setTimeout(tickLater, this.intervalMs, this);
       // A pending count line never keeps the process alive: end() prints it.
       (this.timer as { unref?(): void }).unref?.();
     }
   }
 
-  private readonly tick = (): void => {
+  /** The interval after the first pending error ended: its count line. */
+  tick(): void {
     this.timer = undefined;
     this.flushPending(this.intervalMs <= 1000 ? " in the last second" : ` in the last ${this.intervalMs / 1000} s`);
-  };
+  }
 
   private flushPending(span: string): void {
     if (this.pending === 0) return;
@@ -116,4 +117,9 @@ export class RateLimitedErrors implements ErrorReport {
     this.pending = 0;
     this.last = "";
   }
+}
+
+/** A report's count line at the end of its interval (one function for every report: none holds a closure of its own). */
+function tickLater(r: RateLimitedErrors): void {
+  r.tick();
 }

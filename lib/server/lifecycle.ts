@@ -55,7 +55,13 @@ export class RuleLifecycle {
   lastStopTimestamp = 0;
   /** The nodes and topology of the current or last run (kept after it stops). */
   lastNodes: readonly NodeMetrics[] = [];
-  lastTopo: Topo | undefined;
+  /** The topology of the last run that stopped (a running rule's is its run's). */
+  private stoppedTopo: Topo | undefined;
+
+  /** The topology of the current run, else of the last one; undefined when the rule never ran. */
+  get lastTopo(): Topo | undefined {
+    return this.run ? this.run.topo() : this.stoppedTopo;
+  }
   /** Tracing is started on the current run (reset by every stop: a new run starts untraced). */
   tracing = false;
   private run: HeldRun | undefined;
@@ -204,8 +210,6 @@ export class RuleLifecycle {
         return;
       }
       this.run = run;
-      this.lastNodes = run.nodes();
-      this.lastTopo = run.topo();
       this.lastStartTimestamp = Date.now();
       this.state = RuleStateName.running;
     } catch (e) {
@@ -217,6 +221,7 @@ export class RuleLifecycle {
 
   private async doStop(message: string, target: RuleStateName): Promise<void> {
     const run = this.run;
+    this.keep(run);
     this.run = undefined;
     this.generation++;
     this.tracing = false;
@@ -234,12 +239,20 @@ export class RuleLifecycle {
     this.message = message;
   }
 
+  /** What is reported of a run once it is no longer the current one (its nodes are read again once it stopped). */
+  private keep(run: HeldRun | undefined): void {
+    if (!run) return;
+    this.lastNodes = run.nodes();
+    this.stoppedTopo = run.topo();
+  }
+
   /** A run ended by itself: EOF → `stopped`/`done`; a runtime error → `stopped by error` with its message. */
   private exited(gen: number, exit: RunExit): void {
     if (gen !== this.generation) return;
     void this.enqueue("stop", async () => {
       if (gen !== this.generation || !this.run) return;
       const run = this.run;
+      this.keep(run);
       this.run = undefined;
       this.generation++;
       try {

@@ -82,6 +82,8 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
   for (const [name, def] of engine.catalog.all()) tables.update(name, def);
   const create = (def: StoredRule, extraSinks?: SinkNode[], connectors?: ReadonlyMap<string, SourceConnector>) =>
     Rule.create(ruleJson(def), deps.streams(), env, hub, { ...(extraSinks ? { extraSinks } : {}), ...(connectors ? { connectors } : {}) });
+  // The rules' error reports write through one function (each rule holds its report while it runs).
+  const warn = (t: string): void => engine.log(t.trimEnd(), "warn");
   const factory: RunFactory = async (def, onExit) => {
     // In a group, a rule over a partitioned stream runs once per partition this member owns.
     const cluster = engine.cluster;
@@ -128,7 +130,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     engine.log(`rule ${def.id} starting with options ${JSON.stringify(def.options.raw)}`, "debug");
     // Decode and row errors reach the log as pipe mode's reach stderr: the first in full, then
     // counts (the rule's state changes, a stop by error included, are logged by the engine).
-    const errors = new RateLimitedErrors((t) => engine.log(t.trimEnd(), "warn"), { prefix: `rule ${def.id}: `, intervalMs: 10_000, reportFatal: false, summary: false, wantsMeta: false });
+    const errors = new RateLimitedErrors(warn, { prefix: `rule ${def.id}: `, intervalMs: 10_000, reportFatal: false, summary: false, wantsMeta: false });
     // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
     const rule = Rule.create(ruleJson(def), deps.streams(), env, hub, { errors });
     return rule.start((exit) => {

@@ -67,7 +67,7 @@ export interface BacklogHost {
   /** All rows of such a result are rendered: the outputs are counted out of the transform. */
   rendered(outs: readonly Output[]): void;
   /** Enqueues the payload built across slices for the whole-array output `o`. */
-  enqueueOutput(o: Output, payload: Payload, now: number, traceparent: string | null): void;
+  enqueueSliced(o: Output, payload: Payload, now: number, traceparent: string | null): void;
   /** Enqueues the payload built across slices for a batch writer's flush. */
   enqueueBatch(list: readonly Output[], payload: Payload, now: number): void;
   /** The backlog emptied in a slice: the rule may have room again. */
@@ -131,7 +131,7 @@ export class Backlog {
     this.list.push(new PendingRows(rows, rendered));
     this.traces.push(traceparent);
     this.extraRows += rows.length - 1;
-    if (this.timer === undefined) this.timer = setImmediate(this.slice);
+    if (this.timer === undefined) this.timer = setImmediate(sliceLater, this);
   }
 
   /** Takes a batch writer's flush when it is built across slices (json format, behind the backlog or big). */
@@ -160,7 +160,7 @@ export class Backlog {
   }
 
   /** Encodes the next slice of the backlog; schedules the one after it, if any. */
-  private readonly slice = (): void => {
+  slice(): void {
     this.timer = undefined;
     const list = this.list;
     const end = Math.min(list.length, this.pos + SLICE);
@@ -197,9 +197,9 @@ export class Backlog {
         this.pos = 0;
         this.extraRows = 0;
         this.host.drained();
-      } else if (!this.stopped) this.timer = setImmediate(this.slice);
+      } else if (!this.stopped) this.timer = setImmediate(sliceLater, this);
     }
-  };
+  }
 
   /** Encodes every output still waiting now (end of input, a cache's write-through). */
   drain(): void {
@@ -297,7 +297,7 @@ export class Backlog {
       w.recordsOut++;
       w.processLatencyUs = Math.round(s.spentMs * 1000);
       this.host.enqueueBatch(o.list, payload, now);
-    } else this.host.enqueueOutput(o, payload, now, tp);
+    } else this.host.enqueueSliced(o, payload, now, tp);
     return true;
   }
 
@@ -325,4 +325,9 @@ export class Backlog {
     this.host.encode(o, now, tp);
     return true;
   }
+}
+
+/** A backlog's next slice in a later turn (one function for every backlog: none holds a closure of its own). */
+function sliceLater(b: Backlog): void {
+  b.slice();
 }

@@ -130,5 +130,12 @@ export function parseSinkCommon(props: Props, defaults: CacheConf = SHIPPED_CACH
     if (e instanceof EngineError) throw sinkConfError(e.message);
     throw e;
   }
-  return { ...common, cache: cacheConf(r, defaults) };
+  const cache = cacheConf(r, defaults);
+  return { ...common, cache: sameCache(cache, defaults) ? defaults : cache };
+}
+
+/** Whether two cache configurations say the same (an action that sets none shares the defaults' object). */
+function sameCache(a: CacheConf, b: CacheConf): boolean {
+  for (const k in a) if (a[k as keyof CacheConf] !== b[k as keyof CacheConf]) return false;
+  return true;
 }

@@ -16,10 +16,11 @@ import { Emission, type Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
 import type { SinkNode } from "../core/sink.ts";
 import type { SchemaRegistry } from "../formats/schema-registry.ts";
+import type { Obj } from "../value/values.ts";
 import { SinkItem, SinkSource } from "./connector.ts";
 import { ConnectionReporter } from "../core/connection.ts";
 import { elapsedUs, PayloadEncoder, tupleData, type Payload } from "./payload.ts";
-import { Backlog } from "./backlog.ts";
+import { Backlog, type BacklogHost } from "./backlog.ts";
 import { SLICE_OUTPUTS as SLICE } from "../core/turn.ts";
 import { SinkSender, type SenderConf } from "./sender.ts";
 import { Transformer, type Output } from "./transform.ts";
@@ -42,7 +43,7 @@ export interface SinkPipelineInit extends SenderConf {
 
 const FENCED = "not sent: this member may no longer own the partition (its lease lapsed or a newer owner claimed it); the owner recomputes it from the group's checkpoint";
 
-export class SinkPipeline implements SinkNode {
+export class SinkPipeline implements SinkNode, BacklogHost {
   readonly metrics: NodeMetrics[];
   readonly name: string;
   readonly status = new ConnectionReporter();
@@ -100,30 +101,8 @@ export class SinkPipeline implements SinkNode {
     // A bytes sink with json format sends template text verbatim.
     // Without batching, a whole window's template is rendered in steps too (`pendingTemplate`).
     this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.payloads.sliceableBatch && !batching ? SLICE : Infinity);
-    this.backlog = new Backlog(
-      {
-        encode: (o, now, tp) => this.encodeGuarded(o, now, tp),
-        encodeRow: (row, now, tp) => {
-          const o = this.transformer.single(row);
-          if (o === null) return;
-          this.transformNode.recordsOut++;
-          this.transformNode.messagesProcessed++;
-          this.encodeGuarded(o, now, tp);
-        },
-        renderRow: (row, outs) => this.transformer.rowOutputs(row, outs),
-        rendered: (outs) => {
-          const t = this.transformNode;
-          t.recordsOut += outs.length;
-          for (const o of outs) t.messagesProcessed += o.rows;
-        },
-        enqueueOutput: (o, payload, now, tp) => this.enqueueOutput(o, payload, now, false, tp),
-        enqueueBatch: (list, payload, now) => this.enqueueBatch(list, payload, now),
-        drained: () => this.sender.checkRoom(),
-      },
-      this.payloads,
-      this.transformer,
-      this.transformNode,
-    );
+    // The pipeline is its backlog's host (the BacklogHost methods below).
+    this.backlog = new Backlog(this, this.payloads, this.transformer, this.transformNode);
     const mark = this.keepSource ? (item: SinkItem) => (item.source ? this.payloads.mark(item, item.source, c.cache.resendIndicatorField) : item) : null;
     this.sender = new SinkSender(init, this.name, this.sink, this.cacheNode, this.status, mark, this.backlog);
     // Topology order: … → sink → op_<type>_<i>_cache → sink_<type>_<i>_resend (rest-api.md §6.3).
@@ -288,13 +267,44 @@ export class SinkPipeline implements SinkNode {
     }
   }
 
-  /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
-  private encodeGuarded(o: Output, now: number, tp: string | null): void {
+  /** BacklogHost: `encodeOne` outside `push`'s error boundary, with the same boundary, per output. */
+  encode(o: Output, now: number, tp: string | null): void {
     try {
       this.encodeOne(o, now, false, tp);
     } catch (e) {
       this.transformNode.exception(failureText(e), now);
     }
+  }
+
+  /** BacklogHost: one row of a big result sent singly, transformed (counted) and encoded. */
+  encodeRow(row: Obj, now: number, tp: string | null): void {
+    const o = this.transformer.single(row);
+    if (o === null) return;
+    this.transformNode.recordsOut++;
+    this.transformNode.messagesProcessed++;
+    this.encode(o, now, tp);
+  }
+
+  /** BacklogHost: the outputs of one row of a big result sent singly. */
+  renderRow(row: Obj, outs: Output[]): void {
+    this.transformer.rowOutputs(row, outs);
+  }
+
+  /** BacklogHost: a big result's rows are rendered, counted out of the transform. */
+  rendered(outs: readonly Output[]): void {
+    const t = this.transformNode;
+    t.recordsOut += outs.length;
+    for (const o of outs) t.messagesProcessed += o.rows;
+  }
+
+  /** BacklogHost: the payload of a whole array built across slices. */
+  enqueueSliced(o: Output, payload: Payload, now: number, tp: string | null): void {
+    this.enqueueOutput(o, payload, now, false, tp);
+  }
+
+  /** BacklogHost: the backlog emptied in a slice. */
+  drained(): void {
+    this.sender.checkRoom();
   }
 
   /** Encodes and queues one output; false when its encoding failed (counted). */
@@ -354,7 +364,8 @@ export class SinkPipeline implements SinkNode {
     this.enqueueBatch(list, payload, now);
   }
 
-  private enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
+  /** Queues a batch writer's payload (BacklogHost: also one built across slices). */
+  enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;

@@ -128,7 +128,7 @@ test("a member that leads or is traced after its leader starts with the messages
   // The leader takes one and hands it out, then c is traced: it adopts the two still waiting.
   const buf: InstanceType<typeof SourceMessage>[] = [];
   a.sub.take(buf, 1);
-  g.fanOut(buf, 1);
+  g.fanOut(buf, 1, 0);
   c.alone = true;
   g.unpark(c);
   expect(c.sub.length).toBe(2);

@@ -18,7 +18,8 @@ export class NopSink implements SinkConnector {
   }
   open(ctx: SinkContext): void {
     // [quirk] nop never reports a connection state: connection_status stays 0.
-    this.ctx = ctx;
+    // Only a logging nop needs its context (many idle rules hold a nop each).
+    if (this.log) this.ctx = ctx;
   }
   send(item: SinkItem): void {
     if (this.log) this.ctx!.log(`sink result for rule ${this.ctx!.ruleId}: ${text(item.payload)}`);
