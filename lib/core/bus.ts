@@ -49,11 +49,10 @@ export class Subscription<T> {
   short = false;
   /**
    * Parked: the bus queues nothing for it, since another subscriber (its leader) takes each record
-   * for it too; the leader's `followers`. A record the leader's `skip` accounts for is asked of
-   * each follower's `skip` as well.
+   * for it too; a record the leader's `skip` accounts for, the leader's `skip` accounts for the
+   * parked ones as well.
    */
   parked = false;
-  followers: Subscription<T>[] | null = null;
   private readonly bus: Bus<T>;
 
   constructor(bus: Bus<T>, capacity: number, policy: OverflowPolicy, wake: () => void) {
@@ -203,13 +202,10 @@ export class Bus<T> {
       let added = to - start;
       if (skip === undefined) for (let j = start; j < to; j++) q.push(batch[j]!);
       else {
-        const fs = s.followers;
         for (let j = start; j < to; j++) {
           const r = batch[j]!;
-          if (skip(r)) {
-            added--;
-            if (fs !== null) for (let k = 0; k < fs.length; k++) fs[k]!.skip?.(r);
-          } else q.push(r);
+          if (skip(r)) added--;
+          else q.push(r);
         }
       }
       if (added > 0 && s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {

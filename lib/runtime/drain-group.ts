@@ -10,10 +10,26 @@
  * own queue, which the bus fills again — when it is traced, or when it leads after the leader
  * left, or when its sinks have no room (a leader without room hands the lead on): a slow member
  * waits on its own queue, as it would alone, while the others go on.
+ *
+ * A batch the group shared whole (shared-eval.ts `summarize`) is counted once for the lazy parked
+ * members, in the group's tally (group-tally.ts), and only its items go to each one's sinks; a
+ * message the predicate index spares the leader is counted there too. A member catches up with
+ * the tally when its counts are read, when it unparks and when its run fails. The member whose
+ * rule counts the shared stream's source node (shown by every rule) follows eagerly, batch by batch.
  */
 import type { SourceMessage } from "../source/message.ts";
 import type { Subscription } from "../core/bus.ts";
+import type { Item } from "../core/item.ts";
 import { DRAIN_STEP } from "../core/turn.ts";
+import { GroupTally } from "./group-tally.ts";
+import { sharedStats } from "./shared-eval.ts";
+
+/** What a batch the group shared whole gives each member (shared-eval.ts BatchOutcome). */
+export interface SharedBatch {
+  readonly counts: Float64Array;
+  readonly latency: Float64Array;
+  readonly items: readonly Item[];
+}
 
 /** What the group needs of a member (drain.ts Drain). */
 export interface GroupMember {
@@ -26,11 +42,28 @@ export interface GroupMember {
   follow(buf: readonly SourceMessage[], n: number, now: number): void;
   /** Schedules the member's own drain. */
   wake(): void;
+  /** The member counts the shared source node: it follows eagerly. */
+  readonly eager: boolean;
+  /** Counted through the group's tally (set by the group while the member is parked, not eager). */
+  lazy: boolean;
+  /** A lazy member begins counting through `t`. */
+  markTally(t: GroupTally): void;
+  /** Adds what `t` counted since the member last looked. */
+  catchUpTally(t: GroupTally): void;
+  /** A lazy member's part of a batch shared whole, taken at `now`: its items into the member's sinks. */
+  followItems(items: readonly Item[], now: number): void;
+  /** A message the index spared the leader at `now`, counted by an eager member as its own skip. */
+  skipped(now: number): void;
 }
 
 export class DrainGroup {
   private readonly members: GroupMember[] = [];
   private readonly parked: GroupMember[] = [];
+  /** The parked members that count eagerly (see the header). */
+  private readonly eagerOnes: GroupMember[] = [];
+  /** What the lazy parked members count together. */
+  readonly tally = new GroupTally();
+  private lazyCount = 0;
   leader: GroupMember | undefined;
 
   private constructor(
@@ -93,16 +126,29 @@ export class DrainGroup {
     const next = this.parked[0];
     if (this.leader !== m || next === undefined) return;
     this.unpark(next);
-    if (m.sub) m.sub.followers = null;
     this.leader = next;
     this.tell();
     next.wake();
   }
 
-  /** The leader took `buf[0..n)` at `now`: every parked member processes it. */
-  fanOut(buf: readonly SourceMessage[], n: number, now: number): void {
+  /**
+   * The leader took `buf[0..n)` at `now`: every parked member processes it — the lazy ones, when
+   * the group shared it `whole`, through the tally and their sinks only.
+   */
+  fanOut(buf: readonly SourceMessage[], n: number, now: number, whole: SharedBatch | null): void {
     const p = this.parked;
-    for (let i = 0; i < p.length; i++) p[i]!.follow(buf, n, now);
+    if (whole === null) for (let i = 0; i < p.length; i++) p[i]!.follow(buf, n, now);
+    else {
+      if (this.lazyCount > 0) {
+        this.tally.add(whole.counts, whole.latency, n, now);
+        sharedStats.batches++;
+        sharedStats.replays += n * this.lazyCount;
+      }
+      const e = this.eagerOnes;
+      for (let i = 0; i < e.length; i++) e[i]!.follow(buf, n, now);
+      const items = whole.items;
+      if (items.length > 0) for (let i = 0; i < p.length; i++) if (p[i]!.lazy) p[i]!.followItems(items, now);
+    }
     // Each row is at most one result per sink (an undecoded message: its error, one).
     let spent = 0;
     for (let i = 0; i < n; i++) spent += Math.max(1, buf[i]!.decoded?.length ?? 1);
@@ -127,14 +173,51 @@ export class DrainGroup {
     if (m === this.leader || !sub || sub.parked || m.alone || sub.length > 0) return false;
     sub.parked = true;
     this.parked.push(m);
+    if (m.eager) this.eagerOnes.push(m);
+    else {
+      m.lazy = true;
+      this.lazyCount++;
+      m.markTally(this.tally);
+    }
     return true;
   }
 
-  /** The leader's subscription learns its followers (whose index skips it counts); their room is asked again. */
+  /** The parked members' room is asked again. */
   private tell(): void {
     this.budget = 0;
-    const lead = this.leader?.sub;
-    if (lead) lead.followers = this.parked.length ? this.parked.map((x) => x.sub!) : null;
+  }
+
+  /** The leader's index spared it a message at `now`: counted for every parked member. */
+  skipped(now: number): void {
+    if (this.lazyCount > 0) this.tally.skip(now);
+    const e = this.eagerOnes;
+    for (let i = 0; i < e.length; i++) e[i]!.skipped(now);
+  }
+
+  /** A lazy member's counts are read (or its run fails): it adds what the tally counted meanwhile. */
+  catchUp(m: GroupMember): void {
+    if (m.lazy) m.catchUpTally(this.tally);
+  }
+
+  /** The member now counts the shared source node (the rule that did left): a lazy one catches up and follows eagerly. */
+  recount(m: GroupMember): void {
+    if (!m.lazy || !m.eager) return;
+    m.catchUpTally(this.tally);
+    m.lazy = false;
+    this.lazyCount--;
+    this.eagerOnes.push(m);
+  }
+
+  /** The member stops counting through the group (it unparks). */
+  private unlist(m: GroupMember): void {
+    if (m.lazy) {
+      m.catchUpTally(this.tally);
+      m.lazy = false;
+      this.lazyCount--;
+      return;
+    }
+    const i = this.eagerOnes.indexOf(m);
+    if (i >= 0) this.eagerOnes.splice(i, 1);
   }
 
   /** The member takes its own messages again, beginning with those the leader has yet to take. */
@@ -143,6 +226,7 @@ export class DrainGroup {
     const i = this.parked.indexOf(m);
     if (!sub || i < 0) return;
     this.parked.splice(i, 1);
+    this.unlist(m);
     sub.parked = false;
     const lead = this.leader?.sub;
     if (lead) sub.adopt(lead.queue.toArray());
@@ -159,7 +243,6 @@ export class DrainGroup {
     if (this.leader === m) {
       const next = this.parked[0] ?? this.members.find((x) => !x.alone) ?? this.members[0];
       if (next) this.unpark(next);
-      if (m.sub) m.sub.followers = null;
       this.leader = next;
       this.tell();
     }

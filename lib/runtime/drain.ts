@@ -15,6 +15,8 @@ import { memoryGovernor } from "./memory.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
 import type { AttachOptions, Attachment } from "./sources.ts";
 import { rejectable, type SkipTarget } from "./predicate-index.ts";
+import type { GroupTally } from "./group-tally.ts";
+import type { Item } from "../core/item.ts";
 import type { Topology } from "./topology.ts";
 import { Inlet } from "./inlet.ts";
 import type { SharedEval } from "./shared-eval.ts";
@@ -92,7 +94,7 @@ function resumeDrain(d: Drain): void {
   d.drain();
 }
 
-export class Drain implements GroupMember {
+export class Drain implements GroupMember, SkipTarget {
   private readonly buf: SourceMessage[] = [];
   private scheduled = false;
   /** Woken while the run held its drains (DrainHost.holdDrains): drains once they are let go. */
@@ -198,8 +200,7 @@ export class Drain implements GroupMember {
       this.node.processLatencyUs = sub.latencyUs;
       this.processAll(buf, n);
       if (g !== undefined) {
-        this.shared?.summarize(buf, n);
-        g.fanOut(buf, n, run.batchNow);
+        g.fanOut(buf, n, run.batchNow, this.shared?.summarize(buf, n) ?? null);
         this.shared?.batchDone(buf, n);
       }
       buf.length = 0;
@@ -222,7 +223,8 @@ export class Drain implements GroupMember {
   }
 
   get alone(): boolean {
-    return this.run.halted || this.run.tracer !== undefined;
+    const run = this.run;
+    return run.halted || run.tracer !== undefined || run.topo.peeked;
   }
 
   room(): number {
@@ -278,16 +280,71 @@ export class Drain implements GroupMember {
   indexFilter(fold: boolean): AttachOptions["filter"] {
     const r = rejectable(this.run.topo, this.name);
     if (!r) return undefined;
+    this.spared = r;
+    return { where: r.where, fold, target: this };
+  }
+
+  /** What counts a message the index spares the rule (rejectable). */
+  private spared: { skipped(now: number): void } | undefined = undefined;
+
+  /** SkipTarget: the index spared the rule a message at `now` (a group's leader: its parked members too). */
+  skip(now: number): boolean {
     const run = this.run;
-    const target: SkipTarget = {
-      skip: (now) => {
-        if (run.halted || run.tracer !== undefined) return false;
-        this.taken++;
-        r.skipped(now);
-        return true;
-      },
-    };
-    return { where: r.where, fold, target };
+    if (run.halted || run.tracer !== undefined) return false;
+    this.taken++;
+    this.spared!.skipped(now);
+    const g = this.group;
+    if (g !== undefined && g.leader === this) g.skipped(now);
+    return true;
+  }
+
+  /** GroupMember: an eager member counts a message the index spared its leader. */
+  skipped(now: number): void {
+    if (this.run.halted) return;
+    this.taken++;
+    this.spared?.skipped(now);
+  }
+
+  /** GroupMember: the rule counts its shared source node, so it follows eagerly. */
+  get eager(): boolean {
+    return this.shared?.countsSource ?? true;
+  }
+
+  /** GroupMember: counted through the group's tally meanwhile. */
+  lazy = false;
+
+  markTally(t: GroupTally): void {
+    this.shared!.markTally(t);
+  }
+
+  catchUpTally(t: GroupTally): void {
+    const msgs = this.shared!.catchUp(t, !this.run.halted);
+    this.taken += msgs;
+    // The decoder node's latency: the stream decoder's last sample.
+    const dn = this.decoderNode;
+    if (msgs > 0 && dn !== undefined && this.att) dn.processLatencyUs = this.att.decodeLatency.us;
+  }
+
+  /** The rule's counts are about to be read (or its run fails): a lazy group member catches up with its group. */
+  catchUp(): void {
+    if (this.lazy) this.group?.catchUp(this);
+  }
+
+  /** GroupMember: a batch the group shared whole: its items into this rule's sinks, as its own drain would push them. */
+  followItems(items: readonly Item[], now: number): void {
+    const run = this.run;
+    if (run.halted) return;
+    run.batchNow = now;
+    run.active = this;
+    try {
+      this.shared!.pushItems(items);
+      run.commit();
+    } catch (e) {
+      run.fatal(e);
+    } finally {
+      run.batchNow = 0;
+      run.active = undefined;
+    }
   }
 
   /**

@@ -30,7 +30,7 @@ import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
 import type { Peek } from "./peek.ts";
 import { messageWhere, type ErrorReport } from "./error-report.ts";
-import type { SourceHub } from "./sources.ts";
+import type { AttachOptions, SourceHub } from "./sources.ts";
 import { Topology } from "./topology.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
@@ -216,6 +216,8 @@ export class Execution implements DrainHost {
 
   /** Starts a data peek (runtime/peek.ts) on this run, or ends it (undefined); a new run starts without. */
   peek(p: Peek | undefined): void {
+    // A peeked rule takes its own messages (its taps see what its own nodes pass on).
+    if (p) for (const d of this.drains) d.group?.unpark(d);
     this.topo.peek(p);
   }
 
@@ -234,6 +236,8 @@ export class Execution implements DrainHost {
   /** A failure outside any record (a drain's own loop, a timer): the rule stops by error with its message. */
   fatal(e: unknown): void {
     if (this.halted) return;
+    // What a drain group counted for this rule so far is its own; from here on it counts nothing.
+    for (const d of this.drains) d.catchUp();
     this.halted = true;
     this.fatalMessage = failureText(e);
     // Another member leads the drain group once the drain running (perhaps this one's) is done.
@@ -307,24 +311,7 @@ export class Execution implements DrainHost {
         drain.node = node;
         drain.decoderNode = this.topo.decoderMetrics(src.name);
         drain.shared = SharedEval.of(this.sharedKey, this.topo, src.name);
-        drain.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), {
-          capacity: o.subscriberCapacity,
-          policy: o.overflow,
-          wake: drain.wake,
-          node,
-          share: (shared, counting) => {
-            drain.node = shared;
-            this.topo.shareSource(src.name, shared, counting);
-          },
-          onEof: () => this.sourceEof(),
-          onFail: (e) => this.fatal(e),
-          ref: `${this.spec.id}_${src.name}_0`,
-          connector: this.spec.connectors?.get(src.name),
-          offset: offsets?.get(src.name),
-          checkpointAcks: this.checkpointAcks,
-          meta: this.readsMeta,
-          filter: drain.indexFilter(this.env.ignoreCase),
-        });
+        drain.att = await this.hub.attach(src.def, sourceType(src.def, this.spec.defaultType), this.attachOptions(drain, src.name, node, offsets?.get(src.name)));
         if (drain.shared) drain.group = DrainGroup.join(drain.att.groups, drain.shared.key, drain);
         if (drain.att.sub.length) drain.wake();
       }
@@ -336,6 +323,38 @@ export class Execution implements DrainHost {
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
     }
   }
+
+  /**
+   * What the source hub is told of `drain`'s subscription. Made outside `start`: the hub keeps its
+   * callbacks as long as the run reads, and they hold only what they use, not `start`'s frame.
+   */
+  private attachOptions(drain: Drain, stream: string, node: NodeMetrics, offset: unknown): AttachOptions {
+    const o = this.spec.options;
+    return {
+      capacity: o.subscriberCapacity,
+      policy: o.overflow,
+      wake: drain.wake,
+      node,
+      share: (shared, counting) => {
+        drain.node = shared;
+        this.topo.shareSource(stream, shared, counting);
+        // Now counting the stream's source node, which every rule shows: it follows its group eagerly.
+        if (counting) drain.group?.recount(drain);
+      },
+      onEof: this.onSourceEof,
+      onFail: this.onSourceFail,
+      ref: `${this.spec.id}_${stream}_0`,
+      connector: this.spec.connectors?.get(stream),
+      offset,
+      checkpointAcks: this.checkpointAcks,
+      meta: this.readsMeta,
+      filter: drain.indexFilter(this.env.ignoreCase),
+    };
+  }
+
+  /** A source ended or failed (one of each for all the run's sources). */
+  private readonly onSourceEof = (): void => this.sourceEof();
+  private readonly onSourceFail = (e: unknown): void => this.fatal(e);
 
   /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
   holdDrains = false;
@@ -432,6 +451,7 @@ export class Execution implements DrainHost {
 
   /** Metrics of every node: sources, operators (plan, then sink helpers), sinks (rest-api.md §6.2). */
   nodes(): NodeMetrics[] {
+    for (const d of this.drains) d.catchUp();
     const all = this.topo.nodes();
     return [...all.filter((n) => n.kind === "source"), ...all.filter((n) => n.kind === "op"), ...all.filter((n) => n.kind === "sink")];
   }

@@ -15,7 +15,7 @@ import type { Expr } from "../sql/ast.ts";
 import type { Obj } from "../value/values.ts";
 import { DecoderOp } from "../ops/decoder.ts";
 import { FilterOp } from "../ops/filter.ts";
-import type { Topology } from "./topology.ts";
+import type { SourceNode, Topology } from "./topology.ts";
 
 /** The shape the index holds: `field op c`, normalised with the field on the left. */
 export interface IndexCond {
@@ -240,19 +240,27 @@ export function rejects(m: IndexMember, cuts: Int32Array): boolean {
  * the rule's only source), with what one message it rejects counts on the way: the source (when
  * this rule counts a shared one), the decoder and the filter. Undefined: not answerable by an index.
  */
-export function rejectable(topo: Topology, stream: string): { where: Expr; skipped(now: number): void } | undefined {
+export function rejectable(topo: Topology, stream: string): Rejectable | undefined {
   const chain = topo.chain(stream);
   if (!chain || chain.source.helpers.length > 2) return undefined;
-  const src = chain.source;
   const dec = chain.ops[0];
   const filter = chain.ops[1];
   if (!(dec instanceof DecoderOp) || !(filter instanceof FilterOp) || filter.where === undefined) return undefined;
-  return {
-    where: filter.where,
-    skipped(now) {
-      if (src.counts) src.metrics.passed(now);
-      dec.passed(now);
-      filter.rejected(now);
-    },
-  };
+  return new Rejectable(filter.where, chain.source, dec, filter);
+}
+
+/** A rule's WHERE an index may answer, and the counts of one message it rejects (`rejectable`). */
+export class Rejectable {
+  constructor(
+    readonly where: Expr,
+    private readonly src: SourceNode,
+    private readonly dec: DecoderOp,
+    private readonly filter: FilterOp,
+  ) {}
+
+  skipped(now: number): void {
+    if (this.src.counts) this.src.metrics.passed(now);
+    this.dec.passed(now);
+    this.filter.rejected(now);
+  }
 }

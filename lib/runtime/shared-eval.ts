@@ -30,6 +30,7 @@ import { clauseExprs, some } from "../sql/walk.ts";
 import type { SourceMessage } from "../source/message.ts";
 import type { Obj } from "../value/values.ts";
 import type { Inlet } from "./inlet.ts";
+import { GroupTally, type Mark } from "./group-tally.ts";
 import type { SourceNode, Topology } from "./topology.ts";
 
 /** What one message did to a group's chain: per node, records in, out and processed; what reached the sinks. */
@@ -46,7 +47,7 @@ export class Outcome {
  * summed per node, each node's latency sample of its last message, every item in order. A member
  * replays it in one go (`replayBatch`) instead of message by message.
  */
-class BatchOutcome {
+export class BatchOutcome {
   readonly items: Item[] = [];
   buf: readonly SourceMessage[] | null = null;
   n = 0;
@@ -123,6 +124,8 @@ export class SharedEval {
   private before: Float64Array | undefined = undefined;
   /** The recorder's batch summary, made at its first (`summarize`). */
   private whole: BatchOutcome | undefined = undefined;
+  /** What this rule has counted of its drain group's tally (group-tally.ts), while it is a lazy member. */
+  private mark: Mark = GroupTally.start;
   readonly key: string;
 
   private constructor(
@@ -247,11 +250,11 @@ export class SharedEval {
    * summary is left on the group's key for the members to replay in one go (`replayBatch`) while
    * the batch is handed out (`batchDone` takes it back).
    */
-  summarize(buf: readonly SourceMessage[], n: number): void {
+  summarize(buf: readonly SourceMessage[], n: number): BatchOutcome | null {
     const key = this.key;
     for (let i = 0; i < n; i++) {
       const m = buf[i]!;
-      if (m.outcomeKey !== key || m.outcome === null) return;
+      if (m.outcomeKey !== key || m.outcome === null) return null;
     }
     const len = this.nodes.length;
     const w = (this.whole ??= new BatchOutcome(new Float64Array(len * 3), new Float64Array(len)));
@@ -276,6 +279,33 @@ export class SharedEval {
     w.buf = buf;
     w.n = n;
     this.k.batch = w;
+    return w;
+  }
+
+  /** The rule's shared source node counts through this rule (a drain group's eager member). */
+  get countsSource(): boolean {
+    return this.source.counts;
+  }
+
+  /** The rule begins counting through `t` (it parks as a lazy member): what `t` holds now is not its own. */
+  markTally(t: GroupTally): void {
+    this.mark = t.now();
+  }
+
+  /**
+   * Adds to the rule's nodes what `t` counted since the rule last looked (nothing when `apply` is
+   * false: its run stopped counting); returns the messages taken since.
+   */
+  catchUp(t: GroupTally, apply: boolean): number {
+    const r = t.catchUp(this.mark, this.nodes, apply);
+    this.mark = r.mark;
+    return r.msgs;
+  }
+
+  /** Pushes a shared batch's items into the rule's sinks (a lazy member, whose nodes the group's tally counts). */
+  pushItems(items: readonly Item[]): void {
+    const out = this.out;
+    for (let i = 0; i < items.length; i++) out.push(items[i]!);
   }
 
   /**

@@ -204,7 +204,8 @@ export class RuleLifecycle {
     this.message = "";
     const gen = ++this.generation;
     try {
-      const run = await this.factory(this.def, (exit) => this.exited(gen, exit));
+      // Bound, not a closure over this frame: the run holds it as long as it runs.
+      const run = await this.factory(this.def, this.exited.bind(this, gen));
       if (gen !== this.generation) {
         await run.stop();
         return;

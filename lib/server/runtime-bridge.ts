@@ -11,7 +11,7 @@ import { SinkPipeline } from "../sink/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
 import type { RunFactory } from "./lifecycle.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
-import { Rule, type RunHandle } from "../runtime/rule.ts";
+import { Rule, type RunExit, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
 import type { SourceConnector } from "../source/connector.ts";
@@ -133,10 +133,7 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     const errors = new RateLimitedErrors(warn, { prefix: `rule ${def.id}: `, intervalMs: 10_000, reportFatal: false, summary: false, wantsMeta: false });
     // onExit reports EOF (`done`) and a run-time failure (`stopped by error`) to the lifecycle.
     const rule = Rule.create(ruleJson(def), deps.streams(), env, hub, { errors });
-    return rule.start((exit) => {
-      errors.end();
-      onExit(exit);
-    });
+    return rule.start(reportExit(errors, onExit));
   };
   return {
     env,
@@ -183,5 +180,13 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
         },
       };
     },
+  };
+}
+
+/** A run's exit: its error report ends, then the lifecycle hears it (made outside the factory's frame, which the run would otherwise hold). */
+function reportExit(errors: RateLimitedErrors, onExit: (exit: RunExit) => void): (exit: RunExit) => void {
+  return (exit) => {
+    errors.end();
+    onExit(exit);
   };
 }

@@ -106,6 +106,13 @@ test("a member that leads or is traced after its leader starts with the messages
         for (let i = 0; i < n; i++) got.push(kOf(buf[i]!));
       },
       wake: () => void woken.push(name),
+      // Followed batch by batch (an eager member: no tally).
+      eager: true,
+      lazy: false,
+      markTally: () => {},
+      catchUpTally: () => {},
+      followItems: () => {},
+      skipped: () => {},
       got,
     };
     return m;
@@ -128,7 +135,7 @@ test("a member that leads or is traced after its leader starts with the messages
   // The leader takes one and hands it out, then c is traced: it adopts the two still waiting.
   const buf: InstanceType<typeof SourceMessage>[] = [];
   a.sub.take(buf, 1);
-  g.fanOut(buf, 1, 0);
+  g.fanOut(buf, 1, 0, null);
   c.alone = true;
   g.unpark(c);
   expect(c.sub.length).toBe(2);
@@ -198,3 +205,39 @@ for (const slow of ["leader", "member"]) {
     }
   }, 20_000);
 }
+
+test("members counted by their group's tally: read midway, peeked, stopped, each count is the rule's alone", async () => {
+  const { Peek } = await import("../../lib/runtime/peek.ts");
+  const t = testRuntime({ dataServer: new DataServer({ hostname: "127.0.0.1", port: 0 }) });
+  const { runs, outs } = await copies(t, "/tally", "SELECT k FROM s WHERE k > 3", 5);
+  // The same rule by itself (alone on its shared stream), for the expected counts.
+  const alone = testRuntime({ dataServer: new DataServer({ hostname: "127.0.0.1", port: 0 }) });
+  const aloneRun = await alone.rule({ id: "c1", sql: "SELECT k FROM s WHERE k > 3", actions: [{ memory: { sendSingle: true, topic: "c/1" } }] }, streams('CREATE STREAM s () WITH (TYPE="httppush", DATASOURCE="/tally", FORMAT="json", SHARED="true")')).start();
+  open.push({ t: alone, rules: [aloneRun] });
+  const { sharedStats } = await import("../../lib/runtime/shared-eval.ts");
+  const before = sharedStats.batches;
+  let k = 0;
+  const burst = async (n: number) => {
+    const ks = Array.from({ length: n }, () => k++);
+    // Bursts cross the bus together: the leader takes batches; k ≤ 3 the index spares.
+    await Promise.all(ks.map((x) => post(t, "/tally", JSON.stringify({ k: x % 10 }))));
+    for (const x of ks) await post(alone, "/tally", JSON.stringify({ k: x % 10 }));
+    await waitFor(() => runs.slice(1).every((r) => decoded(r) === k) && decoded(aloneRun) === k, `every member decoded ${k}`);
+  };
+  await burst(40);
+  // Read midway: a lazy member's counts are caught up when read.
+  expect(timingFreeCounts(runs[2]!.metrics())).toEqual(timingFreeCounts(aloneRun.metrics()));
+  const peek = new Peek();
+  runs[3]!.peek(peek);
+  await burst(40);
+  runs[3]!.peek(undefined);
+  expect(peek.snapshot()["op_3_filter"]?.seen).toBeGreaterThan(0);
+  await burst(40);
+  for (let i = 1; i < runs.length; i++) expect({ i, m: timingFreeCounts(runs[i]!.metrics()) }).toEqual({ i, m: timingFreeCounts(aloneRun.metrics()) });
+  for (let i = 1; i < runs.length; i++) expect({ i, n: outs[i]!.length }).toEqual({ i, n: (k / 10) * 6 });
+  // The group counted whole batches for its lazy members.
+  expect(sharedStats.batches).toBeGreaterThan(before);
+  // A stopped member keeps the counts of its run.
+  await runs[4]!.stop();
+  expect(timingFreeCounts(runs[4]!.metrics())).toEqual(timingFreeCounts(aloneRun.metrics()));
+});
