@@ -160,7 +160,35 @@ function rangeError(r: DatetimeRange): string | undefined {
  * over `defaults` (kuiper.yaml `rule:`, keys as in rule JSON) and validates them. Throws code 1000:
  * the first Go decode error as is, else `Rule <id> has invalid options: …`.
  */
-export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<Record<string, unknown>> = {}): RuleOptions {
+export function parseRuleOptions(id: string, given: unknown, defaults: Readonly<Record<string, unknown>> = NO_DEFAULTS): RuleOptions {
+  // Many rules give the same options (most give none): they share one parsed object, read-only.
+  let key: string | undefined;
+  try {
+    key = JSON.stringify(given ?? null);
+  } catch {
+    key = undefined;
+  }
+  let seen = key === undefined ? undefined : parsedOptions.get(defaults);
+  const hit = key === undefined ? undefined : seen?.get(key);
+  if (hit !== undefined) return hit;
+  const parsed = parseOptions(id, given, defaults);
+  if (key !== undefined && key.length <= MAX_SHARED_OPTIONS) {
+    if (seen === undefined) parsedOptions.set(defaults, (seen = new Map()));
+    // A bounded set: options that differ rule by rule start it over.
+    if (seen.size >= SHARED_OPTIONS) seen.clear();
+    seen.set(key, Object.freeze(parsed));
+  }
+  return parsed;
+}
+
+const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
+/** Parsed options by the defaults they were parsed with and the JSON of what was given. */
+const parsedOptions = new WeakMap<object, Map<string, RuleOptions>>();
+const SHARED_OPTIONS = 256;
+/** Options JSON longer than this is parsed for its rule alone. */
+const MAX_SHARED_OPTIONS = 4096;
+
+function parseOptions(id: string, given: unknown, defaults: Readonly<Record<string, unknown>>): RuleOptions {
   const o = merge(given, defaults);
   const d = new Decoder(o);
   const concurrency = d.int("concurrency", 1);
