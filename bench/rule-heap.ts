@@ -53,7 +53,7 @@ async function census(): Promise<{ heap: number; capacity: number; extra: number
 /** The kinds of object the census attributes to what holds them. */
 const HELD = new Set(["Function", "Object", "Array", "string", "JSLexicalEnvironment", "Map", "Set", "Promise", "Cell Butterfly", "PropertyTable", "Structure"]);
 
-function snapshotCensus(): { classes: Map<string, [number, number]>; closures: Map<string, [number, number]> } {
+function snapshotCensus(): { classes: Map<string, [number, number]>; closures: Map<string, [number, number]>; functions: Map<string, [number, number]> } {
   Bun.gc(true);
   const s = Bun.generateHeapSnapshot() as unknown as { nodes: number[]; nodeClassNames: string[]; edges: number[]; edgeTypes: string[]; edgeNames: string[] };
   const classes = new Map<string, [number, number]>();
@@ -93,7 +93,10 @@ function snapshotCensus(): { classes: Map<string, [number, number]>; closures: M
     }
     add(closures, `${s.nodeClassNames[s.nodes[at + 2]!]}.${edge}`, s.nodes[i + 1]!);
   }
-  return { classes, closures };
+  // Closures by what holds them directly (`<holder class>.<property or variable>`).
+  const functions = new Map<string, [number, number]>();
+  for (const [to, [from, edge]] of parent) if (s.nodeClassNames[s.nodes[to + 2]!] === "Function") add(functions, `${s.nodeClassNames[s.nodes[from + 2]!]}.${edge}`, s.nodes[to + 1]!);
+  return { classes, closures, functions };
 }
 
 try {
@@ -142,6 +145,7 @@ try {
     const show = (title: string, rows: readonly (readonly [string, number, number])[]) => console.log(`${title} (per rule: count, bytes)\n` + rows.map(([k, c, b]) => `  ${k} ${c} ${b}`).join("\n"));
     show("by class", per1(s1.classes, s0!.classes));
     show("plain objects, arrays, strings, closures and scopes by the nearest class above them (class.property)", per1(s1.closures, s0!.closures));
+    show("closures by what holds them (class.property)", per1(s1.functions, s0!.functions));
   }
 } finally {
   await d.stop();

@@ -24,7 +24,7 @@ const enc = new TextEncoder();
 export function createEncoder(format: string, p: EncoderProps, schemas?: SchemaRegistry): Encoder {
   switch (format) {
     case "json":
-      return (d) => encodeGoJson(d);
+      return jsonEncoder;
     case "binary":
       return binaryEncoder;
     case "delimited":
@@ -39,6 +39,11 @@ export function createEncoder(format: string, p: EncoderProps, schemas?: SchemaR
     default:
       throw new EngineError(`format type ${format} not supported`, ErrCode.converter);
   }
+}
+
+/** One function for every json sink (many rules hold one each). */
+function jsonEncoder(d: Value): string {
+  return encodeGoJson(d);
 }
 
 function binaryEncoder(d: Value): Uint8Array {

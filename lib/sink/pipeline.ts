@@ -74,6 +74,9 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   private shared: EncodedItem | null;
   /** The payloads of the item being encoded, for `shared`. */
   private made: Encoded[] = [];
+  /** The connector takes bytes (else rows); SinkPipelineInit.fence. */
+  private readonly bytes: boolean;
+  private readonly fence: (() => boolean) | undefined;
   /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
@@ -86,6 +89,8 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     this.name = init.node ?? `${type}_${index}`;
     const base = this.name;
     const bytes = init.connector.bytes;
+    this.bytes = bytes;
+    this.fence = init.fence;
     const batching = c.batchSize > 0 || c.lingerInterval > 0;
     const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!init.resendConnector;
     const cached = c.cache.enableCache && !c.cache.resendAlterQueue;
@@ -174,7 +179,8 @@ export class SinkPipeline implements SinkNode, BacklogHost {
 
   /** The sink's error boundary: whatever an item makes the chain throw fails that item only, counted. */
   push(item: Item): void {
-    if (this.init.fence && !this.init.fence()) {
+    const fence = this.fence;
+    if (fence !== undefined && !fence()) {
       this.sink.exception(FENCED, Date.now());
       return;
     }
@@ -258,7 +264,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const outs = sh.outs;
     t.recordsOut += outs.length;
     for (let i = 0; i < outs.length; i++) t.messagesProcessed += outs[i]!.rows;
-    const bytes = this.init.connector.bytes;
+    const bytes = this.bytes;
     const tp = this.traceparent;
     for (let i = 0; i < outs.length; i++) {
       const e = sh.payloads[i]!;
@@ -310,7 +316,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   /** Encodes and queues one output; false when its encoding failed (counted). */
   private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): boolean {
     let payload: Payload | undefined;
-    if (this.init.connector.bytes) {
+    if (this.bytes) {
       const pl = this.payloads;
       payload = pl.single(o, now, timed);
       if (payload === undefined) return false;
