@@ -65,3 +65,18 @@ test("the windows' cap: windowMaxRows and windowMaxBytes, defaults, kuiper.yaml 
   expect(o.windowMaxRows).toBe(0);
   expect(() => parseRuleOptions("r", { windowMaxBytes: "big" })).toThrow("json: cannot unmarshal string into Go struct field RuleOption.options.windowMaxBytes of type int");
 });
+
+test("rules giving the same options share one parsed, read-only object; different options or defaults do not; a bad option still names its rule", () => {
+  const a = parseRuleOptions("r1", { qos: 0, bufferLength: 64 });
+  const b = parseRuleOptions("r2", { qos: 0, bufferLength: 64 });
+  expect(b).toBe(a);
+  expect(Object.isFrozen(a)).toBe(true);
+  expect(parseRuleOptions("r3", { qos: 1, bufferLength: 64 })).not.toBe(a);
+  expect(parseRuleOptions("r4", undefined)).toBe(parseRuleOptions("r5", undefined));
+  const defaults = { qos: 1 };
+  const d = parseRuleOptions("r6", { bufferLength: 64 }, defaults);
+  expect(d.qos).toBe(1);
+  expect(d).not.toBe(parseRuleOptions("r7", { bufferLength: 64 }));
+  expect(() => parseRuleOptions("r8", { restartStrategy: { attempts: -1 } })).toThrow("Rule r8 has invalid options");
+  expect(() => parseRuleOptions("r9", { restartStrategy: { attempts: -1 } })).toThrow("Rule r9 has invalid options");
+});
