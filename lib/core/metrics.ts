@@ -25,6 +25,21 @@ class RareMetrics {
   destinationDuplicates = -1;
 }
 
+/**
+ * Node names, held once: the rules of one shape name their nodes alike (`3_filter`, `nop_0_1_encode`),
+ * each name made anew per rule. Bounded: a process naming nodes without end starts it over.
+ */
+const names = new Map<string, string>();
+const MAX_NAMES = 4096;
+
+function intern(name: string): string {
+  const held = names.get(name);
+  if (held !== undefined) return held;
+  if (names.size >= MAX_NAMES) names.clear();
+  names.set(name, name);
+  return name;
+}
+
 export class NodeMetrics {
   readonly kind: NodeKind;
   readonly name: string;
@@ -123,7 +138,7 @@ export class NodeMetrics {
   }
   constructor(kind: NodeKind, name: string) {
     this.kind = kind;
-    this.name = name;
+    this.name = intern(name);
   }
 
   /** One record passed through at `now`: in, out, processed. */
