@@ -59,7 +59,7 @@ export class Acks {
   }
 
   /** A checkpoint was stored: everything taken so far is in it (stateful rules). */
-  readonly checkpointed = (): void => {
+  checkpointed(): void {
     if (!this.lookupsIdle()) return;
     // Rows waiting for an asynchronous lookup are in no checkpoint: their messages wait for the next one.
     for (const i of this.drains) i.att?.own?.checkpointed?.();
@@ -71,7 +71,7 @@ export class Acks {
         l.write(i.name, i.acked(), i.covered);
       }
     });
-  };
+  }
 
   /** The final checkpoint of a stop was stored: late-acknowledging sources acknowledge what it covers. */
   savedAtStop(): void {

@@ -142,7 +142,7 @@ export class Execution implements DrainHost {
     this.plan = graph
       ? { sources: graph.sources, ops: [], slots: 0 }
       : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
-    this.clock.onError = (e) => this.fatal(e);
+    this.clock.onError = this.onSourceFail;
     this.pipelines = spec.sinks();
     for (const p of this.pipelines) p.clock = now;
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
@@ -192,7 +192,7 @@ export class Execution implements DrainHost {
   }
 
   /** Read positions of the rewindable sources this run reads alone, by stream. */
-  private readonly offsets = (): Record<string, unknown> => {
+  private offsets(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const i of this.drains) {
       const att = i.att;
@@ -200,7 +200,7 @@ export class Execution implements DrainHost {
       if (o !== undefined) out[i.name] = o;
     }
     return out;
-  };
+  }
 
   /**
    * Starts tracing with `strategy` (a fresh tracer: spans go to the env's trace hub), or stops it.
@@ -317,7 +317,9 @@ export class Execution implements DrainHost {
       }
       this.sharedKey = undefined;
       if (keys) this.releaseDrains(offsets!);
-      this.checkpoints?.start(o.checkpointInterval, this.topo, this.offsets, this.acks.checkpointed);
+      // Only a run keeping checkpoints makes the callbacks (most rules keep none).
+      const cps = this.checkpoints;
+      if (cps) cps.start(o.checkpointInterval, this.topo, () => this.offsets(), () => this.acks.checkpointed());
     } catch (e) {
       await this.stop({ flushWindows: false });
       throw e instanceof EngineError ? e : new EngineError(errorText(e), undefined, { cause: e });
@@ -422,7 +424,7 @@ export class Execution implements DrainHost {
     // The final checkpoint reads the offsets before the sources are released; a flushing stop
     // (end of input) empties the windows, so there is no state worth keeping then.
     let saved = false;
-    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, this.offsets);
+    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, () => this.offsets());
     if (saved) this.acks.savedAtStop();
     for (const i of this.drains) {
       this.leaveGroup(i);
