@@ -173,8 +173,8 @@ export class Rule {
     return handle;
   }
 
-  /** The rate limit (`interval`, rules-and-sinks.md §8.1) of each push source the rule reads, by stream. */
-  private async rateLimits(): Promise<Map<string, number>> {
+  /** The rate limit (`interval`, rules-and-sinks.md §8.1) of each push source the rule reads, by stream; undefined: none has one. */
+  private async rateLimits(): Promise<Map<string, number> | undefined> {
     const out = new Map<string, number>();
     for (const src of [this.select.from, ...this.select.joins.map((j) => j.source)]) {
       const def = this.streams.get(src.name);
@@ -190,7 +190,7 @@ export class Rule {
       const ms = rateLimitOf(type, props);
       if (ms !== undefined) out.set(def.name, ms);
     }
-    return out;
+    return out.size > 0 ? out : undefined;
   }
 
   private pipeline(a: Action): SinkPipeline {
@@ -209,7 +209,8 @@ export class Rule {
       dataDir: this.env.dataDir,
       aesKey: this.env.aesKey,
       schemas: this.env.schemas,
-      log: (l, level) => this.env.log(l, level),
+      // The env's own function (createRuntimeEnv holds it detached): no closure per sink.
+      log: this.env.log,
       fence: this.host.fence,
     });
   }
