@@ -32,6 +32,11 @@ export class Acks {
   /** The pipelines a drain's end flushes without a ledger: those with a cache (a queue in memory has nothing to write). */
   private readonly flushed: readonly SinkPipeline[];
 
+  /** A drain's end writes nothing: no ledger, no sink cache (`commit` does nothing). */
+  get idle(): boolean {
+    return this.ledger === undefined && this.flushed.length === 0;
+  }
+
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
    * what is durable, in one transaction, before the sources acknowledge.

@@ -338,6 +338,7 @@ export class Drain implements GroupMember, SkipTarget {
     run.active = this;
     try {
       this.shared!.pushItems(items);
+      // Nothing to write at a drain's end for most rules (Execution.commit).
       run.commit();
     } catch (e) {
       run.fatal(e);

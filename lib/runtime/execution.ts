@@ -144,7 +144,7 @@ export class Execution implements DrainHost {
       : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
     this.clock.onError = this.onSourceFail;
     this.pipelines = spec.sinks();
-    for (const p of this.pipelines) p.clock = now;
+    for (const p of this.pipelines) p.clock = this;
     this.sinkNodes = [...spec.extraSinks, ...this.pipelines];
     const errors = spec.errors;
     this.errors = errors;
@@ -162,6 +162,7 @@ export class Execution implements DrainHost {
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
     const ledger = journaled && (this.stateless || (o.qos >= 1 && !graph)) ? new AckLedger(cacheDb(env.dataDir), spec.id) : undefined;
     this.acks = new Acks(spec.id, ledger, this.stateless, this.drains, this.pipelines, this.topo);
+    this.commits = !this.acks.idle;
     // Shared evaluation (shared-eval.ts): a stateless daemon rule over one shared stream, nothing
     // keeping checkpoints or a ledger of what it took.
     const only = this.plan.sources.length === 1 ? this.plan.sources[0]! : undefined;
@@ -180,8 +181,11 @@ export class Execution implements DrainHost {
    * what is durable, in one transaction, before the sources acknowledge.
    */
   commit(): void {
-    this.acks.commit();
+    if (this.commits) this.acks.commit();
   }
+
+  /** A drain's end has something to write (a ledger, a sink cache): Acks.idle. */
+  private readonly commits: boolean;
 
   /**
    * The run keeps checkpoints of a state: its unshared late-acknowledging sources (JetStream)

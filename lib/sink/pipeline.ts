@@ -41,6 +41,9 @@ export interface SinkPipelineInit extends SenderConf {
   readonly fence?: () => boolean;
 }
 
+/** The wall clock, until the rule sets its own (`clock`). */
+const WALL = { now: Date.now };
+
 const FENCED = "not sent: this member may no longer own the partition (its lease lapsed or a newer owner claimed it); the owner recomputes it from the group's checkpoint";
 
 export class SinkPipeline implements SinkNode, BacklogHost {
@@ -77,11 +80,13 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   /** The connector takes bytes (else rows); SinkPipelineInit.fence. */
   private readonly bytes: boolean;
   private readonly fence: (() => boolean) | undefined;
+  /** The encode node when a payload is its encoding as it is (no compression, no encryption), else null. */
+  private readonly plainEncode: NodeMetrics | null;
   /**
    * The time of a pushed result (ms): a rule sets its own clock, which reads the time once per
    * batch it drains, so results pushed in a batch cost no clock read each.
    */
-  clock: () => number = Date.now;
+  clock: { now(): number } = WALL;
 
   constructor(private readonly init: SinkPipelineInit) {
     const { type, index, common: c } = init;
@@ -100,6 +105,8 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     this.transformNode = op("transform");
     this.payloads = new PayloadEncoder(c, bytes, type, batching, init.aesKey, op, init.schemas);
     this.cacheNode = cached ? op("cache") : null;
+    const pl = this.payloads;
+    this.plainEncode = pl.compressNode === null && pl.encryptNode === null ? pl.encodeNode : null;
     this.sink = new NodeMetrics("sink", this.name);
     this.keepSource = alter && c.cache.resendIndicatorField !== "";
     this.status.attach(this.sink);
@@ -111,7 +118,6 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const mark = this.keepSource ? (item: SinkItem) => (item.source ? this.payloads.mark(item, item.source, c.cache.resendIndicatorField) : item) : null;
     this.sender = new SinkSender(init, this.name, this.sink, this.cacheNode, this.status, mark, this.backlog);
     // Topology order: … → sink → op_<type>_<i>_cache → sink_<type>_<i>_resend (rest-api.md §6.3).
-    const pl = this.payloads;
     const nodes = [this.batchNode, this.transformNode, pl.writerNode, pl.encodeNode, pl.compressNode, pl.encryptNode, this.cacheNode, this.sink];
     const resend = this.sender.resend;
     if (resend) nodes.push(resend.cacheNode, resend.sink);
@@ -192,7 +198,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   }
 
   private pushItem(item: Item): void {
-    const now = this.clock();
+    const now = this.clock.now();
     // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
     const timed = (++this.pushes & 63) === 1;
     const b = this.batchNode;
@@ -266,9 +272,18 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     for (let i = 0; i < outs.length; i++) t.messagesProcessed += outs[i]!.rows;
     const bytes = this.bytes;
     const tp = this.traceparent;
+    // Without compression or encryption the encode node is counted here, the encoding sent as it is.
+    const en = this.plainEncode;
     for (let i = 0; i < outs.length; i++) {
       const e = sh.payloads[i]!;
-      const payload = bytes ? this.payloads.encoded(e as string | Uint8Array, now) : (e as Payload);
+      let payload: Payload;
+      if (!bytes) payload = e as Payload;
+      else if (en !== null) {
+        en.recordsIn++;
+        en.recordsOut++;
+        en.lastInvocation = now;
+        payload = e as string | Uint8Array;
+      } else payload = this.payloads.encoded(e as string | Uint8Array, now);
       this.enqueueOutput(outs[i]!, payload, now, false, tp);
     }
   }
