@@ -194,6 +194,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
       this.pushItem(item);
     } catch (e) {
       this.transformNode.exception(failureText(e), Date.now());
+      this.lastMade = undefined;
     }
   }
 
@@ -295,6 +296,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     } catch (e) {
       this.transformNode.exception(failureText(e), now);
     }
+    this.lastMade = undefined;
   }
 
   /** BacklogHost: one row of a big result sent singly, transformed (counted) and encoded. */
@@ -335,7 +337,8 @@ export class SinkPipeline implements SinkNode, BacklogHost {
       const pl = this.payloads;
       payload = pl.single(o, now, timed);
       if (payload === undefined) return false;
-      this.lastMade = pl.lastEncoded;
+      // Kept only for the sinks alike (`shared`), and only until the item is held: nothing is pinned.
+      if (this.shared !== null) this.lastMade = pl.lastEncoded;
       pl.lastEncoded = "";
     } else {
       try {
@@ -345,7 +348,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
         this.transformNode.exception(x.message, now);
         return false;
       }
-      this.lastMade = payload;
+      if (this.shared !== null) this.lastMade = payload;
     }
     this.enqueueOutput(o, payload, now, timed, tp);
     return true;
