@@ -3,7 +3,8 @@ import { expect, test } from "bun:test";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
-import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
+import { mergeNodes } from "../../lib/server/partition-metrics.ts";
+import { partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
