@@ -224,13 +224,11 @@ export class PartitionedRun implements HeldRun {
     await this.each(waits, (p) => this.acquire(p));
   }
 
-  /** Runs `fn` for every item at once; the values of those that succeeded (each failure is logged). */
+  /** Runs `fn` for every item at once, until every one is done; the values of those that succeeded (each failure is logged as it comes). */
   private async each<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
     const out: R[] = [];
-    for (const r of await Promise.allSettled(items.map(fn))) {
-      if (r.status === "fulfilled") out.push(r.value);
-      else this.o.log(`rule ${this.id}: ${errorText(r.reason)}`);
-    }
+    const log = (e: unknown) => this.o.log(`rule ${this.id}: ${errorText(e)}`);
+    await Promise.all(items.map((x) => fn(x).then((v) => void out.push(v), log)));
     return out;
   }
 
