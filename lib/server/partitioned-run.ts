@@ -112,6 +112,20 @@ export function partitionDurables(stream: StreamDef, p: number): { stream: strin
   return s && d ? [{ stream: s, consumer: d }] : [];
 }
 
+/**
+ * The refusal of a partitioned `nats` stream whose partitions would read one JetStream durable
+ * (`durableOf(p)`: partition p's resolved `durable`, "" for none): a durable keeps the filter
+ * subject it was created with, so the other partitions' runs would read the first one's messages,
+ * and each run starting from no read position recreates a durable with unacknowledged deliveries
+ * (connectors/nats/consumer.ts) under the reader of another partition started at the same time.
+ */
+export async function sharedDurableError(stream: StreamDef, count: number, durableOf: (p: number) => Promise<string>): Promise<string | undefined> {
+  if (count < 2 || (stream.options.TYPE ?? "").toLowerCase() !== "nats") return undefined;
+  const [a, b] = await Promise.all([durableOf(0), durableOf(1)]);
+  if (!a || a !== b) return undefined;
+  return `stream ${stream.name}: every partition would read JetStream durable ${a}: put ${PARTITION_TOKEN} in EXTRA's durable (e.g. "${a}_${PARTITION_TOKEN}") so that each partition has its own`;
+}
+
 /** A partition run's actions under ownership `epoch`: each `nats` sink's messages carry it in header `Floe-Epoch`, so that a consumer can tell a superseded owner's late output. */
 export function withEpochHeader(actions: readonly Record<string, unknown>[], epoch: number): Record<string, unknown>[] {
   return actions.map((a) => {
