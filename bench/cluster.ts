@@ -227,7 +227,7 @@ try {
       killAt = performance.now();
       g.members[victim]!.proc.kill("SIGKILL");
       const killedAt = await recordsIn(g);
-      console.log(`kill -9 member m${victim} (partitions ${[...lost].join(",")}) after about ${killedAt} messages taken`);
+      console.log(`kill -9 member m${victim} (partitions ${[...lost].join(",")}) at ${new Date(performance.timeOrigin + killAt).toISOString()}, after about ${killedAt} messages taken`);
       await rest;
       await takenOver(g.members.filter((_, i) => i !== victim));
       g.members[victim] = await startFloe(g.members[victim]!.dir, g.envs[victim]!);
@@ -248,7 +248,7 @@ try {
       console.log(`exact: ${c.exact ? "yes" : "no"}`);
       console.log(`rows ${c.rows} (replay ${c.expected}); duplicates suppressed ${suppressed}; lost ${c.lost}; wrong ${c.wrong}; extra ${c.extra}; duplicate rows stored ${c.duplicateKeys}`);
       if (!c.exact) console.log(`differences (partition → window end → rows): ${JSON.stringify(c.where)}; e.g. (expected, got) ${JSON.stringify(c.examples)}`);
-      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot/.test(l)).join("\n"));
+      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot|live members/.test(l)).join("\n"));
       Object.assign(summary, { exact: c.exact, rows: c.rows, expected: c.expected, duplicatesSuppressed: suppressed, lost: c.lost, wrong: c.wrong, extra: c.extra });
     } finally {
       await stopAll(g);
