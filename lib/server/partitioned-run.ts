@@ -366,15 +366,35 @@ export class PartitionedRun implements HeldRun {
     if (stopping.length > 0 && this.runs.size === 0) this.lastNodes = mergeRuns(stopping);
   }
 
-  /** Stops partition `p`'s run and hands its state over; a superseded ownership (another member claimed it) uploads nothing. */
+  /**
+   * Stops partition `p`'s run and hands its state over; a superseded ownership (another member
+   * claimed it) uploads nothing. The run's input is held until its sinks delivered what they were
+   * given (at most HOLD_FOR_SINKS_MS) before it stops: the checkpoint a run stops with is taken
+   * whether or not its sinks are settled, and results a sink does not deliver within its grace at
+   * close are gone — a next owner restored from that checkpoint would not make them again. When
+   * they did not settle, the state handed over is the one last uploaded (taken while they were
+   * settled): the next owner rewinds the durable to it and makes those results again.
+   */
   private async release(p: number): Promise<void> {
     const r = this.runs.get(p);
     if (!r) return;
     this.runs.delete(p);
+    const settled = r.held.valid && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
     await r.run.stop();
     if (this.runs.size === 0) this.lastNodes = mergeRuns([r.run]);
-    if (r.held.valid) await this.upload(p, r.held, true);
-    else this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
+    if (!r.held.valid) {
+      this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
+      return;
+    }
+    if (settled) return this.upload(p, r.held, true);
+    this.o.log(`rule ${this.id}: partition ${p}: its sinks did not settle before it stopped; handing over the checkpoint last uploaded`);
+    if (!this.o.exists()) return;
+    try {
+      await this.o.cluster.checkpoints.save(this.id, p, this.uploaded.get(p) ?? "", true);
+    } catch (e) {
+      if (!(e instanceof FencedError)) throw e;
+      this.o.log(`rule ${this.id}: ${e.message}`);
+    }
   }
 
   /**

@@ -3,7 +3,8 @@
  * members' partitions it is given are taken over at once, not one after the other; a take-over
  * whose claim another member's write beat is read and claimed again without holding the others
  * up; a partition is started once however many upload ticks come while its start is slow; and a
- * stop() in the middle of an apply stops and releases what that apply claimed. The slow starts and
+ * stop() in the middle of an apply stops and releases what that apply claimed; a partition released
+ * while its sinks still hold results hands over the checkpoint last uploaded. The slow starts and
  * claims are promises the test resolves, so the order is fixed, not timed.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -191,4 +192,49 @@ test("a start that fails does not cut the others short: they finish within the a
   await until(() => c.run.owned().length === 3, "all three running");
   await Bun.sleep(150);
   expect(begun(events).sort()).toEqual([0, 1, 2]);
+}, 30_000);
+
+test("a partition released while its sinks do not settle hands over the checkpoint last uploaded, not the one it stopped with", async () => {
+  const group = "takeover-release";
+  const node = await connect(group, "d");
+  await node.join("http://d");
+  const dataDir = mkdtempSync(join(tmpdir(), "floe-takeover-"));
+  const local = checkpointStore(dataDir);
+  let settled = true;
+  const events: string[] = [];
+  const run = new PartitionedRun({
+    def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
+    partitions: 2,
+    cluster: node,
+    dataDir,
+    onExit: () => {},
+    exists: () => true,
+    log: (l) => events.push(l),
+    uploadEveryMs: 20,
+    startPartition: async (p): Promise<HeldRun> => ({
+      nodes: () => [new NodeMetrics("source", "s")],
+      topo: () => ({ sources: [], edges: {} }),
+      sinksSettled: () => settled,
+      // Partition 0's sinks deliver what they hold once its input is held; partition 1's do not within the hold.
+      holdForSinks: async () => p === 0,
+      resumeDrains: () => {},
+      // The checkpoint a run stops with: taken whether its sinks are settled or not.
+      stop: async () => local.save(`r.p${p}`, `stopped-${p}`, Date.now()),
+    }),
+  });
+  runs.push(run);
+  await run.open();
+  expect(run.owned()).toEqual([0, 1]);
+  for (const p of [0, 1]) local.save(`r.p${p}`, `settled-${p}`, Date.now());
+  await until(async () => (await node.checkpoints.load("r", 0))?.state === "settled-0" && (await node.checkpoints.load("r", 1))?.state === "settled-1", "both uploaded");
+  // Results on their way: the runs' newer checkpoints are not uploaded.
+  settled = false;
+  for (const p of [0, 1]) local.save(`r.p${p}`, `unsettled-${p}`, Date.now());
+  await Bun.sleep(100);
+  expect((await node.checkpoints.load("r", 1))?.state).toBe("settled-1");
+  await run.stop();
+  const [c0, c1] = [await node.checkpoints.load("r", 0), await node.checkpoints.load("r", 1)];
+  expect([c0?.state, c0?.released]).toEqual(["stopped-0", true]);
+  expect([c1?.state, c1?.released]).toEqual(["settled-1", true]);
+  expect(events).toContain("rule r: partition 1: its sinks did not settle before it stopped; handing over the checkpoint last uploaded");
 }, 30_000);
