@@ -379,16 +379,17 @@ export class PartitionedRun implements HeldRun {
     const r = this.runs.get(p);
     if (!r) return;
     this.runs.delete(p);
-    const settled = r.held.valid && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
+    // A superseded ownership or a deleted rule hands nothing over: nothing to hold for.
+    const handsOver = r.held.valid && this.o.exists();
+    const settled = handsOver && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
     await r.run.stop();
     if (this.runs.size === 0) this.lastNodes = mergeRuns([r.run]);
     if (!r.held.valid) {
       this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
       return;
     }
-    if (settled) return this.upload(p, r.held, true);
+    if (settled || !this.o.exists()) return this.upload(p, r.held, true);
     this.o.log(`rule ${this.id}: partition ${p}: its sinks did not settle before it stopped; handing over the checkpoint last uploaded`);
-    if (!this.o.exists()) return;
     try {
       await this.o.cluster.checkpoints.save(this.id, p, this.uploaded.get(p) ?? "", true);
     } catch (e) {
