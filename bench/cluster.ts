@@ -22,7 +22,7 @@
  *    The failover time is from the kill to the first output (a publish the sinks made, deduplicated
  *    or not) of a partition the killed member ran, sent by its next owner (a newer Floe-Epoch).
  *
- *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--cpu-quota Q] [--warmup F] [--json FILE]
+ *   node_modules/.bin/bun bench/cluster.ts [--devices 1000] [--messages 500000] [--members 1,2,3] [--kill-members 3] [--nats-cluster] [--cpu-quota Q] [--warmup F] [--json FILE] [--logs DIR]
  *
  * Without `--cpu-quota` all members share the machine's cores with NATS: on 2 cores the scaling
  * ratio cannot reach the member count (see the printed load). `--cpu-quota 0.25` puts member i in
@@ -30,7 +30,7 @@
  * gateway each — while NATS and this process run unconstrained: the ratio then shows what the
  * group itself scales (root and /sys/fs/cgroup/cpu needed).
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -52,6 +52,7 @@ const { values } = parseArgs({
     "cpu-quota": { type: "string" },
     warmup: { type: "string", default: "0" },
     profile: { type: "string" },
+    logs: { type: "string" },
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
@@ -63,6 +64,13 @@ const WARMUP = Number(values.warmup);
  * throughput part; the kill part is the same).
  */
 const PROFILE = values.profile;
+/** `--logs DIR`: every member's whole log, one file per member and group (`t<n>-m<i>.log`, `kill-m<i>.log`; the killed member's first life `kill-m<i>-killed.log`). */
+const LOGS = values.logs;
+function saveLog(name: string, m: DaemonProc): void {
+  if (LOGS === undefined) return;
+  mkdirSync(LOGS, { recursive: true });
+  writeFileSync(join(LOGS, `${name}.log`), m.stderr());
+}
 const FLOE = PROFILE === undefined ? undefined : [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, "..", "cli.ts")];
 /**
  * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
@@ -188,6 +196,7 @@ try {
       );
     } finally {
       await stopAll(g);
+      g.members.forEach((m, i) => saveLog(`${tag}-m${i}`, m));
     }
   }
 
@@ -227,9 +236,10 @@ try {
       killAt = performance.now();
       g.members[victim]!.proc.kill("SIGKILL");
       const killedAt = await recordsIn(g);
-      console.log(`kill -9 member m${victim} (partitions ${[...lost].join(",")}) after about ${killedAt} messages taken`);
+      console.log(`kill -9 member m${victim} (partitions ${[...lost].join(",")}) at ${new Date(performance.timeOrigin + killAt).toISOString()}, after about ${killedAt} messages taken`);
       await rest;
       await takenOver(g.members.filter((_, i) => i !== victim));
+      saveLog(`kill-m${victim}-killed`, g.members[victim]!);
       g.members[victim] = await startFloe(g.members[victim]!.dir, g.envs[victim]!);
       confine(victim, g.members[victim]!);
       console.log(`m${victim} restarted`);
@@ -248,10 +258,11 @@ try {
       console.log(`exact: ${c.exact ? "yes" : "no"}`);
       console.log(`rows ${c.rows} (replay ${c.expected}); duplicates suppressed ${suppressed}; lost ${c.lost}; wrong ${c.wrong}; extra ${c.extra}; duplicate rows stored ${c.duplicateKeys}`);
       if (!c.exact) console.log(`differences (partition → window end → rows): ${JSON.stringify(c.where)}; e.g. (expected, got) ${JSON.stringify(c.examples)}`);
-      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot/.test(l)).join("\n"));
+      for (const m of g.members) console.log(m.stderr().split("\n").filter((l) => /partition \d+ started|rewound|restarted|cannot|live members/.test(l)).join("\n"));
       Object.assign(summary, { exact: c.exact, rows: c.rows, expected: c.expected, duplicatesSuppressed: suppressed, lost: c.lost, wrong: c.wrong, extra: c.extra });
     } finally {
       await stopAll(g);
+      g.members.forEach((m, i) => saveLog(`kill-m${i}`, m));
     }
   }
 } finally {

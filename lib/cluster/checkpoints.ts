@@ -8,7 +8,10 @@
  *
  * The manifest is also the partition's ownership, fenced by compare-and-set on its KV revision.
  * A member claims a partition by writing the manifest with the next epoch, conditional on the
- * revision it read (`claim`); every later write of its ownership (`save`) is conditional on the
+ * revision its decision to claim was based on (`read`, then `claim` with that read's basis): the
+ * state it starts from and whether it had to wait for a live owner's release came from that
+ * revision, so a manifest written after it — another member's claim, an upload — fails the claim
+ * instead of being overwritten unseen. Every later write of its ownership (`save`) is conditional on the
  * revision of its own last write. A write of an older epoch — an owner paused past its lease
  * whose successor claimed meanwhile — therefore fails on the server, is counted as refused, and
  * the stale owner learns that it lost the partition (`FencedError`). A watch tells the holder of
@@ -35,6 +38,21 @@ export interface PartitionCheckpoint {
   readonly released: boolean;
   /** The ownership it was saved under (1 = the partition's first claim). */
   readonly epoch: number;
+}
+
+/**
+ * The manifest a decision to claim was based on: its KV revision (0: no manifest was ever
+ * written) and epoch (0: none; a manifest that does not verify still orders the next epoch).
+ */
+export interface ClaimBasis {
+  readonly rev: number;
+  readonly epoch: number;
+}
+
+/** What `read` found: the basis of a claim, and the checkpoint (undefined: none, or one that does not verify). */
+export interface ReadCheckpoint {
+  readonly basis: ClaimBasis;
+  readonly checkpoint: PartitionCheckpoint | undefined;
 }
 
 interface Manifest {
@@ -107,20 +125,20 @@ export class PartitionCheckpoints {
   }
 
   /**
-   * Claims (`rule`, `partition`) with the next epoch, storing `state` (the state its run starts
-   * from) as the claim's checkpoint; returns the ownership (`valid` turns false once another
-   * member claims). Fails with FencedError when another member wrote the manifest between this
-   * member's read and its write.
+   * Claims (`rule`, `partition`) with the epoch after `basis`'s, storing `state` (the state its
+   * run starts from, read with `basis`) as the claim's checkpoint; returns the ownership (`valid`
+   * turns false once another member claims). The write is conditional on `basis.rev`: it fails
+   * with FencedError when anything wrote the manifest since the caller's `read` — not only
+   * between a read of its own and its write, which would let a member claim over a claim (or an
+   * upload) it never saw, from a state and a decision made before it.
    */
-  async claim(rule: string, partition: number, state: string): Promise<Held> {
+  async claim(rule: string, partition: number, state: string, basis: ClaimBasis): Promise<Held> {
     const base = PartitionCheckpoints.base(rule, partition);
-    const cur = await this.kv.get(`m.${base}`);
-    const prev = cur && cur.operation === "PUT" ? this.decode(cur.value) : undefined;
-    const epoch = (prev?.epoch ?? 0) + 1;
-    const held: Held = { epoch, rev: cur?.revision ?? 0, valid: true };
+    const epoch = basis.epoch + 1;
+    const held: Held = { epoch, rev: basis.rev, valid: true };
     this.held.set(base, held);
     try {
-      await this.write(base, state, false, epoch, cur?.revision);
+      await this.write(base, state, false, epoch, basis.rev === 0 ? undefined : basis.rev);
     } catch (e) {
       this.supersede(base, undefined);
       throw e;
@@ -175,27 +193,35 @@ export class PartitionCheckpoints {
   }
 
   /** The newest checkpoint of (`rule`, `partition`), or undefined (none, or one that does not verify). */
-  async load(rule: string, partition: number, attempt = 0): Promise<PartitionCheckpoint | undefined> {
+  async load(rule: string, partition: number): Promise<PartitionCheckpoint | undefined> {
+    return (await this.read(rule, partition)).checkpoint;
+  }
+
+  /** The newest checkpoint of (`rule`, `partition`) with the basis of a claim made from it. */
+  async read(rule: string, partition: number, attempt = 0): Promise<ReadCheckpoint> {
     const base = PartitionCheckpoints.base(rule, partition);
-    const at = await this.manifestAt(base);
-    const m = at?.m;
-    if (!m) return undefined;
+    const e = await this.kv.get(`m.${base}`);
+    if (!e) return { basis: { rev: 0, epoch: 0 }, checkpoint: undefined };
+    if (e.operation !== "PUT") return { basis: { rev: e.revision, epoch: 0 }, checkpoint: undefined };
+    const basis = { rev: e.revision, epoch: this.decode(e.value)?.epoch ?? 0 };
+    const m = this.verified(e.key, e.value);
+    if (!m) return { basis, checkpoint: undefined };
     const parts: Uint8Array[] = [];
     for (let i = 0; i < m.chunks; i++) {
-      const e = await this.kv.get(`c.${base}.${m.version}.${i}`);
-      if (!e || e.operation !== "PUT") {
+      const c = await this.kv.get(`c.${base}.${m.version}.${i}`);
+      if (!c || c.operation !== "PUT") {
         // The owner replaced it meanwhile: read the new one (a few times; a chunk lost for good is an error).
-        if (attempt < 3) return this.load(rule, partition, attempt + 1);
+        if (attempt < 3) return this.read(rule, partition, attempt + 1);
         throw new EngineError(`checkpoint of rule ${rule} partition ${partition}: chunk ${i} of version ${m.version} is missing`, ErrCode.io);
       }
-      parts.push(e.value);
+      parts.push(c.value);
     }
     const bytes = Buffer.concat(parts);
     if (sha(bytes) !== m.sha) {
       this.refusals.refuse(`m.${base}`, "the checkpoint's chunks do not match its manifest's digest");
-      return undefined;
+      return { basis, checkpoint: undefined };
     }
-    return { state: new TextDecoder().decode(bytes), owner: m.owner, ts: m.ts, released: m.released, epoch: m.epoch };
+    return { basis, checkpoint: { state: new TextDecoder().decode(bytes), owner: m.owner, ts: m.ts, released: m.released, epoch: m.epoch } };
   }
 
   /** Partitions of `rule` that have a checkpoint, ascending. */

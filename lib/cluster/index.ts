@@ -1,6 +1,6 @@
 /** A floe group over NATS JetStream (docs/group.md). */
 export { assignPartitions, ownerOf } from "./assignment.ts";
-export { FencedError, PartitionCheckpoints, type Held, type PartitionCheckpoint } from "./checkpoints.ts";
+export { FencedError, PartitionCheckpoints, type ClaimBasis, type Held, type PartitionCheckpoint, type ReadCheckpoint } from "./checkpoints.ts";
 export { DefinitionSync, GroupEntryRefused, type ApplyChange, type CheckChange, type DefinitionChange } from "./definitions.ts";
 export { EntrySigner, groupConnectionOptions, groupSecret } from "./auth.ts";
 export { Membership, type Member, type MemberInfo } from "./membership.ts";

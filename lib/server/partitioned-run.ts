@@ -20,8 +20,8 @@
  * sinks' messages carry the epoch (header `Floe-Epoch`). An upload of a superseded owner is refused
  * by the server; the stale owner then stops that partition's run.
  */
-import { FencedError, type ClusterNode, type Held } from "../cluster/index.ts";
-import { NodeMetrics } from "../core/metrics.ts";
+import { FencedError, type ClusterNode, type Held, type PartitionCheckpoint, type ReadCheckpoint } from "../cluster/index.ts";
+import type { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
@@ -30,6 +30,7 @@ import type { HeldRun, RunExit, Topo } from "./lifecycle.ts";
 import { isAggregateCall } from "../plan/analyze.ts";
 import { planTwoStage } from "../plan/two-stage.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
+import { mergeRuns } from "./partition-metrics.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
@@ -111,6 +112,20 @@ export function partitionDurables(stream: StreamDef, p: number): { stream: strin
   return s && d ? [{ stream: s, consumer: d }] : [];
 }
 
+/**
+ * The refusal of a partitioned `nats` stream whose partitions would read one JetStream durable
+ * (`durableOf(p)`: partition p's resolved `durable`, "" for none): a durable keeps the filter
+ * subject it was created with, so the other partitions' runs would read the first one's messages,
+ * and each run starting from no read position recreates a durable with unacknowledged deliveries
+ * (connectors/nats/consumer.ts) under the reader of another partition started at the same time.
+ */
+export async function sharedDurableError(stream: StreamDef, count: number, durableOf: (p: number) => Promise<string>): Promise<string | undefined> {
+  if (count < 2 || (stream.options.TYPE ?? "").toLowerCase() !== "nats") return undefined;
+  const [a, b] = await Promise.all([durableOf(0), durableOf(1)]);
+  if (!a || a !== b) return undefined;
+  return `stream ${stream.name}: every partition would read JetStream durable ${a}: put ${PARTITION_TOKEN} in EXTRA's durable (e.g. "${a}_${PARTITION_TOKEN}") so that each partition has its own`;
+}
+
 /** A partition run's actions under ownership `epoch`: each `nats` sink's messages carry it in header `Floe-Epoch`, so that a consumer can tell a superseded owner's late output. */
 export function withEpochHeader(actions: readonly Record<string, unknown>[], epoch: number): Record<string, unknown>[] {
   return actions.map((a) => {
@@ -183,11 +198,63 @@ export class PartitionedRun implements HeldRun {
     return this.serial(() => this.rebalanceNow());
   }
 
+  /**
+   * Applies the ownership the member's view gives now, in three steps, each over all of its
+   * partitions at once:
+   * 1. take-overs — partitions owned here whose group checkpoint no other live member holds (a
+   *    dead owner's, a released one, none yet): claimed, rewound and started first, as their
+   *    output stopped with their owner and nothing is to be waited for;
+   * 2. releases — partitions the assignment moved away stop and hand their state over (a live
+   *    member waits for it);
+   * 3. hand-overs — partitions another live member still holds start once it released them (or
+   *    the wait ran out); so do the take-overs whose claim lost to another member's write.
+   * Releases come before the hand-overs' waits, so two members swapping partitions never each
+   * wait for the other's release. At once rather than one after the other: on a quarter core a
+   * partition's claim, rewind and start take about 1 s, much of it waiting on NATS, and the last
+   * of a dead member's partitions started seconds after its first. Each step waits until every
+   * one of its partitions is done (failures logged one by one, the others unaffected): no start
+   * or stop of this apply runs on once the chain moves on to a tick, the next apply or stop(),
+   * and a partition is never started twice.
+   */
   private async rebalanceNow(): Promise<void> {
     if (this.stopped) return;
     const want = new Set(this.o.cluster.owned(this.o.partitions));
-    for (const p of [...this.runs.keys()]) if (!want.has(p)) await this.release(p);
-    for (const p of want) if (!this.runs.has(p) && !this.stopped) await this.acquire(p);
+    const leaving = [...this.runs.keys()].filter((p) => !want.has(p));
+    const missing = [...want].filter((p) => !this.runs.has(p));
+    const found = await this.each(missing, async (p) => ({ p, at: await this.o.cluster.checkpoints.read(this.id, p) }));
+    const free = found.filter(({ at }) => !this.heldElsewhere(at.checkpoint));
+    const waits = found.filter(({ at }) => this.heldElsewhere(at.checkpoint)).map(({ p }) => p);
+    await this.each(free, async ({ p, at }) => {
+      try {
+        await this.start(p, at);
+      } catch (e) {
+        if (!(e instanceof FencedError)) throw e;
+        // Another member wrote the manifest after it was read here: read again in step 3.
+        this.o.log(`rule ${this.id}: partition ${p}: ${e.message}`);
+        waits.push(p);
+      }
+    });
+    await this.releaseAll(leaving);
+    await this.each(waits, (p) => this.acquire(p));
+  }
+
+  /** Runs `fn` for every item at once, until every one is done; the values of those that succeeded (each failure is logged as it comes). */
+  private async each<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+    const out: R[] = [];
+    const log = (e: unknown) => this.o.log(`rule ${this.id}: ${errorText(e)}`);
+    await Promise.all(items.map((x) => fn(x).then((v) => void out.push(v), log)));
+    return out;
+  }
+
+  /** Whether partition `p` is this member's to start now. */
+  private mine(p: number): boolean {
+    return !this.stopped && this.o.cluster.owned(this.o.partitions).includes(p);
+  }
+
+  /** Whether a checkpoint is held by another live member that has not released it (a rebalance under way, not a death). */
+  private heldElsewhere(cp: PartitionCheckpoint | undefined): boolean {
+    const { cluster } = this.o;
+    return !!cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner);
   }
 
   /** Each upload period: superseded runs stop; the others' new checkpoints go to the group; a partition owned here without a run (it was fenced) is claimed again. */
@@ -202,11 +269,13 @@ export class PartitionedRun implements HeldRun {
     if (fenced || this.runs.size !== this.o.cluster.owned(this.o.partitions).length) await this.rebalanceNow();
   }
 
+  /** Starts partition `p` once no other live member holds it; a claim lost to another member's (their views of the members differed for a moment) reads again and waits for its release. */
   private async acquire(p: number): Promise<void> {
-    // A claim lost to another member's (their views of the members differed for a moment): read again, and wait for its release.
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        return await this.acquireOnce(p);
+        const at = await this.released(p);
+        if (!at) return;
+        return await this.start(p, at);
       } catch (e) {
         if (!(e instanceof FencedError)) throw e;
         this.o.log(`rule ${this.id}: partition ${p}: ${e.message}`);
@@ -214,30 +283,54 @@ export class PartitionedRun implements HeldRun {
     }
   }
 
-  private async acquireOnce(p: number): Promise<void> {
+  /**
+   * Partition `p`'s group checkpoint once the live member holding it stopped the partition and
+   * released the state it stopped with (at most releaseWaitMs); undefined when `p` stopped being
+   * this member's to start meanwhile.
+   */
+  private async released(p: number): Promise<ReadCheckpoint | undefined> {
+    const { checkpoints } = this.o.cluster;
+    let at = await checkpoints.read(this.id, p);
+    const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
+    while (this.heldElsewhere(at.checkpoint) && Date.now() < deadline) {
+      await Bun.sleep(100);
+      if (!this.mine(p)) return undefined;
+      at = await checkpoints.read(this.id, p);
+    }
+    return at;
+  }
+
+  /**
+   * Claims partition `p` on the checkpoint read in `at` — the claim is conditional on that read's
+   * revision: FencedError when another member wrote the manifest since — and starts its run from it.
+   */
+  private async start(p: number, at: ReadCheckpoint): Promise<void> {
     const { cluster } = this.o;
     const runId = partitionRunId(this.id, p);
-    let cp = await cluster.checkpoints.load(this.id, p);
-    // A rebalance: the previous owner is alive and stops the partition now; wait for the state it stops with.
-    const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
-    while (cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner) && Date.now() < deadline) {
-      await Bun.sleep(100);
-      // Ownership moved on meanwhile: not ours to start.
-      if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
-      cp = await cluster.checkpoints.load(this.id, p);
-    }
+    const cp = at.checkpoint;
     // An empty state is a claim (below) of an owner that had no checkpoint in the group yet.
     const state = cp?.state ? cp.state : undefined;
-    if (this.stopped || !cluster.owned(this.o.partitions).includes(p)) return;
+    if (!this.mine(p)) return;
     // Claimed before the run starts, with the state it starts from: from now on the group's
     // checkpoint names this member, unreleased, until its own uploads and its release. Otherwise
     // a member joining meanwhile would find the previous owner's checkpoint — its own from before
     // a kill -9 when it comes back under the same id, or a release from an earlier ownership —
     // and start from it at once instead of waiting for this member's release. With no state, it
     // also keeps a joining member from reading the same durable at once (below). The claim is a
-    // compare-and-set: of two members claiming at once, one wins, the other reads again.
+    // compare-and-set on the revision read: of two members claiming at once, one wins, the other reads again.
     // (qos 0 keeps no checkpoints, yet claims too: its epoch fences its results.)
-    const held = await cluster.checkpoints.claim(this.id, p, state ?? "");
+    const held = await cluster.checkpoints.claim(this.id, p, state ?? "", at.basis);
+    const local = checkpointStore(this.o.dataDir);
+    // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
+    local.clear(runId);
+    if (state) local.save(runId, state, cp!.ts);
+    this.uploaded.set(p, state ?? "");
+    this.uploadedAt.set(p, Date.now());
+    if (this.stopped) {
+      // stop() came during the claim: hand the partition back at once rather than leave a claim no run holds.
+      await this.upload(p, held, true);
+      return;
+    }
     if (state) {
       const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
       // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
@@ -254,35 +347,55 @@ export class PartitionedRun implements HeldRun {
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${d.stream}/${d.consumer} restarted from its start: no checkpoint in the group`);
       }
     }
-    const local = checkpointStore(this.o.dataDir);
-    // The group's checkpoint is the truth: a local one is from an earlier ownership at best.
-    local.clear(runId);
-    if (state) local.save(runId, state, cp!.ts);
-    this.uploaded.set(p, state ?? "");
-    this.uploadedAt.set(p, Date.now());
     const members = cluster.members;
     const fence = () => held.valid && members.holdsLease();
     const run = await this.o.startPartition(p, held.epoch, fence, (exit) => {
       // One partition failing stops the rule, as a single run's failure does; an end of input ends that partition only.
       if (exit.kind === "error") this.o.onExit(exit);
     });
-    if (this.stopped) {
-      await run.stop();
-      return;
-    }
+    // Registered even when stop() came meanwhile: its step, next in the chain, releases it with the rest.
     this.runs.set(p, { run, held });
     this.o.log(`rule ${this.id}: partition ${p} started here (epoch ${held.epoch})${state ? ` from the checkpoint ${cp!.owner} saved` : ""}`);
   }
 
-  /** Stops partition `p`'s run and hands its state over; a superseded ownership (another member claimed it) uploads nothing. */
+  /** Stops the runs of partitions `ps` at once and hands their states over. */
+  private async releaseAll(ps: readonly number[]): Promise<void> {
+    const stopping = ps.flatMap((p) => this.runs.get(p)?.run ?? []);
+    await this.each(ps, (p) => this.release(p));
+    // The metrics shown once no run is left: the runs stopped last, all of them.
+    if (stopping.length > 0 && this.runs.size === 0) this.lastNodes = mergeRuns(stopping);
+  }
+
+  /**
+   * Stops partition `p`'s run and hands its state over; a superseded ownership (another member
+   * claimed it) uploads nothing. The run's input is held until its sinks delivered what they were
+   * given (at most HOLD_FOR_SINKS_MS) before it stops: the checkpoint a run stops with is taken
+   * whether or not its sinks are settled, and results a sink does not deliver within its grace at
+   * close are gone — a next owner restored from that checkpoint would not make them again. When
+   * they did not settle, the state handed over is the one last uploaded (taken while they were
+   * settled): the next owner rewinds the durable to it and makes those results again.
+   */
   private async release(p: number): Promise<void> {
     const r = this.runs.get(p);
     if (!r) return;
     this.runs.delete(p);
+    // A superseded ownership or a deleted rule hands nothing over: nothing to hold for.
+    const handsOver = r.held.valid && this.o.exists();
+    const settled = handsOver && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
     await r.run.stop();
-    this.lastNodes = this.nodes();
-    if (r.held.valid) await this.upload(p, r.held, true);
-    else this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
+    if (this.runs.size === 0) this.lastNodes = mergeRuns([r.run]);
+    if (!r.held.valid) {
+      this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
+      return;
+    }
+    if (settled || !this.o.exists()) return this.upload(p, r.held, true);
+    this.o.log(`rule ${this.id}: partition ${p}: its sinks did not settle before it stopped; handing over the checkpoint last uploaded`);
+    try {
+      await this.o.cluster.checkpoints.save(this.id, p, this.uploaded.get(p) ?? "", true);
+    } catch (e) {
+      if (!(e instanceof FencedError)) throw e;
+      this.o.log(`rule ${this.id}: ${e.message}`);
+    }
   }
 
   /**
@@ -367,11 +480,7 @@ export class PartitionedRun implements HeldRun {
 
   /** The runs' metrics added up node by node (every run has the same plan). */
   nodes(): readonly NodeMetrics[] {
-    const lists = [...this.runs.values()].map((r) => r.run.nodes());
-    if (lists.length === 0) return this.lastNodes;
-    // The longest list: partition 0's run of a two-stage rule also holds the merge's nodes.
-    const longest = lists.reduce((a, b) => (b.length > a.length ? b : a));
-    return longest.map((n, i) => mergeNodes(n.kind, n.name, lists.map((l) => l[i]).filter((x): x is NodeMetrics => x !== undefined)));
+    return this.runs.size === 0 ? this.lastNodes : mergeRuns([...this.runs.values()].map((r) => r.run));
   }
 
   topo(): Topo {
@@ -382,39 +491,8 @@ export class PartitionedRun implements HeldRun {
   async stop(): Promise<void> {
     this.unsubscribe();
     clearInterval(this.timer);
-    await this.serial(async () => {
-      this.stopped = true;
-      for (const p of [...this.runs.keys()]) await this.release(p);
-    });
+    // Seen at once by an apply under way: hand-overs stop waiting, a claim not started yet is handed back.
+    this.stopped = true;
+    await this.serial(() => this.releaseAll([...this.runs.keys()]));
   }
-}
-
-/** One node's metrics over several runs: counts add up, times and latencies take the latest/largest, a connection the worst. */
-export function mergeNodes(kind: NodeMetrics["kind"], name: string, all: readonly NodeMetrics[]): NodeMetrics {
-  const m = new NodeMetrics(kind, name);
-  let lost = -1;
-  for (const n of all) {
-    m.recordsIn += n.recordsIn;
-    m.recordsOut += n.recordsOut;
-    m.messagesProcessed += n.messagesProcessed;
-    m.processLatencyUs = Math.max(m.processLatencyUs, n.processLatencyUs);
-    m.bufferLength += n.bufferLength;
-    m.lastInvocation = Math.max(m.lastInvocation, n.lastInvocation);
-    m.exceptions += n.exceptions;
-    if (n.lastExceptionTime > m.lastExceptionTime) {
-      m.lastExceptionTime = n.lastExceptionTime;
-      m.lastException = n.lastException;
-    }
-    m.lastConnectedTime = Math.max(m.lastConnectedTime, n.lastConnectedTime);
-    if (n.lastDisconnectedTime > m.lastDisconnectedTime) {
-      m.lastDisconnectedTime = n.lastDisconnectedTime;
-      m.lastDisconnectedMessage = n.lastDisconnectedMessage;
-    }
-    m.lastTryTime = Math.max(m.lastTryTime, n.lastTryTime);
-    m.duplicates += n.duplicates;
-    if (n.recordsLost >= 0) lost = Math.max(lost, 0) + n.recordsLost;
-  }
-  m.connectionStatus = all.length ? Math.min(...all.map((n) => n.connectionStatus)) : 0;
-  m.recordsLost = lost;
-  return m;
 }

@@ -11,6 +11,8 @@ import { SinkPipeline } from "../sink/pipeline.ts";
 import { createRuntimeEnv, type RuntimeEnv } from "../runtime/env.ts";
 import type { RunFactory } from "./lifecycle.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
+import { resolveSourceProps } from "../connectors/sources.ts";
+import { EngineError, ErrCode } from "../errors.ts";
 import { Rule, type RunExit, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -19,7 +21,7 @@ import { SimulatorSource } from "../connectors/simulator/source.ts";
 import type { StoredRule } from "../store/stored-rule.ts";
 import type { Engine, RuntimeHooks } from "./engine.ts";
 import { MemoryTables } from "./lookup-tables.ts";
-import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
+import { partitionDurables, partitionKeyWarning, PartitionedRun, partitionedStream, sharedDurableError, twoStageOf, partitionRunId, streamsForPartition, withEpochHeader } from "./partitioned-run.ts";
 import type { RuntimeDeps } from "./engine.ts";
 import { ensurePartialsStream, partialsSubject } from "../cluster/index.ts";
 import { checkedTwoStage, startTwoStage } from "./two-stage-run.ts";
@@ -89,6 +91,10 @@ export function ruleRuntime(deps: RuntimeDeps, engine: Engine): RuntimeHooks & {
     const cluster = engine.cluster;
     const partitioned = cluster ? partitionedStream(def, deps.streams(), cluster.settings.partitions) : undefined;
     if (cluster && partitioned) {
+      const stream = partitioned.stream;
+      const durableOf = async (p: number) => String((await resolveSourceProps(streamsForPartition(deps.streams(), stream, p).get(stream.name)!, "nats", env)).durable ?? "");
+      const shared = await sharedDurableError(stream, partitioned.count, durableOf);
+      if (shared) throw new EngineError(`rule ${def.id}: ${shared}`, ErrCode.streamTable);
       const split = checkedTwoStage(twoStageOf(def, partitioned, engine.functions), def, partitioned.stream.name, deps.streams(), env, hub);
       const warning = partitionKeyWarning(def, partitioned);
       if (split && "plan" in split) engine.log(`rule ${def.id}: GROUP BY does not contain ${partitioned.key}, the partition key of stream ${partitioned.stream.name}: two-stage aggregation, the partials of each partition merged by the owner of partition 0`);

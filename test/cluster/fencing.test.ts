@@ -41,7 +41,10 @@ async function connect(group: string, instance: string, log: (l: string) => void
 test("of two members claiming one partition at once, one wins; a superseded owner's checkpoint is refused by the server", async () => {
   const a = await connect("cas", "a");
   const b = await connect("cas", "b");
-  const claims = await Promise.allSettled([a.checkpoints.claim("r", 3, "from-a"), b.checkpoints.claim("r", 3, "from-b")]);
+  // Both decide on the same read (no manifest yet), then claim at once.
+  const [ra, rb] = await Promise.all([a.checkpoints.read("r", 3), b.checkpoints.read("r", 3)]);
+  expect([ra.basis, rb.basis]).toEqual([{ rev: 0, epoch: 0 }, { rev: 0, epoch: 0 }]);
+  const claims = await Promise.allSettled([a.checkpoints.claim("r", 3, "from-a", ra.basis), b.checkpoints.claim("r", 3, "from-b", rb.basis)]);
   const won = claims.filter((c) => c.status === "fulfilled");
   const lost = claims.filter((c): c is PromiseRejectedResult => c.status === "rejected");
   expect([won.length, lost.length]).toEqual([1, 1]);
@@ -53,7 +56,7 @@ test("of two members claiming one partition at once, one wins; a superseded owne
 
   // The winner pauses (its watch is not read: a stopped process) while the loser claims again.
   winner.checkpoints.stop();
-  const held = await loser.checkpoints.claim("r", 3, "state-1");
+  const held = await loser.checkpoints.claim("r", 3, "state-1", (await loser.checkpoints.read("r", 3)).basis);
   expect(held.epoch).toBe(2);
   // Its late checkpoint reaches the server, which refuses it: the manifest's revision moved on.
   await expect(winner.checkpoints.save("r", 3, "late")).rejects.toThrow(`partition 3: a newer owner claimed it; this member's write of epoch 1 was refused`);
@@ -71,13 +74,47 @@ test("of two members claiming one partition at once, one wins; a superseded owne
 test("a holder learns of a newer claim through its watch before it writes again", async () => {
   const a = await connect("watch", "a");
   const b = await connect("watch", "b");
-  const mine = await a.checkpoints.claim("r", 0, "");
+  const mine = await a.checkpoints.claim("r", 0, "", (await a.checkpoints.read("r", 0)).basis);
   expect(mine.valid).toBe(true);
-  await b.checkpoints.claim("r", 0, "");
+  await b.checkpoints.claim("r", 0, "", (await b.checkpoints.read("r", 0)).basis);
   await until(() => !mine.valid, "a's ownership superseded");
   await expect(a.checkpoints.save("r", 0, "x")).rejects.toBeInstanceOf(FencedError);
   // Nothing reached the server: its only refusal is the claim it lost, none.
   expect(a.checkpoints.fencedWrites).toBe(0);
+});
+
+test("a claim is conditional on the read its caller decided on: a write since then, an upload or another claim, fails it", async () => {
+  const a = await connect("basis", "a");
+  const b = await connect("basis", "b");
+  const c = await connect("basis", "c");
+  await a.checkpoints.claim("r", 5, "a-1", (await a.checkpoints.read("r", 5)).basis);
+  // c reads a's checkpoint and decides to take the partition over from it.
+  const seen = await c.checkpoints.read("r", 5);
+  expect([seen.checkpoint?.owner, seen.checkpoint?.state, seen.basis.epoch]).toEqual(["a", "a-1", 1]);
+  // a uploads a newer state meanwhile: a claim from the older one would start from a state a moved past.
+  await a.checkpoints.save("r", 5, "a-2");
+  await expect(c.checkpoints.claim("r", 5, "a-1", seen.basis)).rejects.toBeInstanceOf(FencedError);
+  expect(c.checkpoints.fencedWrites).toBe(1);
+  const kept = await b.checkpoints.load("r", 5);
+  expect([kept?.owner, kept?.epoch, kept?.state]).toEqual(["a", 1, "a-2"]);
+  // b and c both read the newest; b claims first. c's claim, decided on a's checkpoint, does not
+  // overwrite b's claim it never saw (a read of its own inside the claim would have, with epoch 3).
+  const [rb, rc] = await Promise.all([b.checkpoints.read("r", 5), c.checkpoints.read("r", 5)]);
+  const hb = await b.checkpoints.claim("r", 5, rb.checkpoint!.state, rb.basis);
+  expect(hb.epoch).toBe(2);
+  await expect(c.checkpoints.claim("r", 5, rc.checkpoint!.state, rc.basis)).rejects.toBeInstanceOf(FencedError);
+  expect(hb.valid).toBe(true);
+  const now = await a.checkpoints.load("r", 5);
+  expect([now?.owner, now?.epoch, now?.state]).toEqual(["b", 2, "a-2"]);
+  // Read again, c sees b's claim (and, b being live in a real group, would wait for its release).
+  const again = await c.checkpoints.read("r", 5);
+  expect([again.checkpoint?.owner, again.basis.epoch]).toEqual(["b", 2]);
+  // A manifest deleted with its rule: the next claim is conditional on the deletion's revision, from epoch 1.
+  await a.checkpoints.clear("r");
+  const gone = await c.checkpoints.read("r", 5);
+  expect(gone.checkpoint).toBeUndefined();
+  expect(gone.basis.rev).toBeGreaterThan(0);
+  expect((await c.checkpoints.claim("r", 5, "", gone.basis)).epoch).toBe(1);
 });
 
 test("a member joining mid-take-over: the partition it wins runs in one place at a time, in epoch order", async () => {

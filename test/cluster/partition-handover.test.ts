@@ -95,7 +95,7 @@ for (const [name, seeder, released] of [
     // The group's checkpoints as the earlier owner left them (killed, or released).
     const old = await connect(group, seeder);
     for (let p = 0; p < PARTITIONS; p++) {
-      await old.checkpoints.claim("r", p, "");
+      await old.checkpoints.claim("r", p, "", (await old.checkpoints.read("r", p)).basis);
       await old.checkpoints.save("r", p, `old-${p}`, released);
     }
     // The survivor takes every partition over from them and reads on.

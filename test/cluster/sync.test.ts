@@ -196,10 +196,10 @@ test("a checkpoint saved by a partition's owner is restored by the member that t
   expect(b.node.owned()).not.toContain(p);
   // Larger than one message: stored in chunks behind one manifest.
   const state = JSON.stringify({ window: "x".repeat(2_500_000), watermark: 1234 });
-  await a.node.checkpoints.claim("rule/1", p, "");
+  await a.node.checkpoints.claim("rule/1", p, "", (await a.node.checkpoints.read("rule/1", p)).basis);
   await a.node.checkpoints.save("rule/1", p, state);
   await a.node.checkpoints.save("rule/1", p, state + " ");
-  await a.node.checkpoints.claim("rule/1", (p + 1) % 12, "other");
+  await a.node.checkpoints.claim("rule/1", (p + 1) % 12, "other", (await a.node.checkpoints.read("rule/1", (p + 1) % 12)).basis);
   // a dies without leaving: no heartbeat, no goodbye.
   a.node.members.stopTimers();
   await a.node.nc.close();
@@ -210,7 +210,7 @@ test("a checkpoint saved by a partition's owner is restored by the member that t
   expect([got?.owner, got?.epoch]).toEqual(["a", 1]);
   expect(await b.node.checkpoints.partitions("rule/1")).toEqual([p, (p + 1) % 12].sort((x, y) => x - y));
   expect(await b.node.checkpoints.load("rule/2", p)).toBeUndefined();
-  await b.node.checkpoints.claim("rule/1", p, "b's");
+  await b.node.checkpoints.claim("rule/1", p, "b's", (await b.node.checkpoints.read("rule/1", p)).basis);
   const next = await b.node.checkpoints.load("rule/1", p);
   expect([next?.owner, next?.epoch, next?.state]).toEqual(["b", 2, "b's"]);
   await b.node.checkpoints.clear("rule/1");

@@ -3,7 +3,8 @@ import { expect, test } from "bun:test";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
-import { mergeNodes, partitionedStream, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
+import { mergeNodes } from "../../lib/server/partition-metrics.ts";
+import { partitionedStream, sharedDurableError, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
@@ -69,4 +70,19 @@ test("a partition run's nats sinks carry its epoch in header Floe-Epoch, beside 
   expect(withEpochHeader(actions, 7)).toEqual([{ nats: { subject: "out", headers: { a: "1", "Floe-Epoch": "7" } } }, { nats: { subject: "o2", headers: { "Floe-Epoch": "7" } } }, { log: {} }]);
   // The definition itself is not changed.
   expect(actions[0]).toEqual({ nats: { subject: "out", headers: { a: "1" } } });
+});
+
+test("a partitioned nats stream whose partitions would all read one JetStream durable is refused; one durable per partition, or none, is not", async () => {
+  const js = (extra: string) => stream(`CREATE STREAM js () WITH (TYPE="nats", DATASOURCE="t.{partition}.*", EXTRA="${extra.replaceAll('"', '\\"')}")`);
+  // The resolved durable of partition p: EXTRA's, {partition} replaced as a partition's run sees it.
+  const durableOf = (s: StreamDef) => async (p: number) => String(JSON.parse(streamsForPartition(new Map([["js", s]]), s, p).get("js")!.options.EXTRA!).durable ?? "");
+  const one = js(`{"stream":"IN","durable":"tele"}`);
+  expect(await sharedDurableError(one, 12, durableOf(one))).toBe(`stream js: every partition would read JetStream durable tele: put {partition} in EXTRA's durable (e.g. "tele_{partition}") so that each partition has its own`);
+  const each = js(`{"stream":"IN","durable":"tele_{partition}"}`);
+  expect(await sharedDurableError(each, 12, durableOf(each))).toBeUndefined();
+  // An ephemeral consumer per run, a single partition, another connector: nothing is shared.
+  const none = js(`{"stream":"IN"}`);
+  expect(await sharedDurableError(none, 12, durableOf(none))).toBeUndefined();
+  expect(await sharedDurableError(one, 1, durableOf(one))).toBeUndefined();
+  expect(await sharedDurableError(tele, 12, async () => "d")).toBeUndefined();
 });

@@ -1,0 +1,240 @@
+/**
+ * How a member applies a new assignment (server/partitioned-run.ts, rebalanceNow): the dead
+ * members' partitions it is given are taken over at once, not one after the other; a take-over
+ * whose claim another member's write beat is read and claimed again without holding the others
+ * up; a partition is started once however many upload ticks come while its start is slow; and a
+ * stop() in the middle of an apply stops and releases what that apply claimed; a partition released
+ * while its sinks still hold results hands over the checkpoint last uploaded. The slow starts and
+ * claims are promises the test resolves, so the order is fixed, not timed.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClusterNode } from "../../lib/cluster/index.ts";
+import { NodeMetrics } from "../../lib/core/metrics.ts";
+import type { HeldRun } from "../../lib/server/lifecycle.ts";
+import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
+import { checkpointStore } from "../../lib/store/checkpoint.ts";
+import type { StoredRule } from "../../lib/store/stored-rule.ts";
+import { GROUP_AUTH, NatsServer } from "../helpers/nats.ts";
+import { waitFor } from "../helpers/runtime.ts";
+
+let nats: NatsServer;
+const nodes: ClusterNode[] = [];
+const runs: PartitionedRun[] = [];
+
+beforeAll(async () => {
+  nats = await NatsServer.start();
+});
+
+afterAll(async () => {
+  // A test that failed half-way leaves starts waiting: they end now, so that the runs can stop.
+  for (const g of gates) g.open();
+  for (const r of runs) await r.stop().catch(() => {});
+  for (const n of nodes) await n.close().catch(() => {});
+  await nats?.stop();
+});
+
+const until = (fn: () => boolean | Promise<boolean>, what: string | (() => string), ms = 15_000) => waitFor(fn, what, ms, 10);
+
+async function connect(group: string, instance: string): Promise<ClusterNode> {
+  const node = await ClusterNode.connect({ nats: [nats.url], group, instance, partitions: 12, heartbeatMs: 200, leaseMs: 1000, auth: GROUP_AUTH }, () => {});
+  nodes.push(node);
+  return node;
+}
+
+const gates: { open: () => void }[] = [];
+
+/** A promise and its resolve. */
+function gate(): { done: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const done = new Promise<void>((r) => (open = r));
+  gates.push({ open });
+  return { done, open };
+}
+
+/** A member's PartitionedRun over `partitions` whose partition starts wait for `gates` (the run's restored state is recorded in `events`). */
+async function member(group: string, instance: string, partitions: number, gates: Map<number, ReturnType<typeof gate>>, events: string[]) {
+  const node = await connect(group, instance);
+  await node.join(`http://${instance}`);
+  const dataDir = mkdtempSync(join(tmpdir(), "floe-takeover-"));
+  const run = new PartitionedRun({
+    def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
+    partitions,
+    cluster: node,
+    dataDir,
+    onExit: () => {},
+    exists: () => true,
+    log: (l) => events.push(`log ${l}`),
+    // Ticks come far more often than the slow starts end: none may start a partition being started.
+    uploadEveryMs: 20,
+    startPartition: async (p, epoch): Promise<HeldRun> => {
+      events.push(`begin ${p} epoch ${epoch} from ${checkpointStore(dataDir).latest(`r.p${p}`) ?? "nothing"}`);
+      await gates.get(p)?.done;
+      events.push(`started ${p}`);
+      return {
+        nodes: () => [new NodeMetrics("source", "s")],
+        topo: () => ({ sources: [], edges: {} }),
+        stop: async () => void events.push(`stop ${p}`),
+      };
+    },
+  });
+  runs.push(run);
+  return { node, run };
+}
+
+const begun = (events: readonly string[]) => events.filter((e) => e.startsWith("begin ")).map((e) => Number(e.split(" ")[1]));
+
+test("a member given two dead members' partitions begins both take-overs before either's slow start ends; a lost claim of a third does not hold them up", async () => {
+  const group = "takeover";
+  // x and y owned partitions 0 and 1 and died (they never join: not live); nobody ever claimed 2.
+  const x = await connect(group, "x");
+  const y = await connect(group, "y");
+  await x.checkpoints.claim("r", 0, "x-0", (await x.checkpoints.read("r", 0)).basis);
+  await y.checkpoints.claim("r", 1, "y-1", (await y.checkpoints.read("r", 1)).basis);
+  const events: string[] = [];
+  const gates = new Map([0, 1, 2].map((p) => [p, gate()]));
+  const a = await member(group, "a", 3, gates, events);
+  // Partition 1's claim loses: y's last upload reaches the group between a's read and a's claim.
+  const claim = a.node.checkpoints.claim.bind(a.node.checkpoints);
+  let raced = false;
+  a.node.checkpoints.claim = async (rule, p, state, basis) => {
+    if (p === 1 && !raced) {
+      raced = true;
+      await y.checkpoints.save("r", 1, "y-1b");
+    }
+    return claim(rule, p, state, basis);
+  };
+  const opened = a.run.open();
+  // Both of the others' take-overs are under way at once, neither finished.
+  await until(() => begun(events).length === 2, "two take-overs begun");
+  expect(begun(events).sort()).toEqual([0, 2]);
+  expect(events).toContain("begin 0 epoch 2 from x-0");
+  expect(events).toContain("begin 2 epoch 1 from nothing");
+  await until(() => events.includes("log rule r: partition 1: partition 1: a newer owner claimed it; this member's write of epoch 2 was refused"), "partition 1's claim refused");
+  expect(events.some((e) => e.startsWith("started "))).toBe(false);
+  // Ticks keep coming while the starts are held: still one start per partition.
+  await Bun.sleep(100);
+  expect(begun(events).sort()).toEqual([0, 2]);
+  gates.get(2)!.open();
+  await until(() => events.includes("started 2"), "partition 2 started");
+  expect(a.run.owned()).toEqual([2]);
+  gates.get(0)!.open();
+  // Partition 1 is read again (y's upload is the newest, y is not live) and claimed over it.
+  await until(() => begun(events).includes(1), "partition 1's take-over begun again");
+  expect(events).toContain("begin 1 epoch 2 from y-1b");
+  gates.get(1)!.open();
+  await opened;
+  expect(a.run.owned()).toEqual([0, 1, 2]);
+  await Bun.sleep(100);
+  expect(begun(events).sort()).toEqual([0, 1, 2]);
+  for (const p of [0, 1, 2]) expect((await x.checkpoints.load("r", p))?.owner).toBe("a");
+  expect(events.filter((e) => e.startsWith("stop "))).toEqual([]);
+}, 30_000);
+
+test("stop() during an apply: the starts under way end, their runs stop, and every claim of the apply is released", async () => {
+  const group = "takeover-stop";
+  const events: string[] = [];
+  const gates = new Map([[0, gate()]]);
+  const b = await member(group, "b", 2, gates, events);
+  // Partition 1's claim is slow: stop() comes while it is on its way to the server.
+  const slowClaim = gate();
+  const claim = b.node.checkpoints.claim.bind(b.node.checkpoints);
+  b.node.checkpoints.claim = async (rule, p, state, basis) => {
+    if (p === 1) await slowClaim.done;
+    return claim(rule, p, state, basis);
+  };
+  const opened = b.run.open();
+  await until(() => begun(events).includes(0), "partition 0's start begun");
+  const stopped = b.run.stop();
+  slowClaim.open();
+  gates.get(0)!.open();
+  await opened;
+  await stopped;
+  // Partition 0 started, then stopped with the rest; partition 1 was claimed but never started.
+  expect(events.filter((e) => /^(begin|started|stop) /.test(e))).toEqual(["begin 0 epoch 1 from nothing", "started 0", "stop 0"]);
+  expect(b.run.owned()).toEqual([]);
+  // Both handed back: a next owner does not wait for a release that would never come.
+  for (const p of [0, 1]) {
+    const cp = await b.node.checkpoints.load("r", p);
+    expect([cp?.owner, cp?.epoch, cp?.released]).toEqual(["b", 1, true]);
+  }
+}, 30_000);
+
+test("a start that fails does not cut the others short: they finish within the apply, and the failed one is started again once, by a tick", async () => {
+  const group = "takeover-fail";
+  const events: string[] = [];
+  const gates = new Map([0, 1, 2].map((p) => [p, gate()]));
+  const c = await member(group, "c", 3, gates, events);
+  // Partition 1's first start fails at once (a JetStream API request timing out on a starved member).
+  const claim = c.node.checkpoints.claim.bind(c.node.checkpoints);
+  let failed = false;
+  c.node.checkpoints.claim = async (rule, p, state, basis) => {
+    if (p === 1 && !failed) {
+      failed = true;
+      throw new Error("timeout");
+    }
+    return claim(rule, p, state, basis);
+  };
+  const opened = c.run.open();
+  await until(() => begun(events).length === 2, "the two other starts begun");
+  await until(() => events.includes("log rule r: timeout"), () => `the failure logged: ${events.join(" | ")}`);
+  // While 0 and 2 are slow, ticks come and go: none starts 0 or 2 again, nor 1 before the apply is done.
+  await Bun.sleep(150);
+  expect(begun(events).sort()).toEqual([0, 2]);
+  gates.get(0)!.open();
+  gates.get(2)!.open();
+  await opened;
+  // The next tick finds partition 1 without a run and starts it.
+  await until(() => begun(events).includes(1), "partition 1 started again");
+  gates.get(1)!.open();
+  await until(() => c.run.owned().length === 3, "all three running");
+  await Bun.sleep(150);
+  expect(begun(events).sort()).toEqual([0, 1, 2]);
+}, 30_000);
+
+test("a partition released while its sinks do not settle hands over the checkpoint last uploaded, not the one it stopped with", async () => {
+  const group = "takeover-release";
+  const node = await connect(group, "d");
+  await node.join("http://d");
+  const dataDir = mkdtempSync(join(tmpdir(), "floe-takeover-"));
+  const local = checkpointStore(dataDir);
+  let settled = true;
+  const events: string[] = [];
+  const run = new PartitionedRun({
+    def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
+    partitions: 2,
+    cluster: node,
+    dataDir,
+    onExit: () => {},
+    exists: () => true,
+    log: (l) => events.push(l),
+    uploadEveryMs: 20,
+    startPartition: async (p): Promise<HeldRun> => ({
+      nodes: () => [new NodeMetrics("source", "s")],
+      topo: () => ({ sources: [], edges: {} }),
+      sinksSettled: () => settled,
+      // Partition 0's sinks deliver what they hold once its input is held; partition 1's do not within the hold.
+      holdForSinks: async () => p === 0,
+      resumeDrains: () => {},
+      // The checkpoint a run stops with: taken whether its sinks are settled or not.
+      stop: async () => local.save(`r.p${p}`, `stopped-${p}`, Date.now()),
+    }),
+  });
+  runs.push(run);
+  await run.open();
+  expect(run.owned()).toEqual([0, 1]);
+  for (const p of [0, 1]) local.save(`r.p${p}`, `settled-${p}`, Date.now());
+  await until(async () => (await node.checkpoints.load("r", 0))?.state === "settled-0" && (await node.checkpoints.load("r", 1))?.state === "settled-1", "both uploaded");
+  // Results on their way: the runs' newer checkpoints are not uploaded.
+  settled = false;
+  for (const p of [0, 1]) local.save(`r.p${p}`, `unsettled-${p}`, Date.now());
+  await Bun.sleep(100);
+  expect((await node.checkpoints.load("r", 1))?.state).toBe("settled-1");
+  await run.stop();
+  const [c0, c1] = [await node.checkpoints.load("r", 0), await node.checkpoints.load("r", 1)];
+  expect([c0?.state, c0?.released]).toEqual(["stopped-0", true]);
+  expect([c1?.state, c1?.released]).toEqual(["settled-1", true]);
+  expect(events).toContain("rule r: partition 1: its sinks did not settle before it stopped; handing over the checkpoint last uploaded");
+}, 30_000);
