@@ -225,9 +225,9 @@ async function vsFloor(ids: WorkloadId[], rates: number[], seconds: number, reps
     }
   }
   if (a["no-save"]) return;
-  // Pairs of workloads not run now stay in today's file; this run's replace theirs.
+  // Pairs of workloads or rates not run now stay in today's file; this run's replace theirs.
   const previous = existsSync(file) ? ((JSON.parse(await Bun.file(file).text()) as { pairs?: Pair[] }).pairs ?? []) : [];
-  const kept = previous.filter((p) => !ids.includes(p.workload));
+  const kept = previous.filter((p) => !(ids.includes(p.workload) && rates.includes(p.rate)));
   await save("floor-pairs", { pairs: [...kept, ...pairs] });
 }
 

@@ -3,9 +3,11 @@
  * grows its heap with the allocation rate, so RSS keeps climbing for a while after the live set
  * has stopped growing; on a gateway with a few hundred MB that headroom is the budget.
  *
- * The governor reads RSS every `every` calls, at most once per `intervalMs` (`process.memoryUsage
- * .rss()` opens, reads and closes /proc/self/statm, ~18 µs here: 1.6–2.3 % of an MQTT W1 profile
- * at one read per 20 ms; `residentBytes` re-reads one open descriptor, ~3 µs), and, when RSS stands
+ * The governor reads the anonymous part of RSS (the heap's; the executable's file-backed pages vary
+ * with code use, runtime/code-pages.ts) every `every` calls, at most once per `intervalMs`
+ * (`process.memoryUsage.rss()` opens, reads and closes /proc/self/statm, ~18 µs here: 1.6–2.3 % of
+ * an MQTT W1 profile at one read per 20 ms; `anonymousBytes` re-reads one open descriptor, ~3 µs),
+ * and, when it stands
  * `headroom` bytes above the level left by the previous collection, asks JSC for a full collection
  * *asynchronously*
  * (`Bun.gc(false)`): marking runs on JSC's collector thread and sweeping is incremental, so the
@@ -24,8 +26,11 @@ let statm = -2;
 let pageSize = 0;
 const statmBuf = Buffer.alloc(128);
 
-/** Resident pages from /proc/self/statm read at offset 0 of a descriptor kept open (-1: unreadable). */
-function residentPages(): number {
+/**
+ * Resident pages from /proc/self/statm read at offset 0 of a descriptor kept open (-1: unreadable);
+ * `anonymous`: less its file-backed and shared pages (the third field), i.e. RssAnon.
+ */
+function residentPages(anonymous = false): number {
   if (statm === -2) {
     try {
       statm = openSync("/proc/self/statm", "r");
@@ -42,7 +47,7 @@ function residentPages(): number {
     statm = -1;
     return -1;
   }
-  // "size resident shared …": the second field.
+  // "size resident shared …": the second field, less the third for the anonymous pages.
   let i = 0;
   while (i < n && statmBuf[i] !== 32) i++;
   let v = 0;
@@ -51,7 +56,14 @@ function residentPages(): number {
     if (c < 48 || c > 57) break;
     v = v * 10 + c - 48;
   }
-  return v;
+  if (!anonymous) return v;
+  let shared = 0;
+  for (i++; i < n; i++) {
+    const c = statmBuf[i]!;
+    if (c < 48 || c > 57) break;
+    shared = shared * 10 + c - 48;
+  }
+  return v - shared;
 }
 
 /** The process's resident set in bytes: one `pread` where /proc is there, else `process.memoryUsage.rss()`. */
@@ -61,6 +73,17 @@ export function residentBytes(): number {
   // The page size is whatever makes the runtime's figure (the same statm field): a power of two.
   if (pageSize === 0) pageSize = 2 ** Math.round(Math.log2(process.memoryUsage.rss() / pages));
   return pages * pageSize;
+}
+
+/**
+ * The process's anonymous resident memory in bytes (the heap, the allocator, stacks): RSS without
+ * the executable's file-backed pages, which come and go with code use (runtime/code-pages.ts).
+ * Where /proc is not there, the whole RSS.
+ */
+export function anonymousBytes(): number {
+  if (pageSize === 0 && residentBytes() <= 0) return process.memoryUsage.rss();
+  const pages = residentPages(true);
+  return pages > 0 && pageSize > 0 ? pages * pageSize : process.memoryUsage.rss();
 }
 
 export class MemoryGovernor {
@@ -82,7 +105,7 @@ export class MemoryGovernor {
     private readonly settleMs: number = SETTLE_MS,
     private readonly collect: () => void = () => Bun.gc(false),
     private readonly intervalMs: number = 20,
-    private readonly rss: () => number = residentBytes,
+    private readonly rss: () => number = anonymousBytes,
   ) {}
 
   /** Call once per batch of work (an integer increment; RSS is read every `every` calls). */

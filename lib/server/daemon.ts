@@ -7,6 +7,7 @@ import { resolvePaths, type PathFlags } from "../config/index.ts";
 import { createLogger, parseLevel, type Level, type LogFormat } from "../log.ts";
 import { RotatingLog } from "../log-file.ts";
 import { loopLag } from "../runtime/loop-lag.ts";
+import { codeTrimPeriod, trimCodePages } from "../runtime/code-pages.ts";
 import { memoryGovernor } from "../runtime/memory.ts";
 import { createHandler, Engine, type EngineOptions } from "./index.ts";
 import { metricsResponse } from "./metrics.ts";
@@ -131,6 +132,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   process.on("uncaughtException", onUncaught);
   process.on("unhandledRejection", onUncaught);
   engine.requestStop = (code) => void stop(code);
+  // The start-up's code pages go back 3 s from now (the code-trim timer below).
+  activity.last = Date.now();
+  activity.code = true;
   // Printed last: a supervisor (or test) that waits for this line can signal the daemon at once.
   out(`Serving kuiper (version - ${o.version}) on port ${cliPort}, and restful api on ${scheme}://${joinHostPort(basic.restIp, restPort)}.`);
   return { engine, restPort, cliPort, done, stop };
@@ -146,13 +150,28 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
  * hot path afterwards), so they wait for the message path to be idle: a stall there lets a
  * broker's queue overflow. Requests mark activity; the timer keeps nothing alive.
  */
-const activity = { last: 0, dirty: false };
+const activity = { last: 0, dirty: false, code: false };
+/**
+ * The executable's code pages back to the page cache (runtime/code-pages.ts): 3 s after the start
+ * or a burst of management calls (the parser's, the planner's and the API's pages), and every
+ * `FLOE_CODE_TRIM_S` seconds (60; 0 never) for what JSC's compiler tiers touched meanwhile. Unlike
+ * the collection it does not wait for an idle message path: it takes 1–3 ms and the pages a rule
+ * uses come back with minor faults.
+ */
+const codeTrimMs = codeTrimPeriod(process.env.FLOE_CODE_TRIM_S) * 1000;
+let lastTrim = Date.now();
 setInterval(() => {
   const idle = memoryGovernor.idleTick();
-  if (activity.dirty && Date.now() - activity.last > 3000 && idle >= 3) {
+  const now = Date.now();
+  if (activity.dirty && now - activity.last > 3000 && idle >= 3) {
     activity.dirty = false;
     Bun.gc(true);
     Bun.shrink();
+  }
+  if (codeTrimMs > 0 && ((activity.code && now - activity.last > 3000) || now - lastTrim >= codeTrimMs)) {
+    activity.code = false;
+    lastTrim = now;
+    trimCodePages();
   }
 }, 1000).unref();
 
@@ -161,6 +180,7 @@ function closeConnection(h: (req: Request) => Promise<Response>): (req: Request)
   return async (req) => {
     activity.last = Date.now();
     activity.dirty = true;
+    activity.code = true;
     const res = await h(req);
     res.headers.set("Connection", "close");
     return res;

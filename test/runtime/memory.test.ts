@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { MemoryGovernor, residentBytes } from "../../lib/runtime/memory.ts";
+import { anonymousBytes, MemoryGovernor, residentBytes } from "../../lib/runtime/memory.ts";
 
 test("the governor requests a collection only above its headroom, then waits for it to settle", async () => {
   let asked = 0;
@@ -51,4 +51,18 @@ test("idle ticks count the periods with no batch processed", () => {
   g.check();
   expect(g.idleTick()).toBe(0);
   expect(g.idleTick()).toBe(1);
+});
+
+test("anonymousBytes is RSS without the file-backed pages (RssAnon)", () => {
+  const status = () => {
+    const s = require("node:fs").readFileSync("/proc/self/status", "utf8") as string;
+    return { anon: Number(/RssAnon:\s+(\d+)/.exec(s)![1]) * 1024, file: Number(/RssFile:\s+(\d+)/.exec(s)![1]) * 1024 };
+  };
+  const a = anonymousBytes();
+  const s = status();
+  expect(Math.abs(a - s.anon)).toBeLessThan(4 << 20);
+  expect(residentBytes() - a).toBeGreaterThan(s.file - (4 << 20));
+  const held = Buffer.allocUnsafeSlow(32 << 20).fill(3);
+  expect(anonymousBytes()).toBeGreaterThan(a + (16 << 20));
+  expect(held[0]).toBe(3);
 });
