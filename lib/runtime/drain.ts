@@ -139,13 +139,6 @@ export class Drain implements GroupMember {
 
   readonly drain = (): void => {
     this.scheduled = false;
-    // Held meanwhile (Execution.holdForSinks): a drain that yielded mid-backlog (setImmediate
-    // below) or was queued before the hold takes nothing now — reading a backlog flat out, it
-    // would otherwise go on feeding the sinks through the whole hold. It drains once let go.
-    if (this.run.holdDrains) {
-      this.deferred = true;
-      return;
-    }
     const att = this.att;
     if (!att) return;
     this.batch(att.sub, this.buf, 0);

@@ -24,7 +24,7 @@ import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../ops/window/clock.ts";
-import { Checkpointer } from "./checkpoint.ts";
+import { Checkpointer, type SinkBarrier } from "./checkpoint.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
@@ -156,7 +156,14 @@ export class Execution implements DrainHost {
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, () => this.pipelines.every((p) => p.durable));
+      // A group's partition: its checkpoints are restored by another member, which has no copy of this one's sink caches.
+      const delivered = spec.fence !== undefined;
+      const pipelines = this.pipelines;
+      const barrier: SinkBarrier = {
+        given: () => pipelines.map((p) => p.given),
+        passed: (marks) => pipelines.every((p, i) => p.safe(delivered) >= marks[i]!),
+      };
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
@@ -333,38 +340,8 @@ export class Execution implements DrainHost {
     }
   }
 
-  /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
+  /** Drains are held while the sources attach (see `start`). */
   holdDrains = false;
-  private heldForSinks = false;
-
-  /**
-   * Holds the drains — no new input is processed, so the sinks are given no new results — until
-   * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
-   * lets them go with `resumeDrains` in any case. False at once while the run starts.
-   */
-  async holdForSinks(maxMs: number): Promise<boolean> {
-    if (this.holdDrains) return false;
-    this.holdDrains = true;
-    this.heldForSinks = true;
-    const until = Date.now() + maxMs;
-    while (!this.pipelines.every((p) => p.settled)) {
-      if (Date.now() >= until || !this.heldForSinks) return false;
-      await Bun.sleep(2);
-    }
-    return true;
-  }
-
-  /** Ends a `holdForSinks`: the drains woken meanwhile run. */
-  resumeDrains(): void {
-    if (!this.heldForSinks) return;
-    this.heldForSinks = false;
-    this.holdDrains = false;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
-  }
 
   /**
    * The sources are attached: unless every one replays what followed the checkpoint (a restored

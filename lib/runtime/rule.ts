@@ -323,21 +323,12 @@ export class RunHandle {
     return n;
   }
 
-  /** The run's sink pipelines (tests, diagnostics). */
   /** Every sink delivered and confirmed all the results it was given (SinkPipeline.settled). */
   sinksSettled(): boolean {
     return this.sinks.every((p) => p.settled);
   }
 
-  /** Processes no new input until the sinks are settled or `maxMs` passes (Execution.holdForSinks); then `resumeDrains`. */
-  holdForSinks(maxMs: number): Promise<boolean> {
-    return this.execution.holdForSinks(maxMs);
-  }
-
-  resumeDrains(): void {
-    this.execution.resumeDrains();
-  }
-
+  /** The run's sink pipelines (tests, diagnostics). */
   get sinks(): readonly SinkPipeline[] {
     return this.execution.pipelines;
   }

@@ -64,7 +64,11 @@ export class SinkPipeline implements SinkNode {
   /** The queue, its worker and the resend instance (sender.ts). */
   private readonly sender: SinkSender;
   private pending: Output[] = [];
+  /** The tag of the first result in `pending` (SinkItem.tag: the batch's). */
+  private pendingFrom = 0;
   private batchCount = 0;
+  /** Results pushed so far: the last one's number, its items' tag (SinkItem.tag). */
+  private count = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
   /** A keyed connector's item keys (SinkItem.key), checkpointed (`snapshot`); null for the others. */
   private readonly keys: EmissionKeys | null;
@@ -97,13 +101,13 @@ export class SinkPipeline implements SinkNode {
     this.transformer = new Transformer(c, bytes && c.format === "json", init.props, this.payloads.sliceableBatch && !batching ? SLICE : Infinity);
     this.backlog = new Backlog(
       {
-        encode: (o, now, tp) => this.encodeGuarded(o, now, tp),
-        encodeRow: (row, now, tp) => {
+        encode: (o, now, tp, tag) => this.encodeGuarded(o, now, tp, tag),
+        encodeRow: (row, now, tp, tag) => {
           const o = this.transformer.single(row);
           if (o === null) return;
           this.transformNode.recordsOut++;
           this.transformNode.messagesProcessed++;
-          this.encodeGuarded(o, now, tp);
+          this.encodeGuarded(o, now, tp, tag);
         },
         renderRow: (row, outs) => this.transformer.rowOutputs(row, outs),
         rendered: (outs) => {
@@ -111,8 +115,8 @@ export class SinkPipeline implements SinkNode {
           t.recordsOut += outs.length;
           for (const o of outs) t.messagesProcessed += o.rows;
         },
-        enqueueOutput: (o, payload, now, tp) => this.enqueueOutput(o, payload, now, false, tp),
-        enqueueBatch: (list, payload, now) => this.enqueueBatch(list, payload, now),
+        enqueueOutput: (o, payload, now, tp, tag) => this.enqueueOutput(o, payload, now, false, tp, tag),
+        enqueueBatch: (list, payload, now, tag) => this.enqueueBatch(list, payload, now, tag),
         drained: () => this.sender.checkRoom(),
       },
       this.payloads,
@@ -188,18 +192,19 @@ export class SinkPipeline implements SinkNode {
 
   /** The sink's error boundary: whatever an item makes the chain throw fails that item only, counted. */
   push(item: Item): void {
+    const tag = ++this.count;
     if (this.init.fence && !this.init.fence()) {
       this.sink.exception(FENCED, Date.now());
       return;
     }
     try {
-      this.pushItem(item);
+      this.pushItem(item, tag);
     } catch (e) {
       this.transformNode.exception(failureText(e), Date.now());
     }
   }
 
-  private pushItem(item: Item): void {
+  private pushItem(item: Item, tag: number): void {
     const now = this.clock();
     // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
     const timed = (++this.pushes & 63) === 1;
@@ -214,7 +219,7 @@ export class SinkPipeline implements SinkNode {
     t.lastInvocation = now;
     // A big result sent singly: its rows become outputs in the backlog's slices.
     if (b === null && item instanceof Emission && item.row === null && this.c.sendSingle && item.rows.length > SLICE) {
-      this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle);
+      this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle, tag);
       return;
     }
     const outs = this.outs;
@@ -232,6 +237,7 @@ export class SinkPipeline implements SinkNode {
     for (const o of outs) t.messagesProcessed += o.rows;
     if (b) {
       const t1 = timed ? performance.now() : 0;
+      if (this.pending.length === 0) this.pendingFrom = tag;
       for (const o of outs) this.pending.push(o);
       if (timed) b.processLatencyUs = elapsedUs(t1);
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
@@ -239,20 +245,20 @@ export class SinkPipeline implements SinkNode {
     }
     // Behind a backlog, too many for one go or a whole array: the backlog takes them in order.
     const tp = this.traceparent;
-    if (this.backlog.offer(outs, tp)) return;
-    for (const o of outs) this.encodeOne(o, now, timed, tp);
+    if (this.backlog.offer(outs, tp, tag)) return;
+    for (const o of outs) this.encodeOne(o, now, timed, tp, tag);
   }
 
   /** `encodeOne` outside `push`'s error boundary: the same boundary, per output. */
-  private encodeGuarded(o: Output, now: number, tp: string | null): void {
+  private encodeGuarded(o: Output, now: number, tp: string | null, tag: number): void {
     try {
-      this.encodeOne(o, now, false, tp);
+      this.encodeOne(o, now, false, tp, tag);
     } catch (e) {
       this.transformNode.exception(failureText(e), now);
     }
   }
 
-  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): void {
+  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null, tag: number): void {
     let payload: Payload | undefined;
     if (this.init.connector.bytes) {
       payload = this.payloads.single(o, now, timed);
@@ -266,14 +272,14 @@ export class SinkPipeline implements SinkNode {
         return;
       }
     }
-    this.enqueueOutput(o, payload, now, timed, tp);
+    this.enqueueOutput(o, payload, now, timed, tp, tag);
   }
 
-  private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
+  private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null, tag: number): void {
     // The worker waits on an empty queue: a direct connector sends now, in order.
     const sender = this.sender;
-    if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now)) return;
-    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
+    if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now, tag)) return;
+    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey(), tag), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -282,12 +288,13 @@ export class SinkPipeline implements SinkNode {
     const list = this.pending;
     if (list.length === 0) return;
     this.pending = [];
+    const tag = this.pendingFrom;
     const now = Date.now();
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
     // Behind a batch being built, or big: built across slices like a whole array.
-    if (this.backlog.offerBatch(list)) return;
+    if (this.backlog.offerBatch(list, tag)) return;
     let payload: Payload;
     // Batches are few: every flush is timed.
     const t0 = performance.now();
@@ -300,14 +307,14 @@ export class SinkPipeline implements SinkNode {
     }
     w.recordsOut++;
     w.processLatencyUs = elapsedUs(t0);
-    this.enqueueBatch(list, payload, now);
+    this.enqueueBatch(list, payload, now, tag);
   }
 
-  private enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
+  private enqueueBatch(list: readonly Output[], payload: Payload, now: number, tag: number): void {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
-    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey()), now, true);
+    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey(), tag), now, true);
   }
 
   /** Every item this sink has not sent is on disk (cache on, no alter queue). */
@@ -333,18 +340,32 @@ export class SinkPipeline implements SinkNode {
     this.sender.end();
   }
 
-  /** Every result this sink was given is delivered and confirmed: none waits in a batch, the backlog, the queue or in flight. */
-  get settled(): boolean {
-    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.settled;
+  /** Results this sink was given so far (`push`), numbered 1, 2, … in order (SinkItem.tag). */
+  get given(): number {
+    return this.count;
   }
 
   /**
-   * Every result this sink was given is delivered or, written through, in its cache (sender.durable):
-   * a checkpoint counting their windows may be stored (runtime/checkpoint.ts). The rule's drains
-   * flush the cache at their end, and checkpoints are taken between drains.
+   * The checkpoint barrier's watermark (runtime/checkpoint.ts): the count of leading results, in
+   * order of giving, whose items are all delivered — sent and confirmed where the connector
+   * confirms (SinkConnector.confirmed), or dropped and counted — or, with `!delivered`, written
+   * through to the sink's cache. Results still in a batch or the backlog hold it back, and so does
+   * the oldest item not yet safe: items are made in order of their results (a batch merges results
+   * and takes its first one's tag, a sendSingle split or a whole array sliced across turns gives
+   * every item its result's tag), so every result before that item's is safe. A result that made no
+   * item (filtered, failed, fenced) is safe once the ones before it are.
    */
-  get durable(): boolean {
-    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.durable;
+  safe(delivered: boolean): number {
+    let low = this.sender.lowestUnsafe(delivered);
+    if (this.pending.length > 0 && this.pendingFrom < low) low = this.pendingFrom;
+    const b = this.backlog.headTag;
+    if (b < low) low = b;
+    return low === Infinity ? this.count : low - 1;
+  }
+
+  /** Every result this sink was given is delivered and confirmed: none waits in a batch, the backlog, the queue or in flight. */
+  get settled(): boolean {
+    return this.safe(true) === this.count;
   }
 
   /** Items waiting to be sent (all tiers). */
