@@ -305,10 +305,15 @@ export class PartitionedRun implements HeldRun {
    * a checkpoint only once every result its sinks were given before the snapshot is delivered and
    * confirmed (runtime/checkpoint.ts, the barrier of a group's partition), so no checkpoint here
    * counts a window whose results a member killed now would lose — the next owner, restored from
-   * it, would not make them again — and none waits for the sinks to be idle.
+   * it, would not make them again — and none waits for the sinks to be idle. The partitions upload
+   * at once, not one after the other: the tick holds the chain that acquisitions wait in, and a
+   * member owning many partitions would keep it for the sum of their round trips.
    */
   private async uploadAll(): Promise<void> {
-    for (const [p, { held }] of this.runs) await this.upload(p, held, false);
+    const ups: Promise<void>[] = [];
+    for (const [p, { held }] of this.runs) ups.push(this.upload(p, held, false));
+    const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** The runs' metrics added up node by node (every run has the same plan). */
