@@ -4,17 +4,29 @@
  * sources and stores them as one complete checkpoint in `<data>/checkpoint.db`; at start the
  * newest one is loaded before any input is read.
  *
- * No barriers: the topology is a synchronous push chain and the timer is a macrotask, so it never
- * runs inside an inlet's drain — every operator is between two batches, and the snapshot is
- * consistent. qos 1 and qos 2 therefore behave the same here.
+ * No barriers flow through the operators: the topology is a synchronous push chain and the timer
+ * is a macrotask, so it never runs inside an inlet's drain — every operator is between two
+ * batches, and the snapshot is consistent. qos 1 and qos 2 therefore behave the same here.
  *
- * A checkpoint is stored only while every result the rule's sinks were given is delivered or in
- * their cache (SinkPipeline.durable: nothing in a batch, in memory, in flight or unconfirmed). It
- * may count windows already closed, whose results the sinks still hold; stored then, a kill -9
- * would lose those results — the restored run does not make them again, and the sources
- * acknowledged their input. A snapshot taken while they are not is stored at the first moment
- * after it that they are: everything they were given before the snapshot is safe then. Single
- * runs and a group's partitions (whose uploads are these local checkpoints) keep this one rule.
+ * The barrier is at the sinks, by count. A snapshot may count windows already closed whose
+ * results the sinks still hold; stored then, a kill -9 would lose those results — the restored run
+ * does not make them again, and the sources acknowledged their input. So each snapshot records how
+ * many results every sink had been given when it was taken (SinkPipeline.given), and it is stored
+ * once every sink's watermark (SinkPipeline.safe: the leading results delivered, or written
+ * through to its cache) reaches that count — while later results are still in flight. A sink read
+ * flat out always has publishes awaiting their acknowledgement: waiting for a moment with none
+ * delayed checkpoints, and so the sources' acknowledgements, by seconds.
+ *
+ * At most one snapshot waits. The next tick takes no new one while it does: its barrier is fixed
+ * when it is taken, so it passes once the sinks deliver what they had then (later results do not
+ * move it), and the next snapshot follows at the next tick. Replacing a waiting snapshot with a
+ * newer one instead could starve: against a sink slower than the interval no snapshot would ever
+ * pass its barrier before being replaced.
+ *
+ * The barrier of a group's partition run counts delivered results only (SinkPipeline.safe(true),
+ * runtime/execution.ts): its checkpoints go to the group as they are stored (server/partitioned-run.ts
+ * uploads the newest local one), and another member, with no copy of this member's cache,
+ * restores them after a failover.
  */
 import type { Level } from "../log.ts";
 import { errorText } from "../errors.ts";
@@ -35,6 +47,25 @@ interface Saved {
 /** The read position of each rewindable source of the run, by stream name. */
 export type OffsetReader = () => Record<string, unknown>;
 
+/** The rule's sinks as the barrier reads them (SinkPipeline.given / safe). */
+export interface SinkBarrier {
+  /** Each sink's count of the results it was given so far. */
+  given(): number[];
+  /** Every sink's watermark has reached its count in `marks` (a `given()` of earlier). */
+  passed(marks: readonly number[]): boolean;
+}
+
+/** The barrier of a run without sinks to wait for. */
+const NO_SINKS: SinkBarrier = { given: () => [], passed: () => true };
+
+/** A snapshot as taken, waiting for its barrier or being stored. */
+interface Snap {
+  readonly state: string;
+  readonly sources: string;
+  /** The sinks' `given` counts when it was taken. */
+  readonly marks: readonly number[];
+}
+
 export class Checkpointer {
   private timer: ReturnType<typeof setInterval> | undefined;
   /** The fingerprint of the rule's shape: a checkpoint of another shape is not restored. */
@@ -50,8 +81,8 @@ export class Checkpointer {
     private readonly log: (line: string, level?: Level) => void,
     /** False while the run may not act as its input's owner (a group partition whose lease lapsed): nothing is stored. */
     private readonly fence: () => boolean = () => true,
-    /** Every result the sinks were given is delivered or in their cache (see above). */
-    private readonly settled: () => boolean = () => true,
+    /** The sinks' counts and watermarks (see above). */
+    private readonly sinks: SinkBarrier = NO_SINKS,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.
     this.fp = Bun.hash(encodeState(select) + "\u0000" + windowEvaluator).toString(36);
@@ -79,16 +110,16 @@ export class Checkpointer {
     this.timer = setInterval(() => this.tick(topo, offsets, onSaved), Math.max(1, intervalMs));
   }
 
-  /** A snapshot waiting for the sinks to settle before it is stored (see above). */
-  private waiting: { state: string; sources: string } | undefined;
+  /** A snapshot waiting for its barrier before it is stored (see above). */
+  private waiting: Snap | undefined;
   private poll: ReturnType<typeof setTimeout> | undefined;
 
   private tick(topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
-    // The previous snapshot still waits for the sinks: it is stored first, then the next is taken.
+    // The previous snapshot still waits for its barrier: it is stored first, then the next is taken.
     if (this.waiting) return;
     const snap = this.fence() ? this.snapshot(topo, offsets) : undefined;
     if (!snap) return;
-    if (this.settled()) {
+    if (this.sinks.passed(snap.marks)) {
       if (this.save(snap)) onSaved?.();
       return;
     }
@@ -97,7 +128,7 @@ export class Checkpointer {
       this.poll = undefined;
       const w = this.waiting;
       if (!w) return;
-      if (!this.settled()) {
+      if (!this.sinks.passed(w.marks)) {
         this.poll = setTimeout(retry, 2);
         return;
       }
@@ -107,26 +138,26 @@ export class Checkpointer {
     this.poll = setTimeout(retry, 2);
   }
 
-  /** Snapshots and stores one checkpoint now, settled sinks or not (a stop's final one; true when stored); a failure is logged and the rule goes on. */
+  /** Snapshots and stores one checkpoint now, whatever the sinks hold (a stop's final one; true when stored); a failure is logged and the rule goes on. */
   take(topo: Topology, offsets: OffsetReader): boolean {
     if (!this.fence()) return false;
     const snap = this.snapshot(topo, offsets);
     return snap !== undefined && this.save(snap);
   }
 
-  private snapshot(topo: Topology, offsets: OffsetReader): { state: string; sources: string } | undefined {
+  private snapshot(topo: Topology, offsets: OffsetReader): Snap | undefined {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
       const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
-      return { state: encodeState(saved), sources: JSON.stringify(sources) };
+      return { state: encodeState(saved), sources: JSON.stringify(sources), marks: this.sinks.given() };
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
       return undefined;
     }
   }
 
-  private save(snap: { state: string; sources: string }): boolean {
+  private save(snap: Snap): boolean {
     try {
       this.store.save(this.ruleId, snap.state, Date.now());
       this.log(`rule ${this.ruleId}: checkpoint saved (${snap.state.length} characters of state, sources ${snap.sources})`, "debug");
@@ -140,7 +171,7 @@ export class Checkpointer {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    // A snapshot still waiting for the sinks is dropped: a stop's final checkpoint supersedes it.
+    // A snapshot still waiting for its barrier is dropped: a stop's final checkpoint supersedes it.
     clearTimeout(this.poll);
     this.poll = undefined;
     this.waiting = undefined;

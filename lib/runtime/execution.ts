@@ -24,7 +24,7 @@ import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../ops/window/clock.ts";
-import { Checkpointer } from "./checkpoint.ts";
+import { Checkpointer, type SinkBarrier } from "./checkpoint.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
@@ -156,7 +156,14 @@ export class Execution implements DrainHost {
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, () => this.pipelines.every((p) => p.durable));
+      // A group's partition: its checkpoints are restored by another member, which has no copy of this one's sink caches.
+      const delivered = spec.fence !== undefined;
+      const pipelines = this.pipelines;
+      const barrier: SinkBarrier = {
+        given: () => pipelines.map((p) => p.given),
+        passed: (marks) => pipelines.every((p, i) => p.safe(delivered) >= marks[i]!),
+      };
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
@@ -369,7 +376,8 @@ export class Execution implements DrainHost {
   /**
    * Holds the drains — no new input is processed, so the sinks are given no new results — until
    * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
-   * lets them go with `resumeDrains` in any case. False at once while the run starts.
+   * lets them go with `resumeDrains` in any case. False at once while the run starts. A group
+   * partition's release uses it: the checkpoint a run stops with is taken before its sinks close.
    */
   async holdForSinks(maxMs: number): Promise<boolean> {
     if (this.holdDrains) return false;

@@ -324,7 +324,6 @@ export class RunHandle {
     return n;
   }
 
-  /** The run's sink pipelines (tests, diagnostics). */
   /** Every sink delivered and confirmed all the results it was given (SinkPipeline.settled). */
   sinksSettled(): boolean {
     return this.sinks.every((p) => p.settled);
@@ -339,6 +338,7 @@ export class RunHandle {
     this.execution.resumeDrains();
   }
 
+  /** The run's sink pipelines (tests, diagnostics). */
   get sinks(): readonly SinkPipeline[] {
     return this.execution.pipelines;
   }

@@ -34,9 +34,7 @@ import { mergeRuns } from "./partition-metrics.ts";
 
 export const PARTITION_TOKEN = "{partition}";
 
-/** When a partition's sinks were never settled at an upload tick for this long, the member's partitions hold their input until they are (uploadAll). */
-const FORCE_UPLOAD_MS = 1000;
-/** How long such a hold waits for the sinks. */
+/** How long a release holds a partition's input for its sinks to deliver what they were given. */
 const HOLD_FOR_SINKS_MS = 1000;
 
 /** A partitioned stream as a rule reads it. */
@@ -325,7 +323,6 @@ export class PartitionedRun implements HeldRun {
     local.clear(runId);
     if (state) local.save(runId, state, cp!.ts);
     this.uploaded.set(p, state ?? "");
-    this.uploadedAt.set(p, Date.now());
     if (this.stopped) {
       // stop() came during the claim: hand the partition back at once rather than leave a claim no run holds.
       await this.upload(p, held, true);
@@ -408,10 +405,7 @@ export class PartitionedRun implements HeldRun {
     const state = checkpointStore(this.o.dataDir).latest(partitionRunId(this.id, p)) ?? (released ? "" : undefined);
     // Released with no checkpoint of its own: the empty release still ends the new owner's wait.
     if (state === undefined) return;
-    if (state === this.uploaded.get(p) && !released) {
-      this.uploadedAt.set(p, Date.now());
-      return;
-    }
+    if (state === this.uploaded.get(p) && !released) return;
     try {
       await this.o.cluster.checkpoints.save(this.id, p, state, released);
     } catch (e) {
@@ -420,63 +414,23 @@ export class PartitionedRun implements HeldRun {
       return;
     }
     this.uploaded.set(p, state);
-    this.uploadedAt.set(p, Date.now());
   }
 
   /**
-   * Each tick's uploads. A partition whose sinks still hold results (queued, or sent and not
-   * confirmed) uploads nothing this time: its newest local checkpoint may already count windows
-   * whose results those are, and a member killed now would lose them — the next owner, restored
-   * from that checkpoint, would not make them again. Once the sinks are settled every result made
-   * before the checkpoint was taken is delivered, so the checkpoint covers nothing undelivered.
-   * Sinks that are never idle (a member reading a backlog flat out) would leave the group's
-   * checkpoint behind without bound: once a partition uploaded nothing for FORCE_UPLOAD_MS (1 s),
-   * every partition run here holds its input until its sinks settle (a few ms once caught up; at
-   * most HOLD_FOR_SINKS_MS, 1 s, while they are far behind), and each settled one uploads then.
-   * All at once, not one after the other: a member short of CPU (a quarter of a core) spends it
-   * on the partitions still reading, and one partition's sinks held alone did not settle in the
-   * hold while three others read on; held one by one, each partition's turn also came only every
-   * few seconds, and a member killed then left its partitions with no checkpoint in the group.
+   * Each tick's uploads: every partition's newest local checkpoint, as it is. A partition run stores
+   * a checkpoint only once every result its sinks were given before the snapshot is delivered and
+   * confirmed (runtime/checkpoint.ts, the barrier of a group's partition), so no checkpoint here
+   * counts a window whose results a member killed now would lose — the next owner, restored from
+   * it, would not make them again — and none waits for the sinks to be idle. The partitions upload
+   * at once, not one after the other: the tick holds the chain that acquisitions wait in, and a
+   * member owning many partitions would keep it for the sum of their round trips.
    */
   private async uploadAll(): Promise<void> {
-    const settled = (run: HeldRun) => !run.sinksSettled || run.sinksSettled();
-    const canHold = (run: HeldRun) => !!run.holdForSinks && !!run.resumeDrains;
-    const now = Date.now();
-    const due = [...this.runs].some(([p, { run }]) => canHold(run) && !settled(run) && now - (this.uploadedAt.get(p) ?? 0) >= FORCE_UPLOAD_MS);
-    if (!due) {
-      for (const [p, { run, held }] of this.runs) {
-        if (settled(run)) await this.upload(p, held, false);
-        else this.unsettledTicks++;
-      }
-      return;
-    }
-    const holding = [...this.runs].filter(([, { run }]) => canHold(run));
-    try {
-      await Promise.all(holding.map(([, { run }]) => run.holdForSinks!(HOLD_FOR_SINKS_MS)));
-      // upload() reads the local checkpoint before its first await: the input may go on then.
-      const ups: Promise<void>[] = [];
-      for (const [p, { run, held }] of this.runs) {
-        if (!settled(run)) {
-          this.unsettledTicks++;
-          continue;
-        }
-        if (canHold(run)) this.heldUploads++;
-        ups.push(this.upload(p, held, false));
-      }
-      for (const [, { run }] of holding) run.resumeDrains!();
-      const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
-      if (failed) throw failed.reason;
-    } finally {
-      for (const [, { run }] of holding) run.resumeDrains!();
-    }
+    const ups: Promise<void>[] = [];
+    for (const [p, { held }] of this.runs) ups.push(this.upload(p, held, false));
+    const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
   }
-
-  /** Upload ticks a partition skipped because its sinks were not settled. */
-  unsettledTicks = 0;
-  /** Uploads made after holding the partitions' input until their sinks settled. */
-  heldUploads = 0;
-  /** When each partition's group checkpoint was last brought up to date (uploaded, or found unchanged). */
-  private readonly uploadedAt = new Map<number, number>();
 
   /** The runs' metrics added up node by node (every run has the same plan). */
   nodes(): readonly NodeMetrics[] {

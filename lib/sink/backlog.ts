@@ -56,20 +56,23 @@ class PendingRows {
 
 type Backlogged = Output | PendingBatch | PendingRows;
 
-/** What the backlog hands back to its pipeline, in the order the outputs were offered. */
+/**
+ * What the backlog hands back to its pipeline, in the order the outputs were offered; `tag` is
+ * the number the pipeline gave the result they came from at `offer` (SinkItem.tag).
+ */
 export interface BacklogHost {
   /** Encodes and enqueues `o` as a push would have, under the pipeline's error boundary. */
-  encode(o: Output, now: number, traceparent: string | null): void;
+  encode(o: Output, now: number, traceparent: string | null, tag: number): void;
   /** Transforms (counted) and encodes one row of a result offered with `offerRows`, plain transform. */
-  encodeRow(row: Obj, now: number, traceparent: string | null): void;
+  encodeRow(row: Obj, now: number, traceparent: string | null, tag: number): void;
   /** Appends the outputs of one row of a result offered with `offerRows` (throws as the transform does). */
   renderRow(row: Obj, outs: Output[]): void;
   /** All rows of such a result are rendered: the outputs are counted out of the transform. */
   rendered(outs: readonly Output[]): void;
   /** Enqueues the payload built across slices for the whole-array output `o`. */
-  enqueueSliced(o: Output, payload: Payload, now: number, traceparent: string | null): void;
+  enqueueSliced(o: Output, payload: Payload, now: number, traceparent: string | null, tag: number): void;
   /** Enqueues the payload built across slices for a batch writer's flush. */
-  enqueueBatch(list: readonly Output[], payload: Payload, now: number): void;
+  enqueueBatch(list: readonly Output[], payload: Payload, now: number, tag: number): void;
   /** The backlog emptied in a slice: the rule may have room again. */
   drained(): void;
 }
@@ -79,6 +82,8 @@ export class Backlog {
   private list: Backlogged[] = [];
   /** The `traceparent` of each entry's push (same index): the item made later carries it. */
   private traces: (string | null)[] = [];
+  /** The tag of each entry's result (same index; for a batch, its first result's). */
+  private tags: number[] = [];
   private pos = 0;
   /** What the PendingRows entries count for (`counted`) beyond the one each entry is. */
   private extraRows = 0;
@@ -109,15 +114,21 @@ export class Backlog {
     return this.list.length - this.pos + this.extraRows;
   }
 
+  /** The tag of the oldest result not wholly made into items yet, Infinity when none waits. */
+  get headTag(): number {
+    return this.pos < this.list.length ? this.tags[this.pos]! : Infinity;
+  }
+
   /**
    * Takes one push's outputs when they must wait (behind the backlog, too many for one go or a
    * whole array) and encodes the first slice now; false when the caller encodes them at once.
    */
-  offer(outs: readonly Output[], traceparent: string | null): boolean {
+  offer(outs: readonly Output[], traceparent: string | null, tag: number): boolean {
     if (this.pos === this.list.length && outs.length <= SLICE && !this.hasWhole(outs)) return false;
     for (const o of outs) {
       this.list.push(o);
       this.traces.push(traceparent);
+      this.tags.push(tag);
     }
     if (this.timer === undefined) this.slice();
     return true;
@@ -127,18 +138,20 @@ export class Backlog {
    * Takes the rows of one result sent singly (more than SLICE, plain transform). The first slice
    * runs in the next turn: this one has spent its time making the result (a window's firing).
    */
-  offerRows(rows: readonly Obj[], traceparent: string | null, rendered: boolean): void {
+  offerRows(rows: readonly Obj[], traceparent: string | null, rendered: boolean, tag: number): void {
     this.list.push(new PendingRows(rows, rendered));
     this.traces.push(traceparent);
+    this.tags.push(tag);
     this.extraRows += rows.length - 1;
     if (this.timer === undefined) this.timer = setImmediate(sliceLater, this);
   }
 
   /** Takes a batch writer's flush when it is built across slices (json format, behind the backlog or big). */
-  offerBatch(list: Output[]): boolean {
+  offerBatch(list: Output[], tag: number): boolean {
     if (!this.sliceBatches || !(this.pos < this.list.length || list.length > SLICE || this.hasWhole(list))) return false;
     this.list.push(new PendingBatch(list));
     this.traces.push(null);
+    this.tags.push(tag);
     if (this.timer === undefined) this.slice();
     return true;
   }
@@ -167,26 +180,28 @@ export class Backlog {
     const now = Date.now();
     const turn = new Turn(TURN_MS);
     const traces = this.traces;
+    const tags = this.tags;
     let i = this.pos;
     try {
       while (i < end) {
         const o = list[i]!;
         const tp = traces[i]!;
+        const tag = tags[i]!;
         if (o instanceof PendingRows) {
-          if (!this.encodeRows(o, turn, now, tp)) break;
+          if (!this.encodeRows(o, turn, now, tp, tag)) break;
           list[i++] = undefined as unknown as Output;
           if (turn.spent()) break;
           continue;
         }
         if (o instanceof PendingBatch || this.isWhole(o)) {
           // A whole array or a batch: built across slices; the head stays in the backlog until it is done.
-          if (!this.encodeWhole(o, turn, now, tp)) break;
+          if (!this.encodeWhole(o, turn, now, tp, tag)) break;
           list[i++] = undefined as unknown as Output;
           if (turn.spent()) break;
           continue;
         }
         list[i++] = undefined as unknown as Output; // released for the collector as it goes
-        this.host.encode(o, now, tp);
+        this.host.encode(o, now, tp, tag);
         if (!turn.more(i, OUTPUTS_PER_LOOK)) break;
       }
     } finally {
@@ -194,6 +209,7 @@ export class Backlog {
       if (i === list.length) {
         this.list = [];
         this.traces = [];
+        this.tags = [];
         this.pos = 0;
         this.extraRows = 0;
         this.host.drained();
@@ -207,17 +223,20 @@ export class Backlog {
     this.timer = undefined;
     const list = this.list;
     const traces = this.traces;
+    const tags = this.tags;
     const now = Date.now();
     for (let i = this.pos; i < list.length; i++) {
       const o = list[i]!;
       const tp = traces[i]!;
-      if (o instanceof PendingRows) this.encodeRows(o, WHOLE, now, tp);
+      const tag = tags[i]!;
+      if (o instanceof PendingRows) this.encodeRows(o, WHOLE, now, tp, tag);
       // A payload already begun is finished; a whole array not begun yet is encoded in one pass like any output.
-      else if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, WHOLE, now, tp);
-      else this.host.encode(o, now, tp);
+      else if (o instanceof PendingBatch || o.pendingTemplate || (i === this.pos && this.partial !== null)) this.encodeWhole(o, WHOLE, now, tp, tag);
+      else this.host.encode(o, now, tp, tag);
     }
     this.list = [];
     this.traces = [];
+    this.tags = [];
     this.pos = 0;
     this.extraRows = 0;
   }
@@ -228,7 +247,7 @@ export class Backlog {
    * encodes the outputs; a row it fails on drops the result, counted on the transform node as one
    * pass counts it.
    */
-  private encodeRows(p: PendingRows, turn: Turn, now: number, tp: string | null): boolean {
+  private encodeRows(p: PendingRows, turn: Turn, now: number, tp: string | null, tag: number): boolean {
     const rows = p.rows;
     const budget = turn.unbounded ? Infinity : SLICE;
     let handled = 0;
@@ -236,7 +255,7 @@ export class Backlog {
       const outs = p.outs;
       if (outs === null) {
         while (p.next < rows.length && handled < budget) {
-          this.host.encodeRow(rows[p.next++]!, now, tp);
+          this.host.encodeRow(rows[p.next++]!, now, tp, tag);
           if (!turn.more(++handled, OUTPUTS_PER_LOOK)) return this.recount(p, rows.length - p.next);
         }
         return this.recount(p, rows.length - p.next);
@@ -251,7 +270,7 @@ export class Backlog {
         this.recount(p, outs.length);
       }
       while (p.sent < outs.length && handled < budget) {
-        this.host.encode(outs[p.sent++]!, now, tp);
+        this.host.encode(outs[p.sent++]!, now, tp, tag);
         if (!turn.more(++handled, OUTPUTS_PER_LOOK)) break;
       }
       return this.recount(p, outs.length - p.sent);
@@ -275,8 +294,8 @@ export class Backlog {
    * it is enqueued or dropped. The boundary is the host's `encode`'s; a RowError (NaN) drops `o`,
    * counted on the encode or batchWriter node as one pass counts it.
    */
-  private encodeWhole(o: Output | PendingBatch, turn: Turn, now: number, tp: string | null): boolean {
-    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, turn, now, tp);
+  private encodeWhole(o: Output | PendingBatch, turn: Turn, now: number, tp: string | null, tag: number): boolean {
+    if (!(o instanceof PendingBatch) && o.pendingTemplate) return this.renderWhole(o, turn, now, tp, tag);
     const pl = this.payloads;
     const batch = o instanceof PendingBatch;
     const s = (this.partial ??= batch ? new JsonSlices(o.list, true) : pl.beginSingle(o, now));
@@ -296,8 +315,8 @@ export class Backlog {
       const w = pl.writerNode!;
       w.recordsOut++;
       w.processLatencyUs = Math.round(s.spentMs * 1000);
-      this.host.enqueueBatch(o.list, payload, now);
-    } else this.host.enqueueSliced(o, payload, now, tp);
+      this.host.enqueueBatch(o.list, payload, now, tag);
+    } else this.host.enqueueSliced(o, payload, now, tp, tag);
     return true;
   }
 
@@ -305,7 +324,7 @@ export class Backlog {
    * Renders the dataTemplate of the head `o` (`pendingTemplate`) until the turn is spent; true once done,
    * when `o` is encoded as the transform's one pass would have made it (template text).
    */
-  private renderWhole(o: Output, turn: Turn, now: number, tp: string | null): boolean {
+  private renderWhole(o: Output, turn: Turn, now: number, tp: string | null, tag: number): boolean {
     const steps = (this.templating ??= this.transformer.beginTemplate(o));
     try {
       if (!steps.step(turn, SLICE_ROWS)) return false;
@@ -322,7 +341,7 @@ export class Backlog {
     o.text = steps.output;
     o.data = null;
     o.pendingTemplate = false;
-    this.host.encode(o, now, tp);
+    this.host.encode(o, now, tp, tag);
     return true;
   }
 }

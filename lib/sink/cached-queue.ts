@@ -37,8 +37,11 @@ class Page {
   next: Page | null;
   /** Deleted (sent or dropped): a pending flush skips it. */
   gone: boolean;
+  /** The tag of its first item (SinkItem.tag; 0 for a page of an earlier run): its items read back from disk get it, a lower bound of theirs. */
+  tag: number;
   constructor(seq: number, n: number, written: number) {
     this.seq = seq;
+    this.tag = 0;
     this.n = n;
     this.written = written;
     this.tail = [];
@@ -119,6 +122,7 @@ export class CachedQueue implements SinkQueue {
     let p = this.tail;
     if (p === null || p.n >= this.pageSize) {
       p = new Page(this.nextSeq++, 0, 0);
+      p.tag = item.tag;
       this.link(p);
     }
     if (p.tail.length === 0) this.dirty.push(p);
@@ -164,6 +168,16 @@ export class CachedQueue implements SinkQueue {
     sent.length = 0;
   }
 
+  get writtenThrough(): boolean {
+    return this.dirty.length === 0;
+  }
+
+  headTag(): number {
+    const h = this.mem.peek();
+    if (h !== undefined) return h.tag;
+    return this.fillPage === null ? Infinity : this.fillPage.tag;
+  }
+
   peek(): SinkItem | undefined {
     if (this.mem.length === 0 && this.fillPage !== null) this.refill();
     return this.mem.peek();
@@ -200,6 +214,7 @@ export class CachedQueue implements SinkQueue {
           continue;
         }
         p.loaded = decodePage(data);
+        for (const it of p.loaded) it.tag = p.tag;
       }
       while (mem.free > 0 && this.fillOff < p.n) {
         const i = this.fillOff++;

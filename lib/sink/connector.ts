@@ -39,6 +39,12 @@ export class SinkItem {
    * unique per item, the same for an item replayed from a checkpoint.
    */
   key: string;
+  /**
+   * The number of the first result (in the pipeline's count of the results it was given) whose
+   * outputs this item carries; 0 for an item of an earlier run (restored from the cache). Never
+   * decreases from one item to the next: the sink's checkpoint barrier (SinkPipeline.safe) reads it.
+   */
+  tag: number;
   constructor(
     payload: string | Uint8Array | Obj | Obj[],
     props: Record<string, unknown> | null,
@@ -46,6 +52,7 @@ export class SinkItem {
     source: SinkSource | null = null,
     traceparent: string | null = null,
     key = "",
+    tag = 0,
   ) {
     this.payload = payload;
     this.props = props;
@@ -53,6 +60,7 @@ export class SinkItem {
     this.source = source;
     this.traceparent = traceparent;
     this.key = key;
+    this.tag = tag;
   }
 }
 
@@ -81,9 +89,13 @@ export interface SinkConnector {
   open(ctx: SinkContext): Promise<void> | void;
   send(item: SinkItem): Promise<void> | void;
   /**
-   * Items `send` took whose delivery the destination has not confirmed yet (a JetStream sink's
-   * publishes awaiting their acknowledgement, or to be published again); absent: none outlive `send`.
+   * How many of the sends that completed (returned or resolved without an error), counted in the
+   * order they were made, the destination has confirmed — only a contiguous prefix of them: a
+   * confirmation that arrives before an earlier one's does not count yet. A send whose item is
+   * dropped after it completed (the destination refused it) counts as confirmed, as does a failed
+   * send that is not retried. Absent: an item is delivered when `send` completes (fire-and-forget
+   * writes). A JetStream sink's count stays behind while publishes await their acknowledgement.
    */
-  unsettled?(): number;
+  confirmed?(): number;
   close(): Promise<void> | void;
 }

@@ -69,7 +69,11 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   /** The queue, its worker and the resend instance (sender.ts). */
   private readonly sender: SinkSender;
   private pending: Output[] = [];
+  /** The tag of the first result in `pending` (SinkItem.tag: the batch's). */
+  private pendingFrom = 0;
   private batchCount = 0;
+  /** Results pushed so far: the last one's number, its items' tag (SinkItem.tag). */
+  private count = 0;
   private linger: ReturnType<typeof setInterval> | undefined;
   /** A keyed connector's item keys (SinkItem.key), checkpointed (`snapshot`); null for the others. */
   private readonly keys: EmissionKeys | null;
@@ -185,20 +189,21 @@ export class SinkPipeline implements SinkNode, BacklogHost {
 
   /** The sink's error boundary: whatever an item makes the chain throw fails that item only, counted. */
   push(item: Item): void {
+    const tag = ++this.count;
     const fence = this.fence;
     if (fence !== undefined && !fence()) {
       this.sink.exception(FENCED, Date.now());
       return;
     }
     try {
-      this.pushItem(item);
+      this.pushItem(item, tag);
     } catch (e) {
       this.transformNode.exception(failureText(e), Date.now());
       this.lastMade = undefined;
     }
   }
 
-  private pushItem(item: Item): void {
+  private pushItem(item: Item, tag: number): void {
     const now = this.clock.now();
     // Helper latencies are sampled like the operators' (operator.ts): the first result, then one in 64.
     const timed = (++this.pushes & 63) === 1;
@@ -214,12 +219,12 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const sh = this.shared;
     // The item a sink alike has made its outputs and payloads of (shared-encoding.ts): taken as they are.
     if (sh !== null && sh.item === item && b === null && this.backlog.length === 0) {
-      this.reuse(sh, now);
+      this.reuse(sh, now, tag);
       return;
     }
     // A big result sent singly: its rows become outputs in the backlog's slices.
     if (b === null && item instanceof Emission && item.row === null && this.c.sendSingle && item.rows.length > SLICE) {
-      this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle);
+      this.backlog.offerRows(item.rows, this.traceparent, !this.transformer.plainSingle, tag);
       return;
     }
     const outs = this.outs;
@@ -237,6 +242,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     for (const o of outs) t.messagesProcessed += o.rows;
     if (b) {
       const t1 = timed ? performance.now() : 0;
+      if (this.pending.length === 0) this.pendingFrom = tag;
       for (const o of outs) this.pending.push(o);
       if (timed) b.processLatencyUs = elapsedUs(t1);
       if (this.c.batchSize > 0 && ++this.batchCount >= this.c.batchSize) this.flushBatch();
@@ -244,15 +250,15 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     }
     // Behind a backlog, too many for one go or a whole array: the backlog takes them in order.
     const tp = this.traceparent;
-    if (this.backlog.offer(outs, tp)) return;
+    if (this.backlog.offer(outs, tp, tag)) return;
     if (sh === null || b !== null) {
-      for (const o of outs) this.encodeOne(o, now, timed, tp);
+      for (const o of outs) this.encodeOne(o, now, timed, tp, tag);
       return;
     }
     // Every output made without a failure: the sinks alike take them (`reuse`).
     const made = this.made;
     made.length = 0;
-    for (const o of outs) if (this.encodeOne(o, now, timed, tp)) made.push(this.lastMade!);
+    for (const o of outs) if (this.encodeOne(o, now, timed, tp, tag)) made.push(this.lastMade!);
     this.lastMade = undefined;
     if (made.length === outs.length) {
       sh.hold(item, outs, made);
@@ -265,7 +271,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   private lastMade: Encoded | undefined;
 
   /** Sends the outputs and payloads a sink alike made of the item, counted as if this sink had made them. */
-  private reuse(sh: EncodedItem, now: number): void {
+  private reuse(sh: EncodedItem, now: number, tag: number): void {
     encodingStats.reused++;
     const t = this.transformNode;
     const outs = sh.outs;
@@ -285,14 +291,14 @@ export class SinkPipeline implements SinkNode, BacklogHost {
         en.lastInvocation = now;
         payload = e as string | Uint8Array;
       } else payload = this.payloads.encoded(e as string | Uint8Array, now);
-      this.enqueueOutput(outs[i]!, payload, now, false, tp);
+      this.enqueueOutput(outs[i]!, payload, now, false, tp, tag);
     }
   }
 
   /** BacklogHost: `encodeOne` outside `push`'s error boundary, with the same boundary, per output. */
-  encode(o: Output, now: number, tp: string | null): void {
+  encode(o: Output, now: number, tp: string | null, tag: number): void {
     try {
-      this.encodeOne(o, now, false, tp);
+      this.encodeOne(o, now, false, tp, tag);
     } catch (e) {
       this.transformNode.exception(failureText(e), now);
     }
@@ -300,12 +306,12 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   }
 
   /** BacklogHost: one row of a big result sent singly, transformed (counted) and encoded. */
-  encodeRow(row: Obj, now: number, tp: string | null): void {
+  encodeRow(row: Obj, now: number, tp: string | null, tag: number): void {
     const o = this.transformer.single(row);
     if (o === null) return;
     this.transformNode.recordsOut++;
     this.transformNode.messagesProcessed++;
-    this.encode(o, now, tp);
+    this.encode(o, now, tp, tag);
   }
 
   /** BacklogHost: the outputs of one row of a big result sent singly. */
@@ -321,8 +327,8 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   }
 
   /** BacklogHost: the payload of a whole array built across slices. */
-  enqueueSliced(o: Output, payload: Payload, now: number, tp: string | null): void {
-    this.enqueueOutput(o, payload, now, false, tp);
+  enqueueSliced(o: Output, payload: Payload, now: number, tp: string | null, tag: number): void {
+    this.enqueueOutput(o, payload, now, false, tp, tag);
   }
 
   /** BacklogHost: the backlog emptied in a slice. */
@@ -331,7 +337,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   }
 
   /** Encodes and queues one output; false when its encoding failed (counted). */
-  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null): boolean {
+  private encodeOne(o: Output, now: number, timed: boolean, tp: string | null, tag: number): boolean {
     let payload: Payload | undefined;
     if (this.bytes) {
       const pl = this.payloads;
@@ -350,15 +356,15 @@ export class SinkPipeline implements SinkNode, BacklogHost {
       }
       if (this.shared !== null) this.lastMade = payload;
     }
-    this.enqueueOutput(o, payload, now, timed, tp);
+    this.enqueueOutput(o, payload, now, timed, tp, tag);
     return true;
   }
 
-  private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null): void {
+  private enqueueOutput(o: Output, payload: Payload, now: number, timed: boolean, tp: string | null, tag: number): void {
     // The worker waits on an empty queue: a direct connector sends now, in order.
     const sender = this.sender;
-    if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now)) return;
-    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey()), now, timed);
+    if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now, tag)) return;
+    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey(), tag), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -367,12 +373,13 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const list = this.pending;
     if (list.length === 0) return;
     this.pending = [];
+    const tag = this.pendingFrom;
     const now = Date.now();
     const w = this.payloads.writerNode!;
     w.recordsIn++;
     w.lastInvocation = now;
     // Behind a batch being built, or big: built across slices like a whole array.
-    if (this.backlog.offerBatch(list)) return;
+    if (this.backlog.offerBatch(list, tag)) return;
     let payload: Payload;
     // Batches are few: every flush is timed.
     const t0 = performance.now();
@@ -385,15 +392,15 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     }
     w.recordsOut++;
     w.processLatencyUs = elapsedUs(t0);
-    this.enqueueBatch(list, payload, now);
+    this.enqueueBatch(list, payload, now, tag);
   }
 
   /** Queues a batch writer's payload (BacklogHost: also one built across slices). */
-  enqueueBatch(list: readonly Output[], payload: Payload, now: number): void {
+  enqueueBatch(list: readonly Output[], payload: Payload, now: number, tag: number): void {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
-    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey()), now, true);
+    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey(), tag), now, true);
   }
 
   /** Every item this sink has not sent is on disk (cache on, no alter queue). */
@@ -419,18 +426,32 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     this.sender.end();
   }
 
-  /** Every result this sink was given is delivered and confirmed: none waits in a batch, the backlog, the queue or in flight. */
-  get settled(): boolean {
-    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.settled;
+  /** Results this sink was given so far (`push`), numbered 1, 2, … in order (SinkItem.tag). */
+  get given(): number {
+    return this.count;
   }
 
   /**
-   * Every result this sink was given is delivered or, written through, in its cache (sender.durable):
-   * a checkpoint counting their windows may be stored (runtime/checkpoint.ts). The rule's drains
-   * flush the cache at their end, and checkpoints are taken between drains.
+   * The checkpoint barrier's watermark (runtime/checkpoint.ts): the count of leading results, in
+   * order of giving, whose items are all delivered — sent and confirmed where the connector
+   * confirms (SinkConnector.confirmed), or dropped and counted — or, with `!delivered`, written
+   * through to the sink's cache. Results still in a batch or the backlog hold it back, and so does
+   * the oldest item not yet safe: items are made in order of their results (a batch merges results
+   * and takes its first one's tag, a sendSingle split or a whole array sliced across turns gives
+   * every item its result's tag), so every result before that item's is safe. A result that made no
+   * item (filtered, failed, fenced) is safe once the ones before it are.
    */
-  get durable(): boolean {
-    return this.pending.length === 0 && this.backlog.length === 0 && this.sender.durable;
+  safe(delivered: boolean): number {
+    let low = this.sender.lowestUnsafe(delivered);
+    if (this.pending.length > 0 && this.pendingFrom < low) low = this.pendingFrom;
+    const b = this.backlog.headTag;
+    if (b < low) low = b;
+    return low === Infinity ? this.count : low - 1;
+  }
+
+  /** Every result this sink was given is delivered and confirmed: none waits in a batch, the backlog, the queue or in flight. */
+  get settled(): boolean {
+    return this.safe(true) === this.count;
   }
 
   /** Items waiting to be sent (all tiers). */

@@ -26,6 +26,10 @@ export interface SinkQueue {
   stop(clean: boolean): void;
   /** Makes every queued item durable now (the cache's write-through; a no-op in memory). */
   flush(): void;
+  /** Every queued item is on disk (the cache, flushed). */
+  readonly writtenThrough: boolean;
+  /** A lower bound of the oldest queued item's tag (SinkItem.tag), Infinity when empty; reads nothing from disk. */
+  headTag(): number;
 }
 
 /** Extra slots beyond the admission limit for emissions the rule cannot hold back (window timers). */
@@ -67,6 +71,13 @@ export class MemoryQueue implements SinkQueue {
     this.ring.clear();
   }
   flush(): void {}
+  get writtenThrough(): boolean {
+    return false;
+  }
+  headTag(): number {
+    const h = this.ring.peek();
+    return h === undefined ? Infinity : h.tag;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -53,6 +53,8 @@ export class ResendSink {
   private sleepDone: (() => void) | undefined;
   /** Items lost: non-IO failures of the resend instance. */
   lost = 0;
+  /** Sends that completed (SinkConnector.confirmed counts in them). */
+  private sentOk = 0;
 
   constructor(private readonly init: ResendInit) {
     this.cacheNode = new NodeMetrics("op", init.cacheName);
@@ -70,6 +72,11 @@ export class ResendSink {
 
   get dropped(): number {
     return this.queue.dropped;
+  }
+
+  /** Nothing waits to be resent, none is being resent, and the destination confirmed every resend. */
+  get settled(): boolean {
+    return this.queue.length === 0 && (this.init.connector.confirmed?.() ?? this.sentOk) >= this.sentOk;
   }
 
   open(): void {
@@ -155,6 +162,7 @@ export class ResendSink {
       m.lastInvocation = now;
       m.processLatencyUs = elapsedUs(t0);
       this.cacheNode.recordsOut++;
+      this.sentOk++;
       q.shift();
       this.updateGauge();
     }

@@ -61,6 +61,13 @@ export class SinkSender {
   private sleepDone: (() => void) | undefined;
   /** Items dropped by the sink: failed sends without retry, evictions, unsent at stop. */
   lost = 0;
+  /** Sends of the main connector that completed (SinkConnector.confirmed counts in them). */
+  private sentOk = 0;
+  /** The tags of the completed sends the connector may not have confirmed yet, oldest first from `ucHead`. */
+  private ucTags: number[] = [];
+  private ucHead = 0;
+  /** The tag of the oldest item handed to the resend instance since it was last settled; Infinity: settled. */
+  private resendFloor = Infinity;
 
   /**
    * `sink` and `cacheNode` (the cache on, no alter queue) are the pipeline's nodes the sender
@@ -161,13 +168,14 @@ export class SinkSender {
    * has neither cache nor resend queue): an I/O error with a retry interval leaves a copy queued
    * for the worker to send after the interval, anything else drops the result (lost).
    */
-  sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number): boolean {
+  sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number, tag: number): boolean {
     if (this.wakeFn === undefined) return false;
     const item = this.scratch;
     item.payload = payload;
     item.props = props;
     item.rows = rows;
     item.traceparent = tp;
+    item.tag = tag;
     const m = this.sink;
     m.recordsIn++;
     const timed = (++this.sends & 63) === 1;
@@ -178,7 +186,7 @@ export class SinkSender {
       m.exception(errorText(e), Date.now());
       if (e instanceof IoError && this.retryMs > 0) {
         this.failing = true;
-        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key));
+        this.queue.push(new SinkItem(item.payload, item.props, item.rows, null, item.traceparent, item.key, item.tag));
         m.bufferLength = this.queue.memLength;
         this.wake();
         return true;
@@ -190,7 +198,60 @@ export class SinkSender {
     m.messagesProcessed += item.rows;
     m.lastInvocation = now;
     if (timed) m.processLatencyUs = elapsedUs(t0);
+    this.completed(tag);
     return true;
+  }
+
+  /** A send of an item tagged `tag` completed: until the connector confirms it, it holds the watermark back. */
+  private completed(tag: number): void {
+    if (this.conn.confirmed === undefined) return;
+    this.sentOk++;
+    this.ucTags.push(tag);
+    if (this.ucTags.length - this.ucHead > 64) this.prune();
+  }
+
+  /** Forgets the completed sends the connector has confirmed (a prefix: SinkConnector.confirmed). */
+  private prune(): void {
+    const left = this.ucTags.length - this.ucHead;
+    if (left === 0) return;
+    const keep = Math.max(0, this.sentOk - this.conn.confirmed!());
+    if (keep >= left) return;
+    this.ucHead += left - keep;
+    if (keep === 0) {
+      this.ucTags.length = 0;
+      this.ucHead = 0;
+    } else if (this.ucHead > 1024 && this.ucHead * 2 > this.ucTags.length) {
+      this.ucTags = this.ucTags.slice(this.ucHead);
+      this.ucHead = 0;
+    }
+  }
+
+  /** Hands `item` to the resend instance (the alter queue). */
+  private toResend(item: SinkItem, now: number): void {
+    if (this.resendFloor === Infinity) this.resendFloor = item.tag;
+    this.resend!.take(item, now);
+  }
+
+  /**
+   * A lower bound of the lowest tag (SinkItem.tag) among the items given to this sender that are
+   * not yet safe, Infinity when all are. Safe: delivered — sent and, where the connector confirms,
+   * confirmed; dropped (failed and not retried, evicted) counts as done. With `!delivered` an item
+   * written through to the cache's disk pages is safe too (a kill -9 loses nothing the queue
+   * holds). Items are given in order of their tags, and the queue, the confirmations (a prefix)
+   * and the resend queue (as a whole: its items may be delivered in another order) each hold back
+   * from their oldest item on.
+   */
+  lowestUnsafe(delivered: boolean): number {
+    let low = delivered || !this.queue.writtenThrough ? this.queue.headTag() : Infinity;
+    if (this.conn.confirmed !== undefined) {
+      this.prune();
+      if (this.ucHead < this.ucTags.length) low = Math.min(low, this.ucTags[this.ucHead]!);
+    }
+    if (this.resendFloor !== Infinity) {
+      if (this.resend!.settled) this.resendFloor = Infinity;
+      else low = Math.min(low, this.resendFloor);
+    }
+    return low;
   }
 
   /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
@@ -248,7 +309,7 @@ export class SinkSender {
       }
       // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.
       if (resendFirst && resend.length > 0) {
-        resend.take(item, Date.now());
+        this.toResend(item, Date.now());
         q.shift();
         this.afterShift();
         continue;
@@ -273,7 +334,7 @@ export class SinkSender {
         }
         m.exception(errorText(e), now);
         if (e instanceof IoError && resend) {
-          resend.take(item, now);
+          this.toResend(item, now);
           q.shift();
           this.afterShift();
           continue;
@@ -298,6 +359,7 @@ export class SinkSender {
       } else unstamped = true;
       // A send that was not timed (sampled, synchronous) keeps the last sampled latency.
       if (timed) m.processLatencyUs = elapsedUs(t0);
+      this.completed(item.tag);
       q.shift();
       this.afterShift();
     }
@@ -329,20 +391,6 @@ export class SinkSender {
   /** `end` was called. */
   get ended(): boolean {
     return this.ending;
-  }
-
-  /** Nothing waits to be sent, none is being sent, and the destination confirmed all that was (SinkConnector.unsettled). */
-  get settled(): boolean {
-    return !this.sending && this.queued === 0 && (this.conn.unsettled?.() ?? 0) === 0;
-  }
-
-  /**
-   * Nothing is lost when the process dies now: what waits is on disk in the cache (journaled, no
-   * resend instance), and nothing sent awaits the destination's confirmation — or it is settled.
-   */
-  get durable(): boolean {
-    if (this.settled) return true;
-    return this.journaled && (this.resend?.length ?? 0) === 0 && (this.conn.unsettled?.() ?? 0) === 0;
   }
 
   /** Items waiting to be sent (the queue and the resend queue). */

@@ -39,6 +39,8 @@ const ACK_TIMEOUT = 5000;
 /** A JetStream publish: its headers hold Nats-Msg-Id (and Nats-Expected-Stream). */
 class Pending {
   at = 0;
+  /** The publish's number among the sends that completed (SinkConnector.confirmed). */
+  seq = 0;
   constructor(
     readonly subject: string,
     readonly payload: Uint8Array,
@@ -71,6 +73,8 @@ export class NatsSink implements SinkConnector {
   /** JetStream publishes awaiting their acknowledgement, by the reply token. */
   private readonly waiting = new Map<number, Pending>();
   private nextId = 0;
+  /** Publishes made so far: the sends that completed, numbered in order (Pending.seq). */
+  private taken = 0;
   private readonly inbox = `_INBOX.floe.${crypto.randomUUID().replaceAll("-", "")}`;
   private acks: Subscription | undefined;
   private expiry: ReturnType<typeof setInterval> | undefined;
@@ -118,8 +122,20 @@ export class NatsSink implements SinkConnector {
     }
   }
 
-  unsettled(): number {
-    return this.inflight + this.failed.length;
+  /**
+   * The publishes before the oldest one still awaiting its acknowledgement or to be published
+   * again. Acknowledgements arrive in order, but a failed one is published again after later ones
+   * were confirmed: those count only once it is.
+   */
+  confirmed(): number {
+    let low = this.taken + 1;
+    for (const p of this.waiting.values()) {
+      // Insertion order is publish order: the first entry is the oldest.
+      low = p.seq;
+      break;
+    }
+    for (const p of this.failed) if (p.seq < low) low = p.seq;
+    return low - 1;
   }
 
   private headersOf(item: SinkItem): MsgHdrs | undefined {
@@ -178,6 +194,7 @@ export class NatsSink implements SinkConnector {
       throw new IoError(`publish to nats failed: ${errorText(e)}`);
     }
     pend.at = Date.now();
+    pend.seq = ++this.taken;
     this.waiting.set(id, pend);
     this.inflight++;
     if (this.inflight >= this.maxInflight) return new Promise((r) => (this.slot = r));

@@ -372,6 +372,29 @@ describe("nats sink failures", () => {
     await rule.stop();
   });
 
+  test("a publish confirmed only after a later one holds the sink's watermark back until it is", async () => {
+    await jsm.streams.add({ name: "ORD", subjects: ["ord.ok"] });
+    const t = rt();
+    const defs = streams(`CREATE STREAM o () WITH (TYPE="nats", DATASOURCE="ord.in", ${conf()})`);
+    const ruleDef = t.rule({ id: "ord", sql: "SELECT sub FROM o", actions: [{ nats: { server: server.url, subject: "{{.sub}}", jetstream: true, sendSingle: true } }] }, defs);
+    const rule = await ruleDef.start();
+    try {
+      await waitFor(() => metric(rule, "source_o_0_connection_status") === 1 && metric(rule, "sink_nats_0_0_connection_status") === 1, "connections");
+      await nc.flush();
+      nc.publish("ord.in", JSON.stringify({ sub: "ord.none" }));
+      nc.publish("ord.in", JSON.stringify({ sub: "ord.ok" }));
+      await waitFor(async () => (await jsm.streams.info("ORD")).state.messages === 1, "the second result stored");
+      await waitFor(() => t.logs.some((l) => l.includes("no stream answers for this subject")), "the first one's failure");
+      const sink = rule.sinks[0]!;
+      // The second is confirmed, the first is not: neither result counts as delivered.
+      expect([sink.given, sink.safe(true), sink.safe(false)]).toEqual([2, 0, 0]);
+      await jsm.streams.add({ name: "ORDNONE", subjects: ["ord.none"] });
+      await waitFor(() => sink.safe(true) === 2, "both delivered once the first is stored", 10_000, 20);
+    } finally {
+      await rule.stop();
+    }
+  });
+
   test("while the server is down a JetStream sink's items wait in its cache and go out after the reconnect", async () => {
     await jsm.streams.add({ name: "CACHED", subjects: ["cached.out"] });
     const t = rt();
