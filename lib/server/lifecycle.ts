@@ -35,7 +35,7 @@ export interface Topo {
  * A run as the lifecycle holds it: what it uses of a run handle (runtime/rule.ts RunHandle), which
  * a partitioned run (partitioned-run.ts) also is; scan tables and rewinding are optional.
  */
-export type HeldRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget" | "sinksSettled" | "holdForSinks" | "resumeDrains">>;
+export type HeldRun = Pick<RunHandle, "nodes" | "topo" | "stop"> & Partial<Pick<RunHandle, "scanTables" | "resetState" | "trace" | "peek" | "windowBudget" | "holdForSinks" | "resumeDrains">>;
 
 /** Starts a run of `def`; throws the planning/start error (the rule goes `stopped by error`). */
 export type RunFactory = (def: StoredRule, onExit: (exit: RunExit) => void) => Promise<HeldRun> | HeldRun;

@@ -200,7 +200,6 @@ test("a partition released while its sinks do not settle hands over the checkpoi
   await node.join("http://d");
   const dataDir = mkdtempSync(join(tmpdir(), "floe-takeover-"));
   const local = checkpointStore(dataDir);
-  let settled = true;
   const events: string[] = [];
   const run = new PartitionedRun({
     def: { id: "r", options: { qos: 1 } } as unknown as StoredRule,
@@ -214,7 +213,6 @@ test("a partition released while its sinks do not settle hands over the checkpoi
     startPartition: async (p): Promise<HeldRun> => ({
       nodes: () => [new NodeMetrics("source", "s")],
       topo: () => ({ sources: [], edges: {} }),
-      sinksSettled: () => settled,
       // Partition 0's sinks deliver what they hold once its input is held; partition 1's do not within the hold.
       holdForSinks: async () => p === 0,
       resumeDrains: () => {},
@@ -227,11 +225,7 @@ test("a partition released while its sinks do not settle hands over the checkpoi
   expect(run.owned()).toEqual([0, 1]);
   for (const p of [0, 1]) local.save(`r.p${p}`, `settled-${p}`, Date.now());
   await until(async () => (await node.checkpoints.load("r", 0))?.state === "settled-0" && (await node.checkpoints.load("r", 1))?.state === "settled-1", "both uploaded");
-  // Results on their way: the runs' newer checkpoints are not uploaded.
-  settled = false;
-  for (const p of [0, 1]) local.save(`r.p${p}`, `unsettled-${p}`, Date.now());
-  await Bun.sleep(100);
-  expect((await node.checkpoints.load("r", 1))?.state).toBe("settled-1");
+  // At the release, partition 1's sinks still hold results the checkpoint it stops with may count.
   await run.stop();
   const [c0, c1] = [await node.checkpoints.load("r", 0), await node.checkpoints.load("r", 1)];
   expect([c0?.state, c0?.released]).toEqual(["stopped-0", true]);
