@@ -62,7 +62,7 @@ class RowJob {
 
   /** The budget of this job's next step: `ms` from now, or unbounded (`ms` undefined, or too few rows left to look at the clock). */
   turn(ms: number | undefined): Turn {
-    return ms === undefined || this.n - this.done <= ROWS_PER_LOOK ? WHOLE : new Turn(ms);
+    return ms === undefined || this.n - this.done <= ROWS_PER_LOOK ? WHOLE : Turn.inLoop(ms);
   }
 }
 

@@ -11,6 +11,14 @@
  * `every` units (`more`), since performance.now() is not free next to a row's work. An unbounded
  * turn (`WHOLE`: a virtual clock's replay, a traced rule, `complete`, a sink's drain at the end)
  * never ends: the work is handled to the end, and no cap applies.
+ *
+ * The slicers of one event-loop turn also share one deadline, LOOP_MS after the first of them
+ * began (`Turn.inLoop`, `loopDeadline`): at a window's close the projection, the sink's backlog and
+ * an inlet drain each had their own 2–4 ms and, landing in the same turn, held the loop for their
+ * sum. Now the second and third slicer of a turn find the turn's time spent, do one chunk of their
+ * work (each loop does a chunk before it looks at the clock, so every slicer moves on) and yield.
+ * The turn ends at the next timers phase: a 0 ms timer armed when the deadline is set (the timers
+ * run first in each turn of the loop, after the poll and the immediates of the turn before).
  */
 
 /** Time (ms) an operator may spend on one item, and a sink backlog on one slice, per turn (OpEnv.turnMs). */
@@ -31,13 +39,50 @@ export const SLICE_OUTPUTS = 256;
 /** Rows of a whole-array payload or of a whole-window template a slice builds at most. */
 export const SLICE_ROWS = SLICE_OUTPUTS * 4;
 
+/**
+ * Time (ms) all the slicers of one event-loop turn may spend together (`Turn.inLoop`,
+ * `loopDeadline`): a drain alone keeps its DRAIN_MS.
+ */
+export const LOOP_MS = DRAIN_MS;
+
+/** The deadline of the event-loop turn under way (0: no slicer has asked in it). */
+let loopUntil = 0;
+/** Ends the loop turn at the next timers phase; created at the first ask, re-armed with `refresh`. */
+let loopTimer: ReturnType<typeof setTimeout> | undefined;
+
+function endLoopTurn(): void {
+  loopUntil = 0;
+}
+
+/**
+ * The deadline (a performance.now() time) of the event-loop turn under way, shared by every
+ * slicer in it: LOOP_MS after the first ask of the turn. `now`: the caller's clock reading.
+ */
+export function loopDeadline(now: number = performance.now()): number {
+  if (loopUntil === 0) {
+    loopUntil = now + LOOP_MS;
+    if (loopTimer === undefined) {
+      loopTimer = setTimeout(endLoopTurn, 0);
+      // The turn's end must not keep a finished process alive.
+      loopTimer.unref?.();
+    } else loopTimer.refresh();
+  }
+  return loopUntil;
+}
+
 export class Turn {
   /** The performance.now() time the turn ends; Infinity: unbounded. */
   readonly until: number;
 
-  /** A turn that ends `ms` from now; undefined: an unbounded one (prefer `WHOLE`). */
-  constructor(ms?: number) {
-    this.until = ms === undefined ? Infinity : performance.now() + ms;
+  /** A turn that ends `ms` from now, or at `until` when given; undefined: an unbounded one (prefer `WHOLE`). */
+  constructor(ms?: number, until?: number) {
+    this.until = ms === undefined ? Infinity : (until ?? performance.now() + ms);
+  }
+
+  /** A slicer's turn: `ms` from now, or sooner when the event-loop turn's shared time runs out (see the header). */
+  static inLoop(ms: number): Turn {
+    const now = performance.now();
+    return new Turn(ms, Math.min(now + ms, loopDeadline(now)));
   }
 
   /** The work is handled to the end: no deadline, no cap. */

@@ -24,8 +24,9 @@ import type { DrainGroup, GroupMember } from "./drain-group.ts";
 import { messageData } from "./trace/data.ts";
 import { parseTraceparent } from "./trace/ids.ts";
 import type { RuleTracer } from "./trace/rule-tracer.ts";
-// How long a drain runs per turn, and the records between its looks at the clock: the turn budget.
-import { DRAIN_MS, DRAIN_STEP as STEP } from "../core/turn.ts";
+// How long a drain runs per turn (its own time, and the event-loop turn's shared one), and the
+// records between its looks at the clock: the turn budget.
+import { DRAIN_MS, DRAIN_STEP as STEP, loopDeadline } from "../core/turn.ts";
 
 /** What a drain needs of its execution (execution.ts). */
 export interface DrainHost {
@@ -86,6 +87,12 @@ function runDue(): void {
     }
   }
   list.length = 0;
+}
+
+/** A drain's deadline: DRAIN_MS from now, or sooner when the event-loop turn's shared time runs out. */
+function drainUntil(): number {
+  const now = performance.now();
+  return Math.min(now + DRAIN_MS, loopDeadline(now));
 }
 
 /** A drain continued in a later turn (its budget was spent): a batch of work of its own. */
@@ -183,7 +190,7 @@ export class Drain implements GroupMember, SkipTarget {
     const step = g === undefined ? STEP : g.step();
     // The clock is read only when one step will not empty the subscription: a drain of one
     // step (the common case: a message or a burst) needs no deadline.
-    let until = sub.length > step ? performance.now() + DRAIN_MS : -1;
+    let until = sub.length > step ? drainUntil() : -1;
     while (sub.length > 0 && !run.halted) {
       const own = run.room();
       const room = g === undefined ? own : g.room(own);
@@ -206,7 +213,7 @@ export class Drain implements GroupMember, SkipTarget {
       buf.length = 0;
       if (sub.length > 0) {
         // Records arrived while the step ran, or a sink's room cut it short: start the deadline now.
-        if (until < 0) until = performance.now() + DRAIN_MS;
+        if (until < 0) until = drainUntil();
         else if (performance.now() >= until) {
           this.scheduled = true;
           setImmediate(resumeDrain, this);

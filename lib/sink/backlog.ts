@@ -178,7 +178,7 @@ export class Backlog {
     const list = this.list;
     const end = Math.min(list.length, this.pos + SLICE);
     const now = Date.now();
-    const turn = new Turn(TURN_MS);
+    const turn = Turn.inLoop(TURN_MS);
     const traces = this.traces;
     const tags = this.tags;
     let i = this.pos;

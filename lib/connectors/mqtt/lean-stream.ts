@@ -3,9 +3,10 @@
  * TLS) seen by MQTT.js as a Duplex. Each read's QoS 0/1 PUBLISH frames are decoded (frames.ts) and
  * admitted to the handler in batches, PUBACKs written once per batch; every other frame is pushed
  * to MQTT.js. The socket is paused while the handler pushes back, and for a moment after a read
- * when messages arrive fast (read coalescing, bench.md): `pause` on this socket stops reading the
- * kernel, so the next read brings what arrived meanwhile — many messages for one read, one `data`
- * call and one pump — while a lone message after a quiet spell is read at once.
+ * when messages arrive fast and the reads' work keeps the loop busy (read coalescing,
+ * read-coalescing.ts): `pause` on this socket stops reading the kernel, so the next read brings
+ * what arrived meanwhile — many messages for one read, one `data` call and one pump — while a lone
+ * message after a quiet spell, or any message while the engine has time to spare, is read at once.
  */
 import { constants } from "node:crypto";
 import { Duplex } from "node:stream";
@@ -13,6 +14,7 @@ import type { Socket, SocketHandler, TLSOptions } from "bun";
 import { openSocket } from "../../net/brokers.ts";
 import type { MqttConf } from "./conf.ts";
 import { FrameReader, Publish, pubacks } from "./frames.ts";
+import { COALESCE_MS, ReadCoalescing } from "./read-coalescing.ts";
 
 /** Where a source's publishes go: the bus, with reserve-then-commit admission. */
 export interface PublishHandler {
@@ -31,16 +33,6 @@ export interface DuplicateCounter {
   duplicates: number;
 }
 
-/**
- * A read of fewer than COALESCE_ENOUGH messages is followed by a pause of COALESCE_MS when they
- * arrived at COALESCE_RATE or more per ms since the previous read. Below that rate reads hold a
- * message or two whatever the pause, and a message after a quiet spell must not wait; a bigger read
- * means the reader is behind (or starved of CPU), and sleeping then would only let it fall further
- * behind. The pause adds at most ~1 ms of latency.
- */
-const COALESCE_RATE = 2;
-const COALESCE_ENOUGH = 64;
-const COALESCE_MS = 1;
 const MAX_BATCH = 1024;
 
 type Sock = Socket<LeanStream>;
@@ -101,7 +93,9 @@ export class LeanStream extends Duplex {
   private waiting = false;
   /** In a coalescing pause. */
   private resting = false;
-  private lastRead = 0;
+  private readonly coalescing = new ReadCoalescing();
+  /** Ends the timing of a read's work: queued after the admission, it runs after the drains it woke. */
+  private readonly worked = (): void => this.coalescing.worked(performance.now());
   /** The coalescing timer, created at the first pause and re-armed with `refresh` (a cleared one would not re-arm). */
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Bytes the kernel has not taken yet (before the connection opens, or after a short write), in order. */
@@ -197,20 +191,19 @@ export class LeanStream extends Duplex {
 
   onData(chunk: Buffer): void {
     const now = performance.now();
-    const since = now - this.lastRead;
-    this.lastRead = now;
     const before = this.pubs.length;
     const other = this.reader.read(chunk, this.pubs);
     if (other) this.push(other);
     const n = this.pubs.length - before;
-    // Small reads of fast arrivals: let the next read gather what comes in the next moment.
-    if (n > 0 && n < COALESCE_ENOUGH && n >= COALESCE_RATE * since && !this.resting && !this.destroyed) {
+    // Small reads of fast arrivals on a busy loop: let the next read gather what comes in the next moment.
+    if (this.coalescing.read(n, now) && !this.resting && !this.destroyed) {
       this.resting = true;
       this.sock?.pause();
       if (this.timer) this.timer.refresh();
       else this.timer = setTimeout(() => this.rested(), COALESCE_MS);
     }
     if (!this.waiting) this.pump();
+    if (n > 0) queueMicrotask(this.worked);
   }
 
   private rested(): void {

@@ -111,8 +111,12 @@ export class SqliteTraceStore {
 
   private writeTurn(): void {
     this.timer = undefined;
-    const turn = new Turn(TURN_MS);
-    while (this.head < this.queue.length && !turn.spent()) this.writeChunk(CHUNK);
+    const turn = Turn.inLoop(TURN_MS);
+    // A chunk before the first look: the loop turn's shared time may be spent already (core/turn.ts).
+    while (this.head < this.queue.length) {
+      this.writeChunk(CHUNK);
+      if (turn.spent()) break;
+    }
     if (this.head < this.queue.length) this.timer = setTimeout(() => this.writeTurn(), 0);
   }
 
