@@ -338,9 +338,7 @@ export class SharedEval {
       nd.lastInvocation = now;
       if (i > 0) nd.processLatencyUs = w.latency[i]!;
     }
-    const out = this.out;
-    const items = w.items;
-    for (let i = 0; i < items.length; i++) out.push(items[i]!);
+    this.pushItems(w.items);
     return true;
   }
 
@@ -361,7 +359,6 @@ export class SharedEval {
       // The decoder node's latency is the decode's (the drain's); an operator's, the recorder's sample.
       if (i > 0) n.processLatencyUs = o.latency[i]!;
     }
-    const out = this.out;
-    for (const it of o.items) out.push(it);
+    this.pushItems(o.items);
   }
 }
