@@ -138,11 +138,18 @@ export class Checkpointer {
     this.poll = setTimeout(retry, 2);
   }
 
-  /** Snapshots and stores one checkpoint now, whatever the sinks hold (a stop's final one; true when stored); a failure is logged and the rule goes on. */
+  /**
+   * A stop's final checkpoint (true when stored): snapshots now and stores it if its barrier has
+   * passed already — the stop held its input for the sinks first (Execution.stop); else the one
+   * stored last stays. A failure is logged and the rule goes on.
+   */
   take(topo: Topology, offsets: OffsetReader): boolean {
     if (!this.fence()) return false;
     const snap = this.snapshot(topo, offsets);
-    return snap !== undefined && this.save(snap);
+    if (snap === undefined) return false;
+    if (this.sinks.passed(snap.marks)) return this.save(snap);
+    this.log(`rule ${this.ruleId}: its sinks did not deliver what they were given before it stopped: no checkpoint at stop, the one stored last stays`);
+    return false;
   }
 
   private snapshot(topo: Topology, offsets: OffsetReader): Snap | undefined {

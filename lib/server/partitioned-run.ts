@@ -31,11 +31,9 @@ import { isAggregateCall } from "../plan/analyze.ts";
 import { planTwoStage } from "../plan/two-stage.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { mergeRuns } from "./partition-metrics.ts";
+import { HOLD_FOR_SINKS_MS } from "../runtime/execution.ts";
 
 export const PARTITION_TOKEN = "{partition}";
-
-/** How long a release holds a partition's input for its sinks to deliver what they were given. */
-const HOLD_FOR_SINKS_MS = 1000;
 
 /** A partitioned stream as a rule reads it. */
 export interface Partitioning {

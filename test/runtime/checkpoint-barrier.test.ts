@@ -5,7 +5,7 @@
  * do not hold it back: a sink that always has an unconfirmed publish still gets checkpoints.
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Emission } from "../../lib/core/item.ts";
@@ -17,7 +17,8 @@ import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { checkpointStore } from "../../lib/store/checkpoint.ts";
 import { decodeState } from "../../lib/store/state-codec.ts";
 import { openPipeline } from "../helpers/sink.ts";
-import { waitFor } from "../helpers/runtime.ts";
+import { streams, testRuntime, waitFor } from "../helpers/runtime.ts";
+import { HOLD_FOR_SINKS_MS } from "../../lib/runtime/execution.ts";
 
 const select = () => parseSelect("SELECT * FROM s", createFunctionRegistry());
 
@@ -119,4 +120,84 @@ test("a sink that always has a publish awaiting confirmation: checkpoints are st
     await p.close(0);
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** An endpoint that answers each request `lagMs` after it came, keeping the `n` of every body. */
+function slowEndpoint(lagMs: number): { url: string; got: number[]; gate: { open: boolean }; stop: () => void } {
+  const got: number[] = [];
+  const gate = { open: true };
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const body = (await req.json()) as { n: number };
+      while (!gate.open) await Bun.sleep(5);
+      await Bun.sleep(lagMs);
+      got.push(body.n);
+      return new Response("ok");
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/`, got, gate, stop: () => server.stop(true) };
+}
+
+/**
+ * A qos 1 rule over a file (its read position is checkpointed) into a slow endpoint, without a
+ * sink cache and with no grace for the sinks at close: the rule is stopped while its sink still
+ * holds results, then started again and read to the end of the file.
+ */
+async function stopMidwayAndRestart(gateAtStop: boolean): Promise<{ got: number[]; stopMs: number; logs: string[] }> {
+  const N = 120;
+  const dir = mkdtempSync(join(tmpdir(), "floe-stop-cp-"));
+  writeFileSync(join(dir, "in.json"), JSON.stringify(Array.from({ length: N }, (_, i) => ({ n: i + 1 }))));
+  const t = testRuntime({ sinkGraceMs: 0 });
+  const end = slowEndpoint(3);
+  const defs = streams(`CREATE STREAM f () WITH (TYPE="file", DATASOURCE="in.json", EXTRA="{\\"path\\":\\"${dir}\\"}")`);
+  const def = {
+    id: "stopcp",
+    sql: "SELECT n FROM f",
+    actions: [{ rest: { url: end.url, method: "post", sendSingle: true, bufferLength: 16 } }],
+    options: { qos: 1, checkpointInterval: "1h", enableSaveStateBeforeStop: true, bufferLength: 4 },
+  };
+  try {
+    const first = await t.rule(def, defs).start();
+    await waitFor(() => end.got.length >= 20, "20 results delivered");
+    // Results the sink was given and has not delivered: the endpoint stops answering (or not).
+    end.gate.open = !gateAtStop;
+    const t0 = Date.now();
+    await first.stop();
+    const stopMs = Date.now() - t0;
+    end.gate.open = true;
+    // The next run's sinks have their grace: what it makes before the end of the file is delivered.
+    const t2 = testRuntime({ dataDir: t.env.dataDir });
+    let exited = false;
+    const again = await t2.rule(def, defs).start(() => (exited = true));
+    try {
+      await waitFor(() => exited, "the end of the file", 10_000);
+      // Whatever the endpoint still answers after the run ended.
+      await Bun.sleep(50);
+    } finally {
+      await again.stop();
+    }
+    return { got: end.got, stopMs, logs: [...t.logs, ...t2.logs] };
+  } finally {
+    end.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const sorted = (ns: number[]) => [...ns].sort((a, b) => a - b);
+
+test("a stop holds the input until its sinks delivered what they were given, and stores the checkpoint of that: the restart neither loses nor repeats", async () => {
+  const r = await stopMidwayAndRestart(false);
+  expect(sorted(r.got)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+});
+
+test("a stop whose sinks do not deliver in time is bounded and stores no checkpoint: the restart repeats, and loses nothing", async () => {
+  const r = await stopMidwayAndRestart(true);
+  expect(r.stopMs).toBeLessThan(HOLD_FOR_SINKS_MS + 1000);
+  expect(r.stopMs).toBeGreaterThanOrEqual(HOLD_FOR_SINKS_MS);
+  // Nothing checkpointed: the file is read from its start again.
+  expect(new Set(r.got).size).toBe(120);
+  expect(r.got.length).toBeGreaterThan(120);
+  expect(r.logs.some((l) => l.includes("rule stopcp: its sinks did not deliver"))).toBe(true);
 });
