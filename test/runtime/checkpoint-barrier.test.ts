@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Emission } from "../../lib/core/item.ts";
+import { SLICE_OUTPUTS } from "../../lib/core/turn.ts";
 import { Checkpointer, type SinkBarrier } from "../../lib/runtime/checkpoint.ts";
 import type { Topology } from "../../lib/runtime/topology.ts";
 import type { SinkConnector } from "../../lib/sink/connector.ts";
@@ -200,4 +201,40 @@ test("a stop whose sinks do not deliver in time is bounded and stores no checkpo
   expect(new Set(r.got).size).toBe(120);
   expect(r.got.length).toBeGreaterThan(120);
   expect(r.logs.some((l) => l.includes("rule stopcp: its sinks did not deliver"))).toBe(true);
+});
+
+/** A connector that reads item keys (as the JetStream sink does). */
+class Keyed implements SinkConnector {
+  readonly bytes = true;
+  readonly keyed = true;
+  sent = 0;
+  open(): void {}
+  send(): void {
+    this.sent++;
+  }
+  close(): void {}
+}
+
+test("a keyed sink's state is read when the checkpoint is stored: its key count covers the backlog the snapshot left to its slices", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-cp-keys-"));
+  const store = checkpointStore(dir);
+  const conn = new Keyed();
+  const p = openPipeline("nats", conn);
+  const topo = { snapshot: () => ({ op: 1 }), sinkState: () => ({ [p.name]: p.snapshot() }) } as unknown as Topology;
+  const sinks: SinkBarrier = { given: () => [p.given], passed: (m) => p.safe(true) >= m[0]! };
+  const cp = new Checkpointer("r", store, select(), "inc", () => {}, () => true, sinks);
+  const N = 100 * SLICE_OUTPUTS;
+  try {
+    p.push(new Emission(Array.from({ length: N }, (_, i) => ({ i })), null));
+    // The first snapshot is taken while the backlog is being sliced; it is stored once it is done.
+    let first: string | undefined;
+    cp.start(1, topo, () => ({}), () => (first ??= store.latest("r")));
+    await waitFor(() => first !== undefined, "a checkpoint stored");
+    const s = decodeState(first!) as { sinks: Record<string, { made: number }> };
+    expect(s.sinks[p.name]!.made).toBe(N);
+  } finally {
+    cp.stop();
+    await p.close(0);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
