@@ -238,3 +238,21 @@ test("a keyed sink's state is read when the checkpoint is stored: its key count 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a source offset holding an int64 (the sql source's index value) is stored and restored exactly", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floe-cp-int64-"));
+  const store = checkpointStore(dir);
+  const topo = { snapshot: () => ({}), sinkState: () => ({}), restore: () => {}, restoreSinks: () => {} } as unknown as Topology;
+  const logs: string[] = [];
+  const cp = new Checkpointer("r", store, select(), "inc", (l) => void logs.push(l));
+  try {
+    let stored = false;
+    cp.start(1, topo, () => ({ s: { id: 9007199254740993n } }), () => (stored = true));
+    await waitFor(() => stored, () => `a checkpoint stored (${logs[0] ?? "nothing logged"})`, 2000);
+    cp.stop();
+    expect(cp.restore(topo).get("s")).toEqual({ id: 9007199254740993n });
+  } finally {
+    cp.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
