@@ -60,8 +60,14 @@ const NO_SINKS: SinkBarrier = { given: () => [], passed: () => true };
 
 /** A snapshot as taken, waiting for its barrier or being stored. */
 interface Snap {
-  readonly state: string;
+  /** The operators' states and the sources' offsets, encoded as taken. */
+  readonly ops: string;
   readonly sources: string;
+  /**
+   * The sinks' states, encoded when stored: a keyed sink's count of item keys goes on until the
+   * results the snapshot covers are made into items (SinkPipeline.snapshot), which the barrier awaits.
+   */
+  readonly sinks: Record<string, unknown>;
   /** The sinks' `given` counts when it was taken. */
   readonly marks: readonly number[];
 }
@@ -138,19 +144,25 @@ export class Checkpointer {
     this.poll = setTimeout(retry, 2);
   }
 
-  /** Snapshots and stores one checkpoint now, whatever the sinks hold (a stop's final one; true when stored); a failure is logged and the rule goes on. */
+  /**
+   * A stop's final checkpoint (true when stored): snapshots now and stores it if its barrier has
+   * passed already — the stop held its input for the sinks first (Execution.stop); else the one
+   * stored last stays. A failure is logged and the rule goes on.
+   */
   take(topo: Topology, offsets: OffsetReader): boolean {
     if (!this.fence()) return false;
     const snap = this.snapshot(topo, offsets);
-    return snap !== undefined && this.save(snap);
+    if (snap === undefined) return false;
+    if (this.sinks.passed(snap.marks)) return this.save(snap);
+    this.log(`rule ${this.ruleId}: its sinks did not deliver what they were given before it stopped: no checkpoint at stop, the one stored last stays`);
+    return false;
   }
 
   private snapshot(topo: Topology, offsets: OffsetReader): Snap | undefined {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
-      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
-      return { state: encodeState(saved), sources: JSON.stringify(sources), marks: this.sinks.given() };
+      return { ops: encodeState(topo.snapshot()), sources: encodeState(sources), sinks: topo.sinkState(), marks: this.sinks.given() };
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
       return undefined;
@@ -159,8 +171,10 @@ export class Checkpointer {
 
   private save(snap: Snap): boolean {
     try {
-      this.store.save(this.ruleId, snap.state, Date.now());
-      this.log(`rule ${this.ruleId}: checkpoint saved (${snap.state.length} characters of state, sources ${snap.sources})`, "debug");
+      // A `Saved` as encodeState writes it, the parts encoded apart.
+      const state = `{"fp":${JSON.stringify(this.fp)},"ops":${snap.ops},"sources":${snap.sources},"sinks":${encodeState(snap.sinks)}}`;
+      this.store.save(this.ruleId, state, Date.now());
+      this.log(`rule ${this.ruleId}: checkpoint saved (${state.length} characters of state, sources ${snap.sources})`, "debug");
       return true;
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");

@@ -84,6 +84,9 @@ function readsMeta(spec: ExecutionSpec): boolean {
   return s.fields.some((f) => some(f.expr, isMeta)) || clauseExprs(s).some((e) => some(e, isMeta));
 }
 
+/** How long a stop holds the input for its sinks to deliver what they were given (`holdForSinks`, `stop`). */
+export const HOLD_FOR_SINKS_MS = 1000;
+
 /** Waits for `p`, at most `ms`; leaves no timer behind. */
 async function within(p: Promise<void>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -153,11 +156,11 @@ export class Execution implements DrainHost {
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget, closeMarks: spec.closeMarks }, this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    this.delivered = spec.fence !== undefined;
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      // A group's partition: its checkpoints are restored by another member, which has no copy of this one's sink caches.
-      const delivered = spec.fence !== undefined;
+      const delivered = this.delivered;
       const pipelines = this.pipelines;
       const barrier: SinkBarrier = {
         given: () => pipelines.map((p) => p.given),
@@ -369,22 +372,27 @@ export class Execution implements DrainHost {
   private readonly onSourceEof = (): void => this.sourceEof();
   private readonly onSourceFail = (e: unknown): void => this.fatal(e);
 
+  /** The barrier counts results delivered, not cached (SinkPipeline.safe): a group's partition, restored by a member without this one's caches. */
+  private readonly delivered: boolean;
+
   /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
   holdDrains = false;
   private heldForSinks = false;
 
   /**
    * Holds the drains — no new input is processed, so the sinks are given no new results — until
-   * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
-   * lets them go with `resumeDrains` in any case. False at once while the run starts. A group
-   * partition's release uses it: the checkpoint a run stops with is taken before its sinks close.
+   * every sink's checkpoint watermark reaches what it was given (SinkPipeline.safe: delivered, or
+   * in its cache unless `delivered`) or `maxMs` passes; true when it did. The caller lets them go
+   * with `resumeDrains` in any case. False at once while the run starts or is held already. A
+   * stop's final checkpoint is taken after it (`stop`), and so is a group partition's at its release.
    */
   async holdForSinks(maxMs: number): Promise<boolean> {
     if (this.holdDrains) return false;
     this.holdDrains = true;
     this.heldForSinks = true;
     const until = Date.now() + maxMs;
-    while (!this.pipelines.every((p) => p.settled)) {
+    const delivered = this.delivered;
+    while (!this.pipelines.every((p) => p.safe(delivered) >= p.given)) {
       if (Date.now() >= until || !this.heldForSinks) return false;
       await Bun.sleep(2);
     }
@@ -432,11 +440,16 @@ export class Execution implements DrainHost {
    */
   async stop(opts: { flushWindows: boolean }): Promise<void> {
     const cp = this.checkpoints;
-    cp?.stop();
     // The final checkpoint reads the offsets before the sources are released; a flushing stop
-    // (end of input) empties the windows, so there is no state worth keeping then.
+    // (end of input) empties the windows, so there is no state worth keeping then. It counts what
+    // the sinks were given: they first deliver it (or cache it) with the input held, within
+    // HOLD_FOR_SINKS_MS, else it is not stored (Checkpointer.take) — a restart would not make
+    // again what they then drop at close. The periodic checkpoints go on meanwhile.
+    const final = cp !== undefined && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && this.spec.fence?.() !== false;
+    if (final && !this.halted) await this.holdForSinks(HOLD_FOR_SINKS_MS);
+    cp?.stop();
     let saved = false;
-    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, () => this.offsets());
+    if (final && !this.halted) saved = cp.take(this.topo, () => this.offsets());
     if (saved) this.acks.savedAtStop();
     for (const i of this.drains) {
       this.leaveGroup(i);
