@@ -214,7 +214,8 @@ test("a result built across turns (the backlog) is safe only once all its items 
     // Nothing made yet: the rows wait in the backlog.
     expect([c.got.length, p.safe(true)]).toEqual([0, 0]);
     await waitFor(() => c.got.length > 0, "the first slice", 2000, 1);
-    c.confirm(c.got.length);
+    // All but the result's last item confirmed (on a loaded machine more slices may be made by now).
+    c.confirm(Math.min(c.got.length, n - 1));
     expect(p.safe(true)).toBe(0);
     await sent(c, n + 1);
     c.confirm(n);
