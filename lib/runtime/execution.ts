@@ -24,7 +24,7 @@ import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../ops/window/clock.ts";
-import { Checkpointer, type SinkBarrier } from "./checkpoint.ts";
+import { Checkpointer, type InputHold, type SinkBarrier } from "./checkpoint.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
@@ -166,7 +166,14 @@ export class Execution implements DrainHost {
         given: () => pipelines.map((p) => p.given),
         passed: (marks) => pipelines.every((p, i) => p.safe(delivered) >= marks[i]!),
       };
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier);
+      const input: InputHold = {
+        hold: () => (this.heldForCheckpoint = true),
+        release: () => {
+          this.heldForCheckpoint = false;
+          this.wakeHeld();
+        },
+      };
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier, input);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
@@ -312,7 +319,7 @@ export class Execution implements DrainHost {
       // checkpoint; which is known once they are attached, so nothing is drained before.
       const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
       if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
-      this.holdDrains = keys !== undefined;
+      this.attaching = keys !== undefined;
       this.acks.settle(this.env.dataDir, this.plan.sources, (l) => this.env.log(l));
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
@@ -375,24 +382,43 @@ export class Execution implements DrainHost {
   /** The barrier counts results delivered, not cached (SinkPipeline.safe): a group's partition, restored by a member without this one's caches. */
   private readonly delivered: boolean;
 
-  /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
-  holdDrains = false;
+  /** The drains wait while the sources attach (see `start`). */
+  private attaching = false;
+  /** … while `holdForSinks` waits. */
   private heldForSinks = false;
+  /** … while a checkpoint waits for an operator to end a spread (Checkpointer's InputHold). */
+  private heldForCheckpoint = false;
+
+  /** The drains take nothing now (DrainHost.holdDrains): for any of the reasons above. */
+  get holdDrains(): boolean {
+    return this.attaching || this.heldForSinks || this.heldForCheckpoint;
+  }
+
+  /** One reason to hold the drains ended: once none is left, the drains woken meanwhile run. */
+  private wakeHeld(): void {
+    if (this.holdDrains) return;
+    for (const i of this.drains) {
+      if (!i.deferred) continue;
+      i.deferred = false;
+      i.wake();
+    }
+  }
 
   /**
    * Holds the drains — no new input is processed, so the sinks are given no new results — until
-   * every sink's checkpoint watermark reaches what it was given (SinkPipeline.safe: delivered, or
-   * in its cache unless `delivered`) or `maxMs` passes; true when it did. The caller lets them go
-   * with `resumeDrains` in any case. False at once while the run starts or is held already. A
-   * stop's final checkpoint is taken after it (`stop`), and so is a group partition's at its release.
+   * no operator spreads an item across turns (Topology.busy: it has results to give yet) and every
+   * sink's checkpoint watermark reaches what it was given (SinkPipeline.safe: delivered, or in its
+   * cache unless `delivered`), or `maxMs` passes; true when they did. The caller lets them go with
+   * `resumeDrains` in any case. False at once while the run starts or is held for its sinks
+   * already. A stop's final checkpoint is taken after it (`stop`), and so is a group partition's
+   * at its release.
    */
   async holdForSinks(maxMs: number): Promise<boolean> {
-    if (this.holdDrains) return false;
-    this.holdDrains = true;
+    if (this.attaching || this.heldForSinks) return false;
     this.heldForSinks = true;
     const until = Date.now() + maxMs;
     const delivered = this.delivered;
-    while (!this.pipelines.every((p) => p.safe(delivered) >= p.given)) {
+    while (this.topo.busy || !this.pipelines.every((p) => p.safe(delivered) >= p.given)) {
       if (Date.now() >= until || !this.heldForSinks) return false;
       await Bun.sleep(2);
     }
@@ -403,12 +429,7 @@ export class Execution implements DrainHost {
   resumeDrains(): void {
     if (!this.heldForSinks) return;
     this.heldForSinks = false;
-    this.holdDrains = false;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
+    this.wakeHeld();
   }
 
   /**
@@ -419,12 +440,8 @@ export class Execution implements DrainHost {
   private releaseDrains(offsets: Map<string, unknown>): void {
     const replays = this.drains.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
     if (!replays) for (const p of this.pipelines) p.keysFresh();
-    this.holdDrains = false;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
+    this.attaching = false;
+    this.wakeHeld();
   }
 
   private sourceEof(): void {
