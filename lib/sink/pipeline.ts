@@ -409,10 +409,14 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   /**
    * Makes what was queued durable now (the cache's write-through, cached-queue.ts); the rule's
    * inlet calls it at the end of each drain, before the sources acknowledge what they delivered.
+   * `acknowledged`: those acknowledgements say the results the drain made are on disk (a
+   * stateless rule, runtime/acks.ts), so what waits in the backlog is encoded first. A rule with
+   * state has its input durable only in its checkpoints, whose barrier waits for the backlog
+   * (`safe`) in its slices: encoding it here, at every drain's end, held the event loop for all of
+   * it while a window's big result was being sent.
    */
-  flush(): void {
-    // What the sources acknowledge next must be in the cache, not waiting in the backlog.
-    if (this.sender.journaled && this.backlog.length > 0) this.backlog.drain();
+  flush(acknowledged: boolean): void {
+    if (acknowledged && this.sender.journaled && this.backlog.length > 0) this.backlog.drain();
     this.sender.flush();
   }
 

@@ -152,7 +152,7 @@ test("with the cache a result is safe once written through to disk; delivered on
     p.push(rows(2));
     // Queued, not yet written: the cache's flush runs in a microtask (or at the end of a drain).
     expect(p.safe(false)).toBe(0);
-    p.flush();
+    p.flush(false);
     expect([p.safe(false), p.safe(true)]).toEqual([2, 0]);
     c.down = 0;
     await sent(c, 2);
