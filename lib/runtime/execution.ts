@@ -25,6 +25,7 @@ import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../ops/window/clock.ts";
 import { Checkpointer, type InputHold, type SinkBarrier } from "./checkpoint.ts";
+import { DrainHold } from "./drain-hold.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
@@ -166,13 +167,7 @@ export class Execution implements DrainHost {
         given: () => pipelines.map((p) => p.given),
         passed: (marks) => pipelines.every((p, i) => p.safe(delivered) >= marks[i]!),
       };
-      const input: InputHold = {
-        hold: () => (this.heldForCheckpoint = true),
-        release: () => {
-          this.heldForCheckpoint = false;
-          this.wakeHeld();
-        },
-      };
+      const input: InputHold = { hold: () => this.hold.hold("checkpoint"), release: () => this.hold.release("checkpoint") };
       this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier, input);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
@@ -319,7 +314,7 @@ export class Execution implements DrainHost {
       // checkpoint; which is known once they are attached, so nothing is drained before.
       const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
       if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
-      this.attaching = keys !== undefined;
+      if (keys !== undefined) this.hold.hold("attach");
       this.acks.settle(this.env.dataDir, this.plan.sources, (l) => this.env.log(l));
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
@@ -382,26 +377,12 @@ export class Execution implements DrainHost {
   /** The barrier counts results delivered, not cached (SinkPipeline.safe): a group's partition, restored by a member without this one's caches. */
   private readonly delivered: boolean;
 
-  /** The drains wait while the sources attach (see `start`). */
-  private attaching = false;
-  /** … while `holdForSinks` waits. */
-  private heldForSinks = false;
-  /** … while a checkpoint waits for an operator to end a spread (Checkpointer's InputHold). */
-  private heldForCheckpoint = false;
+  /** Why the drains take nothing now, if they do: attaching sources (`start`), `holdForSinks`, a checkpoint's wait. */
+  private readonly hold = new DrainHold(this.drains);
 
-  /** The drains take nothing now (DrainHost.holdDrains): for any of the reasons above. */
+  /** DrainHost.holdDrains. */
   get holdDrains(): boolean {
-    return this.attaching || this.heldForSinks || this.heldForCheckpoint;
-  }
-
-  /** One reason to hold the drains ended: once none is left, the drains woken meanwhile run. */
-  private wakeHeld(): void {
-    if (this.holdDrains) return;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
+    return this.hold.held;
   }
 
   /**
@@ -414,12 +395,12 @@ export class Execution implements DrainHost {
    * at its release.
    */
   async holdForSinks(maxMs: number): Promise<boolean> {
-    if (this.attaching || this.heldForSinks) return false;
-    this.heldForSinks = true;
+    if (this.hold.has("attach") || this.hold.has("sinks")) return false;
+    this.hold.hold("sinks");
     const until = Date.now() + maxMs;
     const delivered = this.delivered;
     while (this.topo.busy || !this.pipelines.every((p) => p.safe(delivered) >= p.given)) {
-      if (Date.now() >= until || !this.heldForSinks) return false;
+      if (Date.now() >= until || !this.hold.has("sinks")) return false;
       await Bun.sleep(2);
     }
     return true;
@@ -427,9 +408,7 @@ export class Execution implements DrainHost {
 
   /** Ends a `holdForSinks`: the drains woken meanwhile run. */
   resumeDrains(): void {
-    if (!this.heldForSinks) return;
-    this.heldForSinks = false;
-    this.wakeHeld();
+    this.hold.release("sinks");
   }
 
   /**
@@ -440,8 +419,7 @@ export class Execution implements DrainHost {
   private releaseDrains(offsets: Map<string, unknown>): void {
     const replays = this.drains.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
     if (!replays) for (const p of this.pipelines) p.keysFresh();
-    this.attaching = false;
-    this.wakeHeld();
+    this.hold.release("attach");
   }
 
   private sourceEof(): void {
