@@ -168,6 +168,10 @@ export class PartitionedRun implements HeldRun {
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private lastNodes: readonly NodeMetrics[] = [];
+  /** Changes of the live members seen so far (and stop()): an apply's hand-over waits end when it moves on. */
+  private view = 0;
+  /** Resolved (and replaced) when `view` moves on. */
+  private viewChanged = Promise.withResolvers<void>();
 
   constructor(private readonly o: PartitionedRunOptions) {}
 
@@ -177,9 +181,18 @@ export class PartitionedRun implements HeldRun {
 
   /** Starts the runs of the partitions owned now, then follows ownership. */
   async open(): Promise<void> {
-    this.unsubscribe = this.o.cluster.onMembers(() => void this.rebalance());
+    this.unsubscribe = this.o.cluster.onMembers(() => {
+      this.nextView();
+      void this.rebalance();
+    });
     this.timer = setInterval(() => void this.serial(() => this.tick()), this.o.uploadEveryMs ?? 500);
     await this.rebalance();
+  }
+
+  private nextView(): void {
+    this.view++;
+    this.viewChanged.resolve();
+    this.viewChanged = Promise.withResolvers<void>();
   }
 
   /** Partitions with a run here, ascending. */
@@ -197,43 +210,46 @@ export class PartitionedRun implements HeldRun {
   }
 
   /**
-   * Applies the ownership the member's view gives now, in three steps, each over all of its
-   * partitions at once:
-   * 1. take-overs — partitions owned here whose group checkpoint no other live member holds (a
-   *    dead owner's, a released one, none yet): claimed, rewound and started first, as their
-   *    output stopped with their owner and nothing is to be waited for;
-   * 2. releases — partitions the assignment moved away stop and hand their state over (a live
-   *    member waits for it);
-   * 3. hand-overs — partitions another live member still holds start once it released them (or
-   *    the wait ran out); so do the take-overs whose claim lost to another member's write.
-   * Releases come before the hand-overs' waits, so two members swapping partitions never each
-   * wait for the other's release. At once rather than one after the other: on a quarter core a
-   * partition's claim, rewind and start take about 1 s, much of it waiting on NATS, and the last
-   * of a dead member's partitions started seconds after its first. Each step waits until every
-   * one of its partitions is done (failures logged one by one, the others unaffected): no start
-   * or stop of this apply runs on once the chain moves on to a tick, the next apply or stop(),
-   * and a partition is never started twice.
+   * Applies the ownership the member's view gives now, every partition at once:
+   * - take-overs — partitions owned here whose group checkpoint no other live member holds (a
+   *   dead owner's, a released one, none yet) are claimed, rewound and started at once, as their
+   *   output stopped with their owner and nothing is to be waited for;
+   * - releases — partitions the assignment moved away stop and hand their state over (a live
+   *   member waits for it), while the take-overs go on: a moved partition's new owner waits for
+   *   its release, not for the take-overs of others here as well;
+   * - hand-overs — partitions another live member still holds start once it released them (or the
+   *   wait ran out); so do the take-overs whose claim lost to another member's write. Their waits
+   *   end when the live members change: the apply queued for that change decides again, rather
+   *   than wait behind a release that may never come.
+   * A release waits for nothing, so two members swapping partitions never each wait for the
+   * other's. At once rather than one after the other: on a quarter core a partition's claim,
+   * rewind and start take about 1 s, much of it waiting on NATS. The apply ends once every one of
+   * its partitions is done (failures logged one by one, the others unaffected): no start or stop
+   * of this apply runs on once the chain moves on to a tick, the next apply or stop(), and a
+   * partition is never started twice.
    */
   private async rebalanceNow(): Promise<void> {
     if (this.stopped) return;
+    const view = this.view;
     const want = new Set(this.o.cluster.owned(this.o.partitions));
     const leaving = [...this.runs.keys()].filter((p) => !want.has(p));
     const missing = [...want].filter((p) => !this.runs.has(p));
-    const found = await this.each(missing, async (p) => ({ p, at: await this.o.cluster.checkpoints.read(this.id, p) }));
-    const free = found.filter(({ at }) => !this.heldElsewhere(at.checkpoint));
-    const waits = found.filter(({ at }) => this.heldElsewhere(at.checkpoint)).map(({ p }) => p);
-    await this.each(free, async ({ p, at }) => {
+    await Promise.all([this.releaseAll(leaving), this.each(missing, (p) => this.takeOver(p, view))]);
+  }
+
+  /** Starts partition `p` at once when no other live member holds it, else once it is released (`acquire`). */
+  private async takeOver(p: number, view: number): Promise<void> {
+    const at = await this.o.cluster.checkpoints.read(this.id, p);
+    if (!this.heldElsewhere(at.checkpoint)) {
       try {
-        await this.start(p, at);
+        return await this.start(p, at);
       } catch (e) {
         if (!(e instanceof FencedError)) throw e;
-        // Another member wrote the manifest after it was read here: read again in step 3.
+        // Another member wrote the manifest after it was read here: read again and wait for its release.
         this.o.log(`rule ${this.id}: partition ${p}: ${e.message}`);
-        waits.push(p);
       }
-    });
-    await this.releaseAll(leaving);
-    await this.each(waits, (p) => this.acquire(p));
+    }
+    await this.acquire(p, view);
   }
 
   /** Runs `fn` for every item at once, until every one is done; the values of those that succeeded (each failure is logged as it comes). */
@@ -268,10 +284,10 @@ export class PartitionedRun implements HeldRun {
   }
 
   /** Starts partition `p` once no other live member holds it; a claim lost to another member's (their views of the members differed for a moment) reads again and waits for its release. */
-  private async acquire(p: number): Promise<void> {
+  private async acquire(p: number, view: number): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const at = await this.released(p);
+        const at = await this.released(p, view);
         if (!at) return;
         return await this.start(p, at);
       } catch (e) {
@@ -284,15 +300,16 @@ export class PartitionedRun implements HeldRun {
   /**
    * Partition `p`'s group checkpoint once the live member holding it stopped the partition and
    * released the state it stopped with (at most releaseWaitMs); undefined when `p` stopped being
-   * this member's to start meanwhile.
+   * this member's to start meanwhile, or the live members changed since `view` (the next apply
+   * waits again if it is still this member's).
    */
-  private async released(p: number): Promise<ReadCheckpoint | undefined> {
+  private async released(p: number, view: number): Promise<ReadCheckpoint | undefined> {
     const { checkpoints } = this.o.cluster;
     let at = await checkpoints.read(this.id, p);
     const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
     while (this.heldElsewhere(at.checkpoint) && Date.now() < deadline) {
-      await Bun.sleep(100);
-      if (!this.mine(p)) return undefined;
+      await Promise.race([Bun.sleep(100), this.viewChanged.promise]);
+      if (!this.mine(p) || this.view !== view) return undefined;
       at = await checkpoints.read(this.id, p);
     }
     return at;
@@ -329,9 +346,11 @@ export class PartitionedRun implements HeldRun {
       return;
     }
     if (state) {
-      const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
-      // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
-      for (const o of jetStreamOffsets(state)) {
+      const { takeOverRewinds, rewindConsumer } = await import("../cluster/rewind.ts");
+      // Messages the previous owner acknowledged after its last checkpoint that reached the group
+      // are delivered again: by the source itself when it resumes the checkpoint's position
+      // (cluster/rewind.ts), else by a rewind here.
+      for (const o of takeOverRewinds(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} ${o.seq > 0 ? `rewound to sequence ${o.seq + 1}, the checkpoint's` : "restarted from its start: the checkpoint read nothing of it yet"}`);
       }
@@ -447,6 +466,7 @@ export class PartitionedRun implements HeldRun {
     clearInterval(this.timer);
     // Seen at once by an apply under way: hand-overs stop waiting, a claim not started yet is handed back.
     this.stopped = true;
+    this.nextView();
     await this.serial(() => this.releaseAll([...this.runs.keys()]));
   }
 }
