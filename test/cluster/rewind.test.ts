@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { restartConsumer, rewindConsumer, takeOverRewinds } from "../../lib/cluster/rewind.ts";
 import type { StreamDef } from "../../lib/plan/streams.ts";
-import { partitionDurables } from "../../lib/server/partitioned-run.ts";
+import { partitionDurables } from "../../lib/server/partitioned-stream.ts";
 import { encodeState } from "../../lib/store/state-codec.ts";
 import { NatsServer } from "../helpers/nats.ts";
 
