@@ -55,6 +55,8 @@ export class PartitionedRun implements HeldRun {
   private readonly runs = new Map<number, { run: HeldRun; held: Held }>();
   /** The state last copied to the group, per partition. */
   private readonly uploaded = new Map<number, string>();
+  /** A tick's upload of the partition under way (a release waits for it before its own). */
+  private readonly uploading = new Map<number, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -77,7 +79,10 @@ export class PartitionedRun implements HeldRun {
       this.nextView();
       void this.rebalance();
     });
-    this.timer = setInterval(() => void this.serial(() => this.tick()), this.o.uploadEveryMs ?? 500);
+    this.timer = setInterval(() => {
+      this.uploadAll();
+      void this.serial(() => this.tick());
+    }, this.o.uploadEveryMs ?? 500);
     await this.rebalance();
   }
 
@@ -163,7 +168,7 @@ export class PartitionedRun implements HeldRun {
     return !!cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner);
   }
 
-  /** Each upload period: superseded runs stop; the others' new checkpoints go to the group; a partition owned here without a run (it was fenced) is claimed again. */
+  /** Each upload period, after its uploads began: superseded runs stop; a partition owned here without a run (it was fenced) is claimed again. */
   private async tick(): Promise<void> {
     let fenced = false;
     for (const [p, { held }] of [...this.runs]) {
@@ -171,7 +176,6 @@ export class PartitionedRun implements HeldRun {
       fenced = true;
       await this.release(p);
     }
-    await this.uploadAll();
     if (fenced || this.runs.size !== this.o.cluster.owned(this.o.partitions).length) await this.rebalanceNow();
   }
 
@@ -291,6 +295,8 @@ export class PartitionedRun implements HeldRun {
     const handsOver = r.held.valid && this.o.exists();
     const settled = handsOver && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
     await r.run.stop();
+    // Two writes of one ownership at once would fence each other (both on the same revision).
+    await this.uploading.get(p);
     if (this.runs.size === 0) this.lastNodes = mergeRuns([r.run]);
     if (!r.held.valid) {
       this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
@@ -333,14 +339,18 @@ export class PartitionedRun implements HeldRun {
    * confirmed (runtime/checkpoint.ts, the barrier of a group's partition), so no checkpoint here
    * counts a window whose results a member killed now would lose — the next owner, restored from
    * it, would not make them again — and none waits for the sinks to be idle. The partitions upload
-   * at once, not one after the other: the tick holds the chain that acquisitions wait in, and a
-   * member owning many partitions would keep it for the sum of their round trips.
+   * at once and beside the chain, not in it: on a busy member the round trips of a tick's uploads
+   * take most of a second, and the take-overs of a member's death would wait behind them. A
+   * partition's next upload begins once its last one ended.
    */
-  private async uploadAll(): Promise<void> {
-    const ups: Promise<void>[] = [];
-    for (const [p, { held }] of this.runs) ups.push(this.upload(p, held, false));
-    const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
+  private uploadAll(): void {
+    for (const [p, { held }] of this.runs) {
+      if (this.uploading.has(p)) continue;
+      const up = this.upload(p, held, false)
+        .catch((e) => this.o.log(`rule ${this.id}: ${errorText(e)}`))
+        .finally(() => this.uploading.delete(p));
+      this.uploading.set(p, up);
+    }
   }
 
   /** The runs' metrics added up node by node (every run has the same plan). */

@@ -82,7 +82,7 @@ async function member(group: string, instance: string, partitions: number, gates
     },
   });
   runs.push(run);
-  return { node, run };
+  return { node, run, dataDir };
 }
 
 const begun = (events: readonly string[]) => events.filter((e) => e.startsWith("begin ")).map((e) => Number(e.split(" ")[1]));
@@ -296,4 +296,46 @@ test("a partition moved away is released while the take-overs of the same change
   expect(events.some((e) => e.startsWith("started ") && gains(xi).includes(Number(e.split(" ")[1])))).toBe(false);
   for (const g of gates.values()) g.open();
   await until(() => gains(xi).every((p) => b.run.owned().includes(p)), "x's partitions running on b");
+}, 30_000);
+
+test("a take-over does not wait behind the uploads of a tick: they go on beside it, and a release waits for its partition's", async () => {
+  const group = "takeover-upload";
+  const N = 4;
+  const x = await connect(group, "x");
+  await x.join("http://x");
+  const mine = ownedBy(N, ["a", "x"], "a");
+  const xs = ownedBy(N, ["a", "x"], "x");
+  for (const p of xs) await x.checkpoints.claim("r", p, `x-${p}`, (await x.checkpoints.read("r", p)).basis);
+  const events: string[] = [];
+  const a = await member(group, "a", N, new Map(), events);
+  await until(() => a.node.members.liveIds().length === 2, "a sees x");
+  await a.run.open();
+  expect(a.run.owned()).toEqual(mine);
+  // The uploads of a's partitions hang on their way to the server.
+  const slow = gate();
+  const save = a.node.checkpoints.save.bind(a.node.checkpoints);
+  let held = 0;
+  const writes: string[] = [];
+  a.node.checkpoints.save = async (rule, p, state, released) => {
+    if (!released) {
+      held++;
+      await slow.done;
+    }
+    writes.push(`${released ? "release" : "upload"} ${p}`);
+    return save(rule, p, state, released);
+  };
+  for (const p of mine) checkpointStore(a.dataDir).save(`r.p${p}`, `a-${p}`, Date.now());
+  await until(() => held === mine.length, "every upload of a's partitions under way");
+  await x.close();
+  await until(() => xs.every((p) => a.run.owned().includes(p)), () => `x's partitions taken over while the uploads hang: ${events.join(" | ")}`);
+  for (const p of xs) expect(events).toContain(`begin ${p} epoch 2 from x-${p}`);
+  // Each partition's upload is one at a time: later ticks began none beside the hanging ones.
+  expect(held).toBe(mine.length);
+  // stop() releases a's partitions once their uploads ended (two writes of one ownership at once would fence each other).
+  const stopped = a.run.stop();
+  slow.open();
+  await stopped;
+  for (const p of mine) expect(writes.indexOf(`release ${p}`)).toBeGreaterThan(writes.indexOf(`upload ${p}`));
+  expect(writes.filter((w) => w.startsWith("upload ")).length).toBe(mine.length);
+  for (const p of mine) expect(await a.node.checkpoints.load("r", p)).toMatchObject({ state: `a-${p}`, owner: "a", released: true });
 }, 30_000);
