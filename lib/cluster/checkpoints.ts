@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { EntrySigner } from "./auth.ts";
-import { KvWatchInclude } from "@nats-io/kv";
+import { KvWatchInclude, type KvEntry } from "@nats-io/kv";
 import type { KV } from "./nats.ts";
 import { keyToken } from "./nats.ts";
 import type { RefusalLog } from "./refusals.ts";
@@ -98,6 +98,8 @@ const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("ba
 export class PartitionCheckpoints {
   private counter = 0;
   private readonly held = new Map<string, Held>();
+  /** The newest manifest entry the watch brought, by key: a take-over's read starts from it without a round trip. */
+  private readonly manifests = new Map<string, KvEntry>();
   private watcher: { stop(): void } | undefined;
   /** Writes of this member refused because a newer owner had claimed (GET /cluster, /metrics). */
   fencedWrites = 0;
@@ -123,6 +125,7 @@ export class PartitionCheckpoints {
     this.watcher = w;
     void (async () => {
       for await (const e of w) {
+        if (e.revision > (this.manifests.get(e.key)?.revision ?? 0)) this.manifests.set(e.key, e);
         const base = e.key.slice(2);
         const h = this.held.get(base);
         if (!h || e.operation !== "PUT" || e.revision <= h.rev) continue;
@@ -217,13 +220,23 @@ export class PartitionCheckpoints {
 
   /** The newest checkpoint of (`rule`, `partition`), or undefined (none, or one that does not verify). */
   async load(rule: string, partition: number): Promise<PartitionCheckpoint | undefined> {
-    return (await this.read(rule, partition)).checkpoint;
+    return (await this.readFrom(rule, partition, false)).checkpoint;
   }
 
-  /** The newest checkpoint of (`rule`, `partition`) with the basis of a claim made from it. */
-  async read(rule: string, partition: number, attempt = 0): Promise<ReadCheckpoint> {
+  /**
+   * The newest checkpoint of (`rule`, `partition`) with the basis of a claim made from it. The
+   * manifest is the one the watch brought last when there is one: on a busy member each request
+   * is a round trip a take-over waits for. Should the watch lag behind the server, the claim on
+   * that basis fails (it is conditional on the revision) and the caller reads again.
+   */
+  read(rule: string, partition: number): Promise<ReadCheckpoint> {
+    return this.readFrom(rule, partition, true);
+  }
+
+  /** `read`, with the manifest the watch brought (`watched`) or the server's. */
+  private async readFrom(rule: string, partition: number, watched: boolean, attempt = 0): Promise<ReadCheckpoint> {
     const base = PartitionCheckpoints.base(rule, partition);
-    const e = await this.kv.get(`m.${base}`);
+    const e = (watched ? this.manifests.get(`m.${base}`) : undefined) ?? (await this.kv.get(`m.${base}`));
     if (!e) return { basis: { rev: 0, epoch: 0 }, checkpoint: undefined };
     if (e.operation !== "PUT") return { basis: { rev: e.revision, epoch: 0 }, checkpoint: undefined };
     const basis = { rev: e.revision, epoch: this.decode(e.value)?.epoch ?? 0 };
@@ -234,7 +247,8 @@ export class PartitionCheckpoints {
       const c = await this.kv.get(`c.${base}.${m.version}.${i}`);
       if (!c || c.operation !== "PUT") {
         // The owner replaced it meanwhile: read the new one (a few times; a chunk lost for good is an error).
-        if (attempt < 3) return this.read(rule, partition, attempt + 1);
+        // Read again, from the server: the watch may not have brought the newer manifest yet.
+        if (attempt < 3) return this.readFrom(rule, partition, false, attempt + 1);
         throw new EngineError(`checkpoint of rule ${rule} partition ${partition}: chunk ${i} of version ${m.version} is missing`, ErrCode.io);
       }
       parts.push(c.value);

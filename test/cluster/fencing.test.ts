@@ -208,3 +208,22 @@ test("a claim of the checkpoint read names the chunks already stored; the new ow
   expect(await b.checkpoints.load("r", 0)).toMatchObject({ state: "s2", owner: "b", epoch: 2 });
   expect(held.valid).toBe(true);
 });
+
+test("a read takes the manifest the watch brought without asking the server for it; a claim on a basis the server has moved past still fails", async () => {
+  const a = await connect("watched", "a");
+  const b = await connect("watched", "b");
+  await b.checkpoints.claim("r", 0, "b0", (await b.checkpoints.read("r", 0)).basis);
+  await b.checkpoints.save("r", 0, "b1");
+  await until(async () => (await a.checkpoints.read("r", 0)).checkpoint?.state === "b1", "a's watch brought b's upload");
+  const kv = (a.checkpoints as unknown as { kv: { get: (k: string) => Promise<unknown> } }).kv;
+  const get = kv.get.bind(kv);
+  const asked: string[] = [];
+  kv.get = (k) => (asked.push(k), get(k));
+  const at = await a.checkpoints.read("r", 0);
+  expect(asked.filter((k) => k.startsWith("m."))).toEqual([]);
+  // b writes again before a claims on what it read: the claim is refused whatever a's watch showed.
+  await b.checkpoints.save("r", 0, "b2");
+  await expect(a.checkpoints.claim("r", 0, at.checkpoint!.state, at.basis)).rejects.toBeInstanceOf(FencedError);
+  kv.get = get;
+  expect(await a.checkpoints.load("r", 0)).toMatchObject({ state: "b2", owner: "b" });
+});
