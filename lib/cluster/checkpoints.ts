@@ -4,7 +4,9 @@
  * watermarks, analytic state and the source read position: runtime/checkpoint.ts's encoded
  * form). A checkpoint is stored as chunks under a fresh version, then a manifest
  * `m.<rule>.<p>` that names the version is written last: readers see the old checkpoint or the
- * new one whole, never a mix, and a value bigger than the server's payload limit still fits.
+ * new one whole, never a mix, and a value bigger than the server's payload limit still fits. A
+ * manifest that stores the state its predecessor names (a claim of the checkpoint read) names the
+ * same chunks; chunks no manifest names any more are purged by the write that replaced them.
  *
  * The manifest is also the partition's ownership, fenced by compare-and-set on its KV revision.
  * A member claims a partition by writing the manifest with the next epoch, conditional on the
@@ -22,7 +24,7 @@
 import { createHash } from "node:crypto";
 import { EngineError, ErrCode, errorText } from "../errors.ts";
 import type { EntrySigner } from "./auth.ts";
-import { KvWatchInclude } from "@nats-io/kv";
+import { KvWatchInclude, type KvEntry } from "@nats-io/kv";
 import type { KV } from "./nats.ts";
 import { keyToken } from "./nats.ts";
 import type { RefusalLog } from "./refusals.ts";
@@ -47,6 +49,16 @@ export interface PartitionCheckpoint {
 export interface ClaimBasis {
   readonly rev: number;
   readonly epoch: number;
+  /** The chunks of the checkpoint read (absent: none, or one that does not verify). */
+  readonly stored?: Stored;
+}
+
+/** A checkpoint's chunks in the bucket, as a manifest names them. */
+export interface Stored {
+  readonly version: string;
+  readonly chunks: number;
+  /** SHA-256 (base64url) of the state. */
+  readonly sha: string;
 }
 
 /** What `read` found: the basis of a claim, and the checkpoint (undefined: none, or one that does not verify). */
@@ -73,10 +85,11 @@ export class FencedError extends EngineError {
   }
 }
 
-/** An ownership this member claimed: its epoch, the manifest revision of its last write, and whether it still holds (false once superseded). */
+/** An ownership this member claimed: its epoch, the manifest revision and chunks of its last write, and whether it still holds (false once superseded). */
 export interface Held {
   readonly epoch: number;
   rev: number;
+  stored: Stored | undefined;
   valid: boolean;
 }
 
@@ -85,6 +98,8 @@ const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("ba
 export class PartitionCheckpoints {
   private counter = 0;
   private readonly held = new Map<string, Held>();
+  /** The newest manifest entry the watch brought, by key: a take-over's read starts from it without a round trip. */
+  private readonly manifests = new Map<string, KvEntry>();
   private watcher: { stop(): void } | undefined;
   /** Writes of this member refused because a newer owner had claimed (GET /cluster, /metrics). */
   fencedWrites = 0;
@@ -110,6 +125,7 @@ export class PartitionCheckpoints {
     this.watcher = w;
     void (async () => {
       for await (const e of w) {
+        if (e.revision > (this.manifests.get(e.key)?.revision ?? 0)) this.manifests.set(e.key, e);
         const base = e.key.slice(2);
         const h = this.held.get(base);
         if (!h || e.operation !== "PUT" || e.revision <= h.rev) continue;
@@ -130,15 +146,17 @@ export class PartitionCheckpoints {
    * turns false once another member claims). The write is conditional on `basis.rev`: it fails
    * with FencedError when anything wrote the manifest since the caller's `read` — not only
    * between a read of its own and its write, which would let a member claim over a claim (or an
-   * upload) it never saw, from a state and a decision made before it.
+   * upload) it never saw, from a state and a decision made before it. A claim of the state read
+   * (a take-over's) writes the manifest only, naming the chunks already there: on a busy member
+   * each write to the bucket is a round trip the take-over waits for.
    */
   async claim(rule: string, partition: number, state: string, basis: ClaimBasis): Promise<Held> {
     const base = PartitionCheckpoints.base(rule, partition);
     const epoch = basis.epoch + 1;
-    const held: Held = { epoch, rev: basis.rev, valid: true };
+    const held: Held = { epoch, rev: basis.rev, stored: basis.stored, valid: true };
     this.held.set(base, held);
     try {
-      await this.write(base, state, false, epoch, basis.rev === 0 ? undefined : basis.rev);
+      await this.write(base, state, false, epoch, basis.rev === 0 ? undefined : basis.rev, basis.stored);
     } catch (e) {
       this.supersede(base, undefined);
       throw e;
@@ -151,25 +169,30 @@ export class PartitionCheckpoints {
     const base = PartitionCheckpoints.base(rule, partition);
     const h = this.held.get(base);
     if (!h) throw new FencedError(`checkpoint of rule ${rule} partition ${partition}: this member does not hold the partition`);
-    await this.write(base, state, released, h.epoch, h.rev);
+    await this.write(base, state, released, h.epoch, h.rev, h.stored);
     if (released) this.supersede(base, undefined);
   }
 
-  /** Chunks, then the manifest — created when `expectRev` is undefined, else conditional on that revision. */
-  private async write(base: string, state: string, released: boolean, epoch: number, expectRev: number | undefined): Promise<void> {
-    const old = await this.manifestAt(base);
-    const version = `${this.instance}-${Date.now().toString(36)}-${(++this.counter).toString(36)}`;
+  /**
+   * Chunks, then the manifest — created when `expectRev` is undefined, else conditional on that
+   * revision; `prev`: the chunks the manifest names now (purged once it names others, reused when
+   * they hold `state`).
+   */
+  private async write(base: string, state: string, released: boolean, epoch: number, expectRev: number | undefined, prev: Stored | undefined): Promise<void> {
     const bytes = new TextEncoder().encode(state);
-    const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
-    for (let i = 0; i < chunks; i++) await this.kv.put(`c.${base}.${version}.${i}`, bytes.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
-    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now(), released, epoch, sha: sha(bytes) };
+    const digest = sha(bytes);
+    const reused = prev !== undefined && prev.sha === digest;
+    const { version, chunks } = reused ? prev : { version: `${this.instance}-${Date.now().toString(36)}-${(++this.counter).toString(36)}`, chunks: Math.max(1, Math.ceil(bytes.length / this.chunkBytes)) };
+    if (!reused) for (let i = 0; i < chunks; i++) await this.kv.put(`c.${base}.${version}.${i}`, bytes.subarray(i * this.chunkBytes, (i + 1) * this.chunkBytes));
+    const m: Manifest = { version, chunks, owner: this.instance, ts: Date.now(), released, epoch, sha: digest };
     const body = JSON.stringify(m);
     const value = JSON.stringify({ ...m, h: this.signer.sign(`m.${base}`, body) });
     let rev: number;
     try {
       rev = expectRev === undefined ? await this.kv.create(`m.${base}`, value) : await this.kv.update(`m.${base}`, value, expectRev);
     } catch (e) {
-      for (let i = 0; i < chunks; i++) await this.kv.purge(`c.${base}.${version}.${i}`).catch(() => undefined);
+      // Chunks of this write only: reused ones are the manifest's that stays.
+      if (!reused) for (let i = 0; i < chunks; i++) await this.kv.purge(`c.${base}.${version}.${i}`).catch(() => undefined);
       const now = await this.manifestAt(base);
       // Only a failed compare-and-set is a fence; anything else (NATS away) is an ordinary write error.
       if (!now || now.rev === expectRev) throw e;
@@ -179,8 +202,11 @@ export class PartitionCheckpoints {
       throw new FencedError(`partition ${base.slice(base.lastIndexOf(".") + 1)}: a newer owner claimed it; this member's write of epoch ${epoch} was refused`);
     }
     const h = this.held.get(base);
-    if (h && h.epoch === epoch) h.rev = rev;
-    if (old?.m) for (let i = 0; i < old.m.chunks; i++) await this.kv.purge(`c.${base}.${old.m.version}.${i}`);
+    if (h && h.epoch === epoch) {
+      h.rev = rev;
+      h.stored = { version, chunks, sha: digest };
+    }
+    if (prev && !reused) for (let i = 0; i < prev.chunks; i++) await this.kv.purge(`c.${base}.${prev.version}.${i}`);
   }
 
   /** The ownership of `base` ends here (`why`: another member claimed it; undefined: released or never won). */
@@ -194,13 +220,23 @@ export class PartitionCheckpoints {
 
   /** The newest checkpoint of (`rule`, `partition`), or undefined (none, or one that does not verify). */
   async load(rule: string, partition: number): Promise<PartitionCheckpoint | undefined> {
-    return (await this.read(rule, partition)).checkpoint;
+    return (await this.readFrom(rule, partition, false)).checkpoint;
   }
 
-  /** The newest checkpoint of (`rule`, `partition`) with the basis of a claim made from it. */
-  async read(rule: string, partition: number, attempt = 0): Promise<ReadCheckpoint> {
+  /**
+   * The newest checkpoint of (`rule`, `partition`) with the basis of a claim made from it. The
+   * manifest is the one the watch brought last when there is one: on a busy member each request
+   * is a round trip a take-over waits for. Should the watch lag behind the server, the claim on
+   * that basis fails (it is conditional on the revision) and the caller reads again.
+   */
+  read(rule: string, partition: number): Promise<ReadCheckpoint> {
+    return this.readFrom(rule, partition, true);
+  }
+
+  /** `read`, with the manifest the watch brought (`watched`) or the server's. */
+  private async readFrom(rule: string, partition: number, watched: boolean, attempt = 0): Promise<ReadCheckpoint> {
     const base = PartitionCheckpoints.base(rule, partition);
-    const e = await this.kv.get(`m.${base}`);
+    const e = (watched ? this.manifests.get(`m.${base}`) : undefined) ?? (await this.kv.get(`m.${base}`));
     if (!e) return { basis: { rev: 0, epoch: 0 }, checkpoint: undefined };
     if (e.operation !== "PUT") return { basis: { rev: e.revision, epoch: 0 }, checkpoint: undefined };
     const basis = { rev: e.revision, epoch: this.decode(e.value)?.epoch ?? 0 };
@@ -211,7 +247,8 @@ export class PartitionCheckpoints {
       const c = await this.kv.get(`c.${base}.${m.version}.${i}`);
       if (!c || c.operation !== "PUT") {
         // The owner replaced it meanwhile: read the new one (a few times; a chunk lost for good is an error).
-        if (attempt < 3) return this.read(rule, partition, attempt + 1);
+        // Read again, from the server: the watch may not have brought the newer manifest yet.
+        if (attempt < 3) return this.readFrom(rule, partition, false, attempt + 1);
         throw new EngineError(`checkpoint of rule ${rule} partition ${partition}: chunk ${i} of version ${m.version} is missing`, ErrCode.io);
       }
       parts.push(c.value);
@@ -221,7 +258,7 @@ export class PartitionCheckpoints {
       this.refusals.refuse(`m.${base}`, "the checkpoint's chunks do not match its manifest's digest");
       return { basis, checkpoint: undefined };
     }
-    return { basis, checkpoint: { state: new TextDecoder().decode(bytes), owner: m.owner, ts: m.ts, released: m.released, epoch: m.epoch } };
+    return { basis: { ...basis, stored: { version: m.version, chunks: m.chunks, sha: m.sha } }, checkpoint: { state: new TextDecoder().decode(bytes), owner: m.owner, ts: m.ts, released: m.released, epoch: m.epoch } };
   }
 
   /** Partitions of `rule` that have a checkpoint, ascending. */

@@ -7,6 +7,6 @@ export { Membership, type Member, type MemberInfo } from "./membership.ts";
 export { ClusterNode, type ClusterView } from "./node.ts";
 export { GROUP_NAMESPACES, ReplicatedStore } from "./replicated-store.ts";
 export { GroupRpc, type RpcHandler } from "./rpc.ts";
-export { jetStreamOffsets, restartConsumer, rewindConsumer, type JsOffset } from "./rewind.ts";
+export { restartConsumer, rewindConsumer, takeOverRewinds, type JsOffset } from "./rewind.ts";
 export { RefusalLog } from "./refusals.ts";
 export { decodePartial, ensurePartialsStream, lastReleased, publishReleased, PartialGate, partialsSubject, publishPartial, purgePartials, readPartials, type Partial, type PartialWindow } from "./partials.ts";

@@ -8,6 +8,11 @@
  * recreated (same configuration) to deliver from the sequence after it, and the source skips
  * nothing the restored state lacks.
  *
+ * A stateful run's sources acknowledge at checkpoints and, restored at a position after 0, recreate
+ * their consumer to deliver from the next sequence themselves (connectors/nats/consumer.ts,
+ * `ensureConsumer`'s `resumeAt`): the take-over leaves those to them (`takeOverRewinds`), so the
+ * consumer is created once on its path, not twice.
+ *
  * An owner killed before any of its checkpoints reached the group leaves no checkpoint at all,
  * yet it may have acknowledged what its local checkpoints covered: the new owner, starting from
  * an empty state, restarts the partition's durable consumer from its beginning (`restartConsumer`).
@@ -23,14 +28,32 @@ export interface JsOffset {
   readonly seq: number;
 }
 
-/** The JetStream read positions an encoded checkpoint (runtime/checkpoint.ts) holds. */
-export function jetStreamOffsets(state: string): JsOffset[] {
-  let saved: unknown;
+/**
+ * The JetStream read positions of an encoded checkpoint (runtime/checkpoint.ts) that a take-over
+ * rewinds itself (`rewindConsumer`) before the run starts from it. A stateful run's sources (the
+ * checkpoint holds operator state) acknowledge at checkpoints and resume a position after 0 by
+ * recreating their consumer themselves: only its positions 0 are left here. A stateless run's
+ * sources acknowledge as the rule takes messages and resume from their consumer's
+ * acknowledgement floor: all of its positions are.
+ */
+export function takeOverRewinds(state: string): JsOffset[] {
+  const saved = decoded(state);
+  const ops = saved && typeof saved === "object" ? (saved as { ops?: unknown }).ops : undefined;
+  const stateful = !!ops && typeof ops === "object" && Object.keys(ops).length > 0;
+  return offsetsOf(saved).filter((o) => !stateful || o.seq <= 0);
+}
+
+/** The decoded checkpoint; undefined when it is not one. */
+function decoded(state: string): unknown {
   try {
-    saved = decodeState(state);
+    return decodeState(state);
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+/** The read positions a decoded checkpoint holds. */
+function offsetsOf(saved: unknown): JsOffset[] {
   const sources = saved && typeof saved === "object" ? (saved as { sources?: unknown }).sources : undefined;
   if (!sources || typeof sources !== "object") return [];
   const out: JsOffset[] = [];

@@ -23,120 +23,12 @@
 import { FencedError, type ClusterNode, type Held, type PartitionCheckpoint, type ReadCheckpoint } from "../cluster/index.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import { errorText } from "../errors.ts";
-import type { StreamDef } from "../plan/streams.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
-import { ruleSources, type StoredRule } from "../store/stored-rule.ts";
+import type { StoredRule } from "../store/stored-rule.ts";
 import type { HeldRun, RunExit, Topo } from "./lifecycle.ts";
-import { isAggregateCall } from "../plan/analyze.ts";
-import { planTwoStage } from "../plan/two-stage.ts";
-import type { FunctionRegistry } from "../functions/registry.ts";
 import { mergeRuns } from "./partition-metrics.ts";
 import { HOLD_FOR_SINKS_MS } from "../runtime/execution.ts";
-
-export const PARTITION_TOKEN = "{partition}";
-
-/** A partitioned stream as a rule reads it. */
-export interface Partitioning {
-  readonly stream: StreamDef;
-  /** Partitions: EXTRA's `partitions`, else the group's `cluster.partitions`. */
-  readonly count: number;
-  /** EXTRA's `partitionKey`: the field that determines the partition (for the GROUP BY warning). */
-  readonly key: string;
-}
-
-function extraOf(s: StreamDef): Record<string, unknown> {
-  try {
-    const v = JSON.parse(s.options.EXTRA ?? "{}") as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The partitioned stream a rule reads (SQL rules only), or undefined. */
-export function partitionedStream(def: StoredRule, streams: ReadonlyMap<string, StreamDef>, groupCount: number): Partitioning | undefined {
-  if (def.graph !== undefined) return undefined;
-  for (const name of ruleSources(def)) {
-    const s = streams.get(name);
-    if (!s || s.kind !== "stream" || !(s.options.DATASOURCE ?? "").includes(PARTITION_TOKEN)) continue;
-    const extra = extraOf(s);
-    const n = Number(extra.partitions);
-    return { stream: s, count: Number.isInteger(n) && n > 0 ? n : groupCount, key: typeof extra.partitionKey === "string" ? extra.partitionKey : "" };
-  }
-  return undefined;
-}
-
-/**
- * The definitions a run of partition `p` plans with: `{partition}` in the stream's DATASOURCE
- * and EXTRA (e.g. a per-partition durable consumer name) becomes `p`.
- */
-export function streamsForPartition(streams: ReadonlyMap<string, StreamDef>, stream: StreamDef, p: number): Map<string, StreamDef> {
-  const out = new Map(streams);
-  const o = stream.options;
-  const sub = (v: string | undefined) => (v === undefined ? undefined : v.replaceAll(PARTITION_TOKEN, String(p)));
-  out.set(stream.name, { ...stream, options: { ...o, DATASOURCE: sub(o.DATASOURCE), ...(o.EXTRA !== undefined ? { EXTRA: sub(o.EXTRA) } : {}) } });
-  return out;
-}
-
-/**
- * The warning for a rule whose GROUP BY lacks the stream's partition key: its groups are then
- * computed per partition, so a key spread over partitions yields one partial group per partition.
- */
-export function partitionKeyWarning(def: StoredRule, part: Partitioning): string | undefined {
-  if (!part.key || !def.select || def.select.groupBy.length === 0) return undefined;
-  const key = part.key.toLowerCase();
-  if (def.select.groupBy.some((e) => e.kind === "field" && e.name.toLowerCase() === key)) return undefined;
-  return `rule ${def.id}: GROUP BY does not contain ${part.key}, the partition key of stream ${part.stream.name}: each partition computes its own groups`;
-}
-
-/** The two-stage split of a rule whose GROUP BY lacks the partition key (plan/two-stage.ts), a reason it has none, or undefined when it needs none. */
-export function twoStageOf(def: StoredRule, part: Partitioning, functions: FunctionRegistry): ReturnType<typeof planTwoStage> {
-  if (!def.select) return undefined;
-  return planTwoStage(def.select, part.key, def.options.isEventTime, isAggregateCall(functions));
-}
-
-/**
- * The JetStream durables partition `p` of a `nats` stream reads (EXTRA's `stream` and `durable`,
- * `{partition}` replaced); none when the stream is not JetStream or leaves them to discovery.
- */
-export function partitionDurables(stream: StreamDef, p: number): { stream: string; consumer: string }[] {
-  if ((stream.options.TYPE ?? "").toLowerCase() !== "nats") return [];
-  const extra = extraOf(stream);
-  const sub = (v: unknown) => (typeof v === "string" ? v.replaceAll(PARTITION_TOKEN, String(p)) : "");
-  const s = sub(extra.stream);
-  const d = sub(extra.durable);
-  return s && d ? [{ stream: s, consumer: d }] : [];
-}
-
-/**
- * The refusal of a partitioned `nats` stream whose partitions would read one JetStream durable
- * (`durableOf(p)`: partition p's resolved `durable`, "" for none): a durable keeps the filter
- * subject it was created with, so the other partitions' runs would read the first one's messages,
- * and each run starting from no read position recreates a durable with unacknowledged deliveries
- * (connectors/nats/consumer.ts) under the reader of another partition started at the same time.
- */
-export async function sharedDurableError(stream: StreamDef, count: number, durableOf: (p: number) => Promise<string>): Promise<string | undefined> {
-  if (count < 2 || (stream.options.TYPE ?? "").toLowerCase() !== "nats") return undefined;
-  const [a, b] = await Promise.all([durableOf(0), durableOf(1)]);
-  if (!a || a !== b) return undefined;
-  return `stream ${stream.name}: every partition would read JetStream durable ${a}: put ${PARTITION_TOKEN} in EXTRA's durable (e.g. "${a}_${PARTITION_TOKEN}") so that each partition has its own`;
-}
-
-/** A partition run's actions under ownership `epoch`: each `nats` sink's messages carry it in header `Floe-Epoch`, so that a consumer can tell a superseded owner's late output. */
-export function withEpochHeader(actions: readonly Record<string, unknown>[], epoch: number): Record<string, unknown>[] {
-  return actions.map((a) => {
-    const props = a.nats;
-    if (!props || typeof props !== "object" || Array.isArray(props)) return a;
-    const p = props as Record<string, unknown>;
-    const headers = p.headers && typeof p.headers === "object" && !Array.isArray(p.headers) ? (p.headers as Record<string, unknown>) : {};
-    return { ...a, nats: { ...p, headers: { ...headers, "Floe-Epoch": String(epoch) } } };
-  });
-}
-
-/** The id of partition `p`'s run: not a valid rule id, so it names no other rule's data. */
-export function partitionRunId(rule: string, p: number): string {
-  return `${rule}.p${p}`;
-}
+import { partitionRunId } from "./partitioned-stream.ts";
 
 export interface PartitionedRunOptions {
   readonly def: StoredRule;
@@ -161,11 +53,17 @@ export class PartitionedRun implements HeldRun {
   private readonly runs = new Map<number, { run: HeldRun; held: Held }>();
   /** The state last copied to the group, per partition. */
   private readonly uploaded = new Map<number, string>();
+  /** A tick's upload of the partition under way (a release waits for it before its own). */
+  private readonly uploading = new Map<number, Promise<void>>();
   private chain: Promise<void> = Promise.resolve();
   private unsubscribe: () => void = () => {};
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
   private lastNodes: readonly NodeMetrics[] = [];
+  /** Changes of the live members seen so far (and stop()): an apply's hand-over waits end when it moves on. */
+  private view = 0;
+  /** Resolved (and replaced) when `view` moves on. */
+  private viewChanged = Promise.withResolvers<void>();
 
   constructor(private readonly o: PartitionedRunOptions) {}
 
@@ -175,9 +73,21 @@ export class PartitionedRun implements HeldRun {
 
   /** Starts the runs of the partitions owned now, then follows ownership. */
   async open(): Promise<void> {
-    this.unsubscribe = this.o.cluster.onMembers(() => void this.rebalance());
-    this.timer = setInterval(() => void this.serial(() => this.tick()), this.o.uploadEveryMs ?? 500);
+    this.unsubscribe = this.o.cluster.onMembers(() => {
+      this.nextView();
+      void this.rebalance();
+    });
+    this.timer = setInterval(() => {
+      this.uploadAll();
+      void this.serial(() => this.tick());
+    }, this.o.uploadEveryMs ?? 500);
     await this.rebalance();
+  }
+
+  private nextView(): void {
+    this.view++;
+    this.viewChanged.resolve();
+    this.viewChanged = Promise.withResolvers<void>();
   }
 
   /** Partitions with a run here, ascending. */
@@ -195,43 +105,46 @@ export class PartitionedRun implements HeldRun {
   }
 
   /**
-   * Applies the ownership the member's view gives now, in three steps, each over all of its
-   * partitions at once:
-   * 1. take-overs — partitions owned here whose group checkpoint no other live member holds (a
-   *    dead owner's, a released one, none yet): claimed, rewound and started first, as their
-   *    output stopped with their owner and nothing is to be waited for;
-   * 2. releases — partitions the assignment moved away stop and hand their state over (a live
-   *    member waits for it);
-   * 3. hand-overs — partitions another live member still holds start once it released them (or
-   *    the wait ran out); so do the take-overs whose claim lost to another member's write.
-   * Releases come before the hand-overs' waits, so two members swapping partitions never each
-   * wait for the other's release. At once rather than one after the other: on a quarter core a
-   * partition's claim, rewind and start take about 1 s, much of it waiting on NATS, and the last
-   * of a dead member's partitions started seconds after its first. Each step waits until every
-   * one of its partitions is done (failures logged one by one, the others unaffected): no start
-   * or stop of this apply runs on once the chain moves on to a tick, the next apply or stop(),
-   * and a partition is never started twice.
+   * Applies the ownership the member's view gives now, every partition at once:
+   * - take-overs — partitions owned here whose group checkpoint no other live member holds (a
+   *   dead owner's, a released one, none yet) are claimed, rewound and started at once, as their
+   *   output stopped with their owner and nothing is to be waited for;
+   * - releases — partitions the assignment moved away stop and hand their state over (a live
+   *   member waits for it), while the take-overs go on: a moved partition's new owner waits for
+   *   its release, not for the take-overs of others here as well;
+   * - hand-overs — partitions another live member still holds start once it released them (or the
+   *   wait ran out); so do the take-overs whose claim lost to another member's write. Their waits
+   *   end when the live members change: the apply queued for that change decides again, rather
+   *   than wait behind a release that may never come.
+   * A release waits for nothing, so two members swapping partitions never each wait for the
+   * other's. At once rather than one after the other: on a quarter core a partition's claim,
+   * rewind and start take about 1 s, much of it waiting on NATS. The apply ends once every one of
+   * its partitions is done (failures logged one by one, the others unaffected): no start or stop
+   * of this apply runs on once the chain moves on to a tick, the next apply or stop(), and a
+   * partition is never started twice.
    */
   private async rebalanceNow(): Promise<void> {
     if (this.stopped) return;
+    const view = this.view;
     const want = new Set(this.o.cluster.owned(this.o.partitions));
     const leaving = [...this.runs.keys()].filter((p) => !want.has(p));
     const missing = [...want].filter((p) => !this.runs.has(p));
-    const found = await this.each(missing, async (p) => ({ p, at: await this.o.cluster.checkpoints.read(this.id, p) }));
-    const free = found.filter(({ at }) => !this.heldElsewhere(at.checkpoint));
-    const waits = found.filter(({ at }) => this.heldElsewhere(at.checkpoint)).map(({ p }) => p);
-    await this.each(free, async ({ p, at }) => {
+    await Promise.all([this.releaseAll(leaving), this.each(missing, (p) => this.takeOver(p, view))]);
+  }
+
+  /** Starts partition `p` at once when no other live member holds it, else once it is released (`acquire`). */
+  private async takeOver(p: number, view: number): Promise<void> {
+    const at = await this.o.cluster.checkpoints.read(this.id, p);
+    if (!this.heldElsewhere(at.checkpoint)) {
       try {
-        await this.start(p, at);
+        return await this.start(p, at);
       } catch (e) {
         if (!(e instanceof FencedError)) throw e;
-        // Another member wrote the manifest after it was read here: read again in step 3.
+        // Another member wrote the manifest after it was read here: read again and wait for its release.
         this.o.log(`rule ${this.id}: partition ${p}: ${e.message}`);
-        waits.push(p);
       }
-    });
-    await this.releaseAll(leaving);
-    await this.each(waits, (p) => this.acquire(p));
+    }
+    await this.acquire(p, view);
   }
 
   /** Runs `fn` for every item at once, until every one is done; the values of those that succeeded (each failure is logged as it comes). */
@@ -253,7 +166,7 @@ export class PartitionedRun implements HeldRun {
     return !!cp && !cp.released && cp.owner !== cluster.instance && cluster.members.isLive(cp.owner);
   }
 
-  /** Each upload period: superseded runs stop; the others' new checkpoints go to the group; a partition owned here without a run (it was fenced) is claimed again. */
+  /** Each upload period, after its uploads began: superseded runs stop; a partition owned here without a run (it was fenced) is claimed again. */
   private async tick(): Promise<void> {
     let fenced = false;
     for (const [p, { held }] of [...this.runs]) {
@@ -261,15 +174,14 @@ export class PartitionedRun implements HeldRun {
       fenced = true;
       await this.release(p);
     }
-    await this.uploadAll();
     if (fenced || this.runs.size !== this.o.cluster.owned(this.o.partitions).length) await this.rebalanceNow();
   }
 
   /** Starts partition `p` once no other live member holds it; a claim lost to another member's (their views of the members differed for a moment) reads again and waits for its release. */
-  private async acquire(p: number): Promise<void> {
+  private async acquire(p: number, view: number): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const at = await this.released(p);
+        const at = await this.released(p, view);
         if (!at) return;
         return await this.start(p, at);
       } catch (e) {
@@ -282,15 +194,16 @@ export class PartitionedRun implements HeldRun {
   /**
    * Partition `p`'s group checkpoint once the live member holding it stopped the partition and
    * released the state it stopped with (at most releaseWaitMs); undefined when `p` stopped being
-   * this member's to start meanwhile.
+   * this member's to start meanwhile, or the live members changed since `view` (the next apply
+   * waits again if it is still this member's).
    */
-  private async released(p: number): Promise<ReadCheckpoint | undefined> {
+  private async released(p: number, view: number): Promise<ReadCheckpoint | undefined> {
     const { checkpoints } = this.o.cluster;
     let at = await checkpoints.read(this.id, p);
     const deadline = Date.now() + (this.o.releaseWaitMs ?? 5000);
     while (this.heldElsewhere(at.checkpoint) && Date.now() < deadline) {
-      await Bun.sleep(100);
-      if (!this.mine(p)) return undefined;
+      await Promise.race([Bun.sleep(100), this.viewChanged.promise]);
+      if (!this.mine(p) || this.view !== view) return undefined;
       at = await checkpoints.read(this.id, p);
     }
     return at;
@@ -327,9 +240,11 @@ export class PartitionedRun implements HeldRun {
       return;
     }
     if (state) {
-      const { jetStreamOffsets, rewindConsumer } = await import("../cluster/rewind.ts");
-      // Messages the previous owner acknowledged after its last checkpoint that reached the group are delivered again.
-      for (const o of jetStreamOffsets(state)) {
+      const { takeOverRewinds, rewindConsumer } = await import("../cluster/rewind.ts");
+      // Messages the previous owner acknowledged after its last checkpoint that reached the group
+      // are delivered again: by the source itself when it resumes the checkpoint's position
+      // (cluster/rewind.ts), else by a rewind here.
+      for (const o of takeOverRewinds(state)) {
         if (await rewindConsumer(cluster.nc, o).catch((e) => (this.o.log(`rule ${this.id}: cannot rewind consumer ${o.stream}/${o.consumer}: ${errorText(e)}`), false)))
           this.o.log(`rule ${this.id}: partition ${p}: consumer ${o.stream}/${o.consumer} ${o.seq > 0 ? `rewound to sequence ${o.seq + 1}, the checkpoint's` : "restarted from its start: the checkpoint read nothing of it yet"}`);
       }
@@ -378,6 +293,8 @@ export class PartitionedRun implements HeldRun {
     const handsOver = r.held.valid && this.o.exists();
     const settled = handsOver && r.run.holdForSinks ? await r.run.holdForSinks(HOLD_FOR_SINKS_MS) : true;
     await r.run.stop();
+    // Two writes of one ownership at once would fence each other (both on the same revision).
+    await this.uploading.get(p);
     if (this.runs.size === 0) this.lastNodes = mergeRuns([r.run]);
     if (!r.held.valid) {
       this.o.log(`rule ${this.id}: partition ${p} stopped here: another member claimed it (epoch ${r.held.epoch} is superseded)`);
@@ -420,14 +337,18 @@ export class PartitionedRun implements HeldRun {
    * confirmed (runtime/checkpoint.ts, the barrier of a group's partition), so no checkpoint here
    * counts a window whose results a member killed now would lose — the next owner, restored from
    * it, would not make them again — and none waits for the sinks to be idle. The partitions upload
-   * at once, not one after the other: the tick holds the chain that acquisitions wait in, and a
-   * member owning many partitions would keep it for the sum of their round trips.
+   * at once and beside the chain, not in it: on a busy member the round trips of a tick's uploads
+   * take most of a second, and the take-overs of a member's death would wait behind them. A
+   * partition's next upload begins once its last one ended.
    */
-  private async uploadAll(): Promise<void> {
-    const ups: Promise<void>[] = [];
-    for (const [p, { held }] of this.runs) ups.push(this.upload(p, held, false));
-    const failed = (await Promise.allSettled(ups)).find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
+  private uploadAll(): void {
+    for (const [p, { held }] of this.runs) {
+      if (this.uploading.has(p)) continue;
+      const up = this.upload(p, held, false)
+        .catch((e) => this.o.log(`rule ${this.id}: ${errorText(e)}`))
+        .finally(() => this.uploading.delete(p));
+      this.uploading.set(p, up);
+    }
   }
 
   /** The runs' metrics added up node by node (every run has the same plan). */
@@ -445,6 +366,7 @@ export class PartitionedRun implements HeldRun {
     clearInterval(this.timer);
     // Seen at once by an apply under way: hand-overs stop waiting, a claim not started yet is handed back.
     this.stopped = true;
+    this.nextView();
     await this.serial(() => this.releaseAll([...this.runs.keys()]));
   }
 }

@@ -2,10 +2,11 @@
  * Fencing of partition ownership over a real NATS server with JetStream: a claim is a
  * compare-and-set on the checkpoint manifest's KV revision that starts a new epoch; a write of a
  * superseded owner is refused by the server and counted; the holder learns of a newer claim
- * through its watch; and a member joining in the middle of a take-over never runs a partition
- * alongside the member that claimed it.
+ * through its watch; a claim of the checkpoint read stores no chunks of its own; and a member
+ * joining in the middle of a take-over never runs a partition alongside the member that claimed it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Kvm } from "@nats-io/kv";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -178,3 +179,51 @@ test("a member joining mid-take-over: the partition it wins runs in one place at
   for (const p of a.run.owned()) expect(fences.get(`a ${p}`)!()).toBe(true);
   for (const p of toC) expect(fences.get(`${cName} ${p}`)!()).toBe(true);
 }, 30_000);
+
+test("a claim of the checkpoint read names the chunks already stored; the new owner's next upload replaces and purges them", async () => {
+  const a = await connect("reuse", "a");
+  const b = await connect("reuse", "b");
+  const kv = await new Kvm(a.nc).open("floe_reuse_state");
+  const chunks = async () => {
+    const out: string[] = [];
+    for await (const k of await kv.keys("c.>")) if ((await kv.get(k))?.operation === "PUT") out.push(k);
+    return out.sort();
+  };
+  await a.checkpoints.claim("r", 0, "s0", (await a.checkpoints.read("r", 0)).basis);
+  await a.checkpoints.save("r", 0, "s1");
+  const before = await chunks();
+  expect(before.length).toBe(1);
+  // b takes partition 0 over (a is dead) from the state it read: only the manifest is written.
+  const at = await b.checkpoints.read("r", 0);
+  const held = await b.checkpoints.claim("r", 0, at.checkpoint!.state, at.basis);
+  expect(await chunks()).toEqual(before);
+  expect(await b.checkpoints.load("r", 0)).toMatchObject({ state: "s1", owner: "b", epoch: 2 });
+  // a superseded owner's write is refused and leaves the chunks b's manifest names alone.
+  await expect(a.checkpoints.save("r", 0, "s1-late")).rejects.toBeInstanceOf(FencedError);
+  expect(await chunks()).toEqual(before);
+  await b.checkpoints.save("r", 0, "s2");
+  const after = await chunks();
+  expect(after.length).toBe(1);
+  expect(after).not.toEqual(before);
+  expect(await b.checkpoints.load("r", 0)).toMatchObject({ state: "s2", owner: "b", epoch: 2 });
+  expect(held.valid).toBe(true);
+});
+
+test("a read takes the manifest the watch brought without asking the server for it; a claim on a basis the server has moved past still fails", async () => {
+  const a = await connect("watched", "a");
+  const b = await connect("watched", "b");
+  await b.checkpoints.claim("r", 0, "b0", (await b.checkpoints.read("r", 0)).basis);
+  await b.checkpoints.save("r", 0, "b1");
+  await until(async () => (await a.checkpoints.read("r", 0)).checkpoint?.state === "b1", "a's watch brought b's upload");
+  const kv = (a.checkpoints as unknown as { kv: { get: (k: string) => Promise<unknown> } }).kv;
+  const get = kv.get.bind(kv);
+  const asked: string[] = [];
+  kv.get = (k) => (asked.push(k), get(k));
+  const at = await a.checkpoints.read("r", 0);
+  expect(asked.filter((k) => k.startsWith("m."))).toEqual([]);
+  // b writes again before a claims on what it read: the claim is refused whatever a's watch showed.
+  await b.checkpoints.save("r", 0, "b2");
+  await expect(a.checkpoints.claim("r", 0, at.checkpoint!.state, at.basis)).rejects.toBeInstanceOf(FencedError);
+  kv.get = get;
+  expect(await a.checkpoints.load("r", 0)).toMatchObject({ state: "b2", owner: "b" });
+});

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClusterNode } from "../../lib/cluster/index.ts";
+import { assignPartitions, ClusterNode } from "../../lib/cluster/index.ts";
 import { NodeMetrics } from "../../lib/core/metrics.ts";
 import type { HeldRun } from "../../lib/server/lifecycle.ts";
 import { PartitionedRun } from "../../lib/server/partitioned-run.ts";
@@ -55,7 +55,7 @@ function gate(): { done: Promise<void>; open: () => void } {
 }
 
 /** A member's PartitionedRun over `partitions` whose partition starts wait for `gates` (the run's restored state is recorded in `events`). */
-async function member(group: string, instance: string, partitions: number, gates: Map<number, ReturnType<typeof gate>>, events: string[]) {
+async function member(group: string, instance: string, partitions: number, gates: Map<number, ReturnType<typeof gate>>, events: string[], releaseWaitMs?: number) {
   const node = await connect(group, instance);
   await node.join(`http://${instance}`);
   const dataDir = mkdtempSync(join(tmpdir(), "floe-takeover-"));
@@ -69,6 +69,7 @@ async function member(group: string, instance: string, partitions: number, gates
     log: (l) => events.push(`log ${l}`),
     // Ticks come far more often than the slow starts end: none may start a partition being started.
     uploadEveryMs: 20,
+    ...(releaseWaitMs !== undefined ? { releaseWaitMs } : {}),
     startPartition: async (p, epoch): Promise<HeldRun> => {
       events.push(`begin ${p} epoch ${epoch} from ${checkpointStore(dataDir).latest(`r.p${p}`) ?? "nothing"}`);
       await gates.get(p)?.done;
@@ -81,12 +82,12 @@ async function member(group: string, instance: string, partitions: number, gates
     },
   });
   runs.push(run);
-  return { node, run };
+  return { node, run, dataDir };
 }
 
 const begun = (events: readonly string[]) => events.filter((e) => e.startsWith("begin ")).map((e) => Number(e.split(" ")[1]));
 
-test("a member given two dead members' partitions begins both take-overs before either's slow start ends; a lost claim of a third does not hold them up", async () => {
+test("a member given two dead members' partitions begins both take-overs before either's slow start ends; a lost claim of a third is claimed again without waiting for them", async () => {
   const group = "takeover";
   // x and y owned partitions 0 and 1 and died (they never join: not live); nobody ever claimed 2.
   const x = await connect(group, "x");
@@ -108,22 +109,22 @@ test("a member given two dead members' partitions begins both take-overs before 
   };
   const opened = a.run.open();
   // Both of the others' take-overs are under way at once, neither finished.
-  await until(() => begun(events).length === 2, "two take-overs begun");
-  expect(begun(events).sort()).toEqual([0, 2]);
+  await until(() => begun(events).includes(0) && begun(events).includes(2), "two take-overs begun");
   expect(events).toContain("begin 0 epoch 2 from x-0");
   expect(events).toContain("begin 2 epoch 1 from nothing");
   await until(() => events.includes("log rule r: partition 1: partition 1: a newer owner claimed it; this member's write of epoch 2 was refused"), "partition 1's claim refused");
+  // Partition 1 is read again (y's upload is the newest, y is not live) and claimed over it at
+  // once, while the other two starts are still held.
+  await until(() => begun(events).includes(1), "partition 1's take-over begun again");
+  expect(events).toContain("begin 1 epoch 2 from y-1b");
   expect(events.some((e) => e.startsWith("started "))).toBe(false);
   // Ticks keep coming while the starts are held: still one start per partition.
   await Bun.sleep(100);
-  expect(begun(events).sort()).toEqual([0, 2]);
+  expect(begun(events).sort()).toEqual([0, 1, 2]);
   gates.get(2)!.open();
   await until(() => events.includes("started 2"), "partition 2 started");
   expect(a.run.owned()).toEqual([2]);
   gates.get(0)!.open();
-  // Partition 1 is read again (y's upload is the newest, y is not live) and claimed over it.
-  await until(() => begun(events).includes(1), "partition 1's take-over begun again");
-  expect(events).toContain("begin 1 epoch 2 from y-1b");
   gates.get(1)!.open();
   await opened;
   expect(a.run.owned()).toEqual([0, 1, 2]);
@@ -231,4 +232,110 @@ test("a partition released while its sinks do not settle hands over the checkpoi
   expect([c0?.state, c0?.released]).toEqual(["stopped-0", true]);
   expect([c1?.state, c1?.released]).toEqual(["settled-1", true]);
   expect(events).toContain("rule r: partition 1: its sinks did not settle before it stopped; handing over the checkpoint last uploaded");
+}, 30_000);
+
+/** Partitions `of` owns among `live`. */
+const ownedBy = (partitions: number, live: string[], of: string) => assignPartitions(partitions, live).get(of) ?? [];
+
+test("a change of the live members ends a hand-over wait: the dead member's partition is taken over at once, not after the wait for a live holder's release", async () => {
+  const group = "takeover-queued";
+  const N = 6;
+  // h holds every partition but x's and never releases them; x holds its own and leaves.
+  const [h, x] = [await connect(group, "h"), await connect(group, "x")];
+  await h.join("http://h");
+  await x.join("http://x");
+  for (let p = 0; p < N; p++) {
+    const by = ownedBy(N, ["a", "h", "x"], "x").includes(p) ? x : h;
+    await by.checkpoints.claim("r", p, `${by.instance}-${p}`, (await by.checkpoints.read("r", p)).basis);
+  }
+  const waiting = ownedBy(N, ["a", "h", "x"], "a");
+  const gained = ownedBy(N, ["a", "h"], "a").filter((p) => ownedBy(N, ["a", "h", "x"], "x").includes(p));
+  expect(waiting.length).toBeGreaterThan(0);
+  expect(gained.length).toBeGreaterThan(0);
+  const events: string[] = [];
+  // The wait for h's releases would last a minute: the take-over must not queue behind it.
+  const a = await member(group, "a", N, new Map(), events, 60_000);
+  const opened = a.run.open();
+  await until(() => a.node.members.liveIds().length === 3, "a sees h and x");
+  await x.close();
+  await until(() => gained.every((p) => begun(events).includes(p)), () => `x's partitions ${gained} taken over: ${events.join(" | ")}`);
+  for (const p of gained) expect(events).toContain(`begin ${p} epoch 2 from x-${p}`);
+  expect(begun(events).filter((p) => waiting.includes(p))).toEqual([]);
+  // The apply after the change waits for h's releases again: one of them comes, and its partition starts from it.
+  const [first] = waiting;
+  await h.checkpoints.save("r", first!, `h-${first}-released`, true);
+  await until(() => begun(events).includes(first!), `partition ${first} started once h released it`);
+  expect(events).toContain(`begin ${first} epoch 2 from h-${first}-released`);
+  await a.run.stop();
+  await opened;
+}, 30_000);
+
+test("a partition moved away is released while the take-overs of the same change are still starting", async () => {
+  const group = "takeover-release-moved";
+  const N = 6;
+  // A member x whose death gives b one of x's partitions and moves one of b's to y.
+  const gains = (xi: string) => ownedBy(N, ["b", "y"], "b").filter((p) => ownedBy(N, ["b", xi, "y"], xi).includes(p));
+  const moves = (xi: string) => ownedBy(N, ["b", xi, "y"], "b").filter((p) => ownedBy(N, ["b", "y"], "y").includes(p));
+  const xi = Array.from({ length: 200 }, (_, i) => `x${i}`).find((n) => gains(n).length > 0 && moves(n).length > 0)!;
+  expect(xi).toBeDefined();
+  const [x, y] = [await connect(group, xi), await connect(group, "y")];
+  await x.join(`http://${xi}`);
+  await y.join("http://y");
+  for (const p of ownedBy(N, ["b", xi, "y"], xi)) await x.checkpoints.claim("r", p, `x-${p}`, (await x.checkpoints.read("r", p)).basis);
+  const events: string[] = [];
+  // The take-overs of x's partitions are slow: held until the test opens them.
+  const gates = new Map(gains(xi).map((p) => [p, gate()]));
+  const b = await member(group, "b", N, gates, events);
+  await until(() => b.node.members.liveIds().length === 3, "b sees x and y");
+  await b.run.open();
+  for (const p of moves(xi)) expect(b.run.owned()).toContain(p);
+  await x.close();
+  await until(() => gains(xi).every((p) => begun(events).includes(p)), "x's partitions being taken over");
+  for (const p of moves(xi)) await until(async () => (await b.node.checkpoints.load("r", p))?.released === true, `partition ${p} released for y`);
+  for (const p of moves(xi)) expect(events).toContain(`stop ${p}`);
+  expect(events.some((e) => e.startsWith("started ") && gains(xi).includes(Number(e.split(" ")[1])))).toBe(false);
+  for (const g of gates.values()) g.open();
+  await until(() => gains(xi).every((p) => b.run.owned().includes(p)), "x's partitions running on b");
+}, 30_000);
+
+test("a take-over does not wait behind the uploads of a tick: they go on beside it, and a release waits for its partition's", async () => {
+  const group = "takeover-upload";
+  const N = 4;
+  const x = await connect(group, "x");
+  await x.join("http://x");
+  const mine = ownedBy(N, ["a", "x"], "a");
+  const xs = ownedBy(N, ["a", "x"], "x");
+  for (const p of xs) await x.checkpoints.claim("r", p, `x-${p}`, (await x.checkpoints.read("r", p)).basis);
+  const events: string[] = [];
+  const a = await member(group, "a", N, new Map(), events);
+  await until(() => a.node.members.liveIds().length === 2, "a sees x");
+  await a.run.open();
+  expect(a.run.owned()).toEqual(mine);
+  // The uploads of a's partitions hang on their way to the server.
+  const slow = gate();
+  const save = a.node.checkpoints.save.bind(a.node.checkpoints);
+  let held = 0;
+  const writes: string[] = [];
+  a.node.checkpoints.save = async (rule, p, state, released) => {
+    if (!released) {
+      held++;
+      await slow.done;
+    }
+    writes.push(`${released ? "release" : "upload"} ${p}`);
+    return save(rule, p, state, released);
+  };
+  for (const p of mine) checkpointStore(a.dataDir).save(`r.p${p}`, `a-${p}`, Date.now());
+  await until(() => held === mine.length, "every upload of a's partitions under way");
+  await x.close();
+  await until(() => xs.every((p) => a.run.owned().includes(p)), () => `x's partitions taken over while the uploads hang: ${events.join(" | ")}`);
+  for (const p of xs) expect(events).toContain(`begin ${p} epoch 2 from x-${p}`);
+  // Each partition's upload is one at a time: later ticks began none beside the hanging ones.
+  expect(held).toBe(mine.length);
+  // stop() releases a's partitions once their uploads ended (two writes of one ownership at once would fence each other).
+  const stopped = a.run.stop();
+  slow.open();
+  await stopped;
+  for (const p of mine) expect(writes.indexOf(`release ${p}`)).toBeGreaterThan(writes.indexOf(`upload ${p}`));
+  expect(writes.filter((w) => w.startsWith("upload ")).length).toBe(mine.length);
+  for (const p of mine) expect(await a.node.checkpoints.load("r", p)).toMatchObject({ state: `a-${p}`, owner: "a", released: true });
 }, 30_000);

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { jetStreamOffsets, restartConsumer, rewindConsumer } from "../../lib/cluster/rewind.ts";
+import { restartConsumer, rewindConsumer, takeOverRewinds } from "../../lib/cluster/rewind.ts";
 import type { StreamDef } from "../../lib/plan/streams.ts";
-import { partitionDurables } from "../../lib/server/partitioned-run.ts";
+import { partitionDurables } from "../../lib/server/partitioned-stream.ts";
 import { encodeState } from "../../lib/store/state-codec.ts";
 import { NatsServer } from "../helpers/nats.ts";
 
@@ -24,10 +24,14 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-test("the read positions of a checkpoint's JetStream sources", () => {
-  const state = encodeState({ fp: "f", ops: { op_3_window: { rows: [] } }, sources: { tele: { $$offset: { stream: "TELE", consumer: "d0", seq: 4 } }, file: { $$offset: 12 } } });
-  expect(jetStreamOffsets(state)).toEqual([{ stream: "TELE", consumer: "d0", seq: 4 }]);
-  expect(jetStreamOffsets("not a checkpoint")).toEqual([]);
+test("the read positions a take-over rewinds: a stateful run's sources resume positions after 0 themselves, a stateless run's none", () => {
+  const state = (ops: Record<string, unknown>, seq: number) => encodeState({ fp: "f", ops, sources: { tele: { $$offset: { stream: "TELE", consumer: "d0", seq } }, file: { $$offset: 12 } } });
+  const windowed = { op_3_window: { rows: [] } };
+  // Its source recreates the consumer at sequence 5 as it starts: rewinding it here too would create it twice.
+  expect(takeOverRewinds(state(windowed, 4))).toEqual([]);
+  expect(takeOverRewinds(state(windowed, 0))).toEqual([{ stream: "TELE", consumer: "d0", seq: 0 }]);
+  expect(takeOverRewinds(state({}, 4))).toEqual([{ stream: "TELE", consumer: "d0", seq: 4 }]);
+  expect(takeOverRewinds("not a checkpoint")).toEqual([]);
 });
 
 test("a consumer acknowledged past the checkpoint delivers again from the sequence after it; one behind it is left alone", async () => {

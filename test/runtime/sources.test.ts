@@ -4,7 +4,7 @@
  * though their streams come from the same CREATE statement.
  */
 import { expect, test } from "bun:test";
-import { streamsForPartition } from "../../lib/server/partitioned-run.ts";
+import { streamsForPartition } from "../../lib/server/partitioned-stream.ts";
 import { metric, streams, testRuntime, waitFor } from "../helpers/runtime.ts";
 
 test("a SHARED stream is one source for every rule reading it, and one per partition of a partitioned one", async () => {

@@ -4,7 +4,7 @@ import { NodeMetrics } from "../../lib/core/metrics.ts";
 import { createFunctionRegistry } from "../../lib/functions/index.ts";
 import { streamDef, type StreamDef } from "../../lib/plan/streams.ts";
 import { mergeNodes } from "../../lib/server/partition-metrics.ts";
-import { partitionedStream, sharedDurableError, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-run.ts";
+import { partitionedStream, sharedDurableError, partitionKeyWarning, partitionRunId, streamsForPartition, withEpochHeader } from "../../lib/server/partitioned-stream.ts";
 import { parseStatement } from "../../lib/sql/parse.ts";
 import { parseStoredRule } from "../../lib/store/stored-rule.ts";
 
