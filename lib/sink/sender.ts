@@ -50,8 +50,14 @@ export class SinkSender {
   private readonly scratch = new SinkItem("", null, 0);
   /** Sends so far (sampled timing, see `work`). */
   private sends = 0;
-  private wakeFn: (() => void) | undefined;
+  /**
+   * The connector is ready and the queue was found empty: no worker runs until `wake` starts one.
+   * An idle sink holds no suspended worker (its frame and promises are a good part of an idle
+   * rule's memory, thousands of rules on one stream).
+   */
+  private idle = false;
   private roomWaiters: (() => void)[] = [];
+  /** The worker running (undefined before `start` and while idle). */
   private worker: Promise<void> | undefined;
   private ending = false;
   /** The last send failed with an IO error and is being retried. */
@@ -118,7 +124,7 @@ export class SinkSender {
   }
 
   start(ready: Promise<void>): void {
-    this.worker = this.work(ready);
+    this.worker = this.opening(ready);
     this.resend?.open();
     // Items restored from a previous run's cache are sent first.
     if (this.queue.length > 0) this.wake();
@@ -169,7 +175,7 @@ export class SinkSender {
    * for the worker to send after the interval, anything else drops the result (lost).
    */
   sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number, tag: number): boolean {
-    if (this.wakeFn === undefined) return false;
+    if (!this.idle) return false;
     const item = this.scratch;
     item.payload = payload;
     item.props = props;
@@ -260,12 +266,11 @@ export class SinkSender {
     this.lost++;
   }
 
+  /** Starts a worker if none runs (an idle one; before the connector is ready the first one waits for it). */
   private wake(): void {
-    const f = this.wakeFn;
-    if (f) {
-      this.wakeFn = undefined;
-      f();
-    }
+    if (!this.idle) return;
+    this.idle = false;
+    this.worker = this.resume();
   }
 
   private sleep(ms: number): Promise<void> {
@@ -275,13 +280,27 @@ export class SinkSender {
     });
   }
 
-  private async work(ready: Promise<void>): Promise<void> {
+  /** The first worker: waits for the connection, then sends what is queued. */
+  private async opening(ready: Promise<void>): Promise<void> {
     try {
       await ready;
     } catch (e) {
       this.sink.exception(errorText(e), Date.now());
       return;
     }
+    await this.work();
+  }
+
+  /** A worker started by `wake`: from the next microtask, as a waiting worker would resume. */
+  private async resume(): Promise<void> {
+    await undefined;
+    // Woken with a direct send's failure queued: it is retried after the interval, as in `work`.
+    if (this.failing && !this.aborted) await this.sleep(this.retryMs);
+    await this.work();
+  }
+
+  /** Sends what is queued, in order, until the queue is empty (the worker then goes idle) or the sender ends or aborts. */
+  private async work(): Promise<void> {
     const q = this.queue;
     const m = this.sink;
     const resend = this.resend;
@@ -302,10 +321,9 @@ export class SinkSender {
         }
         if (this.ending) return;
         resend?.mainIdle();
-        await new Promise<void>((r) => (this.wakeFn = r));
-        // Woken with a direct send's failure queued: it is retried after the interval, as below.
-        if (this.failing && !this.aborted) await this.sleep(this.retryMs);
-        continue;
+        this.idle = true;
+        this.worker = undefined;
+        return;
       }
       // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.
       if (resendFirst && resend.length > 0) {
