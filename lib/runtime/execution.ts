@@ -40,6 +40,7 @@ import { TURN_MS } from "../core/turn.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
 import { SharedEval, sharedKey } from "./shared-eval.ts";
 import { DrainGroup } from "./drain-group.ts";
+import { samePlan } from "./plan-share.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
 export interface ExecutionSpec {
@@ -141,7 +142,7 @@ export class Execution implements DrainHost {
     this.graph = graph;
     this.plan = graph
       ? { sources: graph.sources, ops: [], slots: 0 }
-      : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
+      : samePlan(planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan, spec.select, o, env.ignoreCase);
     this.clock.onError = this.onSourceFail;
     this.pipelines = spec.sinks();
     for (const p of this.pipelines) p.clock = this;

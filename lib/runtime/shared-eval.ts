@@ -76,9 +76,16 @@ const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildca
 
 const impure = (e: Expr): boolean => !PURE.has(e.kind);
 
-/** JSON of a definition, bigints as their text. */
-function text(v: unknown): string {
+/** JSON of a definition, bigints as their text (throws on a cycle). */
+export function text(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? `${x}n` : x));
+}
+
+/** No expression of the SELECT calls a function or reads meta. */
+export function pureSelect(select: SelectStatement): boolean {
+  for (const f of select.fields) if (some(f.expr, impure)) return false;
+  for (const e of clauseExprs(select)) if (some(e, impure)) return false;
+  return true;
 }
 
 /**
@@ -86,9 +93,7 @@ function text(v: unknown): string {
  * the stream's definition, the SELECT and the options.
  */
 export function sharedKey(select: SelectStatement, def: StreamDef, options: RuleOptions, ignoreCase: boolean): string | undefined {
-  if (!def.options.SHARED || select.joins.length > 0) return undefined;
-  for (const f of select.fields) if (some(f.expr, impure)) return undefined;
-  for (const e of clauseExprs(select)) if (some(e, impure)) return undefined;
+  if (!def.options.SHARED || select.joins.length > 0 || !pureSelect(select)) return undefined;
   try {
     return text([def.name, def.statement, ignoreCase, select, options]);
   } catch {
