@@ -1,7 +1,7 @@
 /**
  * One plan for the runs of rules with the same pure chain: the same SELECT and options over the
  * same stream definition, a chain of decoder / rate limit / preprocessor → WHERE → SELECT whose
- * expressions call no function and read no meta (sharedKey's rule). Such a plan is immutable data
+ * expressions call no function and read no meta (sql/pure.ts). Such a plan is immutable data
  * and closures over nothing but its own compiled parts (no clock, rule id, call state, hit state),
  * so thousands of equal rules hold one copy of it; each run still builds its own operators (their
  * metrics, errors and scratch) from it (topology.ts).
@@ -13,7 +13,8 @@ import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
 import type { SelectStatement } from "../sql/ast.ts";
-import { pureSelect, text } from "./shared-eval.ts";
+import { isPureSelect } from "../sql/pure.ts";
+import { text } from "./shared-eval.ts";
 
 /** The plans in use, by the stream definition they read, then by their key. */
 const plans = new WeakMap<StreamDef, Map<string, WeakRef<RulePlan>>>();
@@ -34,7 +35,7 @@ const pureOp = (o: OpSpec): boolean => PURE_OPS.has(o.kind) && !(o.kind === "fil
  */
 export function samePlan(plan: RulePlan, select: SelectStatement, options: RuleOptions, ignoreCase: boolean): RulePlan {
   const src = plan.sources.length === 1 ? plan.sources[0]! : undefined;
-  if (src === undefined || select.joins.length > 0 || !src.helpers.every(pureOp) || !plan.ops.every(pureOp) || !pureSelect(select)) return plan;
+  if (src === undefined || select.joins.length > 0 || !src.helpers.every(pureOp) || !plan.ops.every(pureOp) || !isPureSelect(select)) return plan;
   let key: string;
   try {
     // The helpers say what the runtime decided for this run (a decoder, the rate limit's interval).
