@@ -36,7 +36,7 @@ import type { SinkNode } from "../core/sink.ts";
 import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
 import { Acks } from "./acks.ts";
 import { Drain, type DrainHost } from "./drain.ts";
-import { TURN_MS } from "../core/turn.ts";
+import { RunEnv } from "./run-env.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
 import { SharedEval, sharedKey } from "./shared-eval.ts";
 import { DrainGroup } from "./drain-group.ts";
@@ -93,6 +93,7 @@ async function within(p: Promise<void>, ms: number): Promise<void> {
 }
 
 export class Execution implements DrainHost {
+  private readonly spec: Pick<ExecutionSpec, "id" | "options" | "defaultType" | "connectors">;
   readonly clock = new WallClock();
   readonly topo: Topology;
   readonly plan: RulePlan;
@@ -127,12 +128,14 @@ export class Execution implements DrainHost {
   readonly windowBudget: ByteBudget;
 
   constructor(
-    private readonly spec: ExecutionSpec,
+    spec: ExecutionSpec,
     private readonly env: RuntimeEnv,
     private readonly hub: SourceHub,
   ) {
     const clock = this.clock;
     const o = spec.options;
+    // Not the whole spec: its sink factory, SELECT and stream map are not needed once the run is built.
+    this.spec = { id: spec.id, options: o, defaultType: spec.defaultType, connectors: spec.connectors };
     this.startedAt = clock.now();
     const startedAt = this.startedAt;
     const now = () => this.now();
@@ -150,9 +153,8 @@ export class Execution implements DrainHost {
     const errors = spec.errors;
     this.errors = errors;
     this.readsMeta = readsMeta(spec);
-    const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget, closeMarks: spec.closeMarks }, this.sinkNodes, graph);
+    this.topo = new Topology(this.plan, new RunEnv(this, o.sendError, clock, env.zone, windowBudget, spec.closeMarks), this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
@@ -281,6 +283,11 @@ export class Execution implements DrainHost {
 
   now(): number {
     return this.batchNow || this.clock.now();
+  }
+
+  /** A record failed: pipe mode's error report hears of it, with where it came from. */
+  rowError(message: string): void {
+    this.errors?.row(this.where(), message);
   }
 
   /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */
