@@ -142,7 +142,9 @@ class Attached implements Attachment {
     private readonly src: OpenSource,
     private readonly member: IndexMember | undefined,
     private readonly readsMeta: boolean,
-    private readonly o: Pick<AttachOptions, "onEof" | "onFail" | "share">,
+    private readonly onEof: () => void,
+    private readonly onFail: AttachOptions["onFail"],
+    private readonly share: AttachOptions["share"],
   ) {}
 
   get own(): SourceConnector | undefined {
@@ -163,7 +165,7 @@ class Attached implements Attachment {
 
   async release(): Promise<void> {
     const s = this.src;
-    const { onEof, onFail, share } = this.o;
+    const { onEof, onFail, share } = this;
     if (this.member) s.index.remove(this.member);
     this.sub.close();
     if (this.readsMeta) s.metaReaders--;
@@ -304,6 +306,6 @@ export class SourceHub {
       }
     } else if (s.ended) o.onEof();
     // Only what `release` needs of the options: the callbacks the source's sets hold anyway.
-    return new Attached(sub, decoder, s, member, readsMeta, { onEof: o.onEof, onFail, share });
+    return new Attached(sub, decoder, s, member, readsMeta, o.onEof, onFail, share);
   }
 }
