@@ -39,6 +39,10 @@ export interface Upstream {
 export class SinkSender {
   /** The resend instance (`resendAlterQueue`), else null. */
   readonly resend: ResendSink | null;
+  /** What the sender reads of its SenderConf after it is built (not the whole pipeline's init). */
+  private readonly ruleId: string;
+  private readonly common: SinkCommon;
+  private readonly log: SenderConf["log"];
   private readonly queue: SinkQueue;
   private readonly conn: SinkConnector;
   private readonly retryMs: number;
@@ -80,7 +84,7 @@ export class SinkSender {
    * counts in; `mark` re-encodes an item for the resend instance (`resendIndicatorField`).
    */
   constructor(
-    private readonly conf: SenderConf,
+    conf: SenderConf,
     private readonly name: string,
     private readonly sink: NodeMetrics,
     private readonly cacheNode: NodeMetrics | null,
@@ -89,6 +93,9 @@ export class SinkSender {
     private readonly upstream: Upstream,
   ) {
     const c = conf.common;
+    this.ruleId = conf.ruleId;
+    this.common = c;
+    this.log = conf.log;
     this.conn = conf.connector;
     const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!conf.resendConnector;
     this.resend = alter
@@ -120,7 +127,7 @@ export class SinkSender {
 
   /** Connects the connector; `start` starts the worker, which waits for the connection. */
   connect(): Promise<void> {
-    return Promise.resolve(this.conn.open({ ruleId: this.conf.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.conf.log }));
+    return Promise.resolve(this.conn.open({ ruleId: this.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.log }));
   }
 
   start(ready: Promise<void>): void {
@@ -262,7 +269,7 @@ export class SinkSender {
 
   /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
   private dropFailed(e: unknown): void {
-    if (!(e instanceof IoError)) this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} drops a message: ${errorText(e)}`);
+    if (!(e instanceof IoError)) this.log(`sink ${this.name} of rule ${this.ruleId} drops a message: ${errorText(e)}`);
     this.lost++;
   }
 
@@ -304,7 +311,7 @@ export class SinkSender {
     const q = this.queue;
     const m = this.sink;
     const resend = this.resend;
-    const resendFirst = resend !== null && this.conf.common.cache.resendPriority > 0;
+    const resendFirst = resend !== null && this.common.cache.resendPriority > 0;
     // A send that completes synchronously is timed like the operators' records (operator.ts): the
     // first, then one in 64; once the connector has answered with a promise, every send is timed.
     // Its `last_invocation` is stamped once before the worker next yields (no one reads the metrics
@@ -438,7 +445,7 @@ export class SinkSender {
     this.sleepDone?.();
     this.wake();
     const resend = this.resend;
-    const cache = this.conf.common.cache;
+    const cache = this.common.cache;
     if (this.queue instanceof CachedQueue) this.queue.stop(cache.cleanCacheAtStop);
     else if (resend) {
       // Not sent yet: kept with the resend queue for the next run.
@@ -459,7 +466,7 @@ export class SinkSender {
     try {
       await this.conn.close();
     } catch (e) {
-      this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} fails to close: ${errorText(e)}`);
+      this.log(`sink ${this.name} of rule ${this.ruleId} fails to close: ${errorText(e)}`);
     }
     this.status.detach(this.sink);
   }
