@@ -7,7 +7,8 @@
  *
  * A node may spread one item's work across event-loop turns (`spreadRows`, under the turn budget of
  * core/turn.ts, OpEnv.turnMs a turn): items pushed meanwhile wait behind it, so order is what one
- * pass gives, and `complete` runs the rest at once (before a snapshot, at the end).
+ * pass gives, and `complete` runs the rest at once (at the end). A checkpoint is not taken while a
+ * node is `busy` (runtime/checkpoint.ts): it waits for the spread to end in its own turns.
  */
 import { failureText, RowError } from "../errors.ts";
 import { Collection, Watermark, type Consumer, type Item, type Loan, type Ownership } from "./item.ts";
@@ -167,6 +168,14 @@ export abstract class Operator implements Consumer {
     setImmediate(resumeLater, this);
   }
 
+  /**
+   * An item is being spread across turns (the items pushed meanwhile wait behind it): the node's
+   * state is then partly inside that item, so it is no state to snapshot.
+   */
+  get busy(): boolean {
+    return this.spreading !== null;
+  }
+
   /** An item waits behind the one being spread, holding its rows' loan meanwhile. */
   private hold(item: Item): void {
     if (item instanceof Collection && item.ownership.kind === "loan") item.ownership.held++;
@@ -204,10 +213,7 @@ export abstract class Operator implements Consumer {
     if (job.loan !== null) job.loan.held--;
   }
 
-  /**
-   * Finishes now what the node spread across turns, pushing its results (before a snapshot, so a
-   * checkpoint never falls inside an item, and at the end); the items that waited follow.
-   */
+  /** Finishes now what the node spread across turns, pushing its results (at the end); the items that waited follow. */
   complete(): void {
     if (this.spreading === null) return;
     this.completing = true;
@@ -240,7 +246,8 @@ export abstract class Operator implements Consumer {
 
   /**
    * The node's state for a checkpoint (rules-and-sinks.md §5) as plain data, or undefined for a
-   * stateless node. Called only between two batches, when the push chain is quiescent.
+   * stateless node. Called only between two batches, when the push chain is quiescent and no node
+   * is `busy`.
    */
   snapshot(): unknown {
     return undefined;

@@ -19,7 +19,10 @@ export interface SinkNode extends Consumer {
   onRoom?(fn: () => void): void;
   /** The sink node's name (`mqtt_0`): its state's key in the rule's checkpoint. */
   readonly name?: string;
-  /** State the sink keeps across a restore from a checkpoint (undefined: none), and its inverse. */
+  /**
+   * State the sink keeps across a restore from a checkpoint (undefined: none), and its inverse;
+   * taken with the snapshot, encoded once it is stored (it may count on until then: SinkPipeline.snapshot).
+   */
   snapshot?(): unknown;
   restore?(s: unknown): void;
 }

@@ -17,6 +17,7 @@ import type { Item } from "../core/item.ts";
 import { createRuntimeEnv } from "../runtime/env.ts";
 import { Rule, type RunHandle } from "../runtime/rule.ts";
 import { SourceHub } from "../runtime/sources.ts";
+import { codeTrimPeriod, trimCodePagesEvery } from "../runtime/code-pages.ts";
 import { failed, isStdin, pipeEnv, type PipeRequest, type PipeResult } from "./request.ts";
 import { RateLimitedErrors } from "../runtime/rate-limited-errors.ts";
 import type { SinkNode } from "../core/sink.ts";
@@ -132,6 +133,8 @@ export async function runLive(req: PipeRequest, select: SelectStatement | undefi
   const startedAt = Date.now();
   let run: RunHandle;
   let why: "signal" | "done";
+  // A live run lasts: its start-up's code pages leave the resident set as the daemon's do.
+  const stopTrim = trimCodePagesEvery(codeTrimPeriod(process.env.FLOE_CODE_TRIM_S) * 1000);
   try {
     try {
       run = await rule.start(onExit);
@@ -142,6 +145,7 @@ export async function runLive(req: PipeRequest, select: SelectStatement | undefi
     why = await ended;
     if (why === "signal") await run.stop(req.onEof === "flush");
   } finally {
+    stopTrim();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     env.dataServer.close();

@@ -39,16 +39,18 @@ export class Acks {
 
   /**
    * End of a drain: the sink caches write what was queued and the ledger what was admitted and
-   * what is durable, in one transaction, before the sources acknowledge.
+   * what is durable, in one transaction, before the sources acknowledge. A stateless rule's
+   * results wait in no backlog then (SinkPipeline.flush): its input is durable in the caches.
    */
   commit(): void {
     const l = this.ledger;
+    const stateless = this.stateless;
     if (!l) {
-      for (const p of this.flushed) p.flush();
+      for (const p of this.flushed) p.flush(stateless);
       return;
     }
     l.tx(() => {
-      for (const p of this.pipelines) p.flush();
+      for (const p of this.pipelines) p.flush(stateless);
       if (this.stateless && this.lookupsIdle()) for (const i of this.drains) i.covered = i.taken;
       for (const i of this.drains) l.write(i.name, i.acked(), i.covered);
     });

@@ -8,6 +8,13 @@
  * is a macrotask, so it never runs inside an inlet's drain — every operator is between two
  * batches, and the snapshot is consistent. qos 1 and qos 2 therefore behave the same here.
  *
+ * But for an operator spreading one item's rows across turns (a big window's grouping, filter or
+ * projection: Topology.busy): part of its state is then in that item, in no snapshot. Finishing
+ * it inside the timer's task held the event loop for the whole rest of the item; instead the tick
+ * holds the rule's input (InputHold: the drains take nothing, so no new item queues behind the
+ * one spread) and polls until no operator is busy — the spread ends in its own turns, in bounded
+ * time, since nothing new enters — and snapshots then, letting the input go.
+ *
  * The barrier is at the sinks, by count. A snapshot may count windows already closed whose
  * results the sinks still hold; stored then, a kill -9 would lose those results — the restored run
  * does not make them again, and the sources acknowledged their input. So each snapshot records how
@@ -58,10 +65,25 @@ export interface SinkBarrier {
 /** The barrier of a run without sinks to wait for. */
 const NO_SINKS: SinkBarrier = { given: () => [], passed: () => true };
 
+/** The rule's input, held while a tick waits for the operators to end a spread (see above). */
+export interface InputHold {
+  hold(): void;
+  release(): void;
+}
+
+/** A run whose input is not the checkpoint's to hold. */
+const NO_HOLD: InputHold = { hold() {}, release() {} };
+
 /** A snapshot as taken, waiting for its barrier or being stored. */
 interface Snap {
-  readonly state: string;
+  /** The operators' states and the sources' offsets, encoded as taken. */
+  readonly ops: string;
   readonly sources: string;
+  /**
+   * The sinks' states, encoded when stored: a keyed sink's count of item keys goes on until the
+   * results the snapshot covers are made into items (SinkPipeline.snapshot), which the barrier awaits.
+   */
+  readonly sinks: Record<string, unknown>;
   /** The sinks' `given` counts when it was taken. */
   readonly marks: readonly number[];
 }
@@ -83,6 +105,8 @@ export class Checkpointer {
     private readonly fence: () => boolean = () => true,
     /** The sinks' counts and watermarks (see above). */
     private readonly sinks: SinkBarrier = NO_SINKS,
+    /** What a tick holds while an operator ends a spread (see above). */
+    private readonly input: InputHold = NO_HOLD,
   ) {
     // A checkpoint only fits the rule it was taken from: an updated SQL starts from scratch.
     this.fp = Bun.hash(encodeState(select) + "\u0000" + windowEvaluator).toString(36);
@@ -113,11 +137,35 @@ export class Checkpointer {
   /** A snapshot waiting for its barrier before it is stored (see above). */
   private waiting: Snap | undefined;
   private poll: ReturnType<typeof setTimeout> | undefined;
+  /** The poll of a tick that holds the input until no operator is busy (see above). */
+  private settling: ReturnType<typeof setTimeout> | undefined;
 
   private tick(topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
-    // The previous snapshot still waits for its barrier: it is stored first, then the next is taken.
-    if (this.waiting) return;
-    const snap = this.fence() ? this.snapshot(topo, offsets) : undefined;
+    // The previous snapshot still waits for its barrier (or for a spread to end): it is stored first, then the next is taken.
+    if (this.waiting || this.settling !== undefined || !this.fence()) return;
+    if (!topo.busy) {
+      this.checkpoint(topo, offsets, onSaved);
+      return;
+    }
+    this.input.hold();
+    const settle = (): void => {
+      if (topo.busy) {
+        this.settling = setTimeout(settle, 2);
+        return;
+      }
+      this.settling = undefined;
+      try {
+        if (this.fence()) this.checkpoint(topo, offsets, onSaved);
+      } finally {
+        this.input.release();
+      }
+    };
+    this.settling = setTimeout(settle, 2);
+  }
+
+  /** Snapshots now (no operator busy) and stores it once its barrier passed. */
+  private checkpoint(topo: Topology, offsets: OffsetReader, onSaved?: () => void): void {
+    const snap = this.snapshot(topo, offsets);
     if (!snap) return;
     if (this.sinks.passed(snap.marks)) {
       if (this.save(snap)) onSaved?.();
@@ -138,19 +186,29 @@ export class Checkpointer {
     this.poll = setTimeout(retry, 2);
   }
 
-  /** Snapshots and stores one checkpoint now, whatever the sinks hold (a stop's final one; true when stored); a failure is logged and the rule goes on. */
+  /**
+   * A stop's final checkpoint (true when stored): snapshots now and stores it if its barrier has
+   * passed already — the stop held its input for the sinks first (Execution.stop); else the one
+   * stored last stays. A failure is logged and the rule goes on.
+   */
   take(topo: Topology, offsets: OffsetReader): boolean {
     if (!this.fence()) return false;
+    if (topo.busy) {
+      this.log(`rule ${this.ruleId}: an operator was still spreading an item across turns when it stopped: no checkpoint at stop, the one stored last stays`);
+      return false;
+    }
     const snap = this.snapshot(topo, offsets);
-    return snap !== undefined && this.save(snap);
+    if (snap === undefined) return false;
+    if (this.sinks.passed(snap.marks)) return this.save(snap);
+    this.log(`rule ${this.ruleId}: its sinks did not deliver what they were given before it stopped: no checkpoint at stop, the one stored last stays`);
+    return false;
   }
 
   private snapshot(topo: Topology, offsets: OffsetReader): Snap | undefined {
     try {
       const sources: Record<string, { $$offset: unknown }> = {};
       for (const [stream, o] of Object.entries(offsets())) sources[stream] = { $$offset: o };
-      const saved: Saved = { fp: this.fp, ops: topo.snapshot(), sources, sinks: topo.sinkState() };
-      return { state: encodeState(saved), sources: JSON.stringify(sources), marks: this.sinks.given() };
+      return { ops: encodeState(topo.snapshot()), sources: encodeState(sources), sinks: topo.sinkState(), marks: this.sinks.given() };
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
       return undefined;
@@ -159,8 +217,10 @@ export class Checkpointer {
 
   private save(snap: Snap): boolean {
     try {
-      this.store.save(this.ruleId, snap.state, Date.now());
-      this.log(`rule ${this.ruleId}: checkpoint saved (${snap.state.length} characters of state, sources ${snap.sources})`, "debug");
+      // A `Saved` as encodeState writes it, the parts encoded apart.
+      const state = `{"fp":${JSON.stringify(this.fp)},"ops":${snap.ops},"sources":${snap.sources},"sinks":${encodeState(snap.sinks)}}`;
+      this.store.save(this.ruleId, state, Date.now());
+      this.log(`rule ${this.ruleId}: checkpoint saved (${state.length} characters of state, sources ${snap.sources})`, "debug");
       return true;
     } catch (e) {
       this.log(`rule ${this.ruleId}: checkpoint failed: ${errorText(e)}`, "warn");
@@ -175,5 +235,10 @@ export class Checkpointer {
     clearTimeout(this.poll);
     this.poll = undefined;
     this.waiting = undefined;
+    if (this.settling !== undefined) {
+      clearTimeout(this.settling);
+      this.settling = undefined;
+      this.input.release();
+    }
   }
 }

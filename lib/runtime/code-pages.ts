@@ -93,6 +93,21 @@ export function trimCodePages(): number {
   return kb;
 }
 
+/**
+ * Trims 3 s after the call, when start-up's code has run, and then every `periodMs` (0: never):
+ * for a run with no API whose bursts would say when (the daemon schedules its own). Returns the stop.
+ */
+export function trimCodePagesEvery(periodMs: number): () => void {
+  if (periodMs <= 0) return () => {};
+  let timer = setTimeout(function tick() {
+    trimCodePages();
+    timer = setTimeout(tick, periodMs);
+    timer.unref();
+  }, 3000);
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
 /** FLOE_CODE_TRIM_S: seconds between trims of the executable's code pages (default 60, 0: never). */
 export function codeTrimPeriod(v: string | undefined): number {
   if (v === undefined || v === "") return 60;

@@ -38,7 +38,7 @@ export interface DrainHost {
   readonly tracer: RuleTracer | undefined;
   /** The execution stopped reading (stopping, or failed). */
   readonly halted: boolean;
-  /** Drains are held while the sources attach (Execution.start). */
+  /** Drains are held while the sources attach, a stop holds the input for its sinks, a checkpoint waits for a spread to end (Execution). */
   readonly holdDrains: boolean;
   /** Late-acknowledging sources acknowledge at stored checkpoints (Execution.checkpointAcks). */
   readonly checkpointAcks: boolean;

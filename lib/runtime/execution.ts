@@ -24,7 +24,8 @@ import { clauseExprs, some } from "../sql/walk.ts";
 import { checkpointStore } from "../store/checkpoint.ts";
 import { AckLedger, cacheDb } from "../store/sink-cache.ts";
 import { WallClock } from "../ops/window/clock.ts";
-import { Checkpointer, type SinkBarrier } from "./checkpoint.ts";
+import { Checkpointer, type InputHold, type SinkBarrier } from "./checkpoint.ts";
+import { DrainHold } from "./drain-hold.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
@@ -84,6 +85,9 @@ function readsMeta(spec: ExecutionSpec): boolean {
   const isMeta = (e: { kind: string }) => e.kind === "meta";
   return s.fields.some((f) => some(f.expr, isMeta)) || clauseExprs(s).some((e) => some(e, isMeta));
 }
+
+/** How long a stop holds the input for its sinks to deliver what they were given (`holdForSinks`, `stop`). */
+export const HOLD_FOR_SINKS_MS = 1000;
 
 /** Waits for `p`, at most `ms`; leaves no timer behind. */
 async function within(p: Promise<void>, ms: number): Promise<void> {
@@ -156,17 +160,18 @@ export class Execution implements DrainHost {
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
     this.topo = new Topology(this.plan, new RunEnv(this, o.sendError, clock, env.zone, windowBudget, spec.closeMarks), this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    this.delivered = spec.fence !== undefined;
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
       const log = (l: string, level?: Level) => env.log(l, level);
-      // A group's partition: its checkpoints are restored by another member, which has no copy of this one's sink caches.
-      const delivered = spec.fence !== undefined;
+      const delivered = this.delivered;
       const pipelines = this.pipelines;
       const barrier: SinkBarrier = {
         given: () => pipelines.map((p) => p.given),
         passed: (marks) => pipelines.every((p, i) => p.safe(delivered) >= marks[i]!),
       };
-      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier);
+      const input: InputHold = { hold: () => this.hold.hold("checkpoint"), release: () => this.hold.release("checkpoint") };
+      this.checkpoints = new Checkpointer(spec.id, checkpointStore(env.dataDir), spec.select, o.windowEvaluator, log, spec.fence, barrier, input);
     }
     this.stateless = Object.keys(this.topo.snapshot()).length === 0;
     const journaled = spec.extraSinks.length === 0 && this.pipelines.length > 0 && this.pipelines.every((p) => p.journaled);
@@ -317,7 +322,7 @@ export class Execution implements DrainHost {
       // checkpoint; which is known once they are attached, so nothing is drained before.
       const keys = cp !== undefined && !this.stateless && this.pipelines.some((p) => p.keyed) ? cp : undefined;
       if (keys && !keys.restored) for (const p of this.pipelines) p.keysFrom(keys.fp);
-      this.holdDrains = keys !== undefined;
+      if (keys !== undefined) this.hold.hold("attach");
       this.acks.settle(this.env.dataDir, this.plan.sources, (l) => this.env.log(l));
       // Inside the try: a sink that cannot open (`connection <id> not existed`) closes the others.
       for (const p of this.pipelines) p.open();
@@ -377,23 +382,33 @@ export class Execution implements DrainHost {
   private readonly onSourceEof = (): void => this.sourceEof();
   private readonly onSourceFail = (e: unknown): void => this.fatal(e);
 
-  /** Drains are held while the sources attach (see `start`), and while `holdForSinks` waits. */
-  holdDrains = false;
-  private heldForSinks = false;
+  /** The barrier counts results delivered, not cached (SinkPipeline.safe): a group's partition, restored by a member without this one's caches. */
+  private readonly delivered: boolean;
+
+  /** Why the drains take nothing now, if they do: attaching sources (`start`), `holdForSinks`, a checkpoint's wait. */
+  private readonly hold = new DrainHold(this.drains);
+
+  /** DrainHost.holdDrains. */
+  get holdDrains(): boolean {
+    return this.hold.held;
+  }
 
   /**
    * Holds the drains — no new input is processed, so the sinks are given no new results — until
-   * every sink is settled (SinkPipeline.settled) or `maxMs` passes; true when settled. The caller
-   * lets them go with `resumeDrains` in any case. False at once while the run starts. A group
-   * partition's release uses it: the checkpoint a run stops with is taken before its sinks close.
+   * no operator spreads an item across turns (Topology.busy: it has results to give yet) and every
+   * sink's checkpoint watermark reaches what it was given (SinkPipeline.safe: delivered, or in its
+   * cache unless `delivered`), or `maxMs` passes; true when they did. The caller lets them go with
+   * `resumeDrains` in any case. False at once while the run starts or is held for its sinks
+   * already. A stop's final checkpoint is taken after it (`stop`), and so is a group partition's
+   * at its release.
    */
   async holdForSinks(maxMs: number): Promise<boolean> {
-    if (this.holdDrains) return false;
-    this.holdDrains = true;
-    this.heldForSinks = true;
+    if (this.hold.has("attach") || this.hold.has("sinks")) return false;
+    this.hold.hold("sinks");
     const until = Date.now() + maxMs;
-    while (!this.pipelines.every((p) => p.settled)) {
-      if (Date.now() >= until || !this.heldForSinks) return false;
+    const delivered = this.delivered;
+    while (this.topo.busy || !this.pipelines.every((p) => p.safe(delivered) >= p.given)) {
+      if (Date.now() >= until || !this.hold.has("sinks")) return false;
       await Bun.sleep(2);
     }
     return true;
@@ -401,14 +416,7 @@ export class Execution implements DrainHost {
 
   /** Ends a `holdForSinks`: the drains woken meanwhile run. */
   resumeDrains(): void {
-    if (!this.heldForSinks) return;
-    this.heldForSinks = false;
-    this.holdDrains = false;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
+    this.hold.release("sinks");
   }
 
   /**
@@ -419,12 +427,7 @@ export class Execution implements DrainHost {
   private releaseDrains(offsets: Map<string, unknown>): void {
     const replays = this.drains.every((i) => offsets.has(i.name) || (i.att?.holdsAcks === true && i.att.own?.checkpointed !== undefined));
     if (!replays) for (const p of this.pipelines) p.keysFresh();
-    this.holdDrains = false;
-    for (const i of this.drains) {
-      if (!i.deferred) continue;
-      i.deferred = false;
-      i.wake();
-    }
+    this.hold.release("attach");
   }
 
   private sourceEof(): void {
@@ -440,11 +443,16 @@ export class Execution implements DrainHost {
    */
   async stop(opts: { flushWindows: boolean }): Promise<void> {
     const cp = this.checkpoints;
-    cp?.stop();
     // The final checkpoint reads the offsets before the sources are released; a flushing stop
-    // (end of input) empties the windows, so there is no state worth keeping then.
+    // (end of input) empties the windows, so there is no state worth keeping then. It counts what
+    // the sinks were given: they first deliver it (or cache it) with the input held, within
+    // HOLD_FOR_SINKS_MS, else it is not stored (Checkpointer.take) — a restart would not make
+    // again what they then drop at close. The periodic checkpoints go on meanwhile.
+    const final = cp !== undefined && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && this.spec.fence?.() !== false;
+    if (final && !this.halted) await this.holdForSinks(HOLD_FOR_SINKS_MS);
+    cp?.stop();
     let saved = false;
-    if (cp && this.spec.options.enableSaveStateBeforeStop && !opts.flushWindows && !this.halted) saved = cp.take(this.topo, () => this.offsets());
+    if (final && !this.halted) saved = cp.take(this.topo, () => this.offsets());
     if (saved) this.acks.savedAtStop();
     for (const i of this.drains) {
       this.leaveGroup(i);

@@ -231,7 +231,9 @@ export class SourceHub {
   }
 
   async attach(def: StreamDef, type: string, o: AttachOptions): Promise<Attachment> {
-    const key = `${def.name}\u0000${def.statement}`;
+    // The options too: a partitioned stream's runs read it with its statement's options rewritten
+    // for their partition (server/partitioned-run.ts streamsForPartition), each from its own source.
+    const key = `${def.name}\u0000${def.statement}\u0000${JSON.stringify(def.options)}`;
     const isShared = !!def.options.SHARED && !o.connector;
     let src = isShared ? this.shared.get(key) : undefined;
     let props: Record<string, unknown> = {};

@@ -3,6 +3,7 @@
  * as a synchronous push chain. Built from the plan's specs; the source side is fed by whoever
  * runs the rule (pipe mode or the daemon's bus).
  */
+import { EngineError, ErrCode } from "../errors.ts";
 import type { Tuple } from "../expr/row.ts";
 import type { OpSpec, RulePlan } from "../plan/specs.ts";
 import type { Expr } from "../sql/ast.ts";
@@ -416,16 +417,23 @@ export class Topology {
     return [...this.sources.keys()];
   }
 
+  /** An operator is spreading an item across turns (Operator.busy): no `snapshot` until it is done. */
+  get busy(): boolean {
+    for (const op of this.operators) if (op.busy) return true;
+    return false;
+  }
+
   /**
    * The state of every stateful node, by node name (rules-and-sinks.md §5). The topology is a
    * synchronous push chain driven by the rule's inlets, so between two batches — where the
-   * checkpoint timer runs — every operator is quiescent once the nodes that spread an item across
-   * turns have completed it, and this snapshot is consistent without barriers; qos 1 and 2
+   * checkpoint timer runs — every operator is quiescent unless one is `busy` spreading an item
+   * across turns, whose state is then partly in the item: the checkpoint waits for it to end
+   * (runtime/checkpoint.ts), and this snapshot is consistent without barriers; qos 1 and 2
    * therefore behave the same. Values are live references: encode them before the next batch.
    */
   snapshot(): Record<string, unknown> {
+    if (this.busy) throw new EngineError("a snapshot was asked while an operator spreads an item across turns", ErrCode.executor);
     const out: Record<string, unknown> = {};
-    for (const op of this.operators) op.complete();
     for (const op of this.allOperators()) {
       const s = op.snapshot();
       if (s !== undefined) out[op.metrics.name] = s;

@@ -31,11 +31,9 @@ import { isAggregateCall } from "../plan/analyze.ts";
 import { planTwoStage } from "../plan/two-stage.ts";
 import type { FunctionRegistry } from "../functions/registry.ts";
 import { mergeRuns } from "./partition-metrics.ts";
+import { HOLD_FOR_SINKS_MS } from "../runtime/execution.ts";
 
 export const PARTITION_TOKEN = "{partition}";
-
-/** How long a release holds a partition's input for its sinks to deliver what they were given. */
-const HOLD_FOR_SINKS_MS = 1000;
 
 /** A partitioned stream as a rule reads it. */
 export interface Partitioning {
@@ -366,9 +364,9 @@ export class PartitionedRun implements HeldRun {
   /**
    * Stops partition `p`'s run and hands its state over; a superseded ownership (another member
    * claimed it) uploads nothing. The run's input is held until its sinks delivered what they were
-   * given (at most HOLD_FOR_SINKS_MS) before it stops: the checkpoint a run stops with is taken
-   * whether or not its sinks are settled, and results a sink does not deliver within its grace at
-   * close are gone — a next owner restored from that checkpoint would not make them again. When
+   * given (at most HOLD_FOR_SINKS_MS) before it stops: results a sink does not deliver within its
+   * grace at close are gone, and a next owner restored from a checkpoint counting them would not
+   * make them again, so the run stores none at its stop unless they settled (Execution.stop). When
    * they did not settle, the state handed over is the one last uploaded (taken while they were
    * settled): the next owner rewinds the durable to it and makes those results again.
    */

@@ -217,7 +217,7 @@ export class Backlog {
     }
   }
 
-  /** Encodes every output still waiting now (end of input, a cache's write-through). */
+  /** Encodes every output still waiting now (end of input; a stateless rule's drain end with a cache, SinkPipeline.flush). */
   drain(): void {
     if (this.timer !== undefined) clearImmediate(this.timer);
     this.timer = undefined;

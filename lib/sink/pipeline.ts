@@ -131,19 +131,17 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     this.shared = key === undefined ? null : encodedItem(key);
   }
 
-  private nextKey(): string {
-    return this.keys === null ? "" : this.keys.next();
+  private nextKey(tag: number): string {
+    return this.keys === null ? "" : this.keys.next(tag);
   }
 
   /**
-   * The item keys of a keyed connector, for the rule's checkpoint; undefined for the others. What
-   * was pushed before it is counted: the backlog is made into items now, and outputs waiting for
-   * their batch keep one key (their batch takes it; a restored run does not make it again).
+   * The item keys of a keyed connector, for the rule's checkpoint; undefined for the others. It
+   * counts the keys of every result pushed before it, those still in the backlog or waiting for
+   * their batch as they are made (EmissionKeys.snapshot): read once its barrier passed.
    */
   snapshot(): { epoch: string; made: number } | undefined {
-    if (this.keys === null) return undefined;
-    this.backlog.drain();
-    return this.keys.snapshot(this.pending.length > 0 ? 1 : 0);
+    return this.keys?.snapshot(this.count);
   }
 
   restore(s: unknown): void {
@@ -364,7 +362,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     // The worker waits on an empty queue: a direct connector sends now, in order.
     const sender = this.sender;
     if (sender.direct && sender.sendDirect(payload, o.props, o.rows, tp, now, tag)) return;
-    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey(), tag), now, timed);
+    sender.enqueue(new SinkItem(payload, o.props, o.rows, this.keepSource ? new SinkSource([[o.data, o.text]], false) : null, tp, this.nextKey(tag), tag), now, timed);
   }
 
   /** The batch writer: pending outputs become one payload (rules-and-sinks.md §3.1 step 3). */
@@ -400,7 +398,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     let rows = 0;
     for (const o of list) rows += o.rows;
     const src = this.keepSource ? new SinkSource(list.map((o) => [o.data, o.text]), true) : null;
-    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey(), tag), now, true);
+    this.sender.enqueue(new SinkItem(payload, list[0]!.props, rows, src, null, this.nextKey(tag), tag), now, true);
   }
 
   /** Every item this sink has not sent is on disk (cache on, no alter queue). */
@@ -411,10 +409,14 @@ export class SinkPipeline implements SinkNode, BacklogHost {
   /**
    * Makes what was queued durable now (the cache's write-through, cached-queue.ts); the rule's
    * inlet calls it at the end of each drain, before the sources acknowledge what they delivered.
+   * `acknowledged`: those acknowledgements say the results the drain made are on disk (a
+   * stateless rule, runtime/acks.ts), so what waits in the backlog is encoded first. A rule with
+   * state has its input durable only in its checkpoints, whose barrier waits for the backlog
+   * (`safe`) in its slices: encoding it here, at every drain's end, held the event loop for all of
+   * it while a window's big result was being sent.
    */
-  flush(): void {
-    // What the sources acknowledge next must be in the cache, not waiting in the backlog.
-    if (this.sender.journaled && this.backlog.length > 0) this.backlog.drain();
+  flush(acknowledged: boolean): void {
+    if (acknowledged && this.sender.journaled && this.backlog.length > 0) this.backlog.drain();
     this.sender.flush();
   }
 

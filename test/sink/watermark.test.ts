@@ -152,7 +152,7 @@ test("with the cache a result is safe once written through to disk; delivered on
     p.push(rows(2));
     // Queued, not yet written: the cache's flush runs in a microtask (or at the end of a drain).
     expect(p.safe(false)).toBe(0);
-    p.flush();
+    p.flush(false);
     expect([p.safe(false), p.safe(true)]).toEqual([2, 0]);
     c.down = 0;
     await sent(c, 2);
@@ -214,7 +214,8 @@ test("a result built across turns (the backlog) is safe only once all its items 
     // Nothing made yet: the rows wait in the backlog.
     expect([c.got.length, p.safe(true)]).toEqual([0, 0]);
     await waitFor(() => c.got.length > 0, "the first slice", 2000, 1);
-    c.confirm(c.got.length);
+    // All but the result's last item confirmed (on a loaded machine more slices may be made by now).
+    c.confirm(Math.min(c.got.length, n - 1));
     expect(p.safe(true)).toBe(0);
     await sent(c, n + 1);
     c.confirm(n);

@@ -223,12 +223,14 @@ describe("a window projected across turns (OpEnv.turnMs)", () => {
     expect(sink.rows).toHaveLength(600);
     expect(windows.every((n) => n % 200 === 0)).toBe(true);
     expect(new Set(windows).size).toBeGreaterThan(2);
-    // A checkpoint completes what waits before it reads the nodes' state.
+    // No snapshot inside a spread (a checkpoint waits for it): the topology is busy until the window's rows are projected in their turns.
     for (let i = 0; i < 200; i++) topo.ingest("s", new Tuple({ k: `k${i}` }, null, clock.now(), "s"));
     clock.advance(T0 + 4000);
-    expect(sink.rows).toHaveLength(600);
-    topo.snapshot();
+    expect([sink.rows.length, topo.busy]).toEqual([600, true]);
+    expect(() => topo.snapshot()).toThrow("a snapshot was asked while an operator spreads an item across turns");
+    while (topo.busy) await new Promise((r) => setImmediate(r));
     expect(sink.rows).toHaveLength(800);
+    expect(topo.snapshot()).toBeDefined();
     topo.end();
   });
 });
