@@ -97,7 +97,8 @@ async function within(p: Promise<void>, ms: number): Promise<void> {
 }
 
 export class Execution implements DrainHost {
-  private readonly spec: Pick<ExecutionSpec, "id" | "options" | "defaultType" | "connectors">;
+  /** What the run reads of its spec once built (not its sink factory, SELECT, streams). */
+  private readonly spec: Pick<ExecutionSpec, "id" | "options" | "defaultType" | "connectors" | "fence">;
   readonly clock = new WallClock();
   readonly topo: Topology;
   readonly plan: RulePlan;
@@ -138,8 +139,7 @@ export class Execution implements DrainHost {
   ) {
     const clock = this.clock;
     const o = spec.options;
-    // Not the whole spec: its sink factory, SELECT and stream map are not needed once the run is built.
-    this.spec = { id: spec.id, options: o, defaultType: spec.defaultType, connectors: spec.connectors };
+    this.spec = { id: spec.id, options: o, defaultType: spec.defaultType, connectors: spec.connectors, fence: spec.fence };
     this.startedAt = clock.now();
     const startedAt = this.startedAt;
     const now = () => this.now();
