@@ -37,10 +37,11 @@ import type { SinkNode } from "../core/sink.ts";
 import { RuleTracer, type TraceStrategy } from "./trace/rule-tracer.ts";
 import { Acks } from "./acks.ts";
 import { Drain, type DrainHost } from "./drain.ts";
-import { TURN_MS } from "../core/turn.ts";
+import { RunEnv } from "./run-env.ts";
 import { topoJson, type TopoJson } from "./topo-json.ts";
 import { SharedEval, sharedKey } from "./shared-eval.ts";
 import { DrainGroup } from "./drain-group.ts";
+import { samePlan } from "./plan-share.ts";
 
 /** What an execution runs: the rule as its host prepared it (rule.ts `Rule.start`). */
 export interface ExecutionSpec {
@@ -96,6 +97,8 @@ async function within(p: Promise<void>, ms: number): Promise<void> {
 }
 
 export class Execution implements DrainHost {
+  /** What the run reads of its spec once built (not its sink factory, SELECT, streams). */
+  private readonly spec: Pick<ExecutionSpec, "id" | "options" | "defaultType" | "connectors" | "fence">;
   readonly clock = new WallClock();
   readonly topo: Topology;
   readonly plan: RulePlan;
@@ -130,12 +133,13 @@ export class Execution implements DrainHost {
   readonly windowBudget: ByteBudget;
 
   constructor(
-    private readonly spec: ExecutionSpec,
+    spec: ExecutionSpec,
     private readonly env: RuntimeEnv,
     private readonly hub: SourceHub,
   ) {
     const clock = this.clock;
     const o = spec.options;
+    this.spec = { id: spec.id, options: o, defaultType: spec.defaultType, connectors: spec.connectors, fence: spec.fence };
     this.startedAt = clock.now();
     const startedAt = this.startedAt;
     const now = () => this.now();
@@ -145,7 +149,7 @@ export class Execution implements DrainHost {
     this.graph = graph;
     this.plan = graph
       ? { sources: graph.sources, ops: [], slots: 0 }
-      : planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan;
+      : samePlan(planRule(spec, spec.streams, { env: fenv, functions: env.functions, zone: env.zone, ignoreCase: env.ignoreCase, decoder, rateLimit: (def) => spec.rateLimits?.get(def.name) }).plan, spec.select, o, env.ignoreCase);
     this.clock.onError = this.onSourceFail;
     this.pipelines = spec.sinks();
     for (const p of this.pipelines) p.clock = this;
@@ -153,9 +157,8 @@ export class Execution implements DrainHost {
     const errors = spec.errors;
     this.errors = errors;
     this.readsMeta = readsMeta(spec);
-    const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
-    this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget, closeMarks: spec.closeMarks }, this.sinkNodes, graph);
+    this.topo = new Topology(this.plan, new RunEnv(this, o.sendError, clock, env.zone, windowBudget, spec.closeMarks), this.sinkNodes, graph);
     this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
     this.delivered = spec.fence !== undefined;
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
@@ -285,6 +288,11 @@ export class Execution implements DrainHost {
 
   now(): number {
     return this.batchNow || this.clock.now();
+  }
+
+  /** A record failed: pipe mode's error report hears of it, with where it came from. */
+  rowError(message: string): void {
+    this.errors?.row(this.where(), message);
   }
 
   /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */

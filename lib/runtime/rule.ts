@@ -51,7 +51,7 @@ import { rateLimitOf, resolveSourceProps, selectorError, sourceType } from "../c
 import type { SourceConnector } from "../source/connector.ts";
 import { isLookupTable, type StreamDef } from "../plan/streams.ts";
 import { analyze } from "../plan/analyze.ts";
-import { parseSelect } from "../sql/parse.ts";
+import { parseSharedSelect } from "../sql/shared-select.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { RuntimeEnv } from "./env.ts";
 import type { NodeMetrics } from "../core/metrics.ts";
@@ -136,7 +136,7 @@ export class Rule {
       for (const a of actions) checkTemplateBudget(a.props);
       return new Rule(def.id, def.name ?? "", options, GRAPH_SELECT, streams, actions, env, hub, host, { json: def.graph, temp: !!def.temp });
     }
-    const select = def.select ?? parseSelect(def.sql, env.functions);
+    const select = def.select ?? parseSharedSelect(def.sql, env.functions);
     analyze(select, streams, { functions: env.functions, sendMetaToSink: options.sendMetaToSink });
     const actions = parseActions(def.actions, env, def.id, host.extraSinks?.length ?? 0);
     for (const a of actions) checkTemplateBudget(a.props);

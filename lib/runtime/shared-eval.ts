@@ -25,8 +25,8 @@ import { FilterOp } from "../ops/filter.ts";
 import { ProjectOp } from "../ops/project.ts";
 import type { RuleOptions } from "../plan/rule-options.ts";
 import type { StreamDef } from "../plan/streams.ts";
-import type { Expr, SelectStatement } from "../sql/ast.ts";
-import { clauseExprs, some } from "../sql/walk.ts";
+import type { SelectStatement } from "../sql/ast.ts";
+import { isPureSelect } from "../sql/pure.ts";
 import type { SourceMessage } from "../source/message.ts";
 import type { Obj } from "../value/values.ts";
 import type { Inlet } from "./inlet.ts";
@@ -71,13 +71,8 @@ class GroupKey {
 /** Messages this process's rules took by replaying a group's outcome instead of evaluating it (tests, diagnostics). */
 export const sharedStats = { replays: 0, records: 0, batches: 0 };
 
-/** Expression kinds a shared chain may hold: no call (clock, rule id, state, randomness), no meta. */
-const PURE = new Set(["integer", "number", "string", "boolean", "field", "wildcard", "binary", "paren", "arrow", "index", "slice", "in", "between", "like", "case"]);
-
-const impure = (e: Expr): boolean => !PURE.has(e.kind);
-
-/** JSON of a definition, bigints as their text. */
-function text(v: unknown): string {
+/** JSON of a definition, bigints as their text (throws on a cycle). */
+export function text(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? `${x}n` : x));
 }
 
@@ -86,9 +81,7 @@ function text(v: unknown): string {
  * the stream's definition, the SELECT and the options.
  */
 export function sharedKey(select: SelectStatement, def: StreamDef, options: RuleOptions, ignoreCase: boolean): string | undefined {
-  if (!def.options.SHARED || select.joins.length > 0) return undefined;
-  for (const f of select.fields) if (some(f.expr, impure)) return undefined;
-  for (const e of clauseExprs(select)) if (some(e, impure)) return undefined;
+  if (!def.options.SHARED || select.joins.length > 0 || !isPureSelect(select)) return undefined;
   try {
     return text([def.name, def.statement, ignoreCase, select, options]);
   } catch {

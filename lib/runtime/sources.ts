@@ -70,6 +70,15 @@ export interface Attachment {
 }
 
 class OpenSource {
+  /**
+   * `shared`: the hub's shared sources, which hold this one under `key` until its last rule
+   * detaches; null for a rule's own source.
+   */
+  constructor(
+    readonly key: string,
+    readonly shared: Map<string, OpenSource> | null,
+  ) {}
+
   readonly bus = new Bus<SourceMessage>();
   readonly status = new ConnectionReporter();
   /** The source node: the rule's own, or a shared stream's own node (AttachOptions.share). */
@@ -118,6 +127,60 @@ class OpenSource {
   };
   /** The time of the batch being admitted (what a skipped rule's nodes record as their last invocation). */
   now = 0;
+  /** What every subscription's overflow counts (set at the first attach: the stream's name is the same for all). */
+  onDrop!: (n: number) => void;
+}
+
+/**
+ * A rule's attachment to an open source. A class rather than closures over `attach`'s frame: the
+ * hub holds it as long as the rule reads, and an idle rule's memory is mostly such small parts.
+ */
+class Attached implements Attachment {
+  constructor(
+    readonly sub: Subscription<SourceMessage>,
+    readonly decoder: Decoder | null,
+    private readonly src: OpenSource,
+    private readonly member: IndexMember | undefined,
+    private readonly readsMeta: boolean,
+    private readonly onEof: () => void,
+    private readonly onFail: AttachOptions["onFail"],
+    private readonly share: AttachOptions["share"],
+  ) {}
+
+  get own(): SourceConnector | undefined {
+    return this.src.shared ? undefined : this.src.connector;
+  }
+
+  get holdsAcks(): boolean {
+    return this.src.connector?.holdsAcks === true;
+  }
+
+  get decodeLatency(): { us: number } {
+    return this.src.decodeLatency;
+  }
+
+  get groups(): Map<string, unknown> {
+    return this.src.groups;
+  }
+
+  async release(): Promise<void> {
+    const s = this.src;
+    const { onEof, onFail, share } = this;
+    if (this.member) s.index.remove(this.member);
+    this.sub.close();
+    if (this.readsMeta) s.metaReaders--;
+    s.eofs.delete(onEof);
+    if (onFail) s.fails.delete(onFail);
+    if (share) {
+      const i = s.sharers.indexOf(share);
+      s.sharers.splice(i, 1);
+      // The counting rule left: the next one's input keeps the shared node counting.
+      if (i === 0 && s.sharers.length) s.sharers[0]!(s.node, true);
+    }
+    if (--s.refs > 0) return;
+    s.shared?.delete(s.key);
+    await s.connector?.close();
+  }
 }
 
 /**
@@ -176,7 +239,7 @@ export class SourceHub {
     let props: Record<string, unknown> = {};
     let fresh = false;
     if (!src) {
-      src = new OpenSource();
+      src = new OpenSource(key, isShared ? this.shared : null);
       if (o.connector) src.connector = o.connector;
       else {
         const c = await this.connectorFor(def, type);
@@ -186,6 +249,8 @@ export class SourceHub {
       fresh = true;
       src.node = isShared ? new NodeMetrics("source", sharedNodeName(def, props)) : o.node;
       src.status.attach(src.node);
+      const n0 = src.node;
+      src.onDrop = (n) => n0.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
       if (isShared) {
         this.shared.set(key, src);
         if (isByteSource(type)) {
@@ -200,7 +265,7 @@ export class SourceHub {
     const readsMeta = o.meta !== false;
     if (readsMeta) s.metaReaders++;
     const sub = s.bus.subscribe(o.capacity, o.policy, o.wake);
-    sub.onDrop = (n) => node.exception(`buffer full, drop ${n} message(s) from source_${def.name}`, Date.now());
+    sub.onDrop = s.onDrop;
     const member = s.decoder && o.policy === "block" ? this.index(s, sub, def.name, o.filter) : undefined;
     s.refs++;
     s.eofs.add(o.onEof);
@@ -242,29 +307,7 @@ export class SourceHub {
         throw e;
       }
     } else if (s.ended) o.onEof();
-    return {
-      sub,
-      decoder,
-      own: isShared ? undefined : s.connector,
-      holdsAcks: s.connector?.holdsAcks === true,
-      decodeLatency: s.decodeLatency,
-      groups: s.groups,
-      release: async () => {
-        if (member) s.index.remove(member);
-        sub.close();
-        if (readsMeta) s.metaReaders--;
-        s.eofs.delete(o.onEof);
-        if (onFail) s.fails.delete(onFail);
-        if (share) {
-          const i = s.sharers.indexOf(share);
-          s.sharers.splice(i, 1);
-          // The counting rule left: the next one's input keeps the shared node counting.
-          if (i === 0 && s.sharers.length) s.sharers[0]!(node, true);
-        }
-        if (--s.refs > 0) return;
-        if (isShared) this.shared.delete(key);
-        await s.connector?.close();
-      },
-    };
+    // Only what `release` needs of the options: the callbacks the source's sets hold anyway.
+    return new Attached(sub, decoder, s, member, readsMeta, o.onEof, onFail, share);
   }
 }

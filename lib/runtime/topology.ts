@@ -13,6 +13,7 @@ import { bytesPreview } from "../core/error-groups.ts";
 import type { Peek } from "./peek.ts";
 import type { Consumer, Item } from "../core/item.ts";
 import { NodeMetrics } from "../core/metrics.ts";
+import { SmallMap } from "../core/small-map.ts";
 import { Operator } from "../core/operator.ts";
 import type { SinkNode } from "../core/sink.ts";
 import { AggregateOp } from "../ops/aggregate.ts";
@@ -107,7 +108,8 @@ function sinkSpanName(s: SinkNode): string {
 }
 
 export class Topology {
-  private readonly sources = new Map<string, SourceNode>();
+  /** By stream name (a SmallMap: a rule reads one stream or a few). */
+  private readonly sources = new SmallMap<string, SourceNode>();
   private readonly operators: Operator[];
   private readonly lookups: LookupOp[];
   private readonly sinks: SinkNode[];

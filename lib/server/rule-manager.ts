@@ -75,8 +75,11 @@ export class RuleManager {
     return lc.startNow(def, stopMessage);
   }
 
+  /** A rule that reached EOF is no longer triggered; one function for every rule's lifecycle. */
+  private readonly untrigger = (id: string): void => this.setTriggered(id, false);
+
   private lifecycle(def: StoredRule): RuleLifecycle {
-    const lc = new RuleLifecycle(def, this.factory, (id) => this.setTriggered(id, false));
+    const lc = new RuleLifecycle(def, this.factory, this.untrigger);
     lc.onState = this.onState;
     return lc;
   }

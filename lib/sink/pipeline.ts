@@ -92,7 +92,7 @@ export class SinkPipeline implements SinkNode, BacklogHost {
    */
   clock: { now(): number } = WALL;
 
-  constructor(private readonly init: SinkPipelineInit) {
+  constructor(init: SinkPipelineInit) {
     const { type, index, common: c } = init;
     this.c = c;
     this.name = init.node ?? `${type}_${index}`;

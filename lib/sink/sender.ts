@@ -39,6 +39,10 @@ export interface Upstream {
 export class SinkSender {
   /** The resend instance (`resendAlterQueue`), else null. */
   readonly resend: ResendSink | null;
+  /** What the sender reads of its SenderConf after it is built (not the whole pipeline's init). */
+  private readonly ruleId: string;
+  private readonly common: SinkCommon;
+  private readonly log: SenderConf["log"];
   private readonly queue: SinkQueue;
   private readonly conn: SinkConnector;
   private readonly retryMs: number;
@@ -50,8 +54,14 @@ export class SinkSender {
   private readonly scratch = new SinkItem("", null, 0);
   /** Sends so far (sampled timing, see `work`). */
   private sends = 0;
-  private wakeFn: (() => void) | undefined;
+  /**
+   * The connector is ready and the queue was found empty: no worker runs until `wake` starts one.
+   * An idle sink holds no suspended worker (its frame and promises are a good part of an idle
+   * rule's memory, thousands of rules on one stream).
+   */
+  private idle = false;
   private roomWaiters: (() => void)[] = [];
+  /** The worker running (undefined before `start` and while idle). */
   private worker: Promise<void> | undefined;
   private ending = false;
   /** The last send failed with an IO error and is being retried. */
@@ -74,7 +84,7 @@ export class SinkSender {
    * counts in; `mark` re-encodes an item for the resend instance (`resendIndicatorField`).
    */
   constructor(
-    private readonly conf: SenderConf,
+    conf: SenderConf,
     private readonly name: string,
     private readonly sink: NodeMetrics,
     private readonly cacheNode: NodeMetrics | null,
@@ -83,6 +93,9 @@ export class SinkSender {
     private readonly upstream: Upstream,
   ) {
     const c = conf.common;
+    this.ruleId = conf.ruleId;
+    this.common = c;
+    this.log = conf.log;
     this.conn = conf.connector;
     const alter = c.cache.enableCache && c.cache.resendAlterQueue && !!conf.resendConnector;
     this.resend = alter
@@ -114,11 +127,11 @@ export class SinkSender {
 
   /** Connects the connector; `start` starts the worker, which waits for the connection. */
   connect(): Promise<void> {
-    return Promise.resolve(this.conn.open({ ruleId: this.conf.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.conf.log }));
+    return Promise.resolve(this.conn.open({ ruleId: this.ruleId, name: this.name, status: this.status, metrics: this.sink, log: this.log }));
   }
 
   start(ready: Promise<void>): void {
-    this.worker = this.work(ready);
+    this.worker = this.opening(ready);
     this.resend?.open();
     // Items restored from a previous run's cache are sent first.
     if (this.queue.length > 0) this.wake();
@@ -169,7 +182,7 @@ export class SinkSender {
    * for the worker to send after the interval, anything else drops the result (lost).
    */
   sendDirect(payload: Payload, props: SinkItem["props"], rows: number, tp: string | null, now: number, tag: number): boolean {
-    if (this.wakeFn === undefined) return false;
+    if (!this.idle) return false;
     const item = this.scratch;
     item.payload = payload;
     item.props = props;
@@ -256,16 +269,15 @@ export class SinkSender {
 
   /** A failed send that is not retried: the result is lost (an unexpected error is also logged). */
   private dropFailed(e: unknown): void {
-    if (!(e instanceof IoError)) this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} drops a message: ${errorText(e)}`);
+    if (!(e instanceof IoError)) this.log(`sink ${this.name} of rule ${this.ruleId} drops a message: ${errorText(e)}`);
     this.lost++;
   }
 
+  /** Starts a worker if none runs (an idle one; before the connector is ready the first one waits for it). */
   private wake(): void {
-    const f = this.wakeFn;
-    if (f) {
-      this.wakeFn = undefined;
-      f();
-    }
+    if (!this.idle) return;
+    this.idle = false;
+    this.worker = this.resume();
   }
 
   private sleep(ms: number): Promise<void> {
@@ -275,17 +287,31 @@ export class SinkSender {
     });
   }
 
-  private async work(ready: Promise<void>): Promise<void> {
+  /** The first worker: waits for the connection, then sends what is queued. */
+  private async opening(ready: Promise<void>): Promise<void> {
     try {
       await ready;
     } catch (e) {
       this.sink.exception(errorText(e), Date.now());
       return;
     }
+    await this.work();
+  }
+
+  /** A worker started by `wake`: from the next microtask, as a waiting worker would resume. */
+  private async resume(): Promise<void> {
+    await undefined;
+    // Woken with a direct send's failure queued: it is retried after the interval, as in `work`.
+    if (this.failing && !this.aborted) await this.sleep(this.retryMs);
+    await this.work();
+  }
+
+  /** Sends what is queued, in order, until the queue is empty (the worker then goes idle) or the sender ends or aborts. */
+  private async work(): Promise<void> {
     const q = this.queue;
     const m = this.sink;
     const resend = this.resend;
-    const resendFirst = resend !== null && this.conf.common.cache.resendPriority > 0;
+    const resendFirst = resend !== null && this.common.cache.resendPriority > 0;
     // A send that completes synchronously is timed like the operators' records (operator.ts): the
     // first, then one in 64; once the connector has answered with a promise, every send is timed.
     // Its `last_invocation` is stamped once before the worker next yields (no one reads the metrics
@@ -302,10 +328,9 @@ export class SinkSender {
         }
         if (this.ending) return;
         resend?.mainIdle();
-        await new Promise<void>((r) => (this.wakeFn = r));
-        // Woken with a direct send's failure queued: it is retried after the interval, as below.
-        if (this.failing && !this.aborted) await this.sleep(this.retryMs);
-        continue;
+        this.idle = true;
+        this.worker = undefined;
+        return;
       }
       // resendPriority 1: while older items wait for a resend, fresh ones queue behind them.
       if (resendFirst && resend.length > 0) {
@@ -420,7 +445,7 @@ export class SinkSender {
     this.sleepDone?.();
     this.wake();
     const resend = this.resend;
-    const cache = this.conf.common.cache;
+    const cache = this.common.cache;
     if (this.queue instanceof CachedQueue) this.queue.stop(cache.cleanCacheAtStop);
     else if (resend) {
       // Not sent yet: kept with the resend queue for the next run.
@@ -441,7 +466,7 @@ export class SinkSender {
     try {
       await this.conn.close();
     } catch (e) {
-      this.conf.log(`sink ${this.name} of rule ${this.conf.ruleId} fails to close: ${errorText(e)}`);
+      this.log(`sink ${this.name} of rule ${this.ruleId} fails to close: ${errorText(e)}`);
     }
     this.status.detach(this.sink);
   }

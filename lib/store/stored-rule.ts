@@ -11,7 +11,7 @@ import { encodeGoJson } from "../value/json-encode.ts";
 import type { Value } from "../value/values.ts";
 import type { SelectStatement } from "../sql/ast.ts";
 import type { FunctionSignatures } from "../sql/function-signatures.ts";
-import { parseSelect } from "../sql/parse.ts";
+import { parseSharedSelect } from "../sql/shared-select.ts";
 import { parseRuleOptions, type RuleOptions } from "../plan/rule-options.ts";
 import { idError } from "./ids.ts";
 
@@ -106,7 +106,7 @@ export function parseStoredRule(text: string, functions: FunctionSignatures, def
   for (const a of actions) if (!isObject(a)) throw typeErr(a, "actions", "map[string]interface {}");
   if (sql !== "") {
     try {
-      select = parseSelect(sql, functions);
+      select = parseSharedSelect(sql, functions);
     } catch (e) {
       // A stored rule whose SQL no longer parses (its UDF was deleted or not loaded) is still
       // registered, so it can be inspected and deleted; starting it fails with the parse error.
