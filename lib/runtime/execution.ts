@@ -156,7 +156,7 @@ export class Execution implements DrainHost {
     const onRowError = errors ? (m: string) => errors.row(this.where(), m) : undefined;
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
     this.topo = new Topology(this.plan, { now, sendError: o.sendError, clock, zone: env.zone, onRowError, turnMs: TURN_MS, windowBudget, closeMarks: spec.closeMarks }, this.sinkNodes, graph);
-    this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    this.gates = [...this.sinkNodes, ...this.topo.planOps()];
     this.delivered = spec.fence !== undefined;
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
@@ -246,7 +246,7 @@ export class Execution implements DrainHost {
     c.rewind(input);
   }
 
-  /** Whatever can make the drains wait: sinks and lookup nodes. */
+  /** Whatever can make the drains wait: sinks, lookup nodes, and operators with items waiting behind a spread. */
   private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
 
   /** A failure outside any record (a drain's own loop, a timer): the rule stops by error with its message. */
@@ -287,7 +287,7 @@ export class Execution implements DrainHost {
     return this.batchNow || this.clock.now();
   }
 
-  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */
+  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO, or what waits behind a spread) would have to wait. */
   room(): number {
     let r = Infinity;
     for (const p of this.gates) {
