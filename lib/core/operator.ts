@@ -9,21 +9,22 @@
  * core/turn.ts, OpEnv.turnMs a turn): items pushed meanwhile wait behind it, so order is what one
  * pass gives, and `complete` runs the rest at once (at the end). A checkpoint is not taken while a
  * node is `busy` (runtime/checkpoint.ts): it waits for the spread to end in its own turns. What
- * waits is bounded as a sink's queue is: the rule's drains ask the node's `room` (WAITING_ITEMS
- * less what waits) and wait for `onRoom`, so the input behind a long spread stays in the source's
- * bounded buffer (runtime/topology.ts room).
+ * waits is bounded as a sink's queue is: the node's `room` (WAITING_ITEMS less what waits) is one
+ * of the gates the rule's drains ask (runtime/execution.ts), and its `onRoom` wakes them, so the
+ * input behind a long spread stays in the source's bounded buffer.
  */
 import { failureText, RowError } from "../errors.ts";
 import { Collection, Watermark, type Consumer, type Item, type Loan, type Ownership } from "./item.ts";
 import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
-import { ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
+import { DRAIN_STEP, ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
 
 /**
  * Items that may wait behind a spread before the rule's drains stop taking input: a drain step's
- * worth (a drain takes no more messages than the room, but each of a message's rows may wait).
+ * worth, so a rule with nothing spread takes its full steps (a drain takes no more messages than
+ * the room, but each of a message's rows may wait).
  */
-export const WAITING_ITEMS = 256;
+export const WAITING_ITEMS = DRAIN_STEP;
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
 export interface OpEnv {

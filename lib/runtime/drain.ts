@@ -3,8 +3,8 @@
  * through the stream's inlet (inlet.ts) a slice per event-loop turn, while every sink has room.
  * A slow sink stops the drain, the subscription fills, the bus refuses the source, and the source
  * stops reading: backpressure end to end with bounded queues. So does an operator holding items
- * behind a long spread (Operator.room). Counts what it took, for the
- * source acknowledgements (acks.ts).
+ * behind a long spread (Operator.room). Counts what it took, for the source acknowledgements
+ * (acks.ts).
  */
 import { failureText } from "../errors.ts";
 import type { Obj } from "../value/values.ts";
