@@ -8,13 +8,23 @@
  * A node may spread one item's work across event-loop turns (`spreadRows`, under the turn budget of
  * core/turn.ts, OpEnv.turnMs a turn): items pushed meanwhile wait behind it, so order is what one
  * pass gives, and `complete` runs the rest at once (at the end). A checkpoint is not taken while a
- * node is `busy` (runtime/checkpoint.ts): it waits for the spread to end in its own turns.
+ * node is `busy` (runtime/checkpoint.ts): it waits for the spread to end in its own turns. What
+ * waits is bounded as a sink's queue is: the node's `room` (WAITING_ITEMS less what waits) is one
+ * of the gates the rule's drains ask (runtime/execution.ts), and its `onRoom` wakes them, so the
+ * input behind a long spread stays in the source's bounded buffer.
  */
 import { failureText, RowError } from "../errors.ts";
 import { Collection, Watermark, type Consumer, type Item, type Loan, type Ownership } from "./item.ts";
 import { valuePreview } from "./error-groups.ts";
 import { NodeMetrics } from "./metrics.ts";
-import { ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
+import { DRAIN_STEP, ROWS_PER_LOOK, Turn, WHOLE } from "./turn.ts";
+
+/**
+ * Items that may wait behind a spread before the rule's drains stop taking input: a drain step's
+ * worth, so a rule with nothing spread takes its full steps (a drain takes no more messages than
+ * the room, but each of a message's rows may wait).
+ */
+export const WAITING_ITEMS = DRAIN_STEP;
 
 /** Shared per-rule runtime facts operators read (the clock's current time, options). */
 export interface OpEnv {
@@ -82,6 +92,8 @@ export abstract class Operator implements Consumer {
   private readonly waiting: Item[] = [];
   /** `complete` is running: spreads go to the end at once. */
   private completing = false;
+  /** Told once items waiting behind a spread are fewer than WAITING_ITEMS again (`onRoom`). */
+  private spreadWaiters: (() => void)[] = [];
 
   constructor(name: string, env: OpEnv, errorPrefix: string) {
     this.metrics = new NodeMetrics("op", name);
@@ -176,6 +188,17 @@ export abstract class Operator implements Consumer {
     return this.spreading !== null;
   }
 
+  /** Items that may still wait behind a spread before the rule should stop taking input (≤ 0: none). */
+  room(): number {
+    return WAITING_ITEMS - this.waiting.length;
+  }
+
+  /** Calls `fn` once there is room again (at once when there is); one call per waiter however often it asks. */
+  onRoom(fn: () => void): void {
+    if (this.room() > 0) fn();
+    else if (!this.spreadWaiters.includes(fn)) this.spreadWaiters.push(fn);
+  }
+
   /** An item waits behind the one being spread, holding its rows' loan meanwhile. */
   private hold(item: Item): void {
     if (item instanceof Collection && item.ownership.kind === "loan") item.ownership.held++;
@@ -205,6 +228,12 @@ export abstract class Operator implements Consumer {
       const own = item instanceof Collection ? item.ownership : null;
       this.push(item);
       if (own !== null && own.kind === "loan") own.held--;
+    }
+    // Only here does `waiting` shrink: the drains stopped by it go on (another spread may have begun).
+    if (this.spreadWaiters.length > 0 && this.room() > 0) {
+      const fns = this.spreadWaiters;
+      this.spreadWaiters = [];
+      for (const fn of fns) fn();
     }
   }
 

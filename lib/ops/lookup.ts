@@ -74,11 +74,11 @@ export class LookupOp extends Operator {
   }
 
   /** Items this node still takes before the rule should wait. */
-  room(): number {
+  override room(): number {
     return LOOKUP_CAPACITY - this.queued();
   }
 
-  onRoom(fn: () => void): void {
+  override onRoom(fn: () => void): void {
     if (this.room() > 0) fn();
     else this.roomWaiters.push(fn);
   }

@@ -8,8 +8,9 @@
  * A member parks only once it and the leader have taken everything (both queues empty: from
  * there on they see the same messages); it unparks — the leader's waiting messages copied to its
  * own queue, which the bus fills again — when it is traced, or when it leads after the leader
- * left, or when its sinks have no room (a leader without room hands the lead on): a slow member
- * waits on its own queue, as it would alone, while the others go on.
+ * left, or when its run has no room — its sinks', or its operators' behind a spread (a leader
+ * without room hands the lead on): a slow member waits on its own queue, as it would alone, while
+ * the others go on.
  *
  * A batch the group shared whole (shared-eval.ts `summarize`) is counted once for the lazy parked
  * members, in the group's tally (group-tally.ts), and only its items go to each one's sinks; a
@@ -36,7 +37,7 @@ export interface GroupMember {
   readonly sub: Subscription<SourceMessage> | undefined;
   /** The member's run stopped reading, or is traced (it then takes its own messages). */
   readonly alone: boolean;
-  /** Results the member's run may still produce before a sink would have to wait. */
+  /** Results the member's run may still produce before a sink (or what waits behind a spread) would have to wait. */
   room(): number;
   /** Processes the leader's batch, taken at `now` (its clock's reading), as its own drain would have. */
   follow(buf: readonly SourceMessage[], n: number, now: number): void;

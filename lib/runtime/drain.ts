@@ -2,8 +2,9 @@
  * One source of an execution (execution.ts): its bus subscription, drained into the topology
  * through the stream's inlet (inlet.ts) a slice per event-loop turn, while every sink has room.
  * A slow sink stops the drain, the subscription fills, the bus refuses the source, and the source
- * stops reading: backpressure end to end with bounded queues. Counts what it took, for the
- * source acknowledgements (acks.ts).
+ * stops reading: backpressure end to end with bounded queues. So does an operator holding items
+ * behind a long spread (Operator.room). Counts what it took, for the source acknowledgements
+ * (acks.ts).
  */
 import { failureText } from "../errors.ts";
 import type { Obj } from "../value/values.ts";
@@ -47,7 +48,7 @@ export interface DrainHost {
   /** The drain running (undefined between drains: timers fire outside any record). */
   active: Drain | undefined;
   now(): number;
-  /** Results the rule may still produce before a sink (or a lookup's FIFO) would have to wait. */
+  /** Results the rule may still produce before a sink (or a lookup's FIFO, or what waits behind a spread) would have to wait. */
   room(): number;
   /** Calls `fn` once there is room again. */
   waitRoom(fn: () => void): void;

@@ -159,7 +159,7 @@ export class Execution implements DrainHost {
     this.readsMeta = readsMeta(spec);
     const windowBudget = (this.windowBudget = new ByteBudget(o.windowMaxBytes, o.windowMaxRows));
     this.topo = new Topology(this.plan, new RunEnv(this, o.sendError, clock, env.zone, windowBudget, spec.closeMarks), this.sinkNodes, graph);
-    this.gates = [...this.sinkNodes, ...this.topo.lookupOps()];
+    this.gates = [...this.sinkNodes, ...this.topo.planOps()];
     this.delivered = spec.fence !== undefined;
     // Graph rules keep no checkpoints yet: their state fingerprint is the SELECT's.
     if (o.qos >= 1 && !graph) {
@@ -249,7 +249,7 @@ export class Execution implements DrainHost {
     c.rewind(input);
   }
 
-  /** Whatever can make the drains wait: sinks and lookup nodes. */
+  /** Whatever can make the drains wait: sinks, lookup nodes, and operators with items waiting behind a spread. */
   private readonly gates: readonly Pick<SinkNode, "room" | "onRoom">[];
 
   /** A failure outside any record (a drain's own loop, a timer): the rule stops by error with its message. */
@@ -295,7 +295,7 @@ export class Execution implements DrainHost {
     this.errors?.row(this.where(), message);
   }
 
-  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO) would have to wait. */
+  /** Results the rule may still produce before a sink (or an asynchronous lookup's FIFO, or what waits behind a spread) would have to wait. */
   room(): number {
     let r = Infinity;
     for (const p of this.gates) {

@@ -381,7 +381,12 @@ export class Topology {
     return this.operators.filter((o): o is WindowOp => o instanceof WindowOp);
   }
 
-  /** The lookup-table nodes (sql §12.5): the run attaches their sources and honours their room. */
+  /** The plan's operators, lookup nodes among them: the run honours each one's room (Operator.room, LookupOp.room). */
+  planOps(): readonly Operator[] {
+    return this.operators;
+  }
+
+  /** The lookup-table nodes (sql §12.5): the run attaches their sources. */
   lookupOps(): readonly LookupOp[] {
     return this.lookups;
   }
