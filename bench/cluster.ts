@@ -200,7 +200,7 @@ try {
       const msgs = a.ahead - b.ahead;
       const perMsg = a.varz && b.varz ? ` (${((b.cpu.nats - a.cpu.nats) / msgs * 1e6).toFixed(1)} µs/msg; per message read ${((b.varz.in - a.varz.in) / msgs).toFixed(3)} in, ${((b.varz.out - a.varz.out) / msgs).toFixed(3)} out)` : "";
       const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores${perMsg}`;
-      if (TRAFFIC) console.log(`traffic per message read (${tag}): ${[...b.traffic].map(([k, v]) => `${k} ${((v - (a.traffic.get(k) ?? 0)) / msgs).toFixed(3)}`).join(", ")}`);
+      if (TRAFFIC) console.log(`traffic per message read (${tag}): ${[...b.traffic].map(([k, v]) => `${k} ${((v - (a.traffic.get(k) ?? 0)) / msgs).toPrecision(3)}`).join(", ")}`);
       const seconds = (done - t) / 1000;
       const rate = msgs / wall;
       let got = await stored(nc, tag);
