@@ -53,6 +53,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "0" },
     profile: { type: "string" },
     logs: { type: "string" },
+    traffic: { type: "boolean", default: false },
   },
 });
 const QUOTA = values["cpu-quota"] === undefined ? undefined : Number(values["cpu-quota"]);
@@ -71,6 +72,11 @@ function saveLog(name: string, m: DaemonProc): void {
   mkdirSync(LOGS, { recursive: true });
   writeFileSync(join(LOGS, `${name}.log`), m.stderr());
 }
+/**
+ * `--traffic`: what the members publish to NATS, by kind, per message read over the measured span
+ * (core subscriptions on the subjects they publish to; their copies add to NATS's out-messages).
+ */
+const TRAFFIC = values.traffic;
 const FLOE = PROFILE === undefined ? undefined : [process.execPath, "--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${PROFILE}`, join(import.meta.dir, "..", "cli.ts")];
 /**
  * Member i's cgroup (`--cpu-quota`), created on first use. The members' and NATS's groups weigh
@@ -101,6 +107,17 @@ async function varz(): Promise<{ in: number; out: number } | undefined> {
   if (MONITOR === undefined) return undefined;
   const v = (await (await fetch(`http://127.0.0.1:${MONITOR}/varz`)).json()) as { in_msgs: number; out_msgs: number };
   return { in: v.in_msgs, out: v.out_msgs };
+}
+/** Messages the members published, by kind (`--traffic`): acknowledgements by their body, JetStream API calls, KV writes, sink output. */
+const traffic = new Map<string, number>();
+const tc = TRAFFIC ? await connect({ servers: nats.url.split(",") }) : undefined;
+if (tc) {
+  const count = (kind: string): void => void traffic.set(kind, (traffic.get(kind) ?? 0) + 1);
+  const body = (d: Uint8Array) => new TextDecoder().decode(d.subarray(0, 4));
+  tc.subscribe("$JS.ACK.>", { callback: (_e, m) => count(`ack ${body(m.data)}`) });
+  tc.subscribe("$JS.API.>", { callback: (_e, m) => count(m.subject.startsWith("$JS.API.CONSUMER.MSG.NEXT.") ? "pull" : `api ${m.subject.split(".").slice(2, 4).join(".")}`) });
+  tc.subscribe("$KV.>", { callback: (_e, m) => count(`kv ${m.subject.split(".")[1]}`) });
+  tc.subscribe("out.>", { callback: () => count("sink") });
 }
 console.log(`nats: ${values["nats-cluster"] ? "a 3-node cluster" : "one server"} (${nats.url})`);
 const natsGroup = QUOTA === undefined ? undefined : CpuQuota.create("floe-nats", Infinity, SHARES);
@@ -170,10 +187,10 @@ try {
       const left = (await remaining(tag)).ahead;
       const natsPids: (number | undefined)[] = "servers" in nats ? nats.servers.map((x) => x.pid) : [nats.pid];
       const cpu = () => ({ members: g.members.reduce((t, m) => t + cpuSeconds(m.proc.pid), 0), nats: natsPids.reduce<number>((t, pid) => t + cpuSeconds(pid), 0) });
-      const samples: { t: number; ahead: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined }[] = [];
+      const samples: { t: number; ahead: number; cpu: { members: number; nats: number }; varz: { in: number; out: number } | undefined; traffic: Map<string, number> }[] = [];
       await until(async () => {
         const { ahead, rem } = await remaining(tag);
-        samples.push({ t: performance.now(), ahead, cpu: cpu(), varz: await varz() });
+        samples.push({ t: performance.now(), ahead, cpu: cpu(), varz: await varz(), traffic: new Map(traffic) });
         return rem === 0 && (await drained(jsm, tag));
       }, TIMEOUT, `group of ${n} reading everything`);
       const done = performance.now();
@@ -183,6 +200,7 @@ try {
       const msgs = a.ahead - b.ahead;
       const perMsg = a.varz && b.varz ? ` (${((b.cpu.nats - a.cpu.nats) / msgs * 1e6).toFixed(1)} µs/msg; per message read ${((b.varz.in - a.varz.in) / msgs).toFixed(3)} in, ${((b.varz.out - a.varz.out) / msgs).toFixed(3)} out)` : "";
       const use = `members ${((b.cpu.members - a.cpu.members) / wall).toFixed(2)} cores (${Math.round(((b.cpu.members - a.cpu.members) / msgs) * 1e6)} µs/msg), NATS ${((b.cpu.nats - a.cpu.nats) / wall).toFixed(2)} cores${perMsg}`;
+      if (TRAFFIC) console.log(`traffic per message read (${tag}): ${[...b.traffic].map(([k, v]) => `${k} ${((v - (a.traffic.get(k) ?? 0)) / msgs).toPrecision(3)}`).join(", ")}`);
       const seconds = (done - t) / 1000;
       const rate = msgs / wall;
       let got = await stored(nc, tag);
@@ -266,6 +284,7 @@ try {
     }
   }
 } finally {
+  await tc?.close();
   await nc.close();
   await nats.stop();
   for (const q of quotas) q.remove();

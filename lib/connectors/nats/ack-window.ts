@@ -30,7 +30,10 @@ export class AckWindow {
   takenSeq = 0;
   private mark = 0;
   private markSeq = 0;
-  /** When each batch still waiting was admitted: the position after it and the time, in admission order. */
+  /**
+   * The batches still waiting, in admission order: the position after each and when the server's
+   * ackWait timer of its deliveries last started (their delivery, or the last +WPI sent them).
+   */
   private times: { end: number; at: number }[] = [];
 
   constructor(
@@ -59,8 +62,8 @@ export class AckWindow {
     return false;
   }
 
-  /** Appends deliveries the rule admitted (in order). */
-  admit(ds: readonly JsDelivery[]): void {
+  /** Appends deliveries the rule admitted (in order), delivered by the server at `deliveredAt` (ms) or later. */
+  admit(ds: readonly JsDelivery[], deliveredAt = Date.now()): void {
     const q = this.q;
     if (this.head === q.length) {
       // Empty: sorted again.
@@ -82,7 +85,7 @@ export class AckWindow {
       this.q.push(d);
     }
     this.admitted += ds.length;
-    if (ds.length > 0) this.times.push({ end: this.admitted, at: Date.now() });
+    if (ds.length > 0) this.times.push({ end: this.admitted, at: deliveredAt });
   }
 
   /** Where in `q[from, to)` (to > from) the highest sequence is. */
@@ -136,26 +139,29 @@ export class AckWindow {
   }
 
   /**
-   * Resets the ackWait timer (+WPI) of every waiting delivery admitted at `before` (ms) or
-   * earlier: all of them by default. A source acknowledging at checkpoints passes "a quarter of
-   * ackWait ago" every quarter of ackWait, so that what its checkpoints acknowledge soon after
-   * admission (nearly everything) costs no +WPI, and nothing waits past half its ackWait without one.
+   * Resets the ackWait timer (+WPI) of every waiting delivery whose timer started at `before` (ms)
+   * or earlier: all of them by default. A source acknowledging at checkpoints calls this every
+   * quarter of ackWait with "half an ackWait ago": a delivery gets its +WPI between half and three
+   * quarters of its ackWait, and only when it waited that long — what a checkpoint acknowledges
+   * within half an ackWait of its delivery (nearly everything) costs no message at all.
    */
   keepAlive(reader: PullReader, before = Infinity): void {
     const q = this.q;
     const times = this.times;
     // Batches already acknowledged are forgotten.
-    while (times.length > 0 && times[0]!.end <= this.acked) times.shift();
-    let upTo = this.admitted;
-    if (before !== Infinity) {
-      upTo = this.acked;
-      for (const t of times) {
-        if (t.at > before) break;
-        upTo = t.end;
+    let gone = 0;
+    while (gone < times.length && times[gone]!.end <= this.acked) gone++;
+    if (gone > 0) times.splice(0, gone);
+    const now = Date.now();
+    let from = this.acked;
+    for (const t of times) {
+      if (t.at <= before) {
+        const end = this.head + (t.end - this.acked);
+        for (let i = this.head + (from - this.acked); i < end; i++) reader.working(q[i]!);
+        t.at = now;
       }
+      from = t.end;
     }
-    const end = this.head + (upTo - this.acked);
-    for (let i = this.head; i < end; i++) reader.working(q[i]!);
   }
 
   /** Gives every waiting delivery back for redelivery now (NAK) and forgets them. */

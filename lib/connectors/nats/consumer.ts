@@ -196,8 +196,11 @@ function digits(s: string, from: number, to: number): number {
 
 /** Where a PullReader's batches go. */
 export interface PullHandler {
-  /** Admits the batch (all of it) or refuses it (nothing taken): the reader then waits for `onDrain`. */
-  deliver(batch: JsDelivery[]): boolean;
+  /**
+   * Admits the batch (all of it) or refuses it (nothing taken): the reader then waits for `onDrain`.
+   * `receivedAt` (ms): when its first message came, where the server's ackWait timers started.
+   */
+  deliver(batch: JsDelivery[], receivedAt: number): boolean;
   /** Calls `fn` once when a refused batch may fit. */
   onDrain(fn: () => void): void;
   /** The largest batch `deliver` takes. */
@@ -232,6 +235,8 @@ export class PullReader {
   private sub: Subscription | undefined;
   private nc: NatsConnection | undefined;
   private batch: JsDelivery[] = [];
+  /** When the first message of `batch` came. */
+  private batchAt = 0;
   /** Messages the current pull request may still bring (0: none outstanding). */
   private outstanding = 0;
   private waiting = false;
@@ -320,6 +325,7 @@ export class PullReader {
     }
     const d = parseDelivery(m);
     if (!d) return;
+    if (this.batch.length === 0) this.batchAt = this.lastSeen;
     this.batch.push(d);
     if (this.outstanding > 0) this.outstanding--;
     // Everything one socket read brings is one batch: the client calls back synchronously per message.
@@ -375,7 +381,7 @@ export class PullReader {
   private readonly flush = (): void => {
     this.flushQueued = false;
     if (this.stopped || this.batch.length === 0) return;
-    if (!this.handler.deliver(this.batch)) {
+    if (!this.handler.deliver(this.batch, this.batchAt)) {
       if (this.waiting) return;
       this.waiting = true;
       this.handler.onDrain(() => {

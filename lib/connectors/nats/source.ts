@@ -15,8 +15,9 @@
  * `checkpoint` the checkpoint records the highest stream sequence taken; a restored run recreates
  * the consumer to deliver from the next sequence, in order, so windows see what they would have
  * seen (the source must be the consumer's only reader). Redeliveries are counted as duplicates;
- * those of messages still waiting for their acknowledgement here, or already in the restored
- * checkpoint, are acknowledged and skipped, so the state counts each message once.
+ * those of messages still waiting for their acknowledgement here (or taken in the same batch) are
+ * skipped, those already in the restored checkpoint or in one stored since are acknowledged and
+ * skipped, so the state counts each message once.
  *
  * Metadata: `subject`, `headers` (when the message has any); JetStream adds `stream`, `seq`,
  * `deliveries`, `timestamp` (ms).
@@ -298,7 +299,7 @@ export class NatsSource implements SourceConnector {
       stream,
       info.name,
       {
-        deliver: (batch) => {
+        deliver: (batch, receivedAt) => {
           if (this.ended) return true;
           // The rule left (stopping): nothing is admitted, so nothing more is acknowledged.
           if (bus.subscribers === 0) return false;
@@ -306,17 +307,26 @@ export class NatsSource implements SourceConnector {
           taken.length = 0;
           let dups = 0;
           let atEof = false;
+          /** The sequences taken from this batch so far, once it holds a redelivery. */
+          let inBatch: Set<number> | undefined;
           for (let i = 0; i < batch.length; i++) {
             const d = batch[i]!;
             if (d.deliveries > 1) {
               dups++;
-              // Already in the state (restored checkpoint) or waiting for its acknowledgement here.
-              if (d.seq <= this.restoredSeq) {
+              // Already in the state: in the restored checkpoint, or — the consumer's only reader,
+              // in order — in a checkpoint stored since (the server redelivered it before that
+              // checkpoint's acknowledgement reached it).
+              if (d.seq <= this.restoredSeq || (checkpointMode && d.seq <= window.takenSeq)) {
                 reader.ack(d);
                 continue;
               }
+              // Waiting for its acknowledgement here, or taken earlier in this batch (its first
+              // delivery waited in the reader, refused by a full bus, past ackWait).
               if (window.holds(d.seq)) continue;
+              inBatch ??= new Set(taken.map((t) => t.seq));
+              if (inBatch.has(d.seq)) continue;
             }
+            inBatch?.add(d.seq);
             if (this.isEof(d.data)) {
               // Its AckAll would cover what is admitted and not yet in a checkpoint: the end marker
               // waits for the checkpoint that covers everything before it.
@@ -329,7 +339,7 @@ export class NatsSource implements SourceConnector {
             taken.push(d);
           }
           if (scratch.length > 0 && !bus.publish(scratch)) return false;
-          window.admit(taken);
+          window.admit(taken, receivedAt);
           if (dups) ctx.duplicates(dups);
           if (atEof) this.end();
           // Nobody reads (no subscriber) or the rule took it at once: onTake acknowledges.
@@ -356,12 +366,15 @@ export class NatsSource implements SourceConnector {
     await reader.start();
     if (checkpointMode) {
       // Taken messages wait for the next checkpoint, which may come after ackWait: keep their
-      // ackWait timers from running out (the server would redeliver them meanwhile). Every quarter
-      // of ackWait, those admitted a quarter of it ago or earlier: each gets its +WPI within half
-      // its ackWait, and what a checkpoint acknowledged sooner (the usual case) gets none.
+      // ackWait timers from running out (the server would redeliver them meanwhile). Every tick
+      // (a quarter of ackWait), those whose timer started two ticks before the end of ackWait or
+      // earlier: each gets its +WPI with at least a tick to spare, and only a delivery that really
+      // waited that long gets one (a slow member's messages wait seconds in its queues, each
+      // costing the server a message per tick when refreshed sooner).
       const ackWaitMs = info.config.ack_wait ? info.config.ack_wait / 1_000_000 : spec.ackWait;
-      const quarter = Math.max(250, ackWaitMs / 4);
-      this.refresher = setInterval(() => window.keepAlive(reader, Date.now() - quarter), quarter);
+      const tick = Math.max(250, ackWaitMs / 4);
+      const age = Math.max(0, ackWaitMs - 2 * tick);
+      this.refresher = setInterval(() => window.keepAlive(reader, Date.now() - age), tick);
     }
     const where = `${this.where()}, consuming stream ${stream} with ${spec.durable ? `durable ${spec.durable}` : `consumer ${info.name}`}${spec.subject ? ` on ${spec.subject}` : ""}`;
     this.announce(ctx, where);

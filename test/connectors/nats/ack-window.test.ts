@@ -74,29 +74,33 @@ test("holds() over many deliveries in order, after partial acknowledgements and 
   expect(w.takenSeq).toBe(3999);
 });
 
-test("keepAlive(before) refreshes only the waiting deliveries admitted at that time or earlier", () => {
+test("keepAlive(before) refreshes only the waiting deliveries whose ackWait timer started at that time or earlier, and restarts their timer", () => {
   const { reader, sent } = recorder();
   const w = new AckWindow(true);
   try {
-    setSystemTime(new Date(1_000_000));
-    w.admit([d(1), d(2)]);
-    setSystemTime(new Date(1_002_000));
-    w.admit([d(3)]);
     setSystemTime(new Date(1_004_000));
+    // Delivered at 1,000,000 and 1,002,000 (admitted later: they waited in the reader), and now.
+    w.admit([d(1), d(2)], 1_000_000);
+    w.admit([d(3)], 1_002_000);
     w.admit([d(4), d(5)]);
-    // Admitted 2.5 s ago or earlier: the first two batches.
-    w.keepAlive(reader, 1_001_500 + 1000);
-    expect(sent).toEqual(["wpi 1", "wpi 2", "wpi 3"]);
-    // The first batch acknowledged: only the second is old enough now.
-    w.ackThrough(2, reader);
-    sent.length = 0;
-    w.keepAlive(reader, 1_003_000);
-    expect(sent).toEqual(["wpi 3"]);
-    sent.length = 0;
     w.keepAlive(reader, 999_000);
     expect(sent).toEqual([]);
+    // Timers started at 1,002,500 or earlier: the first two batches.
+    w.keepAlive(reader, 1_002_500);
+    expect(sent).toEqual(["wpi 1", "wpi 2", "wpi 3"]);
+    sent.length = 0;
+    // Their timers started again at 1,004,000, as the third batch's did: none started before.
+    setSystemTime(new Date(1_006_000));
+    w.keepAlive(reader, 1_004_000 - 1);
+    expect(sent).toEqual([]);
+    w.keepAlive(reader, 1_004_000);
+    expect(sent).toEqual(["wpi 1", "wpi 2", "wpi 3", "wpi 4", "wpi 5"]);
+    sent.length = 0;
+    // The first batch and half the third acknowledged: what is left of the rest.
+    w.ackThrough(4, reader);
+    sent.length = 0;
     w.keepAlive(reader);
-    expect(sent).toEqual(["wpi 3", "wpi 4", "wpi 5"]);
+    expect(sent).toEqual(["wpi 5"]);
   } finally {
     setSystemTime();
   }
