@@ -6,6 +6,8 @@
  *
  *   node_modules/.bin/bun bench/reads.ts w3 [--rate 20000] [--seconds 10] [--runs 3] [--root /path/to/base]
  *
+ * A QoS 1 workload (w1-qos1) is published and subscribed at QoS 1: the reader writes PUBACKs.
+ *
  * Per run: messages delivered (fewer than sent: the broker's bounded queue dropped the rest while the
  * reader lagged), admitted batches (one per read), messages per read, µs CPU per delivered message.
  */
@@ -18,7 +20,7 @@ import { WORKLOADS, type WorkloadId } from "./workloads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
-async function reader(root: string, port: string, sub: string): Promise<void> {
+async function reader(root: string, port: string, sub: string, qos: 0 | 1): Promise<void> {
   const { MqttConnection } = (await import(join(root, "lib/connectors/mqtt/client.ts"))) as typeof import("../lib/connectors/mqtt/client.ts");
   const { parseMqttConf } = (await import(join(root, "lib/connectors/mqtt/conf.ts"))) as typeof import("../lib/connectors/mqtt/conf.ts");
   let reads = 0;
@@ -34,7 +36,7 @@ async function reader(root: string, port: string, sub: string): Promise<void> {
   };
   const conf = parseMqttConf({ server: `tcp://127.0.0.1:${port}`, protocolVersion: "5" }, { defaultClientId: `reads-${process.pid}` });
   const conn = new MqttConnection({ conf, handler, reader: "lean", log: (l: string) => console.error(l) });
-  await conn.subscribe([sub], 0);
+  await conn.subscribe([sub], qos);
   let c0 = process.cpuUsage();
   process.on("SIGUSR1", () => {
     c0 = process.cpuUsage();
@@ -59,10 +61,11 @@ const { values: a, positionals } = parseArgs({
     root: { type: "string" },
     "reader-of": { type: "string" },
     port: { type: "string" },
+    qos: { type: "string", default: "0" },
   },
 });
 
-if (a["reader-of"]) await reader(a["reader-of"], a.port!, positionals[0]!);
+if (a["reader-of"]) await reader(a["reader-of"], a.port!, positionals[0]!, a.qos === "1" ? 1 : 0);
 else {
   const w = WORKLOADS[(positionals[0] ?? "w3") as WorkloadId];
   const rate = Number(a.rate);
@@ -70,7 +73,7 @@ else {
   for (let run = 0; run < Number(a.runs); run++) {
     for (const root of roots) {
       const broker = await startBroker(0);
-      const p = Bun.spawn([...pinned(1), process.execPath, import.meta.path, w.subscription, "--reader-of", root, "--port", String(broker.port)], { stdout: "pipe", stderr: "inherit" });
+      const p = Bun.spawn([...pinned(1), process.execPath, import.meta.path, w.subscription, "--reader-of", root, "--port", String(broker.port), "--qos", String(w.qos)], { stdout: "pipe", stderr: "inherit" });
       const out = p.stdout.getReader();
       await out.read();
       const gen = await Generator.open(broker.port, 8);
