@@ -439,7 +439,7 @@ export class Drain implements GroupMember, SkipTarget {
     if (g !== undefined && dec !== null && this.run.tracer === undefined) {
       // The leader of members that follow it records; the others replay what it recorded.
       const gr = this.group;
-      if (g.run(m, rows as Obj[], now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
+      if (g.run(m, rows, now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
     }
     this.inlet.ingest(rows, m.meta, now, dec !== null);
   }

@@ -167,8 +167,8 @@ export class SharedEval {
    * group's leader, `records`) runs the chain through `inlet` and records what it did on `m`.
    * False: the message is not one the group shares; the caller ingests it itself.
    */
-  run(m: SourceMessage, rows: Obj[], now: number, inlet: Inlet, records: boolean): boolean {
-    if (rows.length !== 1 || this.topo.peeked || this.tail.next !== this.out) return false;
+  run(m: SourceMessage, rows: Obj | Obj[], now: number, inlet: Inlet, records: boolean): boolean {
+    if ((Array.isArray(rows) && rows.length !== 1) || this.topo.peeked || this.tail.next !== this.out) return false;
     if (m.outcomeKey === this.key) {
       const o = m.outcome as Outcome | null;
       if (o === null) return false;
@@ -185,7 +185,7 @@ export class SharedEval {
     return true;
   }
 
-  private record(rows: Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
+  private record(rows: Obj | Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
     const nodes = this.nodes;
     const b = (this.before ??= new Float64Array(nodes.length * 4));
     for (let i = 0; i < nodes.length; i++) {

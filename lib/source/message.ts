@@ -13,10 +13,10 @@ export class SourceMessage {
   /** The W3C `traceparent` the message arrived with (an HTTP push's header), read only by a traced rule. */
   traceparent: string | null;
   /**
-   * The payload decoded: the rows and the decoder that made them. The rules of a shared stream
-   * decode with one decoder, so the first decodes for all; the rows are never changed afterwards.
+   * The payload decoded: the row (or rows, Decoder) and the decoder that made them. The rules of a
+   * shared stream decode with one decoder, so the first decodes for all; the rows are never changed afterwards.
    */
-  decoded: Obj[] | null;
+  decoded: Obj | Obj[] | null;
   decodedBy: unknown;
   /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
   cuts: Int32Array | null;
