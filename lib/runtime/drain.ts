@@ -416,9 +416,9 @@ export class Drain implements GroupMember, SkipTarget {
     const now = this.run.now();
     this.current = m;
     let rows: Obj | Obj[];
-    if (m.payload !== null && dec && m.decodedBy === dec) {
-      // Decoded once for all the rules of a shared stream.
-      rows = m.decoded!;
+    if (m.decoded !== null && dec) {
+      // Decoded once for all the rules of a shared stream (their bus's one decoder).
+      rows = m.decoded;
       const dn = this.decoderNode;
       if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatency.us;
     } else if (m.payload !== null && dec) {
@@ -431,7 +431,6 @@ export class Drain implements GroupMember, SkipTarget {
       rows = decoded;
       // The rules after this one on a shared stream (one decoder for all) reuse the rows.
       m.decoded = decoded;
-      m.decodedBy = dec;
       if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
     } else rows = m.rows ?? {};
     const g = this.shared;
