@@ -27,10 +27,11 @@ export class Subscription<T> {
   /** Called with the number of records evicted by one admission. */
   onDrop: ((n: number) => void) | undefined;
   /**
-   * A blocking subscriber's gate: true when the record need not be queued (its consumer has
-   * accounted for it already — a shared stream's predicate index). Asked once per record at commit.
+   * A blocking subscriber's gate: true when the record at `at` of the batch being committed (its
+   * place from the batch's first record) need not be queued (its consumer has accounted for it
+   * already — a shared stream's predicate index). Asked once per record at commit, after `prepare`.
    */
-  skip: ((record: T) => boolean) | undefined;
+  skip: ((at: number) => boolean) | undefined;
   /** Records were appended by the admission being committed (its wake is due). */
   appended = false;
   /**
@@ -203,9 +204,8 @@ export class Bus<T> {
       if (skip === undefined) for (let j = start; j < to; j++) q.push(batch[j]!);
       else {
         for (let j = start; j < to; j++) {
-          const r = batch[j]!;
-          if (skip(r)) added--;
-          else q.push(r);
+          if (skip(j - from)) added--;
+          else q.push(batch[j]!);
         }
       }
       if (added > 0 && s.probeSeq < 0 && (s.admitted === 0 || s.admitted - s.lastProbe >= PROBE_EVERY)) {

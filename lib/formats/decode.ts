@@ -10,8 +10,12 @@ import type { StreamDef } from "../plan/streams.ts";
 import { DEPTH_ERROR, MIN_DEEP_LENGTH, valueTooDeep } from "../value/json-depth.ts";
 import { CUSTOM_FORMAT_ERROR, schemaNotFound, type SchemaRegistry } from "./schema-registry.ts";
 
-/** Bytes → rows. Throws RowError (a decode error: counted, the rule goes on). */
-export type Decoder = (payload: Uint8Array) => Obj[];
+/**
+ * Bytes → one row, or the rows of a payload holding several (a JSON array). One row is returned
+ * as it is, not in a list of one: a list per message was garbage on every message's way in.
+ * Throws RowError (a decode error: counted, the rule goes on).
+ */
+export type Decoder = (payload: Uint8Array) => Obj | Obj[];
 
 const utf8 = new TextDecoder();
 /** 2^63: the first whole number past int64. */
@@ -31,7 +35,7 @@ export function createDecoder(def: StreamDef, props: DecoderProps = {}): Decoder
       return jsonDecoder(def.fields, !!props.useInt64ForWholeNumber);
     case "binary": {
       const key = def.fields?.[0]?.name ?? "self";
-      return (p) => [{ [key]: p }];
+      return (p) => ({ [key]: p });
     }
     case "delimited":
       return delimitedDecoder(def);
@@ -62,7 +66,7 @@ function jsonDecoder(fields: StreamField[] | null, int64: boolean): Decoder {
     // Deeper than eKuiper's limit: a decode error (short payloads cannot be; json-depth.ts).
     if (p.length >= MIN_DEEP_LENGTH && valueTooDeep(v)) throw new RowError(DEPTH_ERROR);
     // One object (the common payload): JSON.parse makes nothing else an object but arrays.
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return [row(v as Obj)];
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return row(v as Obj);
     const rows = Array.isArray(v) ? v : [v];
     const out: Obj[] = [];
     for (const r of rows) {
@@ -155,16 +159,16 @@ function delimitedDecoder(def: StreamDef): Decoder {
     if (parts.length > MAX_DELIMITED_FIELDS) throw new RowError(`delimited payload has more than ${MAX_DELIMITED_FIELDS} fields`);
     const row: Obj = {};
     for (let i = 0; i < parts.length; i++) row[names?.[i] ?? `col${i}`] = parts[i]!;
-    return [row];
+    return row;
   };
 }
 
 /** `%` not followed by two hex digits: Go's url.ParseQuery refuses the payload. */
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 
-function urlencodedDecoder(p: Uint8Array): Obj[] {
+function urlencodedDecoder(p: Uint8Array): Obj {
   const text = utf8.decode(p);
   const bad = text.includes("%") ? BAD_ESCAPE.exec(text) : null;
   if (bad) throw new RowError(`invalid URL escape ${JSON.stringify(text.slice(bad.index, bad.index + 3))}`);
-  return [Object.fromEntries(new URLSearchParams(text)) as Obj];
+  return Object.fromEntries(new URLSearchParams(text)) as Obj;
 }

@@ -207,11 +207,11 @@ function messageFrom(type: ProtoType, cache: Map<ProtoType, (m: unknown) => Obj>
  * Go decoder gives them; unset messages and oneof members are left out). A payload that is not
  * this message is a RowError (counted on the decoder; the rule goes on).
  */
-export function protobufDecoder(type: ProtoType): (payload: Uint8Array) => Obj[] {
+export function protobufDecoder(type: ProtoType): (payload: Uint8Array) => Obj {
   const toRow = messageFrom(type, new Map());
   return (p) => {
     try {
-      return [toRow(type.decode(p))];
+      return toRow(type.decode(p));
     } catch (e) {
       throw new RowError(`fail to decode protobuf message ${type.name}: ${e instanceof Error ? e.message : String(e)}`);
     }

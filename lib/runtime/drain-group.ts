@@ -152,7 +152,10 @@ export class DrainGroup {
     }
     // Each row is at most one result per sink (an undecoded message: its error, one).
     let spent = 0;
-    for (let i = 0; i < n; i++) spent += Math.max(1, buf[i]!.decoded?.length ?? 1);
+    for (let i = 0; i < n; i++) {
+      const d = buf[i]!.decoded;
+      spent += Array.isArray(d) ? Math.max(1, d.length) : 1;
+    }
     this.budget -= spent;
   }
 

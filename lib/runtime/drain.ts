@@ -417,9 +417,9 @@ export class Drain implements GroupMember, SkipTarget {
     const now = this.run.now();
     this.current = m;
     let rows: Obj | Obj[];
-    if (m.payload !== null && dec && m.decodedBy === dec) {
-      // Decoded once for all the rules of a shared stream.
-      rows = m.decoded!;
+    if (m.decoded !== null && dec) {
+      // Decoded once for all the rules of a shared stream (their bus's one decoder).
+      rows = m.decoded;
       const dn = this.decoderNode;
       if (dn !== undefined && (++this.decoded & 63) === 1) dn.processLatencyUs = this.att!.decodeLatency.us;
     } else if (m.payload !== null && dec) {
@@ -432,7 +432,6 @@ export class Drain implements GroupMember, SkipTarget {
       rows = decoded;
       // The rules after this one on a shared stream (one decoder for all) reuse the rows.
       m.decoded = decoded;
-      m.decodedBy = dec;
       if (timed) dn.processLatencyUs = this.att!.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
     } else rows = m.rows ?? {};
     const g = this.shared;
@@ -440,7 +439,7 @@ export class Drain implements GroupMember, SkipTarget {
     if (g !== undefined && dec !== null && this.run.tracer === undefined) {
       // The leader of members that follow it records; the others replay what it recorded.
       const gr = this.group;
-      if (g.run(m, rows as Obj[], now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
+      if (g.run(m, rows, now, this.inlet, gr !== undefined && gr.leader === this && gr.size > 0)) return;
     }
     this.inlet.ingest(rows, m.meta, now, dec !== null);
   }

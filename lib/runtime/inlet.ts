@@ -33,8 +33,8 @@ export class Inlet {
     private readonly where: () => string,
   ) {}
 
-  /** The rows `dec` decodes from `payload`, or undefined: the record's decode error, counted and reported. */
-  decode(dec: Decoder, payload: Uint8Array): Obj[] | undefined {
+  /** The row (or rows) `dec` decodes from `payload`, or undefined: the record's decode error, counted and reported. */
+  decode(dec: Decoder, payload: Uint8Array): Obj | Obj[] | undefined {
     try {
       return dec(payload);
     } catch (e) {

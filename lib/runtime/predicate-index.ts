@@ -217,10 +217,10 @@ export class PredicateIndex {
    * One message's cuts for every group (3 numbers per group), or null when the message is not
    * one row (every rule gets it). Valid until the next attach or detach.
    */
-  classify(rows: readonly Obj[]): Int32Array | null {
-    if (rows.length !== 1 || this.list.length === 0) return null;
+  classify(rows: Obj | readonly Obj[]): Int32Array | null {
+    const row = Array.isArray(rows) ? (rows.length === 1 ? rows[0]! : undefined) : (rows as Obj);
+    if (row === undefined || this.list.length === 0) return null;
     const cuts = new Int32Array(this.list.length * 3);
-    const row = rows[0]!;
     for (const g of this.list) if (g.members.length > 0) g.classify(row, cuts);
     return cuts;
   }

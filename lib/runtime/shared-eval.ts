@@ -37,6 +37,8 @@ import type { SourceNode, Topology } from "./topology.ts";
 export class Outcome {
   readonly items: Item[] = [];
   constructor(
+    /** The group that recorded it: a message keeps the last group's outcome only. */
+    readonly key: string,
     readonly counts: Int32Array,
     readonly latency: Float64Array,
   ) {}
@@ -160,25 +162,23 @@ export class SharedEval {
    * group's leader, `records`) runs the chain through `inlet` and records what it did on `m`.
    * False: the message is not one the group shares; the caller ingests it itself.
    */
-  run(m: SourceMessage, rows: Obj[], now: number, inlet: Inlet, records: boolean): boolean {
-    if (rows.length !== 1 || this.topo.peeked || this.tail.next !== this.out) return false;
-    if (m.outcomeKey === this.key) {
-      const o = m.outcome as Outcome | null;
-      if (o === null) return false;
+  run(m: SourceMessage, rows: Obj | Obj[], now: number, inlet: Inlet, records: boolean): boolean {
+    if ((Array.isArray(rows) && rows.length !== 1) || this.topo.peeked || this.tail.next !== this.out) return false;
+    const had = m.outcome as Outcome | null;
+    if (had !== null && had.key === this.key) {
       sharedStats.replays++;
-      this.replay(o, now);
+      this.replay(had, now);
       return true;
     }
     if (!records) return false;
     // Unshared until recorded: should the chain throw, each rule evaluates the message alone.
-    m.outcomeKey = this.key;
     m.outcome = null;
     sharedStats.records++;
     m.outcome = this.record(rows, m.meta, now, inlet);
     return true;
   }
 
-  private record(rows: Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
+  private record(rows: Obj | Obj[], meta: Obj | null, now: number, inlet: Inlet): Outcome | null {
     const nodes = this.nodes;
     const b = (this.before ??= new Float64Array(nodes.length * 4));
     for (let i = 0; i < nodes.length; i++) {
@@ -189,7 +189,7 @@ export class SharedEval {
       b[i * 4 + 3] = n.exceptions;
     }
     const pool = (this.pool ??= []);
-    const o = (pool[this.used] ??= new Outcome(new Int32Array(nodes.length * 3), new Float64Array(nodes.length)));
+    const o = (pool[this.used] ??= new Outcome(this.key, new Int32Array(nodes.length * 3), new Float64Array(nodes.length)));
     this.used++;
     o.items.length = 0;
     const cap = (this.capture ??= new Capture(this.out));
@@ -228,10 +228,8 @@ export class SharedEval {
     if (this.used === 0) return;
     for (let i = 0; i < n; i++) {
       const m = buf[i]!;
-      if (m.outcomeKey === this.key) {
-        m.outcomeKey = null;
-        m.outcome = null;
-      }
+      const o = m.outcome as Outcome | null;
+      if (o !== null && o.key === this.key) m.outcome = null;
     }
     const pool = this.pool!;
     for (let i = 0; i < this.used; i++) pool[i]!.items.length = 0;
@@ -246,8 +244,8 @@ export class SharedEval {
   summarize(buf: readonly SourceMessage[], n: number): BatchOutcome | null {
     const key = this.key;
     for (let i = 0; i < n; i++) {
-      const m = buf[i]!;
-      if (m.outcomeKey !== key || m.outcome === null) return null;
+      const o = buf[i]!.outcome as Outcome | null;
+      if (o === null || o.key !== key) return null;
     }
     const len = this.nodes.length;
     const w = (this.whole ??= new BatchOutcome(new Float64Array(len * 3), new Float64Array(len)));

@@ -102,29 +102,41 @@ class OpenSource {
   readonly groups = new Map<string, unknown>();
   private decodes = 0;
 
+  /**
+   * The predicate index's classification of each message of the batch being admitted, by its
+   * place in the batch (null: every rule gets it), read by the subscriptions' `skip` at commit.
+   */
+  private readonly cuts: (Int32Array | null)[] = [];
+
   /** With rules in the index: decodes each admitted message once and classifies it. */
   readonly prepare = (batch: readonly SourceMessage[], from: number, to: number): void => {
     const dec = this.decoder;
+    const cuts = this.cuts;
+    cuts.length = 0;
     if (dec === null || this.index.size === 0) return;
     for (let i = from; i < to; i++) {
       const m = batch[i]!;
-      m.cuts = null;
-      if (m.payload !== null && m.decodedBy !== dec) {
+      cuts.push(null);
+      if (m.payload !== null && m.decoded === null) {
         const timed = (++this.decodes & 63) === 1;
         const t0 = timed ? performance.now() : 0;
         try {
           m.decoded = dec(m.payload);
-          m.decodedBy = dec;
         } catch {
           // Each rule decodes it again and counts the error on its own decoder node.
           continue;
         }
         if (timed) this.decodeLatency.us = Math.round((performance.now() - t0) * 1000);
       }
-      if (m.decoded !== null) m.cuts = this.index.classify(m.decoded);
+      if (m.decoded !== null) cuts[i - from] = this.index.classify(m.decoded);
     }
     this.now = Date.now();
   };
+  /** The classification of the message `at` in the batch being admitted (null: every rule gets it). */
+  cutsAt(at: number): Int32Array | null {
+    return this.cuts[at] ?? null;
+  }
+
   /** The time of the batch being admitted (what a skipped rule's nodes record as their last invocation). */
   now = 0;
   /** What every subscription's overflow counts (set at the first attach: the stream's name is the same for all). */
@@ -210,8 +222,8 @@ export class SourceHub {
     if (!f || !cond || !this.env.predicateIndex) return undefined;
     const member = s.index.add(cond);
     const target = f.target;
-    sub.skip = (m) => {
-      const cuts = m.cuts;
+    sub.skip = (at) => {
+      const cuts = s.cutsAt(at);
       return cuts !== null && rejects(member, cuts) && target.skip(s.now);
     };
     return member;

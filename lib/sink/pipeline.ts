@@ -228,8 +228,10 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const outs = this.outs;
     outs.length = 0;
     const t0 = timed ? performance.now() : 0;
+    // Nothing keeps this push's outputs (no batch, no backlog, no sinks alike, no resend source).
+    const reuse = b === null && sh === null && !this.keepSource && this.backlog.length === 0;
     try {
-      this.transformer.apply(item, outs);
+      this.transformer.apply(item, outs, reuse);
     } catch (e) {
       if (!(e instanceof RowError)) throw e;
       t.exception(e.message, now);
@@ -250,7 +252,11 @@ export class SinkPipeline implements SinkNode, BacklogHost {
     const tp = this.traceparent;
     if (this.backlog.offer(outs, tp, tag)) return;
     if (sh === null || b !== null) {
-      for (const o of outs) this.encodeOne(o, now, timed, tp, tag);
+      try {
+        for (const o of outs) this.encodeOne(o, now, timed, tp, tag);
+      } finally {
+        if (reuse) this.transformer.released();
+      }
       return;
     }
     // Every output made without a failure: the sinks alike take them (`reuse`).

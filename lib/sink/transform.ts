@@ -107,15 +107,26 @@ export class Transformer {
     return new RowError(`fail to encode data ${fmtV(data)} with dataTemplate for error ${(e as Error).message}`);
   }
 
-  /** Appends the outputs of `item` to `out`; throws RowError (counted on the transform node). */
-  apply(item: Item, out: Output[]): void {
+  /** The output `apply` reuses (`reuse`); its row is let go of by `released`. */
+  private readonly own = new Output(null, null, null, 1);
+
+  /**
+   * Appends the outputs of `item` to `out`; throws RowError (counted on the transform node).
+   * `reuse`: the caller keeps no output past its push, so a one-row result's output under
+   * `plainSingle` is this transform's own (an output per message was garbage on the common path).
+   */
+  apply(item: Item, out: Output[], reuse = false): void {
     let data: Value;
     let rows = 1;
     if (item instanceof Emission) {
       // A one-row emission sent singly needs no list (Emission.one).
       const row = item.row;
       if (row !== null && this.c.sendSingle) {
-        if (!(this.c.omitIfEmpty && isEmpty(row))) this.one(row, 1, out);
+        if (this.c.omitIfEmpty && isEmpty(row)) return;
+        if (reuse && this.plainSingle) {
+          this.own.data = row;
+          out.push(this.own);
+        } else this.one(row, 1, out);
         return;
       }
       data = item.rows;
@@ -129,6 +140,11 @@ export class Transformer {
     }
     if (c.omitIfEmpty && isEmpty(data)) return;
     this.one(data, rows, out);
+  }
+
+  /** The push that `apply` reused the own output in is done: the row is not kept. */
+  released(): void {
+    this.own.data = null;
   }
 
   /** Appends the outputs of one row of a result sent singly; throws RowError (a template, a selection). */

@@ -4,6 +4,11 @@
  */
 import type { Obj, Value } from "../value/values.ts";
 
+/**
+ * One per message read, so every field is bytes on every message's way in: what only a shared
+ * stream needs per message is here only if it must outlive the admission (a predicate index's
+ * classification lives beside the batch, runtime/sources.ts).
+ */
 export class SourceMessage {
   /** Byte sources: the payload; null for tuple sources. */
   payload: Uint8Array | null;
@@ -13,29 +18,23 @@ export class SourceMessage {
   /** The W3C `traceparent` the message arrived with (an HTTP push's header), read only by a traced rule. */
   traceparent: string | null;
   /**
-   * The payload decoded: the rows and the decoder that made them. The rules of a shared stream
-   * decode with one decoder, so the first decodes for all; the rows are never changed afterwards.
+   * The payload decoded: the row (or rows, Decoder). A message is on one bus, and the rules of a
+   * bus decode with one decoder (a shared stream's), so the first decodes for all; the rows are
+   * never changed afterwards.
    */
-  decoded: Obj[] | null;
-  decodedBy: unknown;
-  /** A shared stream's predicate-index classification (runtime/predicate-index.ts), read while it is admitted. */
-  cuts: Int32Array | null;
+  decoded: Obj | Obj[] | null;
   /**
-   * What the rules sharing an evaluation made of it (runtime/shared-eval.ts), recorded by the
-   * group `outcomeKey`'s leader (null: the group does not share it); the last group's only.
+   * What the rules sharing an evaluation made of it (runtime/shared-eval.ts: its Outcome, which
+   * names the group), recorded by the group's leader (null: no group shares it); the last group's only.
    */
   outcome: unknown;
-  outcomeKey: string | null;
   constructor(payload: Uint8Array | null, rows: Obj | Obj[] | null, meta: Obj | null, traceparent: string | null = null) {
     this.payload = payload;
     this.rows = rows;
     this.meta = meta;
     this.traceparent = traceparent;
     this.decoded = null;
-    this.decodedBy = null;
-    this.cuts = null;
     this.outcome = null;
-    this.outcomeKey = null;
   }
 }
 

@@ -74,7 +74,7 @@ describe("protobuf codec", () => {
     const r = registry();
     const bytes = r.encoder("all.All")(FULL);
     expect(bytes).toBeInstanceOf(Uint8Array);
-    const [row] = r.decoder("all.All")(bytes);
+    const row = r.decoder("all.All")(bytes);
     expect(row).toEqual(FULL);
   });
 
@@ -83,7 +83,7 @@ describe("protobuf codec", () => {
     const T = r.message("all.All");
     // Written by protobufjs itself from decimal strings: floe must read the exact integers.
     const wire = T.encode({ i64: "9007199254740993", u64: "18446744073709551615", s64: "-9223372036854775808" }).finish();
-    const [row] = r.decoder("all.All")(wire);
+    const row = r.decoder("all.All")(wire);
     expect(row!.i64).toBe(9007199254740993n);
     expect(row!.u64).toBe(18446744073709551615n);
     expect(row!.s64).toBe(-9223372036854775808n);
@@ -92,7 +92,7 @@ describe("protobuf codec", () => {
   });
 
   test("an empty message decodes to proto defaults; unset messages and oneof members are left out", () => {
-    const [row] = registry().decoder("all.All")(new Uint8Array(0));
+    const row = registry().decoder("all.All")(new Uint8Array(0));
     expect(row).toEqual({
       d: 0, f: 0, i32: 0n, i64: 0n, u32: 0n, u64: 0n, s32: 0n, s64: 0n, fx32: 0n, fx64: 0n, sf32: 0n, sf64: 0n,
       flag: false, text: "", raw: new Uint8Array(0), color: 0n, items: [], tags: [], counts: {}, byId: {},
@@ -101,7 +101,7 @@ describe("protobuf codec", () => {
 
   test("floats from JSON rows encode into integer fields (truncated), enums also by name", () => {
     const r = registry();
-    const [row] = r.decoder("all.All")(r.encoder("all.All")({ i32: 41.9, i64: 12, color: "GREEN", d: 3n }));
+    const row = r.decoder("all.All")(r.encoder("all.All")({ i32: 41.9, i64: 12, color: "GREEN", d: 3n }));
     expect(row).toMatchObject({ i32: 41n, i64: 12n, color: 1n, d: 3 });
   });
 
@@ -110,7 +110,7 @@ describe("protobuf codec", () => {
     r.set({ name: "t", content: ALL, file: "", version: "" });
     const T = r.message("t.Tree");
     const wire = T.encode({ v: "root", kids: [{ v: "a", kids: [{ v: "a1" }] }, { v: "b" }] }).finish();
-    expect(r.decoder("t.Tree")(wire)).toEqual([{ v: "root", kids: [{ v: "a", kids: [{ v: "a1", kids: [] }] }, { v: "b", kids: [] }] }]);
+    expect(r.decoder("t.Tree")(wire)).toEqual({ v: "root", kids: [{ v: "a", kids: [{ v: "a1", kids: [] }] }, { v: "b", kids: [] }] });
   });
 
   test("a value that does not fit its field is a row error naming the field", () => {
@@ -161,7 +161,7 @@ describe("schema registry", () => {
     r.check("shape", text);
     r.set({ name: "shape", content: text, file: "", version: "" });
     const enc = r.encoder("shape.Shape");
-    expect(r.decoder("shape.Shape")(enc({ pts: [{ x: 1n, y: 2n }], at: { seconds: 5n, nanos: 0n } }))).toEqual([{ pts: [{ x: 1n, y: 2n }], at: { seconds: 5n, nanos: 0n } }]);
+    expect(r.decoder("shape.Shape")(enc({ pts: [{ x: 1n, y: 2n }], at: { seconds: 5n, nanos: 0n } }))).toEqual({ pts: [{ x: 1n, y: 2n }], at: { seconds: 5n, nanos: 0n } });
     expect(() => r.check("bad", 'syntax = "proto3"; import "missing.proto"; message A { int32 a = 1; }')).toThrow("bad.proto: cannot find imported file missing.proto");
   });
 
@@ -176,7 +176,7 @@ describe("schema registry", () => {
     const def = { name: "s", kind: "stream" as const, fields: null, options: { FORMAT: "PROTOBUF", SCHEMAID: "all.Inner" }, statement: "" };
     const dec = createDecoder(def, { schemas: r });
     const enc = createEncoder("protobuf", { delimiter: ",", hasHeader: false, fields: undefined, schemaId: "all.Inner" }, r);
-    expect(dec(enc({ label: "z", ids: [7n] }) as Uint8Array)).toEqual([{ label: "z", ids: [7n] }]);
+    expect(dec(enc({ label: "z", ids: [7n] }) as Uint8Array)).toEqual({ label: "z", ids: [7n] });
     expect(() => createDecoder({ ...def, options: { FORMAT: "protobuf", SCHEMAID: "gone.Inner" } }, { schemas: r })).toThrow("schema type protobuf id gone not found in registry");
     expect(() => createDecoder({ ...def, options: { FORMAT: "custom" } }, { schemas: r })).toThrow("floe does not load Go plugins");
     expect(() => checkFormat(r, "protobuf", "all.Nope")).toThrow("message type Nope not found in schema all");
