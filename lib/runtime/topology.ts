@@ -5,10 +5,13 @@
  */
 import { EngineError, ErrCode } from "../errors.ts";
 import type { Tuple } from "../expr/row.ts";
-import type { OpSpec, RulePlan } from "../plan/specs.ts";
-import type { Expr } from "../sql/ast.ts";
-import type { GraphOpSpec, GraphPlan } from "../plan/graph.ts";
-import { createWindowOp, WindowOp, type WindowEnv } from "../ops/window/index.ts";
+import type { RulePlan } from "../plan/specs.ts";
+import type { GraphPlan } from "../plan/graph.ts";
+import { WindowOp, type WindowEnv } from "../ops/window/index.ts";
+import { createOperator } from "./create-operator.ts";
+import { SwitchOp } from "../ops/switch.ts";
+import { DecoderOp } from "../ops/decoder.ts";
+import { WatermarkOp } from "../ops/watermark.ts";
 import { bytesPreview } from "../core/error-groups.ts";
 import type { Peek } from "./peek.ts";
 import type { Consumer, Item } from "../core/item.ts";
@@ -16,73 +19,12 @@ import { NodeMetrics } from "../core/metrics.ts";
 import { SmallMap } from "../core/small-map.ts";
 import { Operator } from "../core/operator.ts";
 import type { SinkNode } from "../core/sink.ts";
-import { AggregateOp } from "../ops/aggregate.ts";
-import { AggFuncOp } from "../ops/agg-func.ts";
-import { AnalyticOp } from "../ops/analytic.ts";
-import { FilterOp } from "../ops/filter.ts";
-import { JoinAlignerOp, JoinOp, type ScanTableContent } from "../ops/join.ts";
+import { JoinAlignerOp, type ScanTableContent } from "../ops/join.ts";
 import { LookupOp } from "../ops/lookup.ts";
-import { OrderOp } from "../ops/order.ts";
-import { DecoderOp } from "../ops/decoder.ts";
-import { RateLimitOp } from "../ops/rate-limit.ts";
-import { PreprocessorOp } from "../ops/preprocessor.ts";
-import { ProjectOp } from "../ops/project.ts";
-import { ProjectSetOp } from "../ops/project-set.ts";
-import { WatermarkOp } from "../ops/watermark.ts";
-import { WindowFuncOp } from "../ops/window-func.ts";
-import { ColumnOp } from "../ops/column.ts";
-import { PickOp } from "../ops/pick.ts";
-import { SwitchOp } from "../ops/switch.ts";
 import { graphSinkInput, FanOutAll, GraphSinkInput } from "./graph-wiring.ts";
 import { LinkPool, TracedConsumer, type RuleTracer } from "./trace/rule-tracer.ts";
 
 export type RuleEnv = WindowEnv;
-
-function createOperator(spec: OpSpec | GraphOpSpec, env: RuleEnv): Operator {
-  switch (spec.kind) {
-    case "switch":
-      return new SwitchOp(spec.name, env, spec.cases, spec.stopAtFirstMatch);
-    case "column":
-      return new ColumnOp(spec.name, env, spec.field, spec.eval, spec.aggregate);
-    case "pick":
-      return new PickOp(spec.name, env, spec.spec);
-    case "decoder":
-      return new DecoderOp(spec.name, env);
-    case "ratelimit":
-      return new RateLimitOp(spec.name, env, spec.interval);
-    case "preprocessor":
-      return new PreprocessorOp(spec.name, env, spec.spec);
-    case "analytic":
-      return new AnalyticOp(spec.name, env, spec.sites, spec.slots);
-    case "filter":
-    case "windowFilter":
-      return FilterOp.where(spec.name, env, spec.cond, spec.hits, spec.kind === "filter" ? spec.where : undefined);
-    case "watermark":
-      return new WatermarkOp(spec.name, env, spec.streams, spec.lateTolerance, spec.markers);
-    case "window":
-      return createWindowOp(spec, env);
-    case "join_aligner":
-      return new JoinAlignerOp(spec.name, env, spec.tables);
-    case "join":
-      return new JoinOp(spec.name, env, spec.joins);
-    case "lookup":
-      return new LookupOp(spec.name, env, spec.spec);
-    case "agg_func":
-      return new AggFuncOp(spec.name, env, spec.calls, spec.slots);
-    case "aggregate":
-      return new AggregateOp(spec.name, env, spec.dims);
-    case "having":
-      return FilterOp.having(spec.name, env, spec.cond, spec.hits);
-    case "windowFunc":
-      return new WindowFuncOp(spec.name, env, spec.site, spec.slots);
-    case "order":
-      return new OrderOp(spec.name, env, spec.keys);
-    case "project":
-      return new ProjectOp(spec.name, env, spec.spec);
-    case "projectset":
-      return new ProjectSetOp(spec.name, env, spec.column, spec.single);
-  }
-}
 
 export interface SourceNode {
   /** The rule's source node, or a shared stream's node that every rule reading it reports (shareSource). */
