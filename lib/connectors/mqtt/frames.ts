@@ -26,10 +26,21 @@ export class Publish {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
-
+/**
+ * Splits a stream into frames without copying whole reads: frames inside a read are parsed where
+ * they lie (a read's buffer is the socket's own, never reused, so payload views of it may outlive
+ * the read), and only a frame split across reads is copied, once, into a buffer of its own size.
+ */
 export class FrameReader {
-  private rest: Buffer = EMPTY;
+  /** The first bytes of a frame split inside its fixed header (≤ 5); reused, as nothing views it. */
+  private readonly head = Buffer.alloc(5);
+  private headLen = 0;
+  /** A frame split after its fixed header: all of it, filled up to `filled`; its body starts at `bodyAt`. */
+  private frame: Buffer | null = null;
+  private filled = 0;
+  private bodyAt = 0;
+  /** A remaining length longer than 4 bytes was seen: the stream cannot be framed, MQTT.js gets all of it (and reports it). */
+  private broken = false;
   private readonly aliases = new Map<number, string>();
   constructor(private readonly v5: boolean) {}
 
@@ -38,20 +49,36 @@ export class FrameReader {
    * SUBACK, PINGRESP, QoS 2 PUBLISH, …) are returned as one buffer for MQTT.js, or null.
    */
   read(chunk: Buffer, pubs: Publish[]): Buffer | null {
-    const buf = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
-    const n = buf.length;
-    let i = 0;
-    let otherStart = -1;
+    if (this.broken) return chunk;
+    const n = chunk.length;
     let others: Buffer[] | null = null;
-    while (i + 2 <= n) {
-      const b0 = buf[i]!;
+    let i = 0;
+    if (this.headLen > 0 || this.frame !== null) {
+      i = this.resume(chunk);
+      if (this.broken) {
+        const out = Buffer.concat([this.head.subarray(0, this.headLen), chunk.subarray(i)]);
+        this.headLen = 0;
+        return out;
+      }
+      const f = this.frame;
+      if (f === null || this.filled < f.length) return null;
+      this.frame = null;
+      const b0 = f[0]!;
+      const qos = (b0 >> 1) & 3;
+      if (b0 >> 4 === 3 && qos < 2) pubs.push(this.publish(f, b0, qos, this.bodyAt, f.length));
+      else others = [f];
+    }
+    let otherStart = -1;
+    while (i < n) {
+      const b0 = chunk[i]!;
       // Remaining length: 1–4 bytes, 7 bits each.
       let len = 0;
       let mul = 1;
       let j = i + 1;
+      let k = 0;
       let done = false;
-      for (let k = 0; k < 4 && j < n; k++) {
-        const b = buf[j++]!;
+      for (; k < 4 && j < n; k++) {
+        const b = chunk[j++]!;
         len += (b & 127) * mul;
         mul *= 128;
         if ((b & 128) === 0) {
@@ -59,22 +86,71 @@ export class FrameReader {
           break;
         }
       }
-      if (!done || j + len > n) break;
+      if (!done && k === 4) {
+        this.broken = true;
+        if (otherStart < 0) otherStart = i;
+        i = n;
+        break;
+      }
+      if (!done || j + len > n) {
+        this.carry(chunk, i, j, done ? j - i + len : 0);
+        break;
+      }
       const end = j + len;
       const qos = (b0 >> 1) & 3;
       if (b0 >> 4 === 3 && qos < 2) {
         if (otherStart >= 0) {
-          (others ??= []).push(buf.subarray(otherStart, i));
+          (others ??= []).push(chunk.subarray(otherStart, i));
           otherStart = -1;
         }
-        pubs.push(this.publish(buf, b0, qos, j, end));
+        pubs.push(this.publish(chunk, b0, qos, j, end));
       } else if (otherStart < 0) otherStart = i;
       i = end;
     }
-    if (otherStart >= 0) (others ??= []).push(buf.subarray(otherStart, i));
-    this.rest = i < n ? Buffer.from(buf.subarray(i)) : EMPTY;
+    if (otherStart >= 0) (others ??= []).push(chunk.subarray(otherStart, i));
     if (!others) return null;
     return others.length === 1 ? others[0]! : Buffer.concat(others);
+  }
+
+  /** Keeps the incomplete frame at `chunk[i..)`: its whole size `size` when its header `chunk[i..j)` is complete, else 0. */
+  private carry(chunk: Buffer, i: number, j: number, size: number): void {
+    if (size === 0) {
+      chunk.copy(this.head, 0, i, j);
+      this.headLen = j - i;
+      return;
+    }
+    this.frame = Buffer.allocUnsafe(size);
+    this.filled = chunk.copy(this.frame, 0, i);
+    this.bodyAt = j - i;
+  }
+
+  /** Continues the frame the previous read left with the start of `chunk`; returns where the chunk's next frame starts. */
+  private resume(chunk: Buffer): number {
+    let i = 0;
+    if (this.frame === null) {
+      const head = this.head;
+      for (;;) {
+        if (i === chunk.length) return i;
+        const b = chunk[i++]!;
+        head[this.headLen++] = b;
+        if (this.headLen >= 2 && (b & 128) === 0) break;
+        if (this.headLen === 5) {
+          this.broken = true;
+          return i;
+        }
+      }
+      let len = 0;
+      for (let k = this.headLen - 1; k >= 1; k--) len = len * 128 + (head[k]! & 127);
+      this.frame = Buffer.allocUnsafe(this.headLen + len);
+      this.filled = head.copy(this.frame, 0, 0, this.headLen);
+      this.bodyAt = this.headLen;
+      this.headLen = 0;
+    }
+    const f = this.frame;
+    const take = Math.min(f.length - this.filled, chunk.length - i);
+    chunk.copy(f, this.filled, i, i + take);
+    this.filled += take;
+    return i + take;
   }
 
   private readonly topics = new TopicCache();
