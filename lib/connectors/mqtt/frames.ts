@@ -1,7 +1,8 @@
 /**
  * The lean MQTT read path (bench.md, last section): splits what one socket read delivered into
  * frames, decodes QoS 0/1 PUBLISH frames in a tight loop (topic, packet id, v5 user properties,
- * payload as a view of the read buffer), and hands every other frame back untouched for MQTT.js.
+ * payload as a view of the read buffer) into reused `Publish` objects, and hands every other frame
+ * back untouched for MQTT.js.
  * PUBACKs for a whole batch are built into one buffer.
  */
 import type { Obj } from "../../value/values.ts";
@@ -26,6 +27,42 @@ export class Publish {
   }
 }
 
+const NO_PAYLOAD = new Uint8Array(0);
+
+/**
+ * The publishes read and not yet admitted, in objects reused from read to read: a handler reads a
+ * publish while admitting it and keeps none of them (it may keep the payload: a view of its own).
+ */
+export class Publishes {
+  readonly items: Publish[] = [];
+  length = 0;
+
+  add(topic: string, payload: Uint8Array, qos: number, id: number, dup: boolean, retain: boolean, userProps: Obj | null): void {
+    const p = this.items[this.length++];
+    if (p === undefined) {
+      this.items.push(new Publish(topic, payload, qos, id, dup, retain, userProps));
+      return;
+    }
+    p.topic = topic;
+    p.payload = payload;
+    p.qos = qos;
+    p.id = id;
+    p.dup = dup;
+    p.retain = retain;
+    p.userProps = userProps;
+  }
+
+  /** Empties the list, dropping the payloads and properties so that no read's buffer stays held. */
+  clear(): void {
+    for (let i = 0; i < this.length; i++) {
+      const p = this.items[i]!;
+      p.payload = NO_PAYLOAD;
+      p.userProps = null;
+    }
+    this.length = 0;
+  }
+}
+
 /**
  * Splits a stream into frames without copying whole reads: frames inside a read are parsed where
  * they lie (a read's buffer is the socket's own, never reused, so payload views of it may outlive
@@ -45,10 +82,10 @@ export class FrameReader {
   constructor(private readonly v5: boolean) {}
 
   /**
-   * Consumes `chunk`: QoS 0/1 PUBLISH frames are appended to `pubs`; all other frames (CONNACK,
+   * Consumes `chunk`: QoS 0/1 PUBLISH frames are added to `pubs`; all other frames (CONNACK,
    * SUBACK, PINGRESP, QoS 2 PUBLISH, …) are returned as one buffer for MQTT.js, or null.
    */
-  read(chunk: Buffer, pubs: Publish[]): Buffer | null {
+  read(chunk: Buffer, pubs: Publishes): Buffer | null {
     if (this.broken) return chunk;
     const n = chunk.length;
     let others: Buffer[] | null = null;
@@ -65,7 +102,7 @@ export class FrameReader {
       this.frame = null;
       const b0 = f[0]!;
       const qos = (b0 >> 1) & 3;
-      if (b0 >> 4 === 3 && qos < 2) pubs.push(this.publish(f, b0, qos, this.bodyAt, f.length));
+      if (b0 >> 4 === 3 && qos < 2) this.publish(f, b0, qos, this.bodyAt, f.length, pubs);
       else others = [f];
     }
     let otherStart = -1;
@@ -103,7 +140,7 @@ export class FrameReader {
           (others ??= []).push(chunk.subarray(otherStart, i));
           otherStart = -1;
         }
-        pubs.push(this.publish(chunk, b0, qos, j, end));
+        this.publish(chunk, b0, qos, j, end, pubs);
       } else if (otherStart < 0) otherStart = i;
       i = end;
     }
@@ -155,7 +192,7 @@ export class FrameReader {
 
   private readonly topics = new TopicCache();
 
-  private publish(buf: Buffer, b0: number, qos: number, p: number, end: number): Publish {
+  private publish(buf: Buffer, b0: number, qos: number, p: number, end: number, pubs: Publishes): void {
     const tlen = (buf[p]! << 8) | buf[p + 1]!;
     let topic = this.topics.get(buf, p + 2, p + 2 + tlen);
     p += 2 + tlen;
@@ -217,7 +254,7 @@ export class FrameReader {
         else topic = this.aliases.get(alias) ?? "";
       }
     }
-    return new Publish(topic, buf.subarray(p, end), qos, id, (b0 & 8) !== 0, (b0 & 1) !== 0, userProps);
+    pubs.add(topic, buf.subarray(p, end), qos, id, (b0 & 8) !== 0, (b0 & 1) !== 0, userProps);
   }
 }
 

@@ -3,11 +3,12 @@
  * inside the fixed header, the remaining length, the topic, the packet id, the v5 properties, the
  * payload — reads as the unsplit stream does, for v3.1.1 and v5, QoS 0/1 publishes among other
  * frames; a payload of megabytes over many reads comes out whole; a frame that cannot be framed
- * goes, with all after it, to MQTT.js.
+ * goes, with all after it, to MQTT.js; a payload kept past its read stays intact while the
+ * `Publish` objects are reused for later reads.
  */
 import { describe, expect, test } from "bun:test";
 import { generate, type Packet } from "mqtt-packet";
-import { FrameReader, type Publish } from "../../../lib/connectors/mqtt/frames.ts";
+import { FrameReader, Publishes } from "../../../lib/connectors/mqtt/frames.ts";
 
 interface Read {
   pubs: { topic: string; payload: string; qos: number; id: number; dup: boolean; retain: boolean; userProps: unknown }[];
@@ -17,7 +18,7 @@ interface Read {
 /** Feeds `stream` cut at `cuts` (ascending offsets) and collects what comes out; payloads read after the whole stream (views must stay valid). */
 function readSplit(v5: boolean, stream: Buffer, cuts: number[]): Read {
   const r = new FrameReader(v5);
-  const pubs: Publish[] = [];
+  const pubs = new Publishes();
   const others: Buffer[] = [];
   let from = 0;
   for (const at of [...cuts, stream.length]) {
@@ -27,7 +28,7 @@ function readSplit(v5: boolean, stream: Buffer, cuts: number[]): Read {
     from = at;
   }
   return {
-    pubs: pubs.map((p) => ({ topic: p.topic, payload: Buffer.from(p.payload).toString("hex"), qos: p.qos, id: p.id, dup: p.dup, retain: p.retain, userProps: p.userProps })),
+    pubs: pubs.items.slice(0, pubs.length).map((p) => ({ topic: p.topic, payload: Buffer.from(p.payload).toString("hex"), qos: p.qos, id: p.id, dup: p.dup, retain: p.retain, userProps: p.userProps })),
     others: Buffer.concat(others).toString("hex"),
   };
 }
@@ -114,16 +115,16 @@ describe("FrameReader", () => {
     const cuts: number[] = [];
     for (let at = 65536 - 3; at < stream.length; at += 65536) cuts.push(at);
     const r = new FrameReader(false);
-    const pubs: Publish[] = [];
+    const pubs = new Publishes();
     let from = 0;
     for (const at of [...cuts, stream.length]) {
       expect(r.read(Buffer.from(stream.subarray(from, at)), pubs)).toBeNull();
       from = at;
     }
-    expect(pubs.map((p) => p.topic)).toEqual(["s", "big", "s"]);
-    expect(pubs[1]!.id).toBe(5);
-    expect(Buffer.compare(pubs[1]!.payload, big)).toBe(0);
-    expect(Buffer.from(pubs[2]!.payload).toString()).toBe("b");
+    expect(pubs.items.slice(0, pubs.length).map((p) => p.topic)).toEqual(["s", "big", "s"]);
+    expect(pubs.items[1]!.id).toBe(5);
+    expect(Buffer.compare(pubs.items[1]!.payload, big)).toBe(0);
+    expect(Buffer.from(pubs.items[2]!.payload).toString()).toBe("b");
   });
 
   test("a remaining length of more than 4 bytes hands that frame and all after it to MQTT.js", () => {
@@ -133,14 +134,36 @@ describe("FrameReader", () => {
     const stream = Buffer.concat([good, bad, later]);
     for (let at = 1; at < stream.length; at++) {
       const r = new FrameReader(false);
-      const pubs: Publish[] = [];
+      const pubs = new Publishes();
       const out: Buffer[] = [];
       for (const part of [stream.subarray(0, at), stream.subarray(at)]) {
         const o = r.read(Buffer.from(part), pubs);
         if (o) out.push(Buffer.from(o));
       }
-      expect(pubs.map((p) => p.topic)).toEqual(["a"]);
+      expect(pubs.items.slice(0, pubs.length).map((p) => p.topic)).toEqual(["a"]);
       expect(Buffer.concat(out).toString("hex")).toBe(Buffer.concat([bad, later]).toString("hex"));
     }
+  });
+
+  test("payloads kept from one read stay intact while later reads reuse the Publish objects", () => {
+    const r = new FrameReader(true);
+    const pubs = new Publishes();
+    const kept: Uint8Array[] = [];
+    const want: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const packets = [0, 1, 2].map((k) => publish(`t/${round}`, `p${round}${k}`, 1, round * 3 + k + 1, { properties: round === 1 ? { userProperties: { r: "1" } } : {} }));
+      const stream = frames(packets, true);
+      // Split mid-frame: the second frame is completed from the next read.
+      const cut = generate(packets[0]!, { protocolVersion: 5 }).length + 3;
+      for (const part of [stream.subarray(0, cut), stream.subarray(cut)]) r.read(Buffer.from(part), pubs);
+      expect(pubs.length).toBe(3);
+      expect(pubs.items[0]!.userProps).toEqual(round === 1 ? { r: "1" } : null);
+      for (let i = 0; i < pubs.length; i++) kept.push(pubs.items[i]!.payload);
+      want.push(`p${round}0`, `p${round}1`, `p${round}2`);
+      pubs.clear();
+      expect(pubs.items[0]!.userProps).toBeNull();
+    }
+    expect(pubs.items.length).toBe(3);
+    expect(kept.map((p) => Buffer.from(p).toString())).toEqual(want);
   });
 });
