@@ -28,6 +28,8 @@ export class Publish {
 }
 
 const NO_PAYLOAD = new Uint8Array(0);
+/** The most a split frame's buffer takes before more of the frame has arrived. */
+const FIRST_CARRY = 64 * 1024;
 
 /**
  * The publishes read and not yet admitted, in objects reused from read to read: a handler reads a
@@ -72,8 +74,13 @@ export class FrameReader {
   /** The first bytes of a frame split inside its fixed header (≤ 5); reused, as nothing views it. */
   private readonly head = Buffer.alloc(5);
   private headLen = 0;
-  /** A frame split after its fixed header: all of it, filled up to `filled`; its body starts at `bodyAt`. */
+  /**
+   * A frame split after its fixed header, filled up to `filled`; its body starts at `bodyAt`. It
+   * grows with what arrives (doubling, up to the frame's `size`) rather than taking the size the
+   * header declares at once: a header alone claims up to 256 MB.
+   */
   private frame: Buffer | null = null;
+  private size = 0;
   private filled = 0;
   private bodyAt = 0;
   /** A remaining length longer than 4 bytes was seen: the stream cannot be framed, MQTT.js gets all of it (and reports it). */
@@ -98,7 +105,7 @@ export class FrameReader {
         return out;
       }
       const f = this.frame;
-      if (f === null || this.filled < f.length) return null;
+      if (f === null || this.filled < this.size) return null;
       this.frame = null;
       const b0 = f[0]!;
       const qos = (b0 >> 1) & 3;
@@ -156,7 +163,8 @@ export class FrameReader {
       this.headLen = j - i;
       return;
     }
-    this.frame = Buffer.allocUnsafe(size);
+    this.size = size;
+    this.frame = Buffer.allocUnsafe(Math.min(size, Math.max(FIRST_CARRY, 2 * (chunk.length - i))));
     this.filled = chunk.copy(this.frame, 0, i);
     this.bodyAt = j - i;
   }
@@ -178,13 +186,20 @@ export class FrameReader {
       }
       let len = 0;
       for (let k = this.headLen - 1; k >= 1; k--) len = len * 128 + (head[k]! & 127);
-      this.frame = Buffer.allocUnsafe(this.headLen + len);
+      this.size = this.headLen + len;
+      this.frame = Buffer.allocUnsafe(Math.min(this.size, FIRST_CARRY));
       this.filled = head.copy(this.frame, 0, 0, this.headLen);
       this.bodyAt = this.headLen;
       this.headLen = 0;
     }
-    const f = this.frame;
-    const take = Math.min(f.length - this.filled, chunk.length - i);
+    let f = this.frame;
+    const take = Math.min(this.size - this.filled, chunk.length - i);
+    if (this.filled + take > f.length) {
+      // Capacity reaches `size` exactly when the frame is complete (growth stops at it).
+      const grown = Buffer.allocUnsafe(Math.min(this.size, Math.max(2 * f.length, this.filled + take)));
+      f.copy(grown, 0, 0, this.filled);
+      this.frame = f = grown;
+    }
     chunk.copy(f, this.filled, i, i + take);
     this.filled += take;
     return i + take;

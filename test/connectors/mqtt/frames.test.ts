@@ -166,4 +166,26 @@ describe("FrameReader", () => {
     expect(pubs.items.length).toBe(3);
     expect(kept.map((p) => Buffer.from(p).toString())).toEqual(want);
   });
+
+  test("a header declaring 200 MB takes memory as the frame arrives, not what it declares", () => {
+    // PUBLISH QoS 0, remaining length 200,000,000 (4 length bytes), topic "t", then 1 KiB of it.
+    const len = 200_000_000;
+    const head = [0x30];
+    for (let v = len; ; ) {
+      const b = v % 128;
+      v = Math.floor(v / 128);
+      head.push(v > 0 ? b | 128 : b);
+      if (v === 0) break;
+    }
+    const r = new FrameReader(false);
+    const pubs = new Publishes();
+    const capacity = () => (r as unknown as { frame: Buffer | null }).frame?.length ?? 0;
+    expect(r.read(Buffer.concat([Buffer.from(head), Buffer.from([0, 1, 0x74]), Buffer.alloc(1024)]), pubs)).toBeNull();
+    expect(capacity()).toBeLessThanOrEqual(64 * 1024);
+    for (let k = 0; k < 16; k++) expect(r.read(Buffer.alloc(64 * 1024), pubs)).toBeNull();
+    // 1 MiB arrived: the buffer has grown by doubling, to at most twice that.
+    expect(capacity()).toBeGreaterThanOrEqual(16 * 64 * 1024);
+    expect(capacity()).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(pubs.length).toBe(0);
+  });
 });
