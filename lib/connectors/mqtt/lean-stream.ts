@@ -13,12 +13,12 @@ import { Duplex } from "node:stream";
 import type { Socket, SocketHandler, TLSOptions } from "bun";
 import { openSocket } from "../../net/brokers.ts";
 import type { MqttConf } from "./conf.ts";
-import { FrameReader, Publish, pubacks } from "./frames.ts";
+import { FrameReader, Publishes, pubacks, type Publish } from "./frames.ts";
 import { COALESCE_MS, ReadCoalescing } from "./read-coalescing.ts";
 
 /** Where a source's publishes go: the bus, with reserve-then-commit admission. */
 export interface PublishHandler {
-  /** Admits `pubs[from..to)` as one batch; false when refused (nothing admitted). */
+  /** Admits `pubs[from..to)` as one batch; false when refused (nothing admitted). The `Publish` objects are reused after the call: keep none (a payload may be kept). */
   admit(pubs: readonly Publish[], from: number, to: number): boolean;
   /** Calls `fn` once when a refused batch may fit. */
   onDrain(fn: () => void): void;
@@ -87,7 +87,7 @@ function tlsOptions(conf: MqttConf): TLSOptions {
 export class LeanStream extends Duplex {
   private sock: Sock | null = null;
   private readonly reader: FrameReader;
-  private readonly pubs: Publish[] = [];
+  private readonly pubs = new Publishes();
   private pos = 0;
   /** Refused by the handler: paused until it drains. */
   private waiting = false;
@@ -214,10 +214,11 @@ export class LeanStream extends Duplex {
   private pump(): void {
     const h = this.handler;
     const pubs = this.pubs;
+    const items = pubs.items;
     const max = Math.min(MAX_BATCH, h.maxBatch);
     while (this.pos < pubs.length) {
       const to = Math.min(pubs.length, this.pos + max);
-      if (!h.admit(pubs, this.pos, to)) {
+      if (!h.admit(items, this.pos, to)) {
         this.waiting = true;
         this.sock?.pause();
         h.onDrain(() => {
@@ -229,18 +230,18 @@ export class LeanStream extends Duplex {
         return;
       }
       let dups = 0;
-      for (let i = this.pos; i < to; i++) if (pubs[i]!.dup) dups++;
+      for (let i = this.pos; i < to; i++) if (items[i]!.dup) dups++;
       if (dups) {
         this.counter.duplicates += dups;
         h.duplicates?.(dups);
       }
-      const acks = pubacks(pubs, this.pos, to);
+      const acks = pubacks(items, this.pos, to);
       // Acknowledged after the rules drained the batch (their drains were queued by the admission,
       // so they run first): a cached sink has it on disk before the broker hears PUBACK.
       if (acks) queueMicrotask(() => this.destroyed || this.send(acks));
       this.pos = to;
     }
-    pubs.length = 0;
+    pubs.clear();
     this.pos = 0;
   }
 }
