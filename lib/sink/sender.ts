@@ -142,9 +142,9 @@ export class SinkSender {
     return this.queue.room() - this.upstream.length;
   }
 
-  /** Calls `fn` once when the queue has room again. */
+  /** Calls `fn` once when the queue has room again; one call per waiter however often it asks. */
   onRoom(fn: () => void): void {
-    this.roomWaiters.push(fn);
+    if (!this.roomWaiters.includes(fn)) this.roomWaiters.push(fn);
     this.checkRoom();
   }
 

@@ -94,6 +94,20 @@ test("room waiters are called once the backlog has drained", async () => {
   await p.close(1000);
 });
 
+test("a waiter that asks again while there is no room is called once (the list does not grow with each wake)", async () => {
+  const { p } = pipeline({ bufferLength: SLICE * 2 });
+  p.push(new Emission(rows(0, SLICE * 6), null));
+  expect(p.room()).toBeLessThanOrEqual(0);
+  let woke = 0;
+  const wake = () => woke++;
+  // A drain woken by every batch its source admits asks each time.
+  for (let i = 0; i < 1000; i++) p.onRoom(wake);
+  await until(() => woke > 0);
+  await Bun.sleep(5);
+  expect(woke).toBe(1);
+  await p.close(1000);
+});
+
 test("end() encodes the whole backlog at once, so nothing is lost at a stop", async () => {
   const { p, conn } = pipeline();
   p.push(new Emission(rows(0, SLICE * 4), null));
